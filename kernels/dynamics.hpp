@@ -1,0 +1,164 @@
+// nholo/kernels/dynamics.hpp — from a model's Lagrangian and constraints to the
+// matrices of the fundamental equation, by forward-mode AD (dual.hpp).
+//
+//   lagrangian_terms<Model>(p, q, qd, t, M, F)        M = d2L/dqd2,
+//       F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt + Q_np      (n x n, n)
+//   constraint_terms<Model>(p, q, qd, t, A, b, res)   A qdd = b (m x n, m) from
+//       position (twice differentiated), velocity (once) and acceleration
+//       constraints; res: residuals (phi, phi_dot, g, 0) for drift monitoring
+//   nonideal_terms<Model>(p, q, qd, t) -> C           Udwadia's nonideal vector
+//
+// How the Lagrangian is differentiated in one evaluation:
+//   inner type D1 = Dual<S, 2n>: tangents = gradient w.r.t. (q, qd)
+//   outer type D2 = Dual<D1, n+1>: outer tangent j < n is the direction qd_j,
+//   outer tangent n the direction v = (qd, 0, 1) in (q, qd, t)-space.
+//   Then (value).d[k]        = dL/dz_k,
+//        (outer j).d[n + i]  = d2L/dqd_j dqd_i = M_ij,
+//        (outer n).d[n + i]  = D_v dL/dqd_i = (d2L/dqd_i dq) qd + d2L/dqd_i dt.
+#pragma once
+
+#include "dual.hpp"
+#include "model.hpp"
+
+namespace nholo {
+
+template <class Model>
+constexpr int n_of = Model::n;
+template <class Model>
+constexpr int m_of = constraint_count<Model>();
+
+// M and F by AD, always (the reference for any hand-written override).
+template <class Model, class S>
+NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                   const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
+                                   Vec<S, Model::n>& F) {
+  constexpr int n = Model::n;
+  using D1 = Dual<S, 2 * n>;
+  using D2 = Dual<D1, n + 1>;
+  Vec<D2, n> qa, qda;
+  for (int i = 0; i < n; ++i) {
+    // q_i: inner seed e_i; outer direction v has component qd_i
+    qa[i] = D2(D1::variable(q[i], i));
+    qa[i].d[n] = D1(qd[i]);
+    // qd_i: inner seed e_{n+i}; outer direction j has component delta_ij
+    qda[i] = D2(D1::variable(qd[i], n + i));
+    qda[i].d[i] = D1(S(1));
+  }
+  D2 ta = D2(D1(t));
+  ta.d[n] = D1(S(1));
+  const D2 L = Model::lagrangian(p, qa, qda, ta);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) M(i, j) = L.d[j].d[n + i];
+    // F_i = dL/dq_i - D_v dL/dqd_i
+    F[i] = L.v.d[i] - L.d[n].d[n + i];
+  }
+  if constexpr (has_nonpotential_force<Model>::value) {
+    F += Model::nonpotential_force(p, q, qd, t);
+  }
+}
+
+// M and F: the model's hand-written form when it has one, AD otherwise.
+template <class Model, class S>
+NHOLO_HDI void lagrangian_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
+                                Vec<S, Model::n>& F) {
+  if constexpr (has_hand_dynamics<Model>::value) {
+    Model::hand_dynamics(p, q, qd, t, M, F);
+    if constexpr (has_nonpotential_force<Model>::value) {
+      F += Model::nonpotential_force(p, q, qd, t);
+    }
+  } else {
+    lagrangian_terms_ad<Model>(p, q, qd, t, M, F);
+  }
+}
+
+// Constraints differentiated to A qdd = b. `residual` gets, row by row:
+// position rows phi(q,t), velocity rows g(q,qd,t), acceleration rows 0;
+// `velocity_residual` gets d/dt phi for position rows and g for velocity rows.
+template <class Model, class S>
+NHOLO_HDI void constraint_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                const Vec<S, Model::n>& qd, S t,
+                                Mat<S, m_of<Model>, Model::n>& A, Vec<S, m_of<Model>>& b,
+                                Vec<S, m_of<Model>>* residual = nullptr,
+                                Vec<S, m_of<Model>>* velocity_residual = nullptr) {
+  constexpr int n = Model::n;
+  constexpr int mp = Model::m_position;
+  constexpr int mv = Model::m_velocity;
+  constexpr int ma = Model::m_acceleration;
+  if constexpr (mp > 0) {
+    // phi with D2 = Dual<Dual<S,n+1>,1>: inner tangents q_j (j < n) and the
+    // direction v = (qd, 1) in (q, t); outer tangent v again.
+    //   A_lj = dphi_l/dq_j,  phidot = D_v phi,  b_l = -D_v D_v phi_l
+    using D1 = Dual<S, n + 1>;
+    using D2 = Dual<D1, 1>;
+    Vec<D2, n> qa;
+    for (int i = 0; i < n; ++i) {
+      D1 inner = D1::variable(q[i], i);
+      inner.d[n] = qd[i];
+      qa[i] = D2(inner);
+      qa[i].d[0] = D1(qd[i]);
+    }
+    D1 tin(t);
+    tin.d[n] = S(1);
+    D2 ta(tin);
+    ta.d[0] = D1(S(1));
+    const Vec<D2, mp> phi = Model::position_constraints(p, qa, ta);
+    for (int l = 0; l < mp; ++l) {
+      for (int j = 0; j < n; ++j) A(l, j) = phi[l].v.d[j];
+      b[l] = -phi[l].d[0].d[n];
+      if (residual) (*residual)[l] = phi[l].v.v;
+      if (velocity_residual) (*velocity_residual)[l] = phi[l].v.d[n];
+    }
+  }
+  if constexpr (mv > 0) {
+    // g with D = Dual<S,n+1>: tangents qd_j (j < n) and v = (qd, 0, 1).
+    //   A_lj = dg_l/dqd_j,  b_l = -D_v g_l
+    using D = Dual<S, n + 1>;
+    Vec<D, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = D(q[i]);
+      qa[i].d[n] = qd[i];
+      qda[i] = D::variable(qd[i], i);
+    }
+    D ta(t);
+    ta.d[n] = S(1);
+    const Vec<D, mv> g = Model::velocity_constraints(p, qa, qda, ta);
+    for (int l = 0; l < mv; ++l) {
+      for (int j = 0; j < n; ++j) A(mp + l, j) = g[l].d[j];
+      b[mp + l] = -g[l].d[n];
+      if (residual) (*residual)[mp + l] = g[l].v;
+      if (velocity_residual) (*velocity_residual)[mp + l] = g[l].v;
+    }
+  }
+  if constexpr (ma > 0) {
+    // h = A qdd - b, linear in qdd: A_lj = dh_l/dqdd_j, b_l = -h_l(qdd = 0)
+    using D = Dual<S, n>;
+    Vec<D, n> qa, qda, qdda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = D(q[i]);
+      qda[i] = D(qd[i]);
+      qdda[i] = D::variable(S(0), i);
+    }
+    const Vec<D, ma> h = Model::acceleration_constraints(p, qa, qda, qdda, D(t));
+    for (int l = 0; l < ma; ++l) {
+      for (int j = 0; j < n; ++j) A(mp + mv + l, j) = h[l].d[j];
+      b[mp + mv + l] = -h[l].v;
+      if (residual) (*residual)[mp + mv + l] = S(0);
+      if (velocity_residual) (*velocity_residual)[mp + mv + l] = S(0);
+    }
+  }
+}
+
+// Udwadia's nonideal vector C (zero for ideal constraints).
+template <class Model, class S>
+NHOLO_HDI Vec<S, Model::n> nonideal_terms(const typename Model::Params& p,
+                                          const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
+                                          S t) {
+  if constexpr (has_nonideal_force<Model>::value) {
+    return Model::nonideal_force(p, q, qd, t);
+  } else {
+    return Vec<S, Model::n>::zero();
+  }
+}
+
+}  // namespace nholo

@@ -1,0 +1,98 @@
+// nholo/kernels/model.hpp — the Model concept and compile-time detection of a
+// model's optional parts.
+//
+// A model is a struct (models/*.hpp) with compile-time sizes and templated
+// static member functions that work for double, float and the AD types of
+// dual.hpp. S is the scalar type, P the model's Params, q and qd Vec<S,n>.
+//
+// Required                                           meaning
+//   Model::name                                      registry name
+//   Model::n                                         generalized coordinates
+//   Model::m_position, m_velocity, m_acceleration    constraint counts by kind
+//   Model::coordinates[n]                            coordinate names
+//   Model::param_info[]                              {name, default, unit, doc}
+//   Model::Params, Model::make_params(const double*) parameters in param_info order
+//   Model::lagrangian(P, q, qd, t) -> S              L = T - V of the UNCONSTRAINED system
+// Optional (detected; absent means "none")
+//   position_constraints(P, q, t) -> Vec<S,m_position>           phi(q,t) = 0
+//   velocity_constraints(P, q, qd, t) -> Vec<S,m_velocity>       g(q,qd,t) = 0, any in qd
+//   acceleration_constraints(P, q, qd, qdd, t) -> Vec<S,m_acc>   h = A qdd - b, linear in qdd
+//   nonpotential_force(P, q, qd, t) -> Vec<S,n>                  impressed Q_np
+//   nonideal_force(P, q, qd, t) -> Vec<S,n>                      Udwadia's C (work-doing constraints)
+//   energy(P, q, qd, t) -> S                                     total energy
+//   conflated_lagrangian(P, q, qd, t) -> S                       Hamel-style L+ (formulation `conflated`)
+//   hand_dynamics(P, q, qd, t, M, F)                             hand-written M, F (must equal AD)
+//
+// Constraint rows are ordered position, velocity, acceleration.
+#pragma once
+
+#include <type_traits>
+
+#include "linalg.hpp"
+
+namespace nholo {
+
+struct ParamInfo {
+  const char* name;
+  double default_value;
+  const char* unit;
+  const char* doc;
+};
+
+enum class ConstraintKind : int { position = 0, velocity = 1, acceleration = 2 };
+
+template <class Model>
+constexpr int constraint_count() {
+  return Model::m_position + Model::m_velocity + Model::m_acceleration;
+}
+
+#define NHOLO_DETECT_MEMBER(trait, expr)                     \
+  template <class Model, class = void>                       \
+  struct trait : std::false_type {};                         \
+  template <class Model>                                     \
+  struct trait<Model, std::void_t<decltype(expr)>> : std::true_type {};
+
+namespace detail {
+template <class Model>
+using VecN = Vec<double, Model::n>;
+template <class Model>
+const typename Model::Params& params_v();
+template <class Model>
+const VecN<Model>& vec_v();
+}  // namespace detail
+
+NHOLO_DETECT_MEMBER(has_nonpotential_force,
+                    Model::nonpotential_force(detail::params_v<Model>(), detail::vec_v<Model>(),
+                                              detail::vec_v<Model>(), 0.0))
+NHOLO_DETECT_MEMBER(has_nonideal_force,
+                    Model::nonideal_force(detail::params_v<Model>(), detail::vec_v<Model>(),
+                                          detail::vec_v<Model>(), 0.0))
+NHOLO_DETECT_MEMBER(has_energy, Model::energy(detail::params_v<Model>(), detail::vec_v<Model>(),
+                                              detail::vec_v<Model>(), 0.0))
+NHOLO_DETECT_MEMBER(has_conflated_lagrangian,
+                    Model::conflated_lagrangian(detail::params_v<Model>(), detail::vec_v<Model>(),
+                                                detail::vec_v<Model>(), 0.0))
+NHOLO_DETECT_MEMBER(has_hand_dynamics,
+                    Model::hand_dynamics(detail::params_v<Model>(), detail::vec_v<Model>(),
+                                         detail::vec_v<Model>(), 0.0,
+                                         std::declval<Mat<double, Model::n, Model::n>&>(),
+                                         std::declval<Vec<double, Model::n>&>()))
+#undef NHOLO_DETECT_MEMBER
+
+// Conflated<Model>: the same system with its conflated Lagrangian L+ taken as
+// the "unconstrained" Lagrangian (Hamel's paradox, seed 000). Constraints,
+// forces and parameters are the model's own; only L changes.
+template <class Model>
+struct Conflated : Model {
+  static_assert(has_conflated_lagrangian<Model>::value,
+                "the conflated formulation needs Model::conflated_lagrangian");
+  template <class S>
+  NHOLO_HDI static S lagrangian(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                const Vec<S, Model::n>& qd, const S& t) {
+    return Model::conflated_lagrangian(p, q, qd, t);
+  }
+  // A hand-written M, F belongs to the true Lagrangian; hide it.
+  static void hand_dynamics() = delete;
+};
+
+}  // namespace nholo
