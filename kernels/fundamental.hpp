@@ -147,3 +147,31 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(const Mat<S, n, n>&
 }
 
 }  // namespace nholo
+
+namespace nholo {
+
+// M-weighted minimum-norm correction used by the drift projection:
+//   delta = M^-1 A^T (A M^-1 A^T)^+ r      (the smallest delta in the M-norm
+//                                            with A delta = r, or the least-
+//                                            squares one when A is deficient)
+// computed as L^-T W^+ r with M = L L^T, W = A L^-T. Returns false when M is
+// not positive definite (delta untouched).
+template <class S, int n, int k>
+NHOLO_HDI bool weighted_correction(const Mat<S, n, n>& M, const Mat<S, k, n>& A,
+                                   const Vec<S, k>& r, Vec<S, n>& delta,
+                                   const PinvOptions& opt = PinvOptions()) {
+  Mat<S, n, n> L;
+  if (!cholesky(M, L, S(opt.chol_rtol))) return false;
+  Mat<S, n, k> Wt;
+  for (int l = 0; l < k; ++l) {
+    Vec<S, n> col;
+    for (int j = 0; j < n; ++j) col[j] = A(l, j);
+    col = solve_lower(L, col);
+    for (int j = 0; j < n; ++j) Wt(j, l) = col[j];
+  }
+  const Mat<S, k, n> WtP = pinv(Wt, S(opt.rtol), S(opt.atol));
+  delta = solve_lower_transposed(L, mul_transposed(WtP, r));
+  return true;
+}
+
+}  // namespace nholo

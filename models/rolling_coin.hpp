@@ -21,6 +21,7 @@ struct RollingCoin {
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 2;
   static constexpr int m_acceleration = 0;
+  static constexpr int n_params = 4;
   static constexpr const char* coordinates[n] = {"x", "y", "phi", "theta"};
   static constexpr const char* constraint_names[2] = {"roll_x", "roll_y"};
   static constexpr ParamInfo param_info[] = {

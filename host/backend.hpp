@@ -1,0 +1,147 @@
+// nholo/host/backend.hpp — running the ensemble functor on a CPU backend.
+//
+// The kernels (kernels/ensemble.hpp) are one source; the backend is the Thrust
+// execution policy that runs them:
+//   Backend::omp   thrust::omp::par  (OpenMP threads; the default CPU build)
+//   Backend::cpp   thrust::cpp::par  (serial; debugging and determinism checks)
+//   Backend::cuda  thrust::cuda::par (CUDA build only: host/cuda_ensemble.cu)
+// Host memory is the "device" memory of the CPU systems, so the functor gets
+// raw pointers into std::vector storage. Device containers never appear here.
+#pragma once
+
+#include <omp.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/system/cpp/execution_policy.h>
+#include <thrust/system/omp/execution_policy.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/ensemble.hpp"
+
+namespace nholo {
+
+enum class Backend { omp, cpp, cuda };
+
+inline const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::omp: return "omp";
+    case Backend::cpp: return "cpp";
+    case Backend::cuda: return "cuda";
+  }
+  return "?";
+}
+
+// Which observables a window stores.
+struct OutputSelection {
+  bool q = true, qdot = true, qddot = false, force_ideal = false, force_nonideal = false,
+       multiplier = false, constraint_residual = false, energy = false;
+};
+
+// Host-side ensemble state (structure of arrays) for a slice of trajectories.
+template <class Sys>
+struct HostEnsemble {
+  using S = typename Sys::scalar;
+  static constexpr int N = Sys::N;
+  int64_t count = 0;
+  std::vector<S> y, t, h, err_prev, fail_time;
+  std::vector<int64_t> steps, rejected;
+  std::vector<int32_t> status;
+  std::vector<double> params;  // empty: the system's parameters for all
+
+  // y0 in SoA layout: y0[c * count + i], c < N (q then qd)
+  void start(const std::vector<S>& y0, int64_t n_traj, S t0, const IntegratorOptions& opt) {
+    if (static_cast<int64_t>(y0.size()) != n_traj * N)
+      throw std::invalid_argument("initial states: expected " + std::to_string(n_traj * N) +
+                                  " values (N x count), got " + std::to_string(y0.size()));
+    count = n_traj;
+    y = y0;
+    t.assign(count, t0);
+    h.assign(count, S(opt.dt));
+    err_prev.assign(count, S(1e-4));
+    fail_time.assign(count, S(NAN));
+    steps.assign(count, 0);
+    rejected.assign(count, 0);
+    status.assign(count, static_cast<int32_t>(Status::ok));
+    for (int64_t i = 0; i < count; ++i) {
+      for (int c = 0; c < N; ++c) {
+        if (!std::isfinite(static_cast<double>(y[c * count + i]))) {
+          status[i] = static_cast<int32_t>(Status::non_finite);
+          fail_time[i] = t0;
+        }
+      }
+    }
+  }
+};
+
+// Outputs of one window (SoA, see kernels/ensemble.hpp).
+template <class Sys>
+struct WindowOutputs {
+  using S = typename Sys::scalar;
+  std::vector<S> q, qdot, qddot, force_ideal, force_nonideal, multiplier, constraint_residual,
+      energy;
+};
+
+// Integrate every trajectory of `ens` through the output times `save_times`
+// (increasing, all > the current t), storing the selected outputs.
+template <class Sys>
+void run_window(Backend backend, int threads, const Sys& sys, const IntegratorOptions& opt,
+                HostEnsemble<Sys>& ens, const std::vector<typename Sys::scalar>& save_times,
+                const OutputSelection& sel, WindowOutputs<Sys>& out) {
+  using S = typename Sys::scalar;
+  const int64_t count = ens.count;
+  const size_t ns = save_times.size();
+  const size_t nq = ns * Sys::n * count, nm = ns * Sys::m * count, n1 = ns * count;
+  auto prepare = [](bool on, std::vector<S>& v, size_t size) -> S* {
+    if (!on) {
+      v.clear();
+      return nullptr;
+    }
+    v.assign(size, S(NAN));
+    return v.data();
+  };
+  EnsembleWindow<Sys> f;
+  f.sys = sys;
+  f.opt = opt;
+  f.count = count;
+  f.save_times = save_times.data();
+  f.n_saves = static_cast<int>(ns);
+  f.arr.y = ens.y.data();
+  f.arr.t = ens.t.data();
+  f.arr.h = ens.h.data();
+  f.arr.err_prev = ens.err_prev.data();
+  f.arr.fail_time = ens.fail_time.data();
+  f.arr.steps = ens.steps.data();
+  f.arr.rejected = ens.rejected.data();
+  f.arr.status = ens.status.data();
+  f.arr.params = ens.params.empty() ? nullptr : ens.params.data();
+  f.arr.q = prepare(sel.q, out.q, nq);
+  f.arr.qdot = prepare(sel.qdot, out.qdot, nq);
+  f.arr.qddot = prepare(sel.qddot, out.qddot, nq);
+  f.arr.force_ideal = prepare(sel.force_ideal, out.force_ideal, nq);
+  f.arr.force_nonideal = prepare(sel.force_nonideal, out.force_nonideal, nq);
+  f.arr.multiplier = prepare(sel.multiplier, out.multiplier, nm);
+  f.arr.constraint_residual = prepare(sel.constraint_residual, out.constraint_residual, n1);
+  f.arr.energy = prepare(sel.energy, out.energy, n1);
+  thrust::counting_iterator<int64_t> first(0), last(count);
+  switch (backend) {
+    case Backend::omp: {
+      const int saved = omp_get_max_threads();
+      if (threads > 0) omp_set_num_threads(threads);
+      thrust::for_each(thrust::omp::par, first, last, f);
+      omp_set_num_threads(saved);
+      break;
+    }
+    case Backend::cpp: thrust::for_each(thrust::cpp::par, first, last, f); break;
+    case Backend::cuda:
+      throw std::invalid_argument(
+          "backend 'cuda' is not available in this CPU build; accepted: omp, cpp "
+          "(configure with -DNHOLO_BACKEND=CUDA for the CUDA build)");
+  }
+}
+
+}  // namespace nholo

@@ -1,0 +1,126 @@
+// nholo/kernels/ensemble.hpp — the ensemble functor: one index = one
+// trajectory integrated over a whole output window, structure-of-arrays I/O.
+//
+// Launched by the host (host/backend.hpp) as
+//   thrust::for_each(policy, counting_iterator(0), counting_iterator(count), functor)
+// on the OMP, CPP or CUDA system. Nothing here knows which.
+//
+// Layout (count = trajectories in the slice, i the trajectory, fastest index):
+//   state arrays   y[c * count + i]            c in [0, N)
+//                  t, h, err_prev, fail_time, steps, rejected, status: [i]
+//   outputs        q[(k * n + c) * count + i]  k the save index in the window
+//                  (same for qdot, qddot, force_ideal, force_nonideal),
+//                  multiplier[(k * m + l) * count + i],
+//                  constraint_residual[k * count + i], energy[k * count + i]
+//   per-trajectory parameters (optional) params[j * count + i], j < n_params
+// A null output pointer means "not requested". After a failure the remaining
+// saves of that trajectory are NaN and its status says why.
+#pragma once
+
+#include <stdint.h>
+
+#include "integrate.hpp"
+#include "system.hpp"
+
+namespace nholo {
+
+template <class S>
+struct EnsembleArrays {
+  // integration state, updated in place window after window
+  S* y = nullptr;
+  S* t = nullptr;
+  S* h = nullptr;
+  S* err_prev = nullptr;
+  S* fail_time = nullptr;
+  int64_t* steps = nullptr;
+  int64_t* rejected = nullptr;
+  int32_t* status = nullptr;
+  // outputs of this window (any may be null)
+  S* q = nullptr;
+  S* qdot = nullptr;
+  S* qddot = nullptr;
+  S* force_ideal = nullptr;
+  S* force_nonideal = nullptr;
+  S* multiplier = nullptr;
+  S* constraint_residual = nullptr;
+  S* energy = nullptr;
+  // optional per-trajectory parameters
+  const double* params = nullptr;
+};
+
+template <class Sys>
+struct EnsembleWindow {
+  using S = typename Sys::scalar;
+  using Model = typename Sys::model_type;
+  static constexpr int n = Sys::n;
+  static constexpr int m = Sys::m;
+  static constexpr int N = Sys::N;
+
+  Sys sys;                    // model parameters and formulation options
+  IntegratorOptions opt;
+  EnsembleArrays<S> arr;
+  int64_t count;              // trajectories in the slice
+  const S* save_times;        // the window's output times, increasing
+  int n_saves;
+
+  NHOLO_HD void operator()(int64_t i) const {
+    Sys local = sys;
+    if (arr.params) {
+      double pv[Model::n_params > 0 ? Model::n_params : 1];
+      for (int j = 0; j < Model::n_params; ++j) pv[j] = arr.params[j * count + i];
+      local.params = Model::make_params(pv);
+    }
+    // load
+    TrajectoryState<S, N> ts;
+    for (int c = 0; c < N; ++c) ts.y[c] = arr.y[c * count + i];
+    ts.t = arr.t[i];
+    ts.h = arr.h[i];
+    ts.err_prev = arr.err_prev[i];
+    ts.fail_time = arr.fail_time[i];
+    ts.steps = arr.steps[i];
+    ts.rejected = arr.rejected[i];
+    ts.status = static_cast<Status>(arr.status[i]);
+    ts.dydt_valid = false;
+    for (int k = 0; k < n_saves; ++k) {
+      advance_to(local, ts, save_times[k], opt);
+      store(local, ts, k, i);
+    }
+    // write back
+    for (int c = 0; c < N; ++c) arr.y[c * count + i] = ts.y[c];
+    arr.t[i] = ts.t;
+    arr.h[i] = ts.h;
+    arr.err_prev[i] = ts.err_prev;
+    arr.fail_time[i] = ts.fail_time;
+    arr.steps[i] = ts.steps;
+    arr.rejected[i] = ts.rejected;
+    arr.status[i] = static_cast<int32_t>(ts.status);
+  }
+
+ private:
+  NHOLO_HDI void store(const Sys& local, const TrajectoryState<S, N>& ts, int k,
+                       int64_t i) const {
+    const bool ok = ts.status == Status::ok;
+    const S nan = S(NAN);
+    if (arr.q)
+      for (int c = 0; c < n; ++c) arr.q[(k * n + c) * count + i] = ok ? ts.y[c] : nan;
+    if (arr.qdot)
+      for (int c = 0; c < n; ++c) arr.qdot[(k * n + c) * count + i] = ok ? ts.y[n + c] : nan;
+    const bool need_obs = arr.qddot || arr.force_ideal || arr.force_nonideal || arr.multiplier ||
+                          arr.constraint_residual || arr.energy;
+    if (!need_obs) return;
+    Observation<S, n, m> obs;
+    if (ok) local.observe(ts.t, ts.y, obs);
+    for (int c = 0; c < n; ++c) {
+      if (arr.qddot) arr.qddot[(k * n + c) * count + i] = ok ? obs.qdd[c] : nan;
+      if (arr.force_ideal) arr.force_ideal[(k * n + c) * count + i] = ok ? obs.force_ideal[c] : nan;
+      if (arr.force_nonideal)
+        arr.force_nonideal[(k * n + c) * count + i] = ok ? obs.force_nonideal[c] : nan;
+    }
+    if (arr.multiplier)
+      for (int l = 0; l < m; ++l) arr.multiplier[(k * m + l) * count + i] = ok ? obs.multiplier[l] : nan;
+    if (arr.constraint_residual) arr.constraint_residual[k * count + i] = ok ? obs.constraint_residual : nan;
+    if (arr.energy) arr.energy[k * count + i] = ok ? obs.energy : nan;
+  }
+};
+
+}  // namespace nholo

@@ -1,0 +1,193 @@
+// nholo/kernels/integrate.hpp — per-trajectory integration: one trajectory
+// advanced to the next output time with its own step size.
+//
+//   TrajectoryState<S,N> ts = start_trajectory<S,N>(t0, y0, opt);
+//   advance_to(sys, ts, t_out, opt);   // lands exactly on t_out, or stops with
+//                                      // ts.status != ok and ts.fail_time set
+//
+// Methods: rk4 (fixed step opt.dt, the last step shortened to land on t_out),
+// dopri5 and dop853 (adaptive; PI step-size control after Hairer & Wanner:
+// fac = safety err^-(1/q - 0.75 beta) err_prev^beta, q = error order + 1,
+// clamped to [fac_min, fac_max]). After each accepted step the system's
+// post_step (drift projection) may move the state; the FSAL derivative is then
+// re-evaluated. Guards: opt.max_steps per advance_to call (status max_steps),
+// a step below opt.dt_min or 64 ulp of t (status step_underflow), failed
+// right-hand sides (rejected with a quarter step; status non_finite or
+// singular when that cannot get past them).
+#pragma once
+
+#include <stdint.h>
+
+#include "status.hpp"
+#include "steppers.hpp"
+#include "tableau_dop853.hpp"
+#include "tableaus.hpp"
+
+namespace nholo {
+
+enum class Method : int { rk4 = 0, dopri5 = 1, dop853 = 2 };
+
+struct IntegratorOptions {
+  Method method = Method::dopri5;
+  double rtol = 1e-10;
+  double atol = 1e-12;
+  double dt = 1e-3;          // rk4: the step; adaptive: the first step
+  double dt_min = 1e-13;     // below this an adaptive step is an underflow
+  double dt_max = 0.0;       // 0: unbounded
+  int64_t max_steps = 10000000;  // per advance_to call (one output interval)
+  double safety = 0.9;
+  double fac_min = 0.2;
+  double fac_max = 10.0;
+  double pi_beta = 0.04;     // 0: plain (I) control
+};
+
+template <class S, int N>
+struct TrajectoryState {
+  Vec<S, N> y;      // state at t
+  Vec<S, N> dydt;   // f(t, y) when dydt_valid (FSAL)
+  S t;
+  S h;              // next step to try
+  S err_prev;       // previous accepted error norm (PI control)
+  S fail_time;      // t at which status became != ok (NaN while ok)
+  int64_t steps;    // accepted steps, cumulative
+  int64_t rejected; // rejected steps, cumulative
+  Status status;
+  bool dydt_valid;
+};
+
+template <class S, int N>
+NHOLO_HDI TrajectoryState<S, N> start_trajectory(S t0, const Vec<S, N>& y0,
+                                                 const IntegratorOptions& opt) {
+  TrajectoryState<S, N> ts;
+  ts.y = y0;
+  ts.dydt = Vec<S, N>::zero();
+  ts.t = t0;
+  ts.h = S(opt.dt);
+  ts.err_prev = S(1e-4);
+  ts.fail_time = S(NAN);
+  ts.steps = 0;
+  ts.rejected = 0;
+  ts.status = all_finite(y0) ? Status::ok : Status::non_finite;
+  if (ts.status != Status::ok) ts.fail_time = t0;
+  ts.dydt_valid = false;
+  return ts;
+}
+
+namespace detail {
+
+template <class S, int N>
+NHOLO_HDI void fail(TrajectoryState<S, N>& ts, Status st) {
+  ts.status = st;
+  ts.fail_time = ts.t;
+}
+
+// Fixed step: steps of opt.dt, the last one shortened to land on t_out.
+template <class Sys, class S, int N>
+NHOLO_HDI void advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                             const IntegratorOptions& opt) {
+  const StepTolerance tol{opt.rtol, opt.atol};
+  int64_t budget = opt.max_steps;
+  while (ts.t < t_out) {
+    if (budget-- <= 0) return fail(ts, Status::max_steps);
+    S h = S(opt.dt);
+    bool landing = false;
+    if (ts.t + h >= t_out - S(1e-12) * h) {
+      h = t_out - ts.t;
+      landing = true;
+    }
+    Vec<S, N> k0;
+    Status st = sys(ts.t, ts.y, k0);
+    if (st != Status::ok) return fail(ts, st);
+    Vec<S, N> y1, klast;
+    S err;
+    st = rk_step<TableauRK4>(sys, ts.t, ts.y, k0, h, tol, y1, err, klast);
+    if (st != Status::ok) return fail(ts, st);
+    ts.y = y1;
+    ts.t = landing ? t_out : ts.t + h;
+    ++ts.steps;
+    sys.post_step(ts.t, ts.y);
+    if (!all_finite(ts.y)) return fail(ts, Status::non_finite);
+  }
+}
+
+template <class Tab, class Sys, class S, int N>
+NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                                const IntegratorOptions& opt) {
+  const StepTolerance tol{opt.rtol, opt.atol};
+  const S q = S(Tab::error_order + 1);
+  const S expo1 = S(1) / q - S(0.75 * opt.pi_beta);
+  int64_t budget = opt.max_steps;
+  bool last_failure_non_finite = false;
+  while (ts.t < t_out) {
+    if (budget-- <= 0) return fail(ts, Status::max_steps);
+    const S h_min = max_of(S(opt.dt_min), S(64.0 * 2.2e-16) * S(fabs(ts.t)));
+    if (!(ts.h >= h_min)) {
+      return fail(ts, last_failure_non_finite ? Status::non_finite : Status::step_underflow);
+    }
+    if (opt.dt_max > 0.0) ts.h = min_of(ts.h, S(opt.dt_max));
+    S h = ts.h;
+    bool truncated = false;
+    if (ts.t + h >= t_out - S(1e-12) * h) {
+      truncated = ts.t + h > t_out;
+      h = t_out - ts.t;
+    }
+    if (!ts.dydt_valid) {
+      const Status st = sys(ts.t, ts.y, ts.dydt);
+      if (st != Status::ok) return fail(ts, st);
+      ts.dydt_valid = true;
+    }
+    Vec<S, N> y1, klast;
+    S err;
+    const Status st = rk_step<Tab>(sys, ts.t, ts.y, ts.dydt, h, tol, y1, err, klast);
+    if (st != Status::ok || !is_finite(err)) {
+      // a stage left the domain of the right-hand side: retry with a quarter step
+      last_failure_non_finite = true;
+      ts.h = h * S(0.25);
+      ++ts.rejected;
+      continue;
+    }
+    last_failure_non_finite = false;
+    if (err <= S(1)) {
+      // accept
+      const bool landing = (ts.t + h >= t_out - S(1e-12) * h);
+      ts.t = landing ? t_out : ts.t + h;
+      ts.y = y1;
+      ++ts.steps;
+      if (Tab::fsal) {
+        ts.dydt = klast;
+        ts.dydt_valid = true;
+      } else {
+        ts.dydt_valid = false;
+      }
+      if (sys.post_step(ts.t, ts.y)) ts.dydt_valid = false;
+      if (!all_finite(ts.y)) return fail(ts, Status::non_finite);
+      const S e = max_of(err, S(1e-10));
+      S fac = S(opt.safety) * pow(e, -expo1) * pow(ts.err_prev, S(opt.pi_beta));
+      fac = min_of(S(opt.fac_max), max_of(S(opt.fac_min), fac));
+      ts.err_prev = max_of(err, S(1e-4));
+      // a step shortened to land on t_out does not set the pace
+      if (!truncated) ts.h = h * fac;
+    } else {
+      // reject
+      S fac = S(opt.safety) * pow(err, -S(1) / q);
+      fac = max_of(S(opt.fac_min), min_of(fac, S(1)));
+      ts.h = h * fac;
+      ++ts.rejected;
+    }
+  }
+}
+
+}  // namespace detail
+
+template <class Sys, class S, int N>
+NHOLO_HDI void advance_to(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                          const IntegratorOptions& opt) {
+  if (ts.status != Status::ok) return;
+  switch (opt.method) {
+    case Method::rk4: detail::advance_fixed(sys, ts, t_out, opt); break;
+    case Method::dopri5: detail::advance_adaptive<TableauDopri5>(sys, ts, t_out, opt); break;
+    case Method::dop853: detail::advance_adaptive<TableauDop853>(sys, ts, t_out, opt); break;
+  }
+}
+
+}  // namespace nholo

@@ -1,0 +1,308 @@
+// Tests of kernels/steppers.hpp, kernels/integrate.hpp, kernels/ensemble.hpp
+// and host/backend.hpp on the rolling coin, whose motion is known in closed
+// form (PHYSICS.md item 10):
+//   theta = Omega t + theta0
+//   phid  = omega + 2 g sin(alpha)/(3 R Omega) sin(theta)
+//   x = x0 + g sin(alpha)/(3 Omega) t - [omega R/Omega + g sin(alpha)/(3 Omega^2) sin(theta)] cos(theta)
+//   y = y0 + [omega R/Omega + g sin(alpha)/(3 Omega^2) sin(theta)] sin(theta)
+//   phi = phi0 + omega t - 2 g sin(alpha)/(3 R Omega^2) (cos(theta) - cos(theta0))
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "host/backend.hpp"
+#include "models/rolling_coin.hpp"
+
+using namespace nholo;
+using models::RollingCoin;
+using CoinSystem = UdwadiaKalabaSystem<RollingCoin>;
+
+namespace {
+
+struct CoinMotion {
+  RollingCoin::Params p;
+  double Omega, omega, theta0, x0, y0, phi0;
+  double gs() const { return p.g * std::sin(p.slope); }
+  Vec<double, 8> state(double t) const {
+    const double th = Omega * t + theta0;
+    const double R = p.radius;
+    const double w = omega * R / Omega + gs() / (3 * Omega * Omega) * std::sin(th);
+    const double phid = omega + 2 * gs() / (3 * R * Omega) * std::sin(th);
+    Vec<double, 8> y;
+    y[0] = x0 + gs() / (3 * Omega) * t - w * std::cos(th);
+    y[1] = y0 + w * std::sin(th);
+    y[2] = phi0 + omega * t - 2 * gs() / (3 * R * Omega * Omega) * (std::cos(th) - std::cos(theta0));
+    y[3] = th;
+    y[4] = R * phid * std::sin(th);
+    y[5] = R * phid * std::cos(th);
+    y[6] = phid;
+    y[7] = Omega;
+    return y;
+  }
+};
+
+CoinMotion example_coin() {
+  return CoinMotion{RollingCoin::Params{1.0, 0.5, 9.81, 0.3}, 2.0, 1.5, 0.4, 0.1, -0.2, 0.3};
+}
+
+// Integrate a single trajectory with the per-trajectory integrator.
+template <class Sys>
+TrajectoryState<double, Sys::N> integrate_one(const Sys& sys, Vec<double, Sys::N> y0, double t_end,
+                                              const IntegratorOptions& opt) {
+  auto ts = start_trajectory<double, Sys::N>(0.0, y0, opt);
+  advance_to(sys, ts, t_end, opt);
+  return ts;
+}
+
+TEST(Integrate, CoinMatchesClosedFormOver50PeriodsWithDop853) {
+  const CoinMotion cm = example_coin();
+  CoinSystem sys{cm.p, EvalOptions()};
+  IntegratorOptions opt;
+  opt.method = Method::dop853;
+  opt.rtol = 1e-13;
+  opt.atol = 1e-13;
+  const double period = 2 * M_PI / cm.Omega;
+  auto ts = start_trajectory<double, 8>(0.0, cm.state(0.0), opt);
+  double worst = 0;
+  for (int k = 1; k <= 50 * 8; ++k) {
+    const double t = k * period / 8;
+    advance_to(sys, ts, t, opt);
+    ASSERT_EQ(ts.status, Status::ok);
+    ASSERT_EQ(ts.t, t);  // exact landing on output times
+    const auto ref = cm.state(t);
+    for (int c = 0; c < 8; ++c)
+      worst = std::max(worst, std::abs(ts.y[c] - ref[c]) / (1.0 + std::abs(ref[c])));
+  }
+  EXPECT_LT(worst, 1e-8);
+  RecordProperty("worst_relative_error", std::to_string(worst));
+  std::printf("coin vs closed form over 50 periods (DOP853, rtol 1e-13): worst relative error %.3e, "
+              "%lld steps\n", worst, static_cast<long long>(ts.steps));
+}
+
+TEST(Integrate, Dopri5AdaptiveMeetsTolerance) {
+  const CoinMotion cm = example_coin();
+  CoinSystem sys{cm.p, EvalOptions()};
+  for (double rtol : {1e-6, 1e-8, 1e-10}) {
+    IntegratorOptions opt;
+    opt.method = Method::dopri5;
+    opt.rtol = rtol;
+    opt.atol = rtol;
+    const auto ts = integrate_one(sys, cm.state(0.0), 10.0, opt);
+    ASSERT_EQ(ts.status, Status::ok);
+    const auto ref = cm.state(10.0);
+    double err = 0;
+    for (int c = 0; c < 8; ++c) err = std::max(err, std::abs(ts.y[c] - ref[c]) / (1 + std::abs(ref[c])));
+    // global error of a locally controlled method: within a modest factor of tol x time
+    EXPECT_LT(err, 100 * rtol * 10.0) << "rtol " << rtol;
+    EXPECT_GT(ts.rejected + ts.steps, 0);
+  }
+}
+
+// Fixed-step error of a tableau at t = 2 with step h.
+template <class Tab>
+double fixed_step_error(double h) {
+  const CoinMotion cm = example_coin();
+  CoinSystem sys{cm.p, EvalOptions()};
+  Vec<double, 8> y = cm.state(0.0);
+  const int steps = static_cast<int>(std::lround(2.0 / h));
+  double t = 0;
+  for (int s = 0; s < steps; ++s) {
+    Vec<double, 8> k0, y1, kl;
+    double err;
+    EXPECT_EQ(sys(t, y, k0), Status::ok);
+    EXPECT_EQ(rk_step<Tab>(sys, t, y, k0, h, StepTolerance{1, 1}, y1, err, kl), Status::ok);
+    y = y1;
+    t = (s + 1) * h;
+  }
+  const auto ref = cm.state(2.0);
+  double e = 0;
+  for (int c = 0; c < 8; ++c) e = std::max(e, std::abs(y[c] - ref[c]));
+  return e;
+}
+
+TEST(Integrate, ConvergenceOrdersByStepHalving) {
+  // RK4: error ~ h^4; Dormand–Prince 5(4) propagates the 5th-order solution.
+  const double e4a = fixed_step_error<TableauRK4>(0.02), e4b = fixed_step_error<TableauRK4>(0.01);
+  const double e5a = fixed_step_error<TableauDopri5>(0.04),
+               e5b = fixed_step_error<TableauDopri5>(0.02);
+  const double p4 = std::log2(e4a / e4b), p5 = std::log2(e5a / e5b);
+  std::printf("measured orders: RK4 %.3f, Dopri5 %.3f\n", p4, p5);
+  EXPECT_NEAR(p4, 4.0, 0.25);
+  EXPECT_NEAR(p5, 5.0, 0.3);
+}
+
+TEST(Integrate, RK4FixedStepLandsOnOutputTimes) {
+  const CoinMotion cm = example_coin();
+  CoinSystem sys{cm.p, EvalOptions()};
+  IntegratorOptions opt;
+  opt.method = Method::rk4;
+  opt.dt = 0.003;  // does not divide the output interval
+  auto ts = start_trajectory<double, 8>(0.0, cm.state(0.0), opt);
+  for (int k = 1; k <= 10; ++k) {
+    advance_to(sys, ts, 0.1 * k, opt);
+    ASSERT_EQ(ts.status, Status::ok);
+    EXPECT_EQ(ts.t, 0.1 * k);
+  }
+  const auto ref = cm.state(1.0);
+  for (int c = 0; c < 8; ++c) EXPECT_NEAR(ts.y[c], ref[c], 1e-8 * (1 + std::abs(ref[c])));
+}
+
+TEST(Integrate, MaxStepsAndUnderflowGuards) {
+  const CoinMotion cm = example_coin();
+  CoinSystem sys{cm.p, EvalOptions()};
+  IntegratorOptions opt;
+  opt.max_steps = 5;
+  auto ts = integrate_one(sys, cm.state(0.0), 100.0, opt);
+  EXPECT_EQ(ts.status, Status::max_steps);
+  EXPECT_TRUE(std::isfinite(ts.fail_time));
+  EXPECT_LT(ts.fail_time, 100.0);
+  // an impossible tolerance drives the step below dt_min
+  IntegratorOptions tight;
+  tight.rtol = 1e-30;
+  tight.atol = 1e-30;
+  tight.dt_min = 1e-6;
+  ts = integrate_one(sys, cm.state(0.0), 1.0, tight);
+  EXPECT_EQ(ts.status, Status::step_underflow);
+  // a non-finite initial state is flagged, not integrated
+  auto bad = cm.state(0.0);
+  bad[2] = NAN;
+  ts = integrate_one(sys, bad, 1.0, opt);
+  EXPECT_EQ(ts.status, Status::non_finite);
+  EXPECT_EQ(ts.fail_time, 0.0);
+}
+
+TEST(Integrate, ProjectionKeepsResidualBelow1e12OverLongRuns) {
+  const CoinMotion cm = example_coin();
+  IntegratorOptions opt;
+  opt.method = Method::dopri5;
+  opt.rtol = 1e-7;
+  opt.atol = 1e-7;
+  for (DriftControl drift : {DriftControl::project, DriftControl::none}) {
+    EvalOptions eo;
+    eo.drift = drift;
+    CoinSystem sys{cm.p, eo};
+    auto ts = start_trajectory<double, 8>(0.0, cm.state(0.0), opt);
+    double worst = 0;
+    for (int k = 1; k <= 1000; ++k) {
+      advance_to(sys, ts, 1.0 * k, opt);
+      ASSERT_EQ(ts.status, Status::ok);
+      Observation<double, 4, 2> obs;
+      sys.observe(ts.t, ts.y, obs);
+      // the reported residual is |g(q, qd)|, recomputed here independently
+      const double gx = ts.y[4] - cm.p.radius * ts.y[6] * std::sin(ts.y[3]);
+      const double gy = ts.y[5] - cm.p.radius * ts.y[6] * std::cos(ts.y[3]);
+      EXPECT_NEAR(obs.constraint_residual, std::max(std::abs(gx), std::abs(gy)), 1e-15);
+      worst = std::max(worst, obs.constraint_residual);
+    }
+    std::printf("drift %s: worst constraint residual over 1000 time units %.3e\n",
+                drift == DriftControl::project ? "project" : "none", worst);
+    if (drift == DriftControl::project) {
+      EXPECT_LT(worst, 1e-12);
+    } else {
+      EXPECT_GT(worst, 1e-12);  // loose tolerance: drift is there, and reported
+    }
+  }
+}
+
+TEST(Integrate, BaumgarteReducesDrift) {
+  const CoinMotion cm = example_coin();
+  IntegratorOptions opt;
+  opt.method = Method::dopri5;
+  opt.rtol = 1e-6;
+  opt.atol = 1e-6;
+  double worst[2] = {0, 0};
+  int idx = 0;
+  for (DriftControl drift : {DriftControl::none, DriftControl::baumgarte}) {
+    EvalOptions eo;
+    eo.drift = drift;
+    eo.baumgarte_alpha = 5.0;
+    CoinSystem sys{cm.p, eo};
+    auto ts = start_trajectory<double, 8>(0.0, cm.state(0.0), opt);
+    for (int k = 1; k <= 200; ++k) {
+      advance_to(sys, ts, 1.0 * k, opt);
+      ASSERT_EQ(ts.status, Status::ok);
+      Observation<double, 4, 2> obs;
+      sys.observe(ts.t, ts.y, obs);
+      worst[idx] = std::max(worst[idx], obs.constraint_residual);
+    }
+    ++idx;
+  }
+  std::printf("worst residual: none %.3e, baumgarte %.3e\n", worst[0], worst[1]);
+  EXPECT_LT(worst[1], 0.25 * worst[0]);
+}
+
+// The ensemble through the host backends: OMP with 1 and 2 threads and the
+// serial CPP system give bitwise-identical trajectories.
+TEST(Ensemble, BackendsAndThreadCountsAreBitwiseIdentical) {
+  const CoinMotion base = example_coin();
+  const int64_t count = 257;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.5, 3.0), a(0.0, 2 * M_PI);
+  std::vector<double> y0(8 * count);
+  for (int64_t i = 0; i < count; ++i) {
+    CoinMotion cm = base;
+    cm.Omega = u(rng);
+    cm.omega = u(rng) - 1.5;
+    cm.theta0 = a(rng);
+    const auto s = cm.state(0.0);
+    for (int c = 0; c < 8; ++c) y0[c * count + i] = s[c];
+  }
+  CoinSystem sys{base.p, EvalOptions()};
+  sys.eval.drift = DriftControl::project;
+  IntegratorOptions opt;
+  opt.rtol = 1e-9;
+  opt.atol = 1e-9;
+  OutputSelection sel;
+  sel.energy = sel.constraint_residual = sel.force_ideal = sel.multiplier = true;
+  std::vector<double> saves1 = {0.5, 1.0, 1.5}, saves2 = {2.0, 2.5};
+  struct Run {
+    Backend b;
+    int threads;
+  };
+  std::vector<std::vector<double>> results;
+  for (Run r : {Run{Backend::omp, 1}, Run{Backend::omp, 2}, Run{Backend::cpp, 0}}) {
+    HostEnsemble<CoinSystem> ens;
+    ens.start(y0, count, 0.0, opt);
+    WindowOutputs<CoinSystem> w1, w2;
+    run_window(r.b, r.threads, sys, opt, ens, saves1, sel, w1);
+    run_window(r.b, r.threads, sys, opt, ens, saves2, sel, w2);
+    std::vector<double> all = w1.q;
+    for (auto* v : {&w1.qdot, &w1.energy, &w1.force_ideal, &w1.multiplier, &w2.q, &w2.qdot,
+                    &w2.energy, &w2.constraint_residual, &ens.y})
+      all.insert(all.end(), v->begin(), v->end());
+    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(ens.status[i], 0);
+    results.push_back(all);
+  }
+  ASSERT_EQ(results[0].size(), results[1].size());
+  EXPECT_EQ(0, std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(double)));
+  EXPECT_EQ(0, std::memcmp(results[0].data(), results[2].data(), results[0].size() * sizeof(double)));
+}
+
+TEST(Ensemble, SoALayoutAndClosedForm) {
+  const CoinMotion cm = example_coin();
+  const int64_t count = 3;
+  std::vector<double> y0(8 * count);
+  for (int64_t i = 0; i < count; ++i)
+    for (int c = 0; c < 8; ++c) y0[c * count + i] = cm.state(0.0)[c];
+  CoinSystem sys{cm.p, EvalOptions()};
+  IntegratorOptions opt;
+  opt.method = Method::dop853;
+  opt.rtol = 1e-12;
+  opt.atol = 1e-12;
+  HostEnsemble<CoinSystem> ens;
+  ens.start(y0, count, 0.0, opt);
+  WindowOutputs<CoinSystem> w;
+  run_window(Backend::omp, 0, sys, opt, ens, {1.0, 2.0}, OutputSelection(), w);
+  for (int k = 0; k < 2; ++k) {
+    const auto ref = cm.state(1.0 + k);
+    for (int c = 0; c < 4; ++c)
+      for (int64_t i = 0; i < count; ++i) {
+        EXPECT_NEAR(w.q[(k * 4 + c) * count + i], ref[c], 1e-9);
+        EXPECT_NEAR(w.qdot[(k * 4 + c) * count + i], ref[4 + c], 1e-9);
+      }
+  }
+}
+
+}  // namespace
