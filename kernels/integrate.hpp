@@ -7,7 +7,7 @@
 //
 // Methods: rk4 (fixed step opt.dt, the last step shortened to land on t_out),
 // dopri5 and dop853 (adaptive; PI step-size control after Hairer & Wanner:
-// fac = safety err^-(1/q - 0.75 beta) err_prev^beta, q = error order + 1,
+// fac = safety err^-(1/q - 0.75 beta) err_prev^beta, q = Tab::control_order,
 // clamped to [fac_min, fac_max]). After each accepted step the system's
 // post_step (drift projection) may move the state; the FSAL derivative is then
 // re-evaluated. Guards: opt.max_steps per advance_to call (status max_steps),
@@ -114,7 +114,7 @@ template <class Tab, class Sys, class S, int N>
 NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
                                 const IntegratorOptions& opt) {
   const StepTolerance tol{opt.rtol, opt.atol};
-  const S q = S(Tab::error_order + 1);
+  const S q = S(Tab::control_order);
   const S expo1 = S(1) / q - S(0.75 * opt.pi_beta);
   int64_t budget = opt.max_steps;
   bool last_failure_non_finite = false;

@@ -5,6 +5,8 @@
 //   Tab::stages                 number of stages s
 //   Tab::order                  order p of the propagated solution
 //   Tab::error_order            order of the embedded estimate (0: none, fixed step)
+//   Tab::control_order          q in the step-size law fac = err^(-1/q): the power
+//                               of h that the error norm scales with
 //   Tab::fsal                   last stage equals f(t+h, y_new) (first same as last)
 //   Tab::c(i), Tab::a(i, j), Tab::b(i)         i, j in [0, s), a(i, j) = 0 for j >= i
 //   Tab::e(i)                   b_i - bhat_i: error estimate err = h sum_i e(i) k_i
@@ -24,6 +26,7 @@ struct TableauRK4 {
   static constexpr int stages = 4;
   static constexpr int order = 4;
   static constexpr int error_order = 0;
+  static constexpr int control_order = 0;
   static constexpr bool fsal = false;
   static constexpr bool two_estimates = false;
   NHOLO_HD static constexpr double c(int i) {
@@ -47,6 +50,7 @@ struct TableauDopri5 {
   static constexpr int stages = 7;
   static constexpr int order = 5;
   static constexpr int error_order = 4;
+  static constexpr int control_order = 5;
   static constexpr bool fsal = true;
   static constexpr bool two_estimates = false;
   NHOLO_HD static constexpr double c(int i) {

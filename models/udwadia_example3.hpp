@@ -33,7 +33,7 @@ struct UdwadiaExample3 {
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
   static constexpr const char* constraint_names[1] = {"x_eq_cydzd"};
   static constexpr ParamInfo param_info[n_params] = {
-      {"c", 1.0, "1/s^2 (m^-1 s^2 per m)", "constraint constant c in x = c yd zd (c != 0)"},
+      {"c", 1.0, "s^2/m", "constraint constant c in x = c yd zd (c != 0)"},
   };
   struct Params {
     double c;

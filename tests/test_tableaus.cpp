@@ -26,7 +26,7 @@ using StageVec = std::array<Real, kMaxStages>;
 // are sorted by order and every multiset is produced exactly once.
 struct Tree {
   int order;
-  Real gamma;                  // density: gamma(t) = |t| prod gamma(children)
+  Real gamma;                 // density: gamma(t) = |t| prod gamma(children)
   std::vector<int> children;  // ids into the forest
 };
 
@@ -146,8 +146,8 @@ void expect_exact_order(const char* what, const Real* w, const Coeffs& k, int p)
   for (int n = 1; n <= p; ++n) {
     const Real r = max_residual(w, k, f, v, n);
     largest = std::fmax(largest, r);
-    EXPECT_LT(r, kOrderTol) << what << ": order condition(s) of order " << n << " violated, residual "
-                            << static_cast<double>(r);
+    EXPECT_LT(r, kOrderTol) << what << ": order condition(s) of order " << n
+                            << " violated, residual " << static_cast<double>(r);
   }
   const Real r_next = max_residual(w, k, f, v, p + 1);
   EXPECT_GT(r_next, kFailTol) << what << ": also satisfies all conditions of order " << p + 1
@@ -159,10 +159,16 @@ void expect_exact_order(const char* what, const Real* w, const Coeffs& k, int p)
 TEST(Tableaus, TreeCountsMatchOEIS) {
   // A000081: number of rooted trees with n nodes.
   const int expected[kTreeOrder] = {1, 1, 2, 4, 9, 20, 48, 115, 286};
-  for (int n = 1; n <= kTreeOrder; ++n) EXPECT_EQ(forest().count(n), expected[n - 1]) << "order " << n;
+  for (int n = 1; n <= kTreeOrder; ++n)
+    EXPECT_EQ(forest().count(n), expected[n - 1]) << "order " << n;
   // gamma of the bushy tree of order n is n, of the tall tree n!.
-  EXPECT_EQ(forest()[forest().begin_of(4)].gamma, 4.0L);  // bushy: root with 3 leaves
+  EXPECT_EQ(forest()[forest().begin_of(4)].gamma, 4.0L);     // bushy: root with 3 leaves
+  EXPECT_EQ(forest()[forest().end_of(4) - 1].gamma, 24.0L);  // tall: a path of 4 nodes
 }
+
+// The coefficient functions are usable in constant expressions.
+static_assert(TableauDop853::c(11) == 1.0 && TableauDop853::a(11, 11) == 0.0, "");
+static_assert(TableauDop853::e3(3) == 0.0 && TableauDopri5::e(6) == -1.0 / 40.0, "");
 
 // ---------------------------------------------------------------------------
 // (a) structure
@@ -194,9 +200,15 @@ void check_structure() {
   }
 }
 
-TEST(Tableaus, StructureRK4) { check_structure<TableauRK4>(); }
-TEST(Tableaus, StructureDopri5) { check_structure<TableauDopri5>(); }
-TEST(Tableaus, StructureDop853) { check_structure<TableauDop853>(); }
+TEST(Tableaus, StructureRK4) {
+  check_structure<TableauRK4>();
+}
+TEST(Tableaus, StructureDopri5) {
+  check_structure<TableauDopri5>();
+}
+TEST(Tableaus, StructureDop853) {
+  check_structure<TableauDop853>();
+}
 
 // ---------------------------------------------------------------------------
 // (b) order conditions
@@ -211,8 +223,12 @@ void check_orders() {
   }
 }
 
-TEST(Tableaus, OrderConditionsRK4) { check_orders<TableauRK4>(); }
-TEST(Tableaus, OrderConditionsDopri5) { check_orders<TableauDopri5>(); }
+TEST(Tableaus, OrderConditionsRK4) {
+  check_orders<TableauRK4>();
+}
+TEST(Tableaus, OrderConditionsDopri5) {
+  check_orders<TableauDopri5>();
+}
 TEST(Tableaus, OrderConditionsDop853) {
   check_orders<TableauDop853>();
   // The second estimator: bhat3 = b - e3 is of order 3 exactly.
@@ -238,8 +254,12 @@ TEST(Tableaus, Dop853CombinedError) {
 // with a plain fixed-step loop in long double (the tableau entries themselves
 // are doubles; their rounding leaves residuals ~1e-16, far below the errors
 // measured here).
-Real rhs(Real t, Real y) { return -y + std::sin(t); }
-Real exact(Real t) { return 0.5L * (std::sin(t) - std::cos(t)) + 1.5L * std::exp(-t); }
+Real rhs(Real t, Real y) {
+  return -y + std::sin(t);
+}
+Real exact(Real t) {
+  return 0.5L * (std::sin(t) - std::cos(t)) + 1.5L * std::exp(-t);
+}
 
 template <class Tab>
 Real global_error(Real t_end, int steps) {
@@ -269,16 +289,56 @@ void check_convergence(int steps0, int halvings) {
     const int steps = steps0 << m;
     const Real err_half = global_error<Tab>(t_end, steps);
     const double measured = static_cast<double>(std::log2(err / err_half));
-    std::printf("  order %d: N = %4d -> %4d steps, err %.3e -> %.3e, measured order %.3f\n", Tab::order,
-                steps / 2, steps, static_cast<double>(err), static_cast<double>(err_half), measured);
+    std::printf("  order %d: N = %4d -> %4d steps, err %.3e -> %.3e, measured order %.3f\n",
+                Tab::order, steps / 2, steps, static_cast<double>(err),
+                static_cast<double>(err_half), measured);
     EXPECT_GT(err_half, 1e-13L) << "error near the round-off floor: measurement meaningless";
     EXPECT_NEAR(measured, Tab::order, 0.3) << "N = " << steps / 2 << " -> " << steps;
     err = err_half;
   }
 }
 
-TEST(Tableaus, ConvergenceRK4) { check_convergence<TableauRK4>(32, 3); }
-TEST(Tableaus, ConvergenceDopri5) { check_convergence<TableauDopri5>(64, 2); }
-TEST(Tableaus, ConvergenceDop853) { check_convergence<TableauDop853>(8, 2); }
+// DOP853's local estimates on one step from (0, 1): err5 = O(h^6), err3 =
+// O(h^4), and the combined error O(h^8) -- hence the controller exponent
+// 1/control_order = 1/8, not 1/(error_order + 1).
+TEST(Tableaus, Dop853EstimateExponents) {
+  using Tab = TableauDop853;
+  auto estimates = [](Real h, Real out[3]) {
+    Real k[kMaxStages] = {};
+    Real e5 = 0.0L, e3 = 0.0L;
+    for (int i = 0; i < Tab::stages; ++i) {
+      Real yi = 1.0L;
+      for (int j = 0; j < i; ++j) yi += h * static_cast<Real>(Tab::a(i, j)) * k[j];
+      k[i] = rhs(static_cast<Real>(Tab::c(i)) * h, yi);
+      e5 += h * static_cast<Real>(Tab::e(i)) * k[i];
+      e3 += h * static_cast<Real>(Tab::e3(i)) * k[i];
+    }
+    out[0] = std::fabs(e5);
+    out[1] = std::fabs(e3);
+    out[2] = static_cast<Real>(
+        Tab::combined_error(static_cast<double>(out[0]), static_cast<double>(out[1])));
+  };
+  const double expected[3] = {6.0, 4.0, static_cast<double>(Tab::control_order)};
+  const char* names[3] = {"err5", "err3", "combined"};
+  Real coarse[3], fine[3];
+  estimates(0.1L, coarse);
+  estimates(0.05L, fine);
+  for (int m = 0; m < 3; ++m) {
+    const double measured = static_cast<double>(std::log2(coarse[m] / fine[m]));
+    std::printf("  %-8s h = 0.1 -> 0.05: %.3e -> %.3e, exponent %.3f\n", names[m],
+                static_cast<double>(coarse[m]), static_cast<double>(fine[m]), measured);
+    EXPECT_NEAR(measured, expected[m], 0.3) << names[m];
+  }
+}
+
+TEST(Tableaus, ConvergenceRK4) {
+  check_convergence<TableauRK4>(32, 3);
+}
+TEST(Tableaus, ConvergenceDopri5) {
+  check_convergence<TableauDopri5>(64, 2);
+}
+TEST(Tableaus, ConvergenceDop853) {
+  check_convergence<TableauDop853>(8, 2);
+}
 
 }  // namespace

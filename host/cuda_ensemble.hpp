@@ -1,0 +1,28 @@
+// nholo/host/cuda_ensemble.hpp — the CUDA backend as seen from plain C++.
+//
+// The definitions live in host/cuda_ensemble.cu (compiled by nvcc in the CUDA
+// build only) and are instantiated there for every registered model under the
+// Udwadia–Kalaba and conflated formulations. Host code passes host containers;
+// device memory never appears outside the .cu file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/ensemble_data.hpp"
+
+namespace nholo::cuda_backend {
+
+// Number of CUDA devices visible (0 on machines without a GPU or driver).
+int device_count();
+// A one-line description of device 0, or why there is none.
+std::string describe_device();
+
+// Same contract as nholo::run_window (host/backend.hpp): copies the slice to
+// the device, integrates the window there, copies state and outputs back.
+template <class Sys>
+void run_window(const Sys& sys, const IntegratorOptions& opt, HostEnsemble<Sys>& ens,
+                const std::vector<typename Sys::scalar>& save_times, const OutputSelection& sel,
+                WindowOutputs<Sys>& out);
+
+}  // namespace nholo::cuda_backend

@@ -1,0 +1,77 @@
+// nholo/host/ensemble_data.hpp — host-side containers of an ensemble slice
+// (structure of arrays, trajectory index fastest) and the choice of outputs.
+// Plain C++: no Thrust, no device types, so every backend can share it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/ensemble.hpp"
+
+namespace nholo {
+
+enum class Backend { omp, cpp, cuda };
+
+inline const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::omp: return "omp";
+    case Backend::cpp: return "cpp";
+    case Backend::cuda: return "cuda";
+  }
+  return "?";
+}
+
+// Which observables a window stores.
+struct OutputSelection {
+  bool q = true, qdot = true, qddot = false, force_ideal = false, force_nonideal = false,
+       multiplier = false, constraint_residual = false, energy = false;
+};
+
+// Host-side ensemble state (structure of arrays) for a slice of trajectories.
+template <class Sys>
+struct HostEnsemble {
+  using S = typename Sys::scalar;
+  static constexpr int N = Sys::N;
+  int64_t count = 0;
+  std::vector<S> y, t, h, err_prev, fail_time;
+  std::vector<int64_t> steps, rejected;
+  std::vector<int32_t> status;
+  std::vector<double> params;  // empty: the system's parameters for all
+
+  // y0 in SoA layout: y0[c * count + i], c < N (q then qd)
+  void start(const std::vector<S>& y0, int64_t n_traj, S t0, const IntegratorOptions& opt) {
+    if (static_cast<int64_t>(y0.size()) != n_traj * N)
+      throw std::invalid_argument("initial states: expected " + std::to_string(n_traj * N) +
+                                  " values (N x count), got " + std::to_string(y0.size()));
+    count = n_traj;
+    y = y0;
+    t.assign(count, t0);
+    h.assign(count, S(opt.dt));
+    err_prev.assign(count, S(1e-4));
+    fail_time.assign(count, S(NAN));
+    steps.assign(count, 0);
+    rejected.assign(count, 0);
+    status.assign(count, static_cast<int32_t>(Status::ok));
+    for (int64_t i = 0; i < count; ++i) {
+      for (int c = 0; c < N; ++c) {
+        if (!std::isfinite(static_cast<double>(y[c * count + i]))) {
+          status[i] = static_cast<int32_t>(Status::non_finite);
+          fail_time[i] = t0;
+        }
+      }
+    }
+  }
+};
+
+// Outputs of one window (SoA, see kernels/ensemble.hpp).
+template <class Sys>
+struct WindowOutputs {
+  using S = typename Sys::scalar;
+  std::vector<S> q, qdot, qddot, force_ideal, force_nonideal, multiplier, constraint_residual,
+      energy;
+};
+
+}  // namespace nholo
