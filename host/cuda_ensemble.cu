@@ -122,7 +122,15 @@ void run_window(const Sys& sys, const IntegratorOptions& opt, HostEnsemble<Sys>&
   fetch(sel.energy, en, out.energy);
 }
 
-// Every registered model under every formulation of this build.
+// Every registered model under every formulation of this build. The lists
+// must follow models/registry.hpp (checked below).
+#define NHOLO_FOR_EACH_MODEL(X)                                                  \
+  X(RollingCoin) X(Skate) X(Appell) X(UdwadiaExample2) X(UdwadiaExample3)       \
+  X(UdwadiaExample4) X(InclineBlock) X(ParallelVelocities) X(IntegrableConstraint)
+#define NHOLO_FOR_EACH_CONFLATED_MODEL(X) \
+  X(Skate) X(Appell) X(UdwadiaExample2) X(UdwadiaExample3) X(UdwadiaExample4)
+static_assert(models::AllModels::size == 9, "NHOLO_FOR_EACH_MODEL must list every registered model");
+
 #define NHOLO_INSTANTIATE(Model)                                                              \
   template void run_window<UdwadiaKalabaSystem<models::Model>>(                               \
       const UdwadiaKalabaSystem<models::Model>&, const IntegratorOptions&,                    \

@@ -32,8 +32,10 @@ struct Dual {
   static_assert(K >= 1, "a dual number needs at least one tangent");
   // A second scalar type accepted by the mixed operators: double when T is an
   // AD type itself (so that `2.0 * x` works at every nesting level), a dummy
-  // type when T already is double.
-  using Other = std::conditional_t<std::is_same<T, double>::value, detail::NotAScalar, double>;
+  // type when T already is a plain scalar (double or float: for T = float,
+  // Other = double made `2 * x` ambiguous between the float and the double
+  // overload).
+  using Other = std::conditional_t<std::is_arithmetic<T>::value, detail::NotAScalar, double>;
 
   T v;     // value
   T d[K];  // tangents
@@ -229,10 +231,14 @@ template <class T, int K>
 NHOLO_HDI Dual<T, K> fabs(const Dual<T, K>& x) {
   return detail::chain(x, fabs(x.v), T(sgn(x.v)));
 }
-// x^p for a constant exponent p
+// x^p for a constant exponent p; (x^0)' = 0 also at x = 0, where
+// p x^(p-1) would be 0 * inf = NaN (and so would (x^1)'' at x = 0). The
+// exponent is passed as the innermost scalar type V: pow(float, double) is
+// ambiguous between pow(float, float) and pow(double, double).
 template <class T, int K>
 NHOLO_HDI Dual<T, K> pow(const Dual<T, K>& x, double p) {
-  return detail::chain(x, T(pow(x.v, p)), T(p * pow(x.v, p - 1.0)));
+  using V = decltype(value_of(x.v));
+  return detail::chain(x, T(pow(x.v, V(p))), p == 0.0 ? T(0) : T(p * pow(x.v, V(p - 1.0))));
 }
 // atan2(y, x)' = (x y' - y x') / (x^2 + y^2)
 template <class T, int K>

@@ -6,11 +6,14 @@
 // dual.hpp. S is the scalar type, P the model's Params, q and qd Vec<S,n>.
 //
 // Required                                           meaning
-//   Model::name                                      registry name
+//   Model::name, Model::description                  registry name, one line of what it is
 //   Model::n                                         generalized coordinates
 //   Model::m_position, m_velocity, m_acceleration    constraint counts by kind
 //   Model::coordinates[n]                            coordinate names
-//   Model::param_info[]                              {name, default, unit, doc}
+//   Model::constraint_names[m]                       constraint row names
+//   Model::n_params, Model::param_info[]             {name, default, unit, doc}; a model
+//                                                    without parameters has n_params = 0
+//                                                    and one sentinel entry
 //   Model::Params, Model::make_params(const double*) parameters in param_info order
 //   Model::lagrangian(P, q, qd, t) -> S              L = T - V of the UNCONSTRAINED system
 // Optional (detected; absent means "none")

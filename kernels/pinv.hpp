@@ -39,6 +39,13 @@ NHOLO_HDI Svd<T, R, C> svd_jacobi(const Mat<T, R, C>& A, int max_sweeps = 60) {
   s.v = Mat<T, C, C>::identity();
   s.converged = false;
   const T eps = T(sizeof(T) == sizeof(float) ? 1.2e-7 : 2.3e-16);
+  // Columns shorter than eps |A|_F are numerically zero and are not rotated:
+  // for an exactly rank-deficient A (duplicated or zero rows) their rounding
+  // noise stays in A's column space, so the test below would never pass and
+  // every call would run all max_sweeps sweeps.
+  T negligible = T(0);
+  for (int k = 0; k < R * C; ++k) negligible += A.a[k] * A.a[k];
+  negligible *= eps * eps;
   for (int sweep = 0; sweep < max_sweeps && !s.converged; ++sweep) {
     bool rotated = false;
     for (int i = 0; i < C - 1; ++i) {
@@ -50,7 +57,11 @@ NHOLO_HDI Svd<T, R, C> svd_jacobi(const Mat<T, R, C>& A, int max_sweeps = 60) {
           beta += s.us(k, j) * s.us(k, j);
           gamma += s.us(k, i) * s.us(k, j);
         }
-        if (!(fabs(gamma) > eps * sqrt(alpha * beta)) || gamma == T(0)) continue;
+        if (!(alpha > negligible) || !(beta > negligible)) continue;
+        // sqrt(alpha) sqrt(beta), not sqrt(alpha beta): the product overflows
+        // for entries above ~1e77 (no rotation at all) and underflows below
+        // ~1e-77 (no convergence)
+        if (!(fabs(gamma) > eps * sqrt(alpha) * sqrt(beta)) || gamma == T(0)) continue;
         rotated = true;
         // rotation that zeroes gamma: t = tan(angle), smaller root
         const T zeta = (beta - alpha) / (T(2) * gamma);

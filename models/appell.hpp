@@ -94,10 +94,9 @@ struct Appell {
 
   // Seed 000's T+ = xd^2 + yd^2 (eq 3.8), same impressed force
   template <class S>
-  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q,
-                                          const Vec<S, n>& qd, const S& /*t*/) {
-    return qd[0] * qd[0] + qd[1] * qd[1] + p.force_x * q[0] + p.force_y * q[1] +
-           p.force_z * q[2];
+  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                          const S& /*t*/) {
+    return qd[0] * qd[0] + qd[1] * qd[1] + p.force_x * q[0] + p.force_y * q[1] + p.force_z * q[2];
   }
 
   // E = T - F . q

@@ -38,9 +38,7 @@ struct InclineBlock {
   struct Params {
     double mass, g, angle, friction;
   };
-  NHOLO_HDI static Params make_params(const double* v) {
-    return Params{v[0], v[1], v[2], v[3]};
-  }
+  NHOLO_HDI static Params make_params(const double* v) { return Params{v[0], v[1], v[2], v[3]}; }
 
   // L = T - m g y
   template <class S>

@@ -62,8 +62,7 @@ struct IntegrableConstraint {
 
   // E = T
   template <class S>
-  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
-                            const S& t) {
+  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd, const S& t) {
     return lagrangian(p, q, qd, t);
   }
 };

@@ -54,8 +54,7 @@ struct ParallelVelocities {
 
   // E = T
   template <class S>
-  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
-                            const S& t) {
+  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd, const S& t) {
     return lagrangian(p, q, qd, t);
   }
 };

@@ -7,7 +7,9 @@
 //     using M = typename decltype(tag)::type;   in the order listed
 //     ... M::name, M::n, M::param_info ...
 //   });
-//   for_each_model<List>(f)            the same over another ModelList
+//   for_each_model_in<List>(f)         the same over another ModelList
+//   bool found = visit_model(name, f)  f(ModelTag<Model>{}) for the model
+//                                      called `name`; false if there is none
 //
 // Parameters: every model has `n_params` and `param_info` whose first n_params
 // entries are {name, default, unit, doc} in the order of Params and of
@@ -18,8 +20,6 @@
 //
 // Host-only (used by the CLI, the config reader and the tests).
 #pragma once
-
-#include <utility>
 
 #include "appell.hpp"
 #include "incline_block.hpp"
@@ -43,21 +43,63 @@ struct ModelTag {
   using type = Model;
 };
 
-using AllModels = ModelList<RollingCoin, Skate, Appell, UdwadiaExample2, UdwadiaExample3,
-                            UdwadiaExample4, InclineBlock, ParallelVelocities,
-                            IntegrableConstraint>;
+using AllModels =
+    ModelList<RollingCoin, Skate, Appell, UdwadiaExample2, UdwadiaExample3, UdwadiaExample4,
+              InclineBlock, ParallelVelocities, IntegrableConstraint>;
+
+// param_info holds n_params entries, or the one sentinel when n_params = 0
+template <class Model>
+constexpr bool param_info_consistent() {
+  return sizeof(Model::param_info) ==
+         sizeof(ParamInfo) * static_cast<unsigned>(Model::n_params > 0 ? Model::n_params : 1);
+}
 
 namespace detail {
+template <class... Ms>
+constexpr bool all_param_info_consistent(ModelList<Ms...>) {
+  return (param_info_consistent<Ms>() && ...);
+}
+static_assert(all_param_info_consistent(AllModels{}),
+              "a model's param_info does not have n_params entries");
+
 template <class F, class... Ms>
-void for_each_model_in(ModelList<Ms...>, F& f) {
+void for_each_in(ModelList<Ms...>, F& f) {
   (f(ModelTag<Ms>{}), ...);
+}
+
+inline bool same_name(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) {
+    ++a;
+    ++b;
+  }
+  return *a == *b;
 }
 }  // namespace detail
 
 // f(ModelTag<Model>{}) for every model of List, in order
-template <class List = AllModels, class F>
+template <class List, class F>
+void for_each_model_in(F&& f) {
+  detail::for_each_in(List{}, f);
+}
+
+// f(ModelTag<Model>{}) for every registered model, in the order of AllModels
+template <class F>
 void for_each_model(F&& f) {
-  detail::for_each_model_in(List{}, f);
+  for_each_model_in<AllModels>(f);
+}
+
+// f(ModelTag<Model>{}) for the registered model called `name`; false (and f
+// not called) when there is none
+template <class F>
+bool visit_model(const char* name, F&& f) {
+  bool found = false;
+  for_each_model([&](auto tag) {
+    if (!found && detail::same_name(decltype(tag)::type::name, name)) {
+      found = true;
+      f(tag);
+    }
+  });
+  return found;
 }
 
 }  // namespace nholo::models

@@ -70,8 +70,8 @@ struct Skate {
 
   // Hamel's L+ = m/2 (xd^2 + yd^2) + I_B/2 thd^2 + m g (x + s cos th) sin(alpha)
   template <class S>
-  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q,
-                                          const Vec<S, n>& qd, const S& /*t*/) {
+  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                          const S& /*t*/) {
     const double m = p.mass, s = p.offset;
     return 0.5 * m * (qd[0] * qd[0] + qd[1] * qd[1]) + 0.5 * p.inertia * qd[2] * qd[2] +
            m * p.g * sin(p.slope) * (q[0] + s * cos(q[2]));
@@ -79,8 +79,7 @@ struct Skate {
 
   // E = T - m g (x + s cos th) sin(alpha)
   template <class S>
-  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
-                            const S& t) {
+  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd, const S& t) {
     return lagrangian(p, q, qd, t) -
            2.0 * p.mass * p.g * sin(p.slope) * (q[0] + p.offset * cos(q[2]));
   }

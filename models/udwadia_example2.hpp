@@ -58,17 +58,16 @@ struct UdwadiaExample2 {
 
   // T+(alpha), eq (3.22)
   template <class S>
-  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q,
-                                          const Vec<S, n>& qd, const S& /*t*/) {
+  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                          const S& /*t*/) {
     const S czx = p.c * q[2] * qd[0];
-    return 0.5 * qd[0] * qd[0] + 0.5 * p.alpha * czx * czx +
-           0.5 * (1.0 - p.alpha) * qd[1] * qd[1] + 0.5 * qd[2] * qd[2];
+    return 0.5 * qd[0] * qd[0] + 0.5 * p.alpha * czx * czx + 0.5 * (1.0 - p.alpha) * qd[1] * qd[1] +
+           0.5 * qd[2] * qd[2];
   }
 
   // E = T
   template <class S>
-  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
-                            const S& t) {
+  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd, const S& t) {
     return lagrangian(p, q, qd, t);
   }
 };

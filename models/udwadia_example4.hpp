@@ -61,8 +61,8 @@ struct UdwadiaExample4 {
 
   // T+ = xd^2/2 + (1 + z^2) zd^2/2 (eq 3.56) + F . q
   template <class S>
-  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q,
-                                          const Vec<S, n>& qd, const S& /*t*/) {
+  NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                          const S& /*t*/) {
     return 0.5 * qd[0] * qd[0] + 0.5 * (1.0 + q[2] * q[2]) * qd[2] * qd[2] + p.force_x * q[0] +
            p.force_y * q[1] + p.force_z * q[2];
   }
