@@ -14,6 +14,7 @@
 #include <string>
 
 #include "host/cuda_ensemble.hpp"
+#include "kernels/formulations.hpp"
 #include "models/registry.hpp"
 
 namespace nholo::cuda_backend {
@@ -123,28 +124,34 @@ void run_window(const Sys& sys, const IntegratorOptions& opt, HostEnsemble<Sys>&
 }
 
 // Every registered model under every formulation of this build. The lists
-// must follow models/registry.hpp (checked below).
+// must follow models/registry.hpp (checked below). udwadia_kalaba,
+// lagrange_multiplier, null_space and vakonomic apply to every model (none
+// has acceleration-level constraints, which the vakonomic form rejects at
+// compile time); conflated to the models with a conflated Lagrangian.
 #define NHOLO_FOR_EACH_MODEL(X)                                                  \
   X(RollingCoin) X(Skate) X(Appell) X(UdwadiaExample2) X(UdwadiaExample3)       \
-  X(UdwadiaExample4) X(InclineBlock) X(ParallelVelocities) X(IntegrableConstraint)
+  X(UdwadiaExample4) X(InclineBlock) X(ParallelVelocities) X(IntegrableConstraint) \
+  X(RollingCoinRedundant) X(SkateRedundant)
 #define NHOLO_FOR_EACH_CONFLATED_MODEL(X) \
-  X(Skate) X(Appell) X(UdwadiaExample2) X(UdwadiaExample3) X(UdwadiaExample4)
-static_assert(models::AllModels::size == 9, "NHOLO_FOR_EACH_MODEL must list every registered model");
+  X(Skate) X(Appell) X(UdwadiaExample2) X(UdwadiaExample3) X(UdwadiaExample4) X(SkateRedundant)
+static_assert(models::AllModels::size == 11, "NHOLO_FOR_EACH_MODEL must list every registered model");
 
-#define NHOLO_INSTANTIATE(Model)                                                              \
-  template void run_window<UdwadiaKalabaSystem<models::Model>>(                               \
-      const UdwadiaKalabaSystem<models::Model>&, const IntegratorOptions&,                    \
-      HostEnsemble<UdwadiaKalabaSystem<models::Model>>&, const std::vector<double>&,          \
-      const OutputSelection&, WindowOutputs<UdwadiaKalabaSystem<models::Model>>&);
+#define NHOLO_INSTANTIATE_SYSTEM(Sys)                                                         \
+  template void run_window<Sys>(const Sys&, const IntegratorOptions&, HostEnsemble<Sys>&,     \
+                                const std::vector<double>&, const OutputSelection&,           \
+                                WindowOutputs<Sys>&);
+#define NHOLO_INSTANTIATE(Model)                                           \
+  NHOLO_INSTANTIATE_SYSTEM(UdwadiaKalabaSystem<models::Model>)             \
+  NHOLO_INSTANTIATE_SYSTEM(LagrangeMultiplierSystem<models::Model>)        \
+  NHOLO_INSTANTIATE_SYSTEM(NullSpaceSystem<models::Model>)                 \
+  NHOLO_INSTANTIATE_SYSTEM(VakonomicSystem<models::Model>)
 NHOLO_FOR_EACH_MODEL(NHOLO_INSTANTIATE)
 #undef NHOLO_INSTANTIATE
 
-#define NHOLO_INSTANTIATE_CONFLATED(Model)                                                    \
-  template void run_window<UdwadiaKalabaSystem<Conflated<models::Model>>>(                    \
-      const UdwadiaKalabaSystem<Conflated<models::Model>>&, const IntegratorOptions&,         \
-      HostEnsemble<UdwadiaKalabaSystem<Conflated<models::Model>>>&, const std::vector<double>&, \
-      const OutputSelection&, WindowOutputs<UdwadiaKalabaSystem<Conflated<models::Model>>>&);
+#define NHOLO_INSTANTIATE_CONFLATED(Model) \
+  NHOLO_INSTANTIATE_SYSTEM(ConflatedSystem<models::Model>)
 NHOLO_FOR_EACH_CONFLATED_MODEL(NHOLO_INSTANTIATE_CONFLATED)
 #undef NHOLO_INSTANTIATE_CONFLATED
+#undef NHOLO_INSTANTIATE_SYSTEM
 
 }  // namespace nholo::cuda_backend

@@ -108,7 +108,7 @@ struct EnsembleWindow {
     const bool need_obs = arr.qddot || arr.force_ideal || arr.force_nonideal || arr.multiplier ||
                           arr.constraint_residual || arr.energy;
     if (!need_obs) return;
-    Observation<S, n, m> obs;
+    Observation<S, n, m> obs{};
     if (ok) local.observe(ts.t, ts.y, obs);
     for (int c = 0; c < n; ++c) {
       if (arr.qddot) arr.qddot[(k * n + c) * count + i] = ok ? obs.qdd[c] : nan;

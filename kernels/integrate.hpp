@@ -138,7 +138,9 @@ NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
     }
     Vec<S, N> y1, klast;
     S err;
-    const Status st = rk_step<Tab>(sys, ts.t, ts.y, ts.dydt, h, tol, y1, err, klast);
+    const bool lands = (ts.t + h >= t_out - S(1e-12) * h);
+    const S t1 = lands ? t_out : ts.t + h;
+    const Status st = rk_step<Tab>(sys, ts.t, ts.y, ts.dydt, h, tol, y1, err, klast, t1);
     if (st != Status::ok || !is_finite(err)) {
       // a stage left the domain of the right-hand side: retry with a quarter step
       last_failure_non_finite = true;
@@ -149,8 +151,7 @@ NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
     last_failure_non_finite = false;
     if (err <= S(1)) {
       // accept
-      const bool landing = (ts.t + h >= t_out - S(1e-12) * h);
-      ts.t = landing ? t_out : ts.t + h;
+      ts.t = t1;
       ts.y = y1;
       ++ts.steps;
       if (Tab::fsal) {

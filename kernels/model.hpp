@@ -98,4 +98,11 @@ struct Conflated : Model {
   static void hand_dynamics() = delete;
 };
 
+// is_conflated<M>::value: M is Conflated<Model> for some Model (formulation
+// name "conflated" rather than "udwadia_kalaba", system.hpp).
+template <class Model>
+struct is_conflated : std::false_type {};
+template <class Model>
+struct is_conflated<Conflated<Model>> : std::true_type {};
+
 }  // namespace nholo

@@ -15,6 +15,9 @@
 //                                        // max(rtol * sigma_max, atol) are
 //                                        // treated as zero; zero matrix -> zero
 //   int r = numerical_rank(A, rtol, atol);
+//   NullSpace<T,R,C> ns = null_space(A, rtol, atol);
+//                                        // orthonormal basis of null(A) (first
+//                                        // ns.dim columns) and A^+, one SVD
 #pragma once
 
 #include "linalg.hpp"
@@ -123,6 +126,56 @@ NHOLO_HDI Mat<T, C, R> pinv(const Mat<T, R, C>& A, T rtol = T(kDefaultPinvRtol),
     // (A^T)^+ = (A^+)^T
     return transpose(detail::pinv_tall(transpose(A), rtol, atol, rank));
   }
+}
+
+// Orthonormal basis of null(A) and A^+ from ONE Jacobi SVD (the null-space
+// formulation, formulations.hpp). A (R x C) is padded with zero rows to
+// max(R, C) x C, so that the one-sided Jacobi method yields the full set of C
+// right singular vectors V (orthogonal): those whose singular value is at or
+// below max(rtol * sigma_max, atol) span null(A), the others give
+//   A^+ = sum_{sigma_i > cut} v_i (u_i sigma_i)^T / sigma_i^2.
+// The basis is unique only up to an orthogonal change within null(A) (and is
+// NOT a continuous function of A); use it in basis-independent expressions.
+template <class T, int R, int C>
+struct NullSpace {
+  Mat<T, C, C> basis;  // columns 0 .. dim-1: orthonormal basis of null(A); other columns 0
+  Mat<T, C, R> pinv;   // A^+ (C x R)
+  int dim;             // dimension of null(A) = C - rank
+  int rank;            // numerical rank of A
+};
+
+template <class T, int R, int C>
+NHOLO_HDI NullSpace<T, R, C> null_space(const Mat<T, R, C>& A, T rtol = T(kDefaultPinvRtol),
+                                        T atol = T(0)) {
+  constexpr int P = R > C ? R : C;
+  Mat<T, P, C> padded = Mat<T, P, C>::zero();
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < C; ++j) padded(i, j) = A(i, j);
+  const Svd<T, P, C> s = svd_jacobi(padded);
+  T smax = T(0);
+  for (int i = 0; i < C; ++i) smax = max_of(smax, s.sigma[i]);
+  const T cut = max_of(rtol * smax, atol);
+  NullSpace<T, R, C> ns;
+  ns.basis = Mat<T, C, C>::zero();
+  ns.pinv = Mat<T, C, R>::zero();
+  ns.dim = 0;
+  ns.rank = 0;
+  for (int i = 0; i < C; ++i) {
+    if (s.sigma[i] > cut && s.sigma[i] > T(0)) {
+      // range direction: contributes v_i (u_i sigma_i)^T / sigma_i^2 to A^+
+      ++ns.rank;
+      const T w = T(1) / (s.sigma[i] * s.sigma[i]);
+      for (int a = 0; a < C; ++a) {
+        const T va = s.v(a, i) * w;
+        for (int b = 0; b < R; ++b) ns.pinv(a, b) += va * s.us(b, i);
+      }
+    } else {
+      // null direction: A v_i = 0 (to the rank tolerance)
+      for (int a = 0; a < C; ++a) ns.basis(a, ns.dim) = s.v(a, i);
+      ++ns.dim;
+    }
+  }
+  return ns;
 }
 
 template <class T, int R, int C>

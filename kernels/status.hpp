@@ -11,10 +11,11 @@ enum class Status : int32_t {
   step_underflow = 2,  // the adaptive step fell below the minimum step
   non_finite = 3,      // a NaN or Inf appeared in the state or its derivative
   singular = 4,        // singular mass matrix / KKT system that the formulation cannot treat
-  not_run = 5,         // not integrated (e.g. interrupted before its turn)
+  not_run = 5,         // not integrated (the run was interrupted before it finished)
+  rejected = 6,        // initial state violated the constraints (on_violation = reject)
 };
 
-constexpr int kStatusCount = 6;
+constexpr int kStatusCount = 7;
 
 inline constexpr const char* status_name(Status s) {
   switch (s) {
@@ -24,6 +25,7 @@ inline constexpr const char* status_name(Status s) {
     case Status::non_finite: return "non_finite";
     case Status::singular: return "singular";
     case Status::not_run: return "not_run";
+    case Status::rejected: return "rejected";
   }
   return "unknown";
 }

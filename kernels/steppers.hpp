@@ -27,12 +27,18 @@ struct StepTolerance {
 
 template <class Tab, class Sys, class S, int N>
 NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N>& k0, S h,
-                         const StepTolerance& tol, Vec<S, N>& y1, S& err, Vec<S, N>& k_last) {
+                         const StepTolerance& tol, Vec<S, N>& y1, S& err, Vec<S, N>& k_last,
+                         S t1 = S(NAN)) {
   constexpr int s = Tab::stages;
+  // FSAL: the last stage is f(t1, y1) evaluated at exactly the y1 returned and
+  // at the step's end time t1 (t + h unless the caller lands on an output
+  // time), so that continuing with k_last or re-evaluating f(t1, y1) later
+  // (e.g. at the start of the next output window) gives the same bits.
+  constexpr int explicit_stages = Tab::fsal ? s - 1 : s;
   Vec<S, N> k[s];
   k[0] = k0;
   // stages: k_i = f(t + c_i h, y + h sum_j a_ij k_j)
-  for (int i = 1; i < s; ++i) {
+  for (int i = 1; i < explicit_stages; ++i) {
     Vec<S, N> yi = y;
     for (int j = 0; j < i; ++j) {
       const S aij = S(Tab::a(i, j));
@@ -42,11 +48,16 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     const Status st = sys(t + S(Tab::c(i)) * h, yi, k[i]);
     if (st != Status::ok) return st;
   }
-  // y1 = y + h sum_i b_i k_i
+  // y1 = y + h sum_i b_i k_i   (b_{s-1} = 0 for FSAL tableaus)
   for (int c = 0; c < N; ++c) {
     S acc = S(0);
-    for (int i = 0; i < s; ++i) acc += S(Tab::b(i)) * k[i][c];
+    for (int i = 0; i < explicit_stages; ++i) acc += S(Tab::b(i)) * k[i][c];
     y1[c] = y[c] + h * acc;
+  }
+  if constexpr (Tab::fsal) {
+    if (!all_finite(y1)) return Status::non_finite;
+    const Status st = sys(is_finite(t1) ? t1 : t + h, y1, k[s - 1]);
+    if (st != Status::ok) return st;
   }
   if constexpr (Tab::fsal) k_last = k[s - 1];
   if constexpr (Tab::error_order == 0) {

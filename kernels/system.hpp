@@ -2,23 +2,38 @@
 // system y' = f(t, y) for the steppers, with drift control and observables.
 //
 // System concept (valid expressions), sys a const System, y Vec<S, N>:
+//   System::model_type, System::scalar       the model, the scalar type S
+//   System::Params                           the model's parameters
 //   System::N, System::n, System::m          state size, coordinates, constraints
+//   System::n_extra                          state beyond (q, qd): N = 2n + n_extra
+//   System::formulation_name                 "udwadia_kalaba", "conflated", ...
+//   sys.params, sys.eval                     Params, EvalOptions
 //   Status st = sys(t, y, dydt)              right-hand side; st != ok: unusable
 //   bool moved = sys.post_step(t, y)         drift projection after an accepted
 //                                            step (true if y was changed)
 //   sys.observe(t, y, obs)                   qdd, forces, multipliers,
 //                                            constraint residual, energy
+//   sys.pack(q, qd, lambda0, y)              initial state from q, qd and, for
+//                                            formulations with extra state
+//                                            (vakonomic), the multipliers;
+//                                            others ignore lambda0
+//   System::split(y, q, qd)                  q, qd from a state (always first)
 //
-// State layout: y = (q, qd) (N = 2n). Formulations available here:
+// State layout: y = (q, qd, extra) (N = 2n + n_extra). Formulations here:
 //   udwadia_kalaba    M qdd = F + Q_i^c + Q_ni^c   (fundamental.hpp), with the
 //                     singular-mass form (seed 000 eq 2.7) chosen automatically
 //                     when M is not positive definite;
 //   conflated         the same on Conflated<Model> (Hamel's paradox): pass
-//                     Conflated<Model> as the model.
+//                     Conflated<Model> as the model (ConflatedSystem<Model>).
+// The multiplier, null-space and vakonomic formulations are in
+// formulations.hpp; they share the pieces below (constrained_terms,
+// project_onto_constraints, constraint_residual_norm, model_energy and, for
+// formulations whose state is (q, qd), SecondOrderSystem).
 #pragma once
 
 #include "dynamics.hpp"
 #include "fundamental.hpp"
+#include "lu.hpp"
 #include "status.hpp"
 
 namespace nholo {
@@ -34,6 +49,9 @@ struct EvalOptions {
   // Projection: Newton iterations and the residual (inf-norm) they aim for
   int project_iterations = 4;
   double project_tol = 1e-14;
+  // LU pivot threshold (relative to the largest entry) of the saddle-point
+  // systems of the multiplier and vakonomic formulations (formulations.hpp)
+  double lu_rtol = kDefaultLuRtol;
 };
 
 // Everything one evaluation of the formulation gives at (t, q, qd).
@@ -50,6 +68,42 @@ struct Acceleration {
   bool singular_mass;        // the singular-mass form (eq 2.7) was used
 };
 
+// Everything a formulation needs from the model at (t, q, qd):
+//   M, F      unconstrained M qdd = F (F includes Q_np)     (n x n, n)
+//   A, b      constraints differentiated to A qdd = b, with the Baumgarte
+//             correction of b when eval.drift = baumgarte   (m x n, m)
+//   C         Udwadia's nonideal vector                     (n)
+//   residual, velocity_residual   as in constraint_terms     (m, m)
+template <class S, int n, int m>
+struct ConstrainedTerms {
+  Mat<S, n, n> M;
+  Vec<S, n> F;
+  Mat<S, m, n> A;
+  Vec<S, m> b;
+  Vec<S, n> C;
+  Vec<S, m> residual;
+  Vec<S, m> velocity_residual;
+};
+
+template <class Model, class S>
+NHOLO_HDI void constrained_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                 const Vec<S, Model::n>& qd, S t, const EvalOptions& eo,
+                                 ConstrainedTerms<S, Model::n, m_of<Model>>& w) {
+  // unconstrained system: M qdd = F
+  lagrangian_terms<Model>(p, q, qd, t, w.M, w.F);
+  // constraints: A qdd = b, with residuals for drift monitoring / correction
+  constraint_terms<Model>(p, q, qd, t, w.A, w.b, &w.residual, &w.velocity_residual);
+  if (eo.drift == DriftControl::baumgarte) {
+    for (int l = 0; l < Model::m_position; ++l)
+      w.b[l] -= S(2.0 * eo.baumgarte_alpha) * w.velocity_residual[l] +
+                S(eo.baumgarte_beta * eo.baumgarte_beta) * w.residual[l];
+    for (int l = Model::m_position; l < Model::m_position + Model::m_velocity; ++l)
+      w.b[l] -= S(eo.baumgarte_alpha) * w.residual[l];
+  }
+  // nonideal constraint forces
+  w.C = nonideal_terms<Model>(p, q, qd, t);
+}
+
 // Udwadia–Kalaba for a model (ideal + nonideal); singular-mass fallback.
 template <class Model, class S>
 NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
@@ -58,36 +112,23 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
   constexpr int n = Model::n;
   constexpr int m = m_of<Model>;
   Acceleration<S, n, m> out;
-  // unconstrained system: M qdd = F
-  Mat<S, n, n> M;
-  Vec<S, n> F;
-  lagrangian_terms<Model>(p, q, qd, t, M, F);
-  // constraints: A qdd = b, with residuals for drift monitoring / correction
-  Mat<S, m, n> A;
-  Vec<S, m> b;
-  constraint_terms<Model>(p, q, qd, t, A, b, &out.residual, &out.velocity_residual);
-  if (eo.drift == DriftControl::baumgarte) {
-    for (int l = 0; l < Model::m_position; ++l)
-      b[l] -= S(2.0 * eo.baumgarte_alpha) * out.velocity_residual[l] +
-              S(eo.baumgarte_beta * eo.baumgarte_beta) * out.residual[l];
-    for (int l = Model::m_position; l < Model::m_position + Model::m_velocity; ++l)
-      b[l] -= S(eo.baumgarte_alpha) * out.residual[l];
-  }
-  // nonideal constraint forces
-  const Vec<S, n> C = nonideal_terms<Model>(p, q, qd, t);
-  auto r = udwadia_kalaba(M, F, A, b, C, eo.pinv);
+  ConstrainedTerms<S, n, m> w;
+  constrained_terms<Model>(p, q, qd, t, eo, w);
+  out.residual = w.residual;
+  out.velocity_residual = w.velocity_residual;
+  auto r = udwadia_kalaba(w.M, w.F, w.A, w.b, w.C, eo.pinv);
   out.singular_mass = false;
   if (r.status == Status::singular) {
     // eq 2.7 covers ideal constraints only
     bool ideal = true;
-    for (int i = 0; i < n; ++i) ideal = ideal && C[i] == S(0);
+    for (int i = 0; i < n; ++i) ideal = ideal && w.C[i] == S(0);
     if (ideal) {
-      r = udwadia_kalaba_singular(M, F, A, b, eo.pinv);
+      r = udwadia_kalaba_singular(w.M, w.F, w.A, w.b, eo.pinv);
       out.singular_mass = true;
     }
   }
   out.qdd = r.qdd;
-  out.force_applied = F;
+  out.force_applied = w.F;
   out.force_ideal = r.force_ideal;
   out.force_nonideal = r.force_nonideal;
   out.multiplier = r.multiplier;
@@ -105,24 +146,138 @@ struct Observation {
   Status status;
 };
 
-// A model under the Udwadia–Kalaba formulation as y' = f(t, y).
-template <class Model, class S = double>
-struct UdwadiaKalabaSystem {
+// max |phi|, |phidot|, |g| over the position and velocity constraint rows
+template <class Model, class S>
+NHOLO_HDI S constraint_residual_norm(const Vec<S, m_of<Model>>& residual,
+                                     const Vec<S, m_of<Model>>& velocity_residual) {
+  S r = S(0);
+  for (int l = 0; l < Model::m_position + Model::m_velocity; ++l) {
+    r = max_of(r, S(fabs(residual[l])));
+    r = max_of(r, S(fabs(velocity_residual[l])));
+  }
+  return r;
+}
+
+// The model's energy, NaN when it defines none.
+template <class Model, class S>
+NHOLO_HDI S model_energy(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                         const Vec<S, Model::n>& qd, S t) {
+  if constexpr (has_energy<Model>::value) {
+    return Model::energy(p, q, qd, t);
+  } else {
+    return S(NAN);
+  }
+}
+
+// Projection onto the constraint manifold (drift = project): positions onto
+// phi = 0, then velocities onto phidot = 0 and g = 0, each step minimal in
+// the M-norm (Newton iterations for nonlinear constraints). Returns true if
+// q or qd moved. Shared by every formulation (the vakonomic one leaves its
+// multipliers alone).
+template <class Model, class S>
+NHOLO_HDI bool project_onto_constraints(const typename Model::Params& params,
+                                        const EvalOptions& eval, S t, Vec<S, Model::n>& q,
+                                        Vec<S, Model::n>& qd) {
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  constexpr int mp = Model::m_position;
+  constexpr int mpv = Model::m_position + Model::m_velocity;
+  if (eval.drift != DriftControl::project) return false;
+  if constexpr (mpv == 0) {
+    return false;
+  } else {
+    bool moved = false;
+    if constexpr (mp > 0) {
+      for (int it = 0; it < eval.project_iterations; ++it) {
+        Mat<S, n, n> M;
+        Vec<S, n> F;
+        Mat<S, m, n> A;
+        Vec<S, m> b, res;
+        lagrangian_terms<Model>(params, q, qd, t, M, F);
+        constraint_terms<Model, S>(params, q, qd, t, A, b, &res, nullptr);
+        Mat<S, mp, n> J;
+        Vec<S, mp> phi;
+        for (int l = 0; l < mp; ++l) {
+          phi[l] = res[l];
+          for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
+        }
+        if (!(norm_inf(phi) > S(eval.project_tol))) break;
+        Vec<S, n> dq;
+        if (!weighted_correction(M, J, phi, dq, eval.pinv)) break;
+        q -= dq;
+        moved = true;
+      }
+    }
+    for (int it = 0; it < eval.project_iterations; ++it) {
+      Mat<S, n, n> M;
+      Vec<S, n> F;
+      Mat<S, m, n> A;
+      Vec<S, m> b, vres;
+      lagrangian_terms<Model>(params, q, qd, t, M, F);
+      constraint_terms<Model, S>(params, q, qd, t, A, b, nullptr, &vres);
+      Mat<S, mpv, n> G;
+      Vec<S, mpv> r;
+      for (int l = 0; l < mpv; ++l) {
+        r[l] = vres[l];
+        for (int j = 0; j < n; ++j) G(l, j) = A(l, j);
+      }
+      if (!(norm_inf(r) > S(eval.project_tol))) break;
+      Vec<S, n> dqd;
+      if (!weighted_correction(M, G, r, dqd, eval.pinv)) break;
+      qd -= dqd;
+      moved = true;
+    }
+    return moved;
+  }
+}
+
+// q, qd from y = (q, qd, ...), and the reverse
+template <class S, int n, int N>
+NHOLO_HDI void split_state(const Vec<S, N>& y, Vec<S, n>& q, Vec<S, n>& qd) {
+  static_assert(N >= 2 * n, "a state holds q and qd first");
+  for (int i = 0; i < n; ++i) {
+    q[i] = y[i];
+    qd[i] = y[n + i];
+  }
+}
+template <class S, int n, int N>
+NHOLO_HDI void store_state(const Vec<S, n>& q, const Vec<S, n>& qd, Vec<S, N>& y) {
+  static_assert(N >= 2 * n, "a state holds q and qd first");
+  for (int i = 0; i < n; ++i) {
+    y[i] = q[i];
+    y[n + i] = qd[i];
+  }
+}
+
+// A model under a formulation whose state is y = (q, qd) (N = 2n), as
+// y' = f(t, y). Formulation (a tag type) supplies
+//   Formulation::name<Model>()                          its name
+//   Formulation::acceleration<Model, S>(p, q, qd, t, eval) -> Acceleration<S,n,m>
+// (qdd, forces, multipliers, residuals, status at one state).
+template <class Model, class S, class Formulation>
+struct SecondOrderSystem {
   using model_type = Model;
   using scalar = S;
   using Params = typename Model::Params;
   static constexpr int n = Model::n;
   static constexpr int m = m_of<Model>;
+  static constexpr int n_extra = 0;
   static constexpr int N = 2 * n;
+  static constexpr const char* formulation_name = Formulation::template name<Model>();
 
   Params params;
   EvalOptions eval;
+
+  NHOLO_HDI Acceleration<S, n, m> acceleration(S t, const Vec<S, n>& q,
+                                               const Vec<S, n>& qd) const {
+    return Formulation::template acceleration<Model, S>(params, q, qd, t, eval);
+  }
 
   // y' = (qd, qdd(t, q, qd))
   NHOLO_HDI Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
-    const auto acc = udwadia_kalaba_acceleration<Model, S>(params, q, qd, t, eval);
+    const auto acc = acceleration(t, q, qd);
     for (int i = 0; i < n; ++i) {
       dydt[i] = qd[i];
       dydt[n + i] = acc.qdd[i];
@@ -131,95 +286,63 @@ struct UdwadiaKalabaSystem {
     return all_finite(dydt) ? Status::ok : Status::non_finite;
   }
 
-  // Projection onto the constraint manifold (drift = project): positions onto
-  // phi = 0, then velocities onto phidot = 0 and g = 0, each step minimal in
-  // the M-norm (Newton iterations for nonlinear constraints).
+  // Projection onto the constraint manifold (drift = project), see
+  // project_onto_constraints.
   NHOLO_HDI bool post_step(S t, Vec<S, N>& y) const {
     if (eval.drift != DriftControl::project) return false;
-    constexpr int mp = Model::m_position;
-    constexpr int mpv = Model::m_position + Model::m_velocity;
-    if constexpr (mpv == 0) {
-      return false;
-    } else {
-      Vec<S, n> q, qd;
-      split(y, q, qd);
-      bool moved = false;
-      if constexpr (mp > 0) {
-        for (int it = 0; it < eval.project_iterations; ++it) {
-          Mat<S, n, n> M;
-          Vec<S, n> F;
-          Mat<S, m, n> A;
-          Vec<S, m> b, res;
-          lagrangian_terms<Model>(params, q, qd, t, M, F);
-          constraint_terms<Model, S>(params, q, qd, t, A, b, &res, nullptr);
-          Mat<S, mp, n> J;
-          Vec<S, mp> phi;
-          for (int l = 0; l < mp; ++l) {
-            phi[l] = res[l];
-            for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
-          }
-          if (!(norm_inf(phi) > S(eval.project_tol))) break;
-          Vec<S, n> dq;
-          if (!weighted_correction(M, J, phi, dq, eval.pinv)) break;
-          q -= dq;
-          moved = true;
-        }
-      }
-      for (int it = 0; it < eval.project_iterations; ++it) {
-        Mat<S, n, n> M;
-        Vec<S, n> F;
-        Mat<S, m, n> A;
-        Vec<S, m> b, vres;
-        lagrangian_terms<Model>(params, q, qd, t, M, F);
-        constraint_terms<Model, S>(params, q, qd, t, A, b, nullptr, &vres);
-        Mat<S, mpv, n> G;
-        Vec<S, mpv> r;
-        for (int l = 0; l < mpv; ++l) {
-          r[l] = vres[l];
-          for (int j = 0; j < n; ++j) G(l, j) = A(l, j);
-        }
-        if (!(norm_inf(r) > S(eval.project_tol))) break;
-        Vec<S, n> dqd;
-        if (!weighted_correction(M, G, r, dqd, eval.pinv)) break;
-        qd -= dqd;
-        moved = true;
-      }
-      for (int i = 0; i < n; ++i) {
-        y[i] = q[i];
-        y[n + i] = qd[i];
-      }
-      return moved;
-    }
+    Vec<S, n> q, qd;
+    split(y, q, qd);
+    const bool moved = project_onto_constraints<Model, S>(params, eval, t, q, qd);
+    store_state(q, qd, y);
+    return moved;
   }
 
   NHOLO_HDI void observe(S t, const Vec<S, N>& y, Observation<S, n, m>& obs) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
-    const auto acc = udwadia_kalaba_acceleration<Model, S>(params, q, qd, t, eval);
+    const auto acc = acceleration(t, q, qd);
     obs.qdd = acc.qdd;
     obs.force_ideal = acc.force_ideal;
     obs.force_nonideal = acc.force_nonideal;
     obs.multiplier = acc.multiplier;
     obs.status = acc.status;
-    S r = S(0);
-    for (int l = 0; l < Model::m_position + Model::m_velocity; ++l) {
-      r = max_of(r, S(fabs(acc.residual[l])));
-      r = max_of(r, S(fabs(acc.velocity_residual[l])));
-    }
-    obs.constraint_residual = r;
-    if constexpr (has_energy<Model>::value) {
-      obs.energy = Model::energy(params, q, qd, t);
-    } else {
-      obs.energy = S(NAN);
-    }
+    obs.constraint_residual = constraint_residual_norm<Model, S>(acc.residual, acc.velocity_residual);
+    obs.energy = model_energy<Model, S>(params, q, qd, t);
+  }
+
+  // y = (q, qd); lambda0 is not used by these formulations
+  NHOLO_HDI void pack(const Vec<S, n>& q, const Vec<S, n>& qd, const Vec<S, m>& /*lambda0*/,
+                      Vec<S, N>& y) const {
+    store_state(q, qd, y);
   }
 
   NHOLO_HDI static void split(const Vec<S, N>& y, Vec<S, n>& q, Vec<S, n>& qd) {
-    for (int i = 0; i < n; ++i) {
-      q[i] = y[i];
-      qd[i] = y[n + i];
-    }
+    split_state(y, q, qd);
   }
 };
+
+// The Udwadia–Kalaba formulation; named "conflated" on Conflated<Model>.
+struct UdwadiaKalabaFormulation {
+  template <class Model>
+  static constexpr const char* name() {
+    return is_conflated<Model>::value ? "conflated" : "udwadia_kalaba";
+  }
+  template <class Model, class S>
+  NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> acceleration(
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
+      S t, const EvalOptions& eo) {
+    return udwadia_kalaba_acceleration<Model, S>(p, q, qd, t, eo);
+  }
+};
+
+// A model under the Udwadia–Kalaba formulation as y' = f(t, y); on
+// Conflated<Model> it is the "conflated" formulation.
+template <class Model, class S = double>
+using UdwadiaKalabaSystem = SecondOrderSystem<Model, S, UdwadiaKalabaFormulation>;
+
+// The conflated formulation (Hamel's paradox): the Udwadia–Kalaba system of
+// the model with its conflated Lagrangian, formulation_name "conflated".
+template <class Model, class S = double>
+using ConflatedSystem = UdwadiaKalabaSystem<Conflated<Model>, S>;
 
 }  // namespace nholo

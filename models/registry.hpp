@@ -26,7 +26,9 @@
 #include "integrable_constraint.hpp"
 #include "parallel_velocities.hpp"
 #include "rolling_coin.hpp"
+#include "rolling_coin_redundant.hpp"
 #include "skate.hpp"
+#include "skate_redundant.hpp"
 #include "udwadia_example2.hpp"
 #include "udwadia_example3.hpp"
 #include "udwadia_example4.hpp"
@@ -45,7 +47,8 @@ struct ModelTag {
 
 using AllModels =
     ModelList<RollingCoin, Skate, Appell, UdwadiaExample2, UdwadiaExample3, UdwadiaExample4,
-              InclineBlock, ParallelVelocities, IntegrableConstraint>;
+              InclineBlock, ParallelVelocities, IntegrableConstraint, RollingCoinRedundant,
+              SkateRedundant>;
 
 // param_info holds n_params entries, or the one sentinel when n_params = 0
 template <class Model>

@@ -26,8 +26,8 @@ if [ ! -d /usr/local/cuda/include/cccl ] && [ ! -f /usr/local/cuda/include/thrus
 fi
 
 PY=${PYTHON:-python3}
-if ! "$PY" -c "import numpy, scipy, h5py, matplotlib, xarray, h5netcdf" >/dev/null 2>&1; then
+if ! "$PY" -c "import numpy, scipy, h5py, matplotlib, xarray, h5netcdf, pytest" >/dev/null 2>&1; then
   echo "[setup] installing Python packages into $("$PY" -c 'import sys; print(sys.executable)')"
-  "$PY" -m pip install --quiet --disable-pip-version-check numpy scipy h5py matplotlib xarray h5netcdf
+  "$PY" -m pip install --quiet --disable-pip-version-check numpy scipy h5py matplotlib xarray h5netcdf pytest
 fi
 echo "[setup] ok"

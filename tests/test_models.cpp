@@ -11,7 +11,8 @@
 //  3. Energy balance dE/dt = qd . (Q_i + Q_ni) for every model; Appell at rest.
 //  4. The misprints PHYSICS.md lists really are misprints (the printed form
 //     disagrees with the fundamental equation; the corrected one agrees).
-//  5. Registry: all nine models, unique names, defaults -> make_params, float.
+//  5. Registry: all eleven models (nine seed systems, two redundant variants),
+//     unique names, defaults -> make_params, float.
 //
 // "to tol" means |got_i - want_i| <= tol * (1 + max_j |want_j|) (as in
 // test_fundamental.cpp); states and parameters are O(1), so this is a
@@ -576,6 +577,63 @@ struct Case<IntegrableConstraint> {
   }
 };
 
+// The redundant variants: the base model's Case, with the redundant rows
+// appended to the hand-derived A and b.
+template <>
+struct Case<RollingCoinRedundant> {
+  using Base = Case<RollingCoin>;
+  using P = RollingCoin::Params;
+  static P params(Rng& r) { return Base::params(r); }
+  static State<RollingCoinRedundant> state(Rng& r, const P& p) {
+    const auto s = Base::state(r, p);
+    return State<RollingCoinRedundant>{s.q, s.qd, s.t};
+  }
+  // the coin's M, F, A, b with the third row A1 + A2, b1 + b2
+  static TermsOf<RollingCoinRedundant> hand(const P& p, const V<4>& q, const V<4>& qd, double t) {
+    const auto h = Base::hand(p, q, qd, t);
+    TermsOf<RollingCoinRedundant> r;
+    r.M = h.M;
+    r.F = h.F;
+    for (int j = 0; j < 4; ++j) {
+      r.A(0, j) = h.A(0, j);
+      r.A(1, j) = h.A(1, j);
+      r.A(2, j) = h.A(0, j) + h.A(1, j);
+    }
+    r.b = V<3>{{h.b[0], h.b[1], h.b[0] + h.b[1]}};
+    return r;
+  }
+};
+
+template <>
+struct Case<SkateRedundant> {
+  using Base = Case<Skate>;
+  using P = Skate::Params;
+  static P params(Rng& r) { return Base::params(r); }
+  static State<SkateRedundant> state(Rng& r, const P& p) {
+    const auto s = Base::state(r, p);
+    return State<SkateRedundant>{s.q, s.qd, s.t};
+  }
+  // the skate's rows with the second row 2 A, 2 b
+  static TermsOf<SkateRedundant> doubled(const TermsOf<Skate>& h) {
+    TermsOf<SkateRedundant> r;
+    r.M = h.M;
+    r.F = h.F;
+    for (int j = 0; j < 3; ++j) {
+      r.A(0, j) = h.A(0, j);
+      r.A(1, j) = 2.0 * h.A(0, j);
+    }
+    r.b = V<2>{{h.b[0], 2.0 * h.b[0]}};
+    return r;
+  }
+  static TermsOf<SkateRedundant> hand(const P& p, const V<3>& q, const V<3>& qd, double t) {
+    return doubled(Base::hand(p, q, qd, t));
+  }
+  static TermsOf<SkateRedundant> hand_conflated(const P& p, const V<3>& q, const V<3>& qd,
+                                                double t) {
+    return doubled(Base::hand_conflated(p, q, qd, t));
+  }
+};
+
 // ------------------------------------------------------------ 1. terms
 
 template <class LM>
@@ -630,6 +688,8 @@ NHOLO_TERMS_TEST(UdwadiaExample4)
 NHOLO_TERMS_TEST(InclineBlock)
 NHOLO_TERMS_TEST(ParallelVelocities)
 NHOLO_TERMS_TEST(IntegrableConstraint)
+NHOLO_TERMS_TEST(RollingCoinRedundant)
+NHOLO_TERMS_TEST(SkateRedundant)
 #undef NHOLO_TERMS_TEST
 
 // Every registered model has a Case (else this does not compile), i.e. is
@@ -641,7 +701,7 @@ TEST(ModelTerms, EveryRegisteredModelIsCovered) {
     static_assert(sizeof(Case<M>) > 0, "every registered model needs a Case in this test");
     ++covered;
   });
-  EXPECT_EQ(covered, 9);
+  EXPECT_EQ(covered, 11);
 }
 
 TEST(ModelTerms, RollingCoinHandDynamicsEqualsAd) {
@@ -1209,7 +1269,7 @@ TEST(Misprints, AppellPositionsForVelocities_30) {
 
 // ------------------------------------------------------------ 5. registry
 
-TEST(Registry, VisitsAllNineModelsWithUniqueNames) {
+TEST(Registry, VisitsAllElevenModelsWithUniqueNames) {
   std::vector<std::string> names;
   for_each_model([&names](auto tag) { names.emplace_back(decltype(tag)::type::name); });
   const std::vector<std::string> want = {"rolling_coin",
@@ -1220,10 +1280,12 @@ TEST(Registry, VisitsAllNineModelsWithUniqueNames) {
                                          "udwadia_example4",
                                          "incline_block",
                                          "parallel_velocities",
-                                         "integrable_constraint"};
+                                         "integrable_constraint",
+                                         "rolling_coin_redundant",
+                                         "skate_redundant"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
-  EXPECT_EQ(AllModels::size, 9);
+  EXPECT_EQ(AllModels::size, 11);
 }
 
 TEST(Registry, VisitModelByName) {
@@ -1345,7 +1407,8 @@ TEST(Registry, OptionalParts) {
     if (has_nonideal_force<M>::value) nonideal.insert(M::name);
   });
   EXPECT_EQ(conflated, (std::set<std::string>{"skate", "appell", "udwadia_example2",
-                                              "udwadia_example3", "udwadia_example4"}));
+                                              "udwadia_example3", "udwadia_example4",
+                                              "skate_redundant"}));
   EXPECT_EQ(nonideal, (std::set<std::string>{"appell", "incline_block"}));
 }
 

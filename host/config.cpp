@@ -1,0 +1,480 @@
+#include "host/config.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "host/model_info.hpp"
+
+namespace nholo {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+const std::map<std::string, std::vector<std::string>>& config_schema() {
+  static const std::map<std::string, std::vector<std::string>> schema = {
+      {"", {"model", "formulations", "params", "time", "integrator", "ensemble", "output",
+            "backend", "compare"}},
+      {"time", {"t_start", "t_end", "save_every", "saveat"}},
+      {"integrator",
+       {"method", "rtol", "atol", "dt", "dt_min", "dt_max", "max_steps", "drift",
+        "baumgarte_alpha", "baumgarte_beta", "pinv_rtol"}},
+      {"ensemble", {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0"}},
+      {"output", {"path", "fields", "memory_budget_mb", "window"}},
+      {"backend", {"device", "threads"}},
+      {"compare", {"threshold"}},
+  };
+  return schema;
+}
+
+const std::vector<std::string>& known_formulations() {
+  static const std::vector<std::string> v = {"udwadia_kalaba", "lagrange_multiplier", "null_space",
+                                             "vakonomic", "conflated"};
+  return v;
+}
+
+const std::vector<std::string>& known_fields() {
+  static const std::vector<std::string> v = {"q",          "qdot",     "qddot",
+                                             "force_ideal", "force_nonideal", "multiplier",
+                                             "constraint_residual", "energy"};
+  return v;
+}
+
+std::string Distribution::describe() const {
+  std::ostringstream os;
+  switch (kind) {
+    case Kind::constant: os << a; break;
+    case Kind::uniform: os << "uniform[" << a << ", " << b << "]"; break;
+    case Kind::normal: os << "normal(" << a << ", " << b << ")"; break;
+    case Kind::linspace: os << "linspace(" << a << ", " << b << ", " << count << ")"; break;
+    case Kind::values: os << values.size() << " values"; break;
+  }
+  return os.str();
+}
+
+namespace {
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date/time";
+  }
+}
+
+double as_number(const toml::node& n, const std::string& key) {
+  if (!n.is_number())
+    throw ConfigError(key, std::string("expected a number, got ") + type_name(n));
+  const double v = *n.value<double>();
+  if (!std::isfinite(v)) throw ConfigError(key, "expected a finite number");
+  return v;
+}
+
+int64_t as_integer(const toml::node& n, const std::string& key) {
+  if (n.is_integer()) return *n.value<int64_t>();
+  if (n.is_floating_point()) {
+    const double v = *n.value<double>();
+    if (std::floor(v) == v && std::abs(v) < 9e15) return static_cast<int64_t>(v);
+  }
+  throw ConfigError(key, std::string("expected an integer, got ") + type_name(n));
+}
+
+std::string as_string(const toml::node& n, const std::string& key) {
+  if (!n.is_string()) throw ConfigError(key, std::string("expected a string, got ") + type_name(n));
+  return *n.value<std::string>();
+}
+
+std::string as_choice(const toml::node& n, const std::string& key,
+                      const std::vector<std::string>& accepted) {
+  const std::string s = as_string(n, key);
+  if (std::find(accepted.begin(), accepted.end(), s) == accepted.end())
+    throw ConfigError(key, "unknown value '" + s + "' (accepted: " + join(accepted) + ")");
+  return s;
+}
+
+std::vector<std::string> as_string_list(const toml::node& n, const std::string& key) {
+  std::vector<std::string> v;
+  if (n.is_string()) return {as_string(n, key)};
+  if (!n.is_array())
+    throw ConfigError(key, std::string("expected an array of strings, got ") + type_name(n));
+  for (const auto& e : *n.as_array()) v.push_back(as_string(e, key + "[]"));
+  return v;
+}
+
+std::vector<double> as_number_list(const toml::node& n, const std::string& key) {
+  if (!n.is_array())
+    throw ConfigError(key, std::string("expected an array of numbers, got ") + type_name(n));
+  std::vector<double> v;
+  for (const auto& e : *n.as_array()) v.push_back(as_number(e, key + "[]"));
+  return v;
+}
+
+void check_keys(const toml::table& t, const std::string& table, const std::string& prefix) {
+  const auto& accepted = config_schema().at(table);
+  for (auto&& [k, v] : t) {
+    (void)v;
+    const std::string key(k.str());
+    if (std::find(accepted.begin(), accepted.end(), key) == accepted.end())
+      throw ConfigError(prefix + key, "unknown key (accepted in " +
+                                          (table.empty() ? std::string("the top level")
+                                                         : "[" + table + "]") +
+                                          ": " + join(accepted) + ")");
+  }
+}
+
+const toml::table* subtable(const toml::table& root, const std::string& name) {
+  const toml::node* n = root.get(name);
+  if (!n) return nullptr;
+  if (!n->is_table()) throw ConfigError(name, std::string("expected a table, got ") + type_name(*n));
+  return n->as_table();
+}
+
+Distribution parse_distribution(const toml::node& n, const std::string& key) {
+  Distribution d;
+  if (n.is_number()) {
+    d.kind = Distribution::Kind::constant;
+    d.a = as_number(n, key);
+    return d;
+  }
+  const std::string accepted =
+      "a number, or one of { uniform = [low, high] }, { normal = [mean, std] }, "
+      "{ linspace = [start, stop, count] }, { values = [v1, v2, ...] }";
+  if (!n.is_table()) throw ConfigError(key, std::string("expected ") + accepted + ", got " + type_name(n));
+  const toml::table& t = *n.as_table();
+  if (t.size() != 1) throw ConfigError(key, "expected exactly one of " + accepted);
+  const auto it = t.begin();
+  const std::string kind(it->first.str());
+  const toml::node& v = it->second;
+  const std::string sub = key + "." + kind;
+  if (kind == "values") {
+    d.kind = Distribution::Kind::values;
+    d.values = as_number_list(v, sub);
+    if (d.values.empty()) throw ConfigError(sub, "expected at least one value");
+    return d;
+  }
+  const std::vector<double> a = as_number_list(v, sub);
+  if (kind == "uniform") {
+    if (a.size() != 2) throw ConfigError(sub, "expected [low, high]");
+    if (!(a[1] >= a[0])) throw ConfigError(sub, "expected low <= high");
+    d.kind = Distribution::Kind::uniform;
+  } else if (kind == "normal") {
+    if (a.size() != 2) throw ConfigError(sub, "expected [mean, std]");
+    if (!(a[1] >= 0)) throw ConfigError(sub, "expected std >= 0");
+    d.kind = Distribution::Kind::normal;
+  } else if (kind == "linspace") {
+    if (a.size() != 3) throw ConfigError(sub, "expected [start, stop, count]");
+    if (!(a[2] >= 1) || std::floor(a[2]) != a[2])
+      throw ConfigError(sub, "expected a count >= 1 as the third entry");
+    d.kind = Distribution::Kind::linspace;
+    d.count = static_cast<int64_t>(a[2]);
+  } else {
+    throw ConfigError(key, "unknown distribution '" + kind + "' (accepted: " + accepted + ")");
+  }
+  d.a = a[0];
+  d.b = a[1];
+  return d;
+}
+
+std::map<std::string, Distribution> parse_initial(const toml::table* t, const std::string& key,
+                                                  const std::vector<std::string>& names) {
+  std::map<std::string, Distribution> out;
+  if (!t) return out;
+  for (auto&& [k, v] : *t) {
+    const std::string name(k.str());
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw ConfigError(key + "." + name,
+                        "unknown name (accepted: " + (names.empty() ? std::string("none") : join(names)) + ")");
+    out[name] = parse_distribution(v, key + "." + name);
+  }
+  return out;
+}
+
+// Insert `value` (TOML text, or a bare string) at the dotted key.
+void apply_override(toml::table& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set", "expected key=value, got '" + assignment + "'");
+  std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  auto trim = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  key = trim(key);
+  text = trim(text);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + text);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{{"v", text}};  // a bare word: take it as a string
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) {
+    if (p.empty()) throw ConfigError("--set " + key, "empty component in the key");
+    parts.push_back(p);
+  }
+  toml::table* t = &root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    toml::node* n = t->get(parts[i]);
+    if (!n) {
+      t->insert(parts[i], toml::table{});
+      n = t->get(parts[i]);
+    }
+    if (!n->is_table())
+      throw ConfigError("--set " + key, "'" + parts[i] + "' is not a table");
+    t = n->as_table();
+  }
+  parsed.get("v")->visit([&](auto&& val) { t->insert_or_assign(parts.back(), val); });
+}
+
+}  // namespace
+
+RunConfig parse_config(const std::string& toml_text, const std::vector<std::string>& overrides,
+                       const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << "not valid TOML at line " << e.source().begin.line << ", column "
+       << e.source().begin.column << ": " << e.description();
+    throw ConfigError("", os.str());
+  }
+  for (const auto& o : overrides) apply_override(root, o);
+
+  RunConfig cfg;
+  cfg.source = source;
+  {
+    std::ostringstream os;
+    os << root;
+    cfg.text = os.str();
+  }
+  check_keys(root, "", "");
+  for (const char* t : {"time", "integrator", "ensemble", "output", "backend", "compare"})
+    if (const toml::table* st = subtable(root, t)) check_keys(*st, t, std::string(t) + ".");
+
+  // model and formulations
+  const toml::node* mn = root.get("model");
+  if (!mn) throw ConfigError("model", "missing (accepted: " + join(model_names()) + ")");
+  cfg.model = as_string(*mn, "model");
+  const ModelInfo* mi = find_model(cfg.model);
+  if (!mi)
+    throw ConfigError("model", "unknown model '" + cfg.model + "' (accepted: " + join(model_names()) + ")");
+  cfg.formulations = {"udwadia_kalaba"};
+  if (const toml::node* f = root.get("formulations")) cfg.formulations = as_string_list(*f, "formulations");
+  if (cfg.formulations.empty()) throw ConfigError("formulations", "expected at least one formulation");
+  std::set<std::string> seen;
+  for (const auto& f : cfg.formulations) {
+    if (std::find(known_formulations().begin(), known_formulations().end(), f) ==
+        known_formulations().end())
+      throw ConfigError("formulations", "unknown formulation '" + f + "' (accepted: " +
+                                            join(known_formulations()) + ")");
+    if (std::find(mi->formulations.begin(), mi->formulations.end(), f) == mi->formulations.end())
+      throw ConfigError("formulations", "model '" + cfg.model + "' does not support '" + f +
+                                            "' (accepted for it: " + join(mi->formulations) + ")");
+    if (!seen.insert(f).second) throw ConfigError("formulations", "'" + f + "' listed twice");
+  }
+
+  // [params]: defaults, then the given ones
+  for (const auto& p : mi->params) cfg.params[p.name] = p.default_value;
+  if (const toml::table* pt = subtable(root, "params")) {
+    std::vector<std::string> names;
+    for (const auto& p : mi->params) names.push_back(p.name);
+    for (auto&& [k, v] : *pt) {
+      const std::string name(k.str());
+      if (!cfg.params.count(name))
+        throw ConfigError("params." + name, "unknown parameter of model '" + cfg.model +
+                                                "' (accepted: " + (names.empty() ? "none" : join(names)) + ")");
+      cfg.params[name] = as_number(v, "params." + name);
+    }
+  }
+
+  // [time]
+  const toml::table* tt = subtable(root, "time");
+  if (!tt) throw ConfigError("time", "missing table [time] (needs t_end and save_every or saveat)");
+  if (const toml::node* n = tt->get("t_start")) cfg.t_start = as_number(*n, "time.t_start");
+  const toml::node* te = tt->get("t_end");
+  if (!te) throw ConfigError("time.t_end", "missing (a number > time.t_start)");
+  cfg.t_end = as_number(*te, "time.t_end");
+  if (!(cfg.t_end > cfg.t_start))
+    throw ConfigError("time.t_end", "must be greater than time.t_start (" + std::to_string(cfg.t_start) + ")");
+  const toml::node* se = tt->get("save_every");
+  const toml::node* sa = tt->get("saveat");
+  if (se && sa) throw ConfigError("time", "give either save_every or saveat, not both");
+  cfg.save_times.push_back(cfg.t_start);
+  if (sa) {
+    const auto v = as_number_list(*sa, "time.saveat");
+    double prev = cfg.t_start;
+    for (double t : v) {
+      if (!(t > prev)) throw ConfigError("time.saveat", "times must increase and exceed time.t_start");
+      if (t > cfg.t_end) throw ConfigError("time.saveat", "times must not exceed time.t_end");
+      cfg.save_times.push_back(t);
+      prev = t;
+    }
+  } else {
+    const double dt = se ? as_number(*se, "time.save_every") : (cfg.t_end - cfg.t_start) / 100.0;
+    if (!(dt > 0)) throw ConfigError("time.save_every", "must be > 0");
+    const double span = cfg.t_end - cfg.t_start;
+    const int64_t k_max = static_cast<int64_t>(std::floor(span / dt * (1 + 1e-12)));
+    if (k_max > 10000000) throw ConfigError("time.save_every", "more than 10^7 saves; choose a larger interval");
+    for (int64_t k = 1; k <= k_max; ++k) cfg.save_times.push_back(cfg.t_start + k * dt);
+    if (cfg.save_times.back() < cfg.t_end - 1e-12 * span) cfg.save_times.push_back(cfg.t_end);
+    cfg.save_times.back() = std::min(cfg.save_times.back(), cfg.t_end);
+  }
+
+  // [integrator]
+  if (const toml::table* it = subtable(root, "integrator")) {
+    auto& o = cfg.integrator;
+    if (const toml::node* n = it->get("method")) {
+      const std::string m = as_choice(*n, "integrator.method", {"rk4", "dopri5", "dop853"});
+      o.method = m == "rk4" ? Method::rk4 : m == "dopri5" ? Method::dopri5 : Method::dop853;
+    }
+    auto positive = [&](const char* k, double& dst) {
+      if (const toml::node* n = it->get(k)) {
+        dst = as_number(*n, std::string("integrator.") + k);
+        if (!(dst > 0)) throw ConfigError(std::string("integrator.") + k, "must be > 0");
+      }
+    };
+    positive("rtol", o.rtol);
+    positive("atol", o.atol);
+    positive("dt", o.dt);
+    positive("dt_min", o.dt_min);
+    if (const toml::node* n = it->get("dt_max")) {
+      o.dt_max = as_number(*n, "integrator.dt_max");
+      if (o.dt_max < 0) throw ConfigError("integrator.dt_max", "must be >= 0 (0: unbounded)");
+    }
+    if (const toml::node* n = it->get("max_steps")) {
+      o.max_steps = as_integer(*n, "integrator.max_steps");
+      if (o.max_steps < 1) throw ConfigError("integrator.max_steps", "must be >= 1");
+    }
+    if (const toml::node* n = it->get("drift")) {
+      const std::string d = as_choice(*n, "integrator.drift", {"none", "baumgarte", "project"});
+      cfg.eval.drift = d == "none" ? DriftControl::none
+                       : d == "baumgarte" ? DriftControl::baumgarte
+                                          : DriftControl::project;
+    }
+    positive("baumgarte_alpha", cfg.eval.baumgarte_alpha);
+    positive("baumgarte_beta", cfg.eval.baumgarte_beta);
+    positive("pinv_rtol", cfg.eval.pinv.rtol);
+  }
+
+  // [ensemble]
+  const toml::table* et = subtable(root, "ensemble");
+  bool size_given = false;
+  if (et) {
+    if (const toml::node* n = et->get("size")) {
+      cfg.size = as_integer(*n, "ensemble.size");
+      if (cfg.size < 1) throw ConfigError("ensemble.size", "must be >= 1, got " + std::to_string(cfg.size));
+      size_given = true;
+    }
+    if (const toml::node* n = et->get("seed")) {
+      const int64_t s = as_integer(*n, "ensemble.seed");
+      if (s < 0) throw ConfigError("ensemble.seed", "must be >= 0");
+      cfg.seed = static_cast<uint64_t>(s);
+    }
+    if (const toml::node* n = et->get("sampler"))
+      cfg.sampler = as_choice(*n, "ensemble.sampler", {"random", "grid", "sobol", "file"});
+    if (const toml::node* n = et->get("on_violation"))
+      cfg.on_violation = as_choice(*n, "ensemble.on_violation", {"project", "reject", "error"});
+    if (const toml::node* n = et->get("file")) cfg.file = as_string(*n, "ensemble.file");
+    cfg.q0 = parse_initial(subtable(*et, "q0"), "ensemble.q0", mi->coordinates);
+    cfg.qd0 = parse_initial(subtable(*et, "qd0"), "ensemble.qd0", mi->coordinates);
+    cfg.lambda0 = parse_initial(subtable(*et, "lambda0"), "ensemble.lambda0", mi->constraints);
+  }
+  if (!cfg.lambda0.empty() &&
+      std::find(cfg.formulations.begin(), cfg.formulations.end(), "vakonomic") == cfg.formulations.end())
+    throw ConfigError("ensemble.lambda0", "given, but no vakonomic formulation is selected");
+  // sampler-specific checks
+  auto all_specs = [&](auto&& f) {
+    for (auto* m : {&cfg.q0, &cfg.qd0, &cfg.lambda0})
+      for (auto& [name, d] : *m) f(name, d);
+  };
+  if (cfg.sampler == "grid") {
+    int64_t product = 1;
+    all_specs([&](const std::string& name, const Distribution& d) {
+      if (d.kind == Distribution::Kind::uniform || d.kind == Distribution::Kind::normal)
+        throw ConfigError("ensemble", "sampler 'grid' takes numbers, linspace or values, not a random "
+                                      "distribution (for '" + name + "')");
+      const int64_t k = d.kind == Distribution::Kind::linspace ? d.count
+                        : d.kind == Distribution::Kind::values ? static_cast<int64_t>(d.values.size())
+                                                               : 1;
+      if (product > (int64_t(1) << 40) / k) throw ConfigError("ensemble", "grid larger than 2^40 points");
+      product *= k;
+    });
+    if (size_given && cfg.size != product)
+      throw ConfigError("ensemble.size", "is " + std::to_string(cfg.size) + " but the grid has " +
+                                             std::to_string(product) + " points (omit size for grids)");
+    cfg.size = product;
+  } else if (cfg.sampler == "random" || cfg.sampler == "sobol") {
+    all_specs([&](const std::string& name, const Distribution& d) {
+      if (d.kind == Distribution::Kind::linspace || d.kind == Distribution::Kind::values)
+        throw ConfigError("ensemble", "sampler '" + cfg.sampler + "' takes numbers, uniform or normal, "
+                                      "not linspace/values (for '" + name + "'; use sampler = \"grid\")");
+    });
+  } else if (cfg.sampler == "file") {
+    if (cfg.file.empty()) throw ConfigError("ensemble.file", "missing (sampler = \"file\" needs a file of initial states)");
+    std::ifstream f(cfg.file);
+    if (!f) throw ConfigError("ensemble.file", "cannot read '" + cfg.file + "'");
+  }
+
+  // [output]
+  cfg.fields = {"q", "qdot", "constraint_residual", "energy"};
+  if (const toml::table* ot = subtable(root, "output")) {
+    if (const toml::node* n = ot->get("path")) cfg.output_path = as_string(*n, "output.path");
+    if (const toml::node* n = ot->get("fields")) {
+      cfg.fields = as_string_list(*n, "output.fields");
+      for (const auto& f : cfg.fields)
+        if (std::find(known_fields().begin(), known_fields().end(), f) == known_fields().end())
+          throw ConfigError("output.fields", "unknown field '" + f + "' (accepted: " + join(known_fields()) + ")");
+    }
+    if (const toml::node* n = ot->get("memory_budget_mb")) {
+      cfg.memory_budget_mb = as_number(*n, "output.memory_budget_mb");
+      if (!(cfg.memory_budget_mb >= 1)) throw ConfigError("output.memory_budget_mb", "must be >= 1");
+    }
+    if (const toml::node* n = ot->get("window")) {
+      const int64_t w = as_integer(*n, "output.window");
+      if (w < 1 || w > 100000) throw ConfigError("output.window", "must be in [1, 100000]");
+      cfg.window = static_cast<int>(w);
+    }
+  }
+  if (cfg.output_path.empty()) throw ConfigError("output.path", "missing (the HDF5 file to write)");
+
+  // [backend]
+  if (const toml::table* bt = subtable(root, "backend")) {
+    if (const toml::node* n = bt->get("device")) cfg.device = as_choice(*n, "backend.device", {"omp", "cpp", "cuda"});
+    if (const toml::node* n = bt->get("threads")) {
+      const int64_t t = as_integer(*n, "backend.threads");
+      if (t < 0 || t > 4096) throw ConfigError("backend.threads", "must be in [0, 4096] (0: all cores)");
+      cfg.threads = static_cast<int>(t);
+    }
+  }
+  // [compare]
+  if (const toml::table* ct = subtable(root, "compare")) {
+    if (const toml::node* n = ct->get("threshold")) {
+      cfg.compare_threshold = as_number(*n, "compare.threshold");
+      if (!(cfg.compare_threshold > 0)) throw ConfigError("compare.threshold", "must be > 0");
+    }
+  }
+  return cfg;
+}
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError("", "cannot read config file '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_config(ss.str(), overrides, path);
+}
+
+}  // namespace nholo

@@ -1,0 +1,113 @@
+// nholo — command line: run | check | models | stats | compare.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "host/run.hpp"
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> v;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) v.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) v.push_back(cur);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", nholo::nholo_version() + " (" + nholo::nholo_git_revision() + ")");
+
+  std::string config_path, file_path, model_name, formulations;
+  std::vector<std::string> overrides;
+  bool overwrite = false, quiet = false, json = false;
+  std::string backend;
+  int threads = -1;
+
+  auto add_run_options = [&](CLI::App* sub) {
+    sub->add_option("config", config_path, "TOML configuration (examples/*.toml)")->required();
+    sub->add_option("--set", overrides, "override a key: --set integrator.rtol=1e-12 (repeatable)");
+    sub->add_option("--backend", backend, "omp | cpp | cuda (overrides backend.device)");
+    sub->add_option("--threads", threads, "OpenMP threads, 0 = all cores (overrides backend.threads)");
+    sub->add_flag("--overwrite", overwrite, "replace an existing output file");
+  };
+  CLI::App* run = app.add_subcommand("run", "integrate the ensemble of CONFIG and write its HDF5 file");
+  add_run_options(run);
+  run->add_flag("-q,--quiet", quiet, "no progress output");
+  CLI::App* check = app.add_subcommand("check", "validate CONFIG and its output path; write nothing");
+  add_run_options(check);
+  CLI::App* models = app.add_subcommand("models", "list the models (coordinates, parameters, formulations)");
+  models->add_option("name", model_name, "one model");
+  models->add_flag("--json", json, "machine-readable output");
+  CLI::App* stats = app.add_subcommand("stats", "print the ensemble statistics stored in FILE");
+  stats->add_option("file", file_path, "an nholo HDF5 file")->required();
+  CLI::App* compare = app.add_subcommand("compare", "print the divergence between formulations in FILE");
+  compare->add_option("file", file_path, "an nholo HDF5 file")->required();
+  compare->add_option("--formulations", formulations, "restrict to these, comma separated");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*run || *check) {
+      if (!backend.empty()) overrides.push_back("backend.device=\"" + backend + "\"");
+      if (threads >= 0) overrides.push_back("backend.threads=" + std::to_string(threads));
+      const nholo::RunConfig cfg = nholo::load_config(config_path, overrides);
+      nholo::CommandOptions opts;
+      opts.overwrite = overwrite;
+      opts.quiet = quiet;
+      if (*check) {
+        std::cout << nholo::check_command(cfg, opts);
+        return 0;
+      }
+      nholo::install_interrupt_handler();
+      const nholo::RunSummary s = nholo::run_command(cfg, opts);
+      if (!quiet) {
+        std::fprintf(stderr, "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
+                     static_cast<long long>(s.completed_from_constraints),
+                     static_cast<long long>(s.projected), static_cast<long long>(s.rejected));
+        for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
+      }
+      if (s.interrupted) {
+        std::fprintf(stderr,
+                     "nholo: interrupted: %lld of %lld trajectories finished; the valid but incomplete "
+                     "file is %s.partial (root attribute complete = 0, unfinished trajectories have "
+                     "status not_run)\n",
+                     static_cast<long long>(s.completed), static_cast<long long>(s.trajectories),
+                     cfg.output_path.c_str());
+        return 130;
+      }
+      if (!quiet)
+        std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", cfg.output_path.c_str(),
+                     static_cast<long long>(s.trajectories), s.seconds);
+      return 0;
+    }
+    if (*models) {
+      std::cout << nholo::models_command(model_name, json);
+      return 0;
+    }
+    if (*stats) {
+      std::cout << nholo::stats_command(file_path);
+      return 0;
+    }
+    if (*compare) {
+      std::cout << nholo::compare_command(file_path, split_commas(formulations));
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nholo: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,56 @@
+#include "host/model_info.hpp"
+
+#include "kernels/model.hpp"
+#include "models/registry.hpp"
+
+namespace nholo {
+
+const std::vector<ModelInfo>& model_infos() {
+  static const std::vector<ModelInfo> infos = [] {
+    std::vector<ModelInfo> v;
+    models::for_each_model([&](auto tag) {
+      using M = typename decltype(tag)::type;
+      ModelInfo mi;
+      mi.name = M::name;
+      mi.description = M::description;
+      mi.n = M::n;
+      mi.m_position = M::m_position;
+      mi.m_velocity = M::m_velocity;
+      mi.m_acceleration = M::m_acceleration;
+      mi.m = constraint_count<M>();
+      for (int i = 0; i < M::n; ++i) mi.coordinates.push_back(M::coordinates[i]);
+      for (int l = 0; l < mi.m; ++l) {
+        mi.constraints.push_back(M::constraint_names[l]);
+        mi.constraint_kinds.push_back(l < M::m_position ? "position"
+                                      : l < M::m_position + M::m_velocity ? "velocity"
+                                                                          : "acceleration");
+      }
+      for (int j = 0; j < M::n_params; ++j)
+        mi.params.push_back({M::param_info[j].name, M::param_info[j].default_value,
+                             M::param_info[j].unit, M::param_info[j].doc});
+      mi.has_energy = has_energy<M>::value;
+      mi.has_nonideal = has_nonideal_force<M>::value;
+      mi.has_conflated = has_conflated_lagrangian<M>::value;
+      mi.has_hand_dynamics = has_hand_dynamics<M>::value;
+      mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
+      if (mi.has_conflated) mi.formulations.push_back("conflated");
+      v.push_back(std::move(mi));
+    });
+    return v;
+  }();
+  return infos;
+}
+
+const ModelInfo* find_model(const std::string& name) {
+  for (const auto& mi : model_infos())
+    if (mi.name == name) return &mi;
+  return nullptr;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> v;
+  for (const auto& mi : model_infos()) v.push_back(mi.name);
+  return v;
+}
+
+}  // namespace nholo

@@ -1,0 +1,38 @@
+// nholo/host/model_info.hpp — run-time descriptions of the registered models
+// (names, coordinates, constraints, parameters, supported formulations), for
+// the config reader, `nholo models` and the HDF5 attributes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nholo {
+
+struct ParamDescription {
+  std::string name;
+  double default_value;
+  std::string unit;
+  std::string doc;
+};
+
+struct ModelInfo {
+  std::string name;
+  std::string description;
+  int n = 0, m = 0, m_position = 0, m_velocity = 0, m_acceleration = 0;
+  std::vector<std::string> coordinates;
+  std::vector<std::string> constraints;
+  std::vector<std::string> constraint_kinds;  // "position" | "velocity" | "acceleration" per row
+  std::vector<ParamDescription> params;
+  std::vector<std::string> formulations;  // supported
+  bool has_energy = false;
+  bool has_nonideal = false;
+  bool has_conflated = false;
+  bool has_hand_dynamics = false;
+};
+
+const std::vector<ModelInfo>& model_infos();
+// nullptr when unknown
+const ModelInfo* find_model(const std::string& name);
+std::vector<std::string> model_names();
+
+}  // namespace nholo

@@ -1,0 +1,324 @@
+#include "host/run.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "host/model_info.hpp"
+#include "models/registry.hpp"
+
+#ifndef NHOLO_VERSION
+#define NHOLO_VERSION "0.0.0"
+#endif
+#ifndef NHOLO_GIT_REVISION
+#define NHOLO_GIT_REVISION "unknown"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace nholo {
+
+std::atomic<bool>& interrupt_flag() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+namespace {
+extern "C" void on_sigint(int) { interrupt_flag().store(true); }
+}  // namespace
+
+void install_interrupt_handler() { std::signal(SIGINT, on_sigint); }
+
+std::string nholo_version() { return NHOLO_VERSION; }
+std::string nholo_git_revision() { return NHOLO_GIT_REVISION; }
+
+namespace {
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The output path is usable: its folder exists and is writable, and neither
+// PATH nor PATH.partial exists (unless overwrite).
+void check_output_path(const std::string& path, bool overwrite) {
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir))
+    throw ConfigError("output.path", "folder '" + dir.string() + "' does not exist (create it first)");
+  if (access(dir.c_str(), W_OK) != 0)
+    throw ConfigError("output.path", "folder '" + dir.string() + "' is not writable");
+  if (p.has_filename() == false || fs::is_directory(p))
+    throw ConfigError("output.path", "'" + path + "' is a folder; expected a file name");
+  for (const std::string& q : std::vector<std::string>{path, path + ".partial"}) {
+    if (fs::exists(q) && !overwrite)
+      throw ConfigError("output.path", "'" + q + "' exists; pass --overwrite to replace it");
+  }
+}
+
+Backend backend_of(const RunConfig& cfg) {
+  if (cfg.device == "cuda")
+    throw ConfigError("backend.device", "'cuda' is not available in this build (a CPU build); "
+                                        "accepted: omp, cpp");
+  return cfg.device == "cpp" ? Backend::cpp : Backend::omp;
+}
+
+}  // namespace
+
+std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
+  backend_of(cfg);
+  check_output_path(cfg.output_path, opts.overwrite);
+  const ModelInfo& mi = *find_model(cfg.model);
+  std::ostringstream os;
+  os << "config ok: model " << cfg.model << " (n = " << mi.n << ", m = " << mi.m << "), "
+     << cfg.size << " trajectories (" << cfg.sampler << " sampler), formulations "
+     << join(cfg.formulations) << ", " << cfg.save_times.size() << " saves in [" << cfg.t_start
+     << ", " << cfg.t_end << "], output " << cfg.output_path << "\n";
+  return os.str();
+}
+
+RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
+  backend_of(cfg);
+  check_output_path(cfg.output_path, opts.overwrite);
+  const std::string partial = cfg.output_path + ".partial";
+  if (opts.overwrite) fs::remove(partial);
+  interrupt_flag().store(false);
+  RunSummary sum;
+  try {
+    h5::File file = h5::File::create(partial);
+    h5::Group root = file.root();
+    const ModelInfo& mi = *find_model(cfg.model);
+    root.set_attr("title", "nholo ensemble: " + cfg.model);
+    root.set_attr("model", cfg.model);
+    root.set_attr("model_description", mi.description);
+    root.set_attr("coordinates", mi.coordinates);
+    root.set_attr("constraints", mi.constraints);
+    root.set_attr("formulations", cfg.formulations);
+    std::vector<std::string> pn;
+    std::vector<double> pv;
+    for (const auto& p : mi.params) {
+      pn.push_back(p.name);
+      pv.push_back(cfg.params.at(p.name));
+      root.set_attr("param_" + p.name, cfg.params.at(p.name));
+    }
+    root.set_attr("parameter_names", pn);
+    root.set_attr("parameter_values", pv);
+    const char* methods[] = {"rk4", "dopri5", "dop853"};
+    const char* drifts[] = {"none", "baumgarte", "project"};
+    root.set_attr("integrator_method", methods[static_cast<int>(cfg.integrator.method)]);
+    root.set_attr("integrator_rtol", cfg.integrator.rtol);
+    root.set_attr("integrator_atol", cfg.integrator.atol);
+    root.set_attr("integrator_dt", cfg.integrator.dt);
+    root.set_attr("integrator_drift", drifts[static_cast<int>(cfg.eval.drift)]);
+    root.set_attr("ensemble_size", cfg.size);
+    root.set_attr("ensemble_sampler", cfg.sampler);
+    root.set_attr("ensemble_seed", static_cast<int64_t>(cfg.seed));
+    root.set_attr("backend", cfg.device);
+    root.set_attr("config", cfg.text);
+    root.set_attr("nholo_version", nholo_version());
+    root.set_attr("git_revision", nholo_git_revision());
+    root.set_attr("created", now_iso8601());
+    root.set_attr("complete", int64_t(0));
+    RunOptions ro;
+    ro.quiet = opts.quiet;
+    ro.tty = isatty(STDERR_FILENO);
+    bool found = models::visit_model(cfg.model.c_str(), [&](auto tag) {
+      using M = typename decltype(tag)::type;
+      sum = run_model<M>(cfg, ro, root);
+    });
+    if (!found) throw ConfigError("model", "unknown model '" + cfg.model + "'");
+    root.set_attr("completed_trajectories", sum.completed);
+    root.set_attr("initial_states_completed", sum.completed_from_constraints);
+    root.set_attr("initial_states_projected", sum.projected);
+    root.set_attr("initial_states_rejected", sum.rejected);
+    root.set_attr("interrupted", int64_t(sum.interrupted ? 1 : 0));
+    root.set_attr("wall_seconds", sum.seconds);
+    if (!sum.interrupted) root.set_attr("complete", int64_t(1));
+    file.flush();
+    file.close();
+  } catch (...) {
+    // a failed run leaves nothing that could pass for a result
+    std::error_code ec;
+    fs::remove(partial, ec);
+    throw;
+  }
+  if (!sum.interrupted) fs::rename(partial, cfg.output_path);
+  return sum;
+}
+
+std::string models_command(const std::string& name, bool json) {
+  std::ostringstream os;
+  auto quote = [](const std::string& s) {
+    std::string r = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') r += '\\';
+      r += c;
+    }
+    return r + "\"";
+  };
+  auto list = [&](const std::vector<std::string>& v) {
+    std::string r = "[";
+    for (size_t i = 0; i < v.size(); ++i) r += (i ? ", " : "") + quote(v[i]);
+    return r + "]";
+  };
+  std::vector<const ModelInfo*> sel;
+  for (const auto& mi : model_infos())
+    if (name.empty() || mi.name == name) sel.push_back(&mi);
+  if (sel.empty())
+    throw ConfigError("model", "unknown model '" + name + "' (accepted: " + join(model_names()) + ")");
+  if (json) {
+    os << "[\n";
+    for (size_t k = 0; k < sel.size(); ++k) {
+      const ModelInfo& mi = *sel[k];
+      os << "  {\"name\": " << quote(mi.name) << ", \"description\": " << quote(mi.description)
+         << ", \"n\": " << mi.n << ", \"m\": " << mi.m << ", \"coordinates\": " << list(mi.coordinates)
+         << ", \"constraints\": " << list(mi.constraints)
+         << ", \"constraint_kinds\": " << list(mi.constraint_kinds)
+         << ", \"formulations\": " << list(mi.formulations) << ", \"parameters\": [";
+      for (size_t j = 0; j < mi.params.size(); ++j) {
+        const auto& p = mi.params[j];
+        os << (j ? ", " : "") << "{\"name\": " << quote(p.name) << ", \"default\": "
+           << std::setprecision(17) << p.default_value << ", \"unit\": " << quote(p.unit)
+           << ", \"doc\": " << quote(p.doc) << "}";
+      }
+      os << "], \"energy\": " << (mi.has_energy ? "true" : "false")
+         << ", \"nonideal\": " << (mi.has_nonideal ? "true" : "false") << "}"
+         << (k + 1 < sel.size() ? "," : "") << "\n";
+    }
+    os << "]\n";
+    return os.str();
+  }
+  for (const ModelInfo* mp : sel) {
+    const ModelInfo& mi = *mp;
+    os << mi.name << " — " << mi.description << "\n";
+    os << "  coordinates: " << join(mi.coordinates) << "\n";
+    os << "  constraints: ";
+    for (int l = 0; l < mi.m; ++l) os << (l ? ", " : "") << mi.constraints[l] << " (" << mi.constraint_kinds[l] << ")";
+    os << "\n  formulations: " << join(mi.formulations) << "\n";
+    os << "  parameters:";
+    if (mi.params.empty()) os << " none";
+    os << "\n";
+    for (const auto& p : mi.params)
+      os << "    " << std::left << std::setw(12) << p.name << " = " << std::setw(8) << p.default_value
+         << " [" << p.unit << "]  " << p.doc << "\n";
+    if (name.empty()) os << "\n";
+  }
+  return os.str();
+}
+
+namespace {
+
+h5::File open_result(const std::string& path) {
+  if (!fs::exists(path)) throw std::runtime_error("cannot open '" + path + "': no such file");
+  return h5::File::open_ro(path);
+}
+
+}  // namespace
+
+std::string stats_command(const std::string& path) {
+  h5::File f = open_result(path);
+  h5::Group root = f.root();
+  std::ostringstream os;
+  os << std::setprecision(6);
+  os << path << ": model " << root.attr_string("model") << ", "
+     << root.attr_int64("ensemble_size") << " trajectories, "
+     << (root.attr_int64("complete") ? "complete" : "INCOMPLETE (interrupted run)") << "\n";
+  const auto coords = root.attr_strings("coordinates");
+  for (const auto& fname : root.attr_strings("formulations")) {
+    h5::Group sg = root.open_group("statistics/" + fname);
+    os << "\n[" << fname << "]\n  status:";
+    for (int s = 0; s < kStatusCount; ++s) {
+      const std::string a = std::string("status_") + status_name(static_cast<Status>(s));
+      if (sg.has_attr(a) && sg.attr_int64(a)) os << " " << status_name(static_cast<Status>(s)) << " " << sg.attr_int64(a);
+    }
+    os << "\n";
+    const auto time = sg.open_dataset("time").read<double>();
+    const auto mean = sg.open_dataset("mean").read<double>();
+    const auto var = sg.open_dataset("variance").read<double>();
+    const auto mn = sg.open_dataset("min").read<double>();
+    const auto mx = sg.open_dataset("max").read<double>();
+    const size_t nc = coords.size(), nt = time.size();
+    os << "  at t = " << time.back() << " (last save), over the ensemble:\n";
+    for (size_t c = 0; c < nc; ++c) {
+      const size_t j = (nt - 1) * nc + c;
+      os << "    " << std::left << std::setw(8) << coords[c] << " mean " << std::setw(12) << mean[j]
+         << " std " << std::setw(12) << std::sqrt(var[j]) << " min " << std::setw(12) << mn[j]
+         << " max " << mx[j] << "\n";
+    }
+    if (sg.exists("drift_ratio")) {
+      const auto r = sg.open_dataset("drift_ratio").read<double>();
+      const auto band = sg.open_dataset("band").read<double>();
+      const auto dv = sg.open_dataset("drift_velocity").read<double>();
+      Moments mr, mb, md;
+      std::vector<double> fin;
+      for (size_t i = 0; i < r.size(); ++i) {
+        if (std::isfinite(r[i])) {
+          mr.add(r[i]);
+          fin.push_back(r[i]);
+        }
+        if (std::isfinite(band[i])) mb.add(band[i]);
+        if (std::isfinite(dv[i])) md.add(dv[i]);
+      }
+      std::sort(fin.begin(), fin.end());
+      auto quant = [&](double p) { return fin.empty() ? NAN : fin[static_cast<size_t>(p * (fin.size() - 1))]; };
+      os << "  rolling coin drift (PHYSICS.md item 10): horizontal drift velocity mean " << md.mean
+         << ", downslope band mean " << mb.mean << " (max " << mb.max << ")\n"
+         << "  drift / (g sin(slope) / (3 theta_dot)): mean " << mr.mean << ", std "
+         << std::sqrt(mr.variance()) << ", quantiles 5% " << quant(0.05) << ", 50% " << quant(0.5)
+         << ", 95% " << quant(0.95) << " over " << mr.count << " trajectories\n";
+    }
+  }
+  return os.str();
+}
+
+std::string compare_command(const std::string& path, const std::vector<std::string>& formulations) {
+  h5::File f = open_result(path);
+  h5::Group root = f.root();
+  const auto all = root.attr_strings("formulations");
+  for (const auto& x : formulations)
+    if (std::find(all.begin(), all.end(), x) == all.end())
+      throw ConfigError("--formulations", "'" + x + "' is not in " + path + " (it has: " + join(all) + ")");
+  std::ostringstream os;
+  os << std::setprecision(6);
+  int pairs = 0;
+  for (size_t a = 0; a < all.size(); ++a)
+    for (size_t b = a + 1; b < all.size(); ++b) {
+      if (!formulations.empty() &&
+          (std::find(formulations.begin(), formulations.end(), all[a]) == formulations.end() ||
+           std::find(formulations.begin(), formulations.end(), all[b]) == formulations.end()))
+        continue;
+      h5::Group g = root.open_group("compare/" + all[a] + "__" + all[b]);
+      const auto md = g.open_dataset("max_distance").read<double>();
+      const auto fe = g.open_dataset("first_exceed_time").read<double>();
+      Moments m;
+      int64_t exceeded = 0;
+      Moments t;
+      for (size_t i = 0; i < md.size(); ++i) {
+        if (std::isfinite(md[i])) m.add(md[i]);
+        if (std::isfinite(fe[i])) {
+          ++exceeded;
+          t.add(fe[i]);
+        }
+      }
+      os << all[a] << " vs " << all[b] << ": max |q_a - q_b| over time: mean " << m.mean << ", max "
+         << m.max << " (" << m.count << " trajectories); exceeds " << g.attr_double("threshold")
+         << " in " << exceeded << " trajectories";
+      if (exceeded) os << ", first at t = " << t.min << " (mean " << t.mean << ")";
+      os << "\n";
+      ++pairs;
+    }
+  if (pairs == 0) os << path << " holds a single formulation: nothing to compare (run with formulations = [\"a\", \"b\"])\n";
+  return os.str();
+}
+
+}  // namespace nholo

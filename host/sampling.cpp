@@ -1,0 +1,247 @@
+#include "host/sampling.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace nholo {
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// uniform in (0, 1) from (seed, i, d, k)
+double hashed_uniform(uint64_t seed, int64_t i, int d, int k) {
+  uint64_t h = splitmix64(seed);
+  h = splitmix64(h ^ static_cast<uint64_t>(i));
+  h = splitmix64(h ^ (static_cast<uint64_t>(d) << 8 | static_cast<uint64_t>(k)));
+  return (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53;
+}
+
+// Sobol direction numbers: primitive polynomial degree s, coefficients a and
+// initial m_k (Joe & Kuo's construction), dimensions 2..16 (dimension 1 is
+// the van der Corput sequence).
+struct SobolInit {
+  int s, a;
+  int m[6];
+};
+const SobolInit kSobol[kSobolMaxDims - 1] = {
+    {1, 0, {1}},
+    {2, 1, {1, 3}},
+    {3, 1, {1, 3, 1}},
+    {3, 2, {1, 1, 1}},
+    {4, 1, {1, 1, 3, 3}},
+    {4, 4, {1, 3, 5, 13}},
+    {5, 2, {1, 1, 5, 5, 17}},
+    {5, 4, {1, 1, 5, 5, 5}},
+    {5, 7, {1, 1, 7, 11, 19}},
+    {5, 11, {1, 1, 5, 1, 1}},
+    {5, 13, {1, 1, 1, 3, 11}},
+    {5, 14, {1, 3, 5, 5, 31}},
+    {6, 1, {1, 3, 3, 9, 7, 49}},
+    {6, 13, {1, 1, 1, 15, 21, 21}},
+    {6, 16, {1, 3, 1, 13, 27, 49}},
+};
+
+constexpr int kBits = 52;
+
+const std::vector<std::vector<uint64_t>>& directions() {
+  static const std::vector<std::vector<uint64_t>> v = [] {
+    std::vector<std::vector<uint64_t>> dirs(kSobolMaxDims, std::vector<uint64_t>(kBits));
+    for (int k = 0; k < kBits; ++k) dirs[0][k] = uint64_t(1) << (kBits - 1 - k);
+    for (int d = 1; d < kSobolMaxDims; ++d) {
+      const SobolInit& in = kSobol[d - 1];
+      std::vector<uint64_t> m(kBits);
+      for (int k = 0; k < in.s; ++k) m[k] = static_cast<uint64_t>(in.m[k]);
+      // m_k = 2 a_1 m_{k-1} ^ 4 a_2 m_{k-2} ^ ... ^ 2^s m_{k-s} ^ m_{k-s}
+      for (int k = in.s; k < kBits; ++k) {
+        uint64_t mk = m[k - in.s] ^ (m[k - in.s] << in.s);
+        for (int j = 1; j < in.s; ++j)
+          if ((in.a >> (in.s - 1 - j)) & 1) mk ^= m[k - j] << j;
+        m[k] = mk;
+      }
+      for (int k = 0; k < kBits; ++k) dirs[d][k] = m[k] << (kBits - 1 - k);
+    }
+    return dirs;
+  }();
+  return v;
+}
+
+}  // namespace
+
+double sobol(uint64_t i, int d) {
+  const auto& v = directions()[d];
+  uint64_t x = 0;
+  for (int k = 0; k < kBits && i; ++k, i >>= 1)
+    if (i & 1) x ^= v[k];
+  return static_cast<double>(x) * 0x1.0p-52;
+}
+
+// Acklam's rational approximation refined by one Halley step on erfc.
+double normal_quantile(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01,  -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  double x;
+  if (p < 0.02425) {
+    const double q = std::sqrt(-2 * std::log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else if (p > 1 - 0.02425) {
+    const double q = std::sqrt(-2 * std::log(1 - p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else {
+    const double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+  const double u = e * std::sqrt(2 * M_PI) * std::exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
+}
+
+Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
+    : sampler_(cfg.sampler), seed_(cfg.seed), size_(cfg.size), n_(mi.n), m_(mi.m) {
+  q_given.assign(n_, false);
+  qd_given.assign(n_, false);
+  // file columns
+  std::vector<std::string> header;
+  if (sampler_ == "file") {
+    std::ifstream f(cfg.file);
+    if (!f) throw ConfigError("ensemble.file", "cannot read '" + cfg.file + "'");
+    std::string line;
+    int64_t lineno = 0;
+    while (std::getline(f, line)) {
+      ++lineno;
+      for (char& ch : line)
+        if (ch == ',' || ch == '\t') ch = ' ';
+      std::istringstream ls(line);
+      if (line.find_first_not_of(' ') == std::string::npos || line[line.find_first_not_of(' ')] == '#')
+        continue;
+      if (header.empty()) {
+        for (std::string w; ls >> w;) header.push_back(w);
+        continue;
+      }
+      std::vector<double> row;
+      for (std::string w; ls >> w;) {
+        char* endp = nullptr;
+        const double v = std::strtod(w.c_str(), &endp);
+        if (*endp || !std::isfinite(v))
+          throw ConfigError("ensemble.file", cfg.file + " line " + std::to_string(lineno) +
+                                                 ": '" + w + "' is not a finite number");
+        row.push_back(v);
+      }
+      if (row.size() != header.size())
+        throw ConfigError("ensemble.file", cfg.file + " line " + std::to_string(lineno) + ": " +
+                                               std::to_string(row.size()) + " values, header has " +
+                                               std::to_string(header.size()));
+      file_rows_.push_back(std::move(row));
+    }
+    if (header.empty() || file_rows_.empty())
+      throw ConfigError("ensemble.file", cfg.file + ": expected a header line (q0.<name>, qd0.<name>, "
+                                         "lambda0.<name>) and at least one row");
+    size_ = static_cast<int64_t>(file_rows_.size());
+  }
+  int dim = 0;
+  int64_t stride = 1;
+  auto add = [&](int group, const std::vector<std::string>& names,
+                 const std::map<std::string, Distribution>& given) {
+    for (int c = 0; c < static_cast<int>(names.size()); ++c) {
+      const std::string prefix = group == 0 ? "q0." : group == 1 ? "qd0." : "lambda0.";
+      int column = -1;
+      for (size_t h = 0; h < header.size(); ++h)
+        if (header[h] == prefix + names[c]) column = static_cast<int>(h);
+      auto it = given.find(names[c]);
+      if (it == given.end() && column < 0) continue;
+      if (it != given.end() && column >= 0)
+        throw ConfigError("ensemble." + prefix + names[c], "given both in the config and in the file");
+      Spec s{group, c, it != given.end() ? it->second : Distribution(), -1, 1, 1, column};
+      if (column < 0 && s.dist.kind != Distribution::Kind::constant) {
+        if (sampler_ == "grid") {
+          s.length = s.dist.kind == Distribution::Kind::linspace ? s.dist.count
+                                                                 : static_cast<int64_t>(s.dist.values.size());
+        } else {
+          s.dim = dim++;
+        }
+      }
+      specs_.push_back(s);
+      if (group == 0) q_given[c] = true;
+      if (group == 1) qd_given[c] = true;
+    }
+  };
+  add(0, mi.coordinates, cfg.q0);
+  add(1, mi.coordinates, cfg.qd0);
+  add(2, mi.constraints, cfg.lambda0);
+  for (const auto& h : header) {
+    bool used = false;
+    for (const auto& s : specs_) used = used || (s.column >= 0 && header[s.column] == h);
+    if (!used)
+      throw ConfigError("ensemble.file", "unknown column '" + h + "' (accepted: q0.<coordinate>, "
+                                         "qd0.<coordinate>, lambda0.<constraint>)");
+  }
+  if (sampler_ == "sobol" && dim > kSobolMaxDims)
+    throw ConfigError("ensemble", "sampler 'sobol' supports at most " + std::to_string(kSobolMaxDims) +
+                                      " varying entries, got " + std::to_string(dim));
+  // grid strides: the last spec varies fastest
+  for (auto it = specs_.rbegin(); it != specs_.rend(); ++it) {
+    it->stride = stride;
+    stride *= it->length;
+  }
+}
+
+double Sampler::value(const Spec& s, int64_t i) const {
+  if (s.column >= 0) return file_rows_[i][s.column];
+  const Distribution& d = s.dist;
+  if (d.kind == Distribution::Kind::constant) return d.a;
+  if (sampler_ == "grid") {
+    const int64_t k = (i / s.stride) % s.length;
+    if (d.kind == Distribution::Kind::values) return d.values[k];
+    return d.count == 1 ? d.a : d.a + (d.b - d.a) * static_cast<double>(k) / (d.count - 1);
+  }
+  double u;
+  if (sampler_ == "sobol") {
+    u = sobol(static_cast<uint64_t>(i) + 1, s.dim);
+    u = std::min(std::max(u, 0x1.0p-53), 1 - 0x1.0p-53);
+  } else {
+    u = hashed_uniform(seed_, i, s.dim, 0);
+  }
+  if (d.kind == Distribution::Kind::uniform) return d.a + (d.b - d.a) * u;
+  // normal
+  double z;
+  if (sampler_ == "sobol") {
+    z = normal_quantile(u);
+  } else {
+    const double u2 = hashed_uniform(seed_, i, s.dim, 1);
+    z = std::sqrt(-2.0 * std::log(u)) * std::cos(2 * M_PI * u2);
+  }
+  return d.a + d.b * z;
+}
+
+void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vector<double>& qd0,
+                   std::vector<double>& lambda0) const {
+  const int64_t count = end - begin;
+  q0.assign(count * n_, 0.0);
+  qd0.assign(count * n_, 0.0);
+  lambda0.assign(count * m_, 0.0);
+  for (int64_t i = begin; i < end; ++i) {
+    for (const Spec& s : specs_) {
+      const double v = value(s, i);
+      if (s.group == 0) q0[(i - begin) * n_ + s.index] = v;
+      if (s.group == 1) qd0[(i - begin) * n_ + s.index] = v;
+      if (s.group == 2) lambda0[(i - begin) * m_ + s.index] = v;
+    }
+  }
+}
+
+}  // namespace nholo

@@ -1,0 +1,124 @@
+// nholo/kernels/consistency.hpp — initial states on the constraint manifold.
+//
+//   ConsistencyResult r = complete_state<Model>(p, q, q_given, qd, qd_given, t, opt);
+//     Coordinates and velocities NOT given (mask false) are solved from the
+//     constraints: Newton iterations on phi(q, t) = 0 over the free
+//     coordinates, then on (phidot, g)(q, qd, t) = 0 over the free velocities,
+//     each step the minimum-norm correction delta = -J_free^+ r (given
+//     components never move). Works for constraints nonlinear in qd.
+//   r.residual       max |phi|, |phidot|, |g| after completion
+//   project_state<Model>(p, q, qd, t, opt)   M-weighted projection of the whole
+//     state (all components may move), as the drift projection does.
+#pragma once
+
+#include "dynamics.hpp"
+#include "fundamental.hpp"
+#include "system.hpp"
+
+namespace nholo {
+
+struct ConsistencyOptions {
+  PinvOptions pinv;
+  int iterations = 20;
+  double tol = 1e-13;  // residual considered satisfied, relative to 1 + |q|_inf + |qd|_inf
+};
+
+template <class S>
+struct ConsistencyResult {
+  S residual;   // after the operation
+  bool converged;
+};
+
+template <class Model, class S>
+NHOLO_HDI S constraint_residual_max(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                    const Vec<S, Model::n>& qd, S t) {
+  constexpr int m = m_of<Model>;
+  Mat<S, m, Model::n> A;
+  Vec<S, m> b, res, vres;
+  constraint_terms<Model, S>(p, q, qd, t, A, b, &res, &vres);
+  S r = S(0);
+  for (int l = 0; l < Model::m_position + Model::m_velocity; ++l) {
+    r = max_of(r, S(fabs(res[l])));
+    r = max_of(r, S(fabs(vres[l])));
+  }
+  return r;
+}
+
+template <class Model, class S>
+NHOLO_HDI ConsistencyResult<S> complete_state(const typename Model::Params& p,
+                                              Vec<S, Model::n>& q, const bool* q_given,
+                                              Vec<S, Model::n>& qd, const bool* qd_given, S t,
+                                              const ConsistencyOptions& opt = ConsistencyOptions()) {
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  constexpr int mp = Model::m_position;
+  constexpr int mpv = Model::m_position + Model::m_velocity;
+  const S tol = S(opt.tol) * (S(1) + norm_inf(q) + norm_inf(qd));
+  if constexpr (mp > 0) {
+    // phi(q) = 0 over the free coordinates
+    for (int it = 0; it < opt.iterations; ++it) {
+      Mat<S, m, n> A;
+      Vec<S, m> b, res;
+      constraint_terms<Model, S>(p, q, qd, t, A, b, &res, nullptr);
+      Mat<S, mp, n> J = Mat<S, mp, n>::zero();
+      Vec<S, mp> phi;
+      for (int l = 0; l < mp; ++l) {
+        phi[l] = res[l];
+        for (int j = 0; j < n; ++j) J(l, j) = q_given[j] ? S(0) : A(l, j);
+      }
+      if (!(norm_inf(phi) > tol)) break;
+      const Vec<S, n> dq = pinv(J, S(opt.pinv.rtol), S(opt.pinv.atol)) * phi;
+      q -= dq;
+    }
+  }
+  if constexpr (mpv > 0) {
+    // (phidot, g)(q, qd) = 0 over the free velocities
+    for (int it = 0; it < opt.iterations; ++it) {
+      Mat<S, m, n> A;
+      Vec<S, m> b, vres;
+      constraint_terms<Model, S>(p, q, qd, t, A, b, nullptr, &vres);
+      Mat<S, mpv, n> G = Mat<S, mpv, n>::zero();
+      Vec<S, mpv> r;
+      for (int l = 0; l < mpv; ++l) {
+        r[l] = vres[l];
+        for (int j = 0; j < n; ++j) G(l, j) = qd_given[j] ? S(0) : A(l, j);
+      }
+      if (!(norm_inf(r) > tol)) break;
+      const Vec<S, n> dqd = pinv(G, S(opt.pinv.rtol), S(opt.pinv.atol)) * r;
+      qd -= dqd;
+    }
+  }
+  ConsistencyResult<S> out;
+  out.residual = constraint_residual_max<Model, S>(p, q, qd, t);
+  out.converged = !(out.residual > S(opt.tol) * (S(1) + norm_inf(q) + norm_inf(qd)));
+  return out;
+}
+
+template <class Model, class S>
+NHOLO_HDI ConsistencyResult<S> project_state(const typename Model::Params& p, Vec<S, Model::n>& q,
+                                             Vec<S, Model::n>& qd, S t,
+                                             const ConsistencyOptions& opt = ConsistencyOptions()) {
+  constexpr int n = Model::n;
+  UdwadiaKalabaSystem<Model, S> sys;
+  sys.params = p;
+  sys.eval.pinv = opt.pinv;
+  sys.eval.drift = DriftControl::project;
+  sys.eval.project_iterations = opt.iterations;
+  sys.eval.project_tol = opt.tol * (1.0 + static_cast<double>(norm_inf(q) + norm_inf(qd)));
+  Vec<S, 2 * n> y;
+  for (int i = 0; i < n; ++i) {
+    y[i] = q[i];
+    y[n + i] = qd[i];
+  }
+  sys.post_step(t, y);
+  for (int i = 0; i < n; ++i) {
+    q[i] = y[i];
+    qd[i] = y[n + i];
+  }
+  ConsistencyResult<S> out;
+  out.residual = constraint_residual_max<Model, S>(p, q, qd, t);
+  out.converged = !(out.residual > S(opt.tol) * (S(1) + norm_inf(q) + norm_inf(qd)));
+  return out;
+}
+
+}  // namespace nholo

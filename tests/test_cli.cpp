@@ -1,0 +1,342 @@
+// Integration tests through the nholo command (issue: the nholo command):
+// every example runs; the coin ensemble matches the closed form; bad inputs
+// give clear errors and write nothing; SIGINT leaves a valid file;
+// --overwrite; determinism across threads and batch sizes.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/h5.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+// Runs `nholo args` in `dir`, stdout and stderr captured together.
+Result nholo(const std::string& args, const fs::path& dir) {
+  const fs::path log = dir / "nholo.log";
+  const std::string cmd = "cd '" + dir.string() + "' && '" + std::string(NHOLO_BINARY) + "' " +
+                          args + " > '" + log.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(log);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("nholo_cli_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+const char* kCoinConfig = R"(
+model = "rolling_coin"
+formulations = ["udwadia_kalaba"]
+[params]
+mass = 1.0
+radius = 0.5
+g = 9.81
+slope = 0.3
+[time]
+t_end = 6.0
+save_every = 0.25
+[integrator]
+method = "dop853"
+rtol = 1e-12
+atol = 1e-12
+drift = "project"
+[ensemble]
+size = 300
+seed = 7
+[ensemble.q0]
+x = 0.0
+y = 0.0
+phi = 0.0
+theta = { uniform = [0.0, 6.283185307179586] }
+[ensemble.qd0]
+theta = { uniform = [1.0, 3.0] }
+phi = { normal = [0.0, 2.0] }
+[output]
+path = "coin.h5"
+fields = ["q", "qdot", "constraint_residual", "energy"]
+)";
+
+TEST(Cli, EveryExampleConfigRuns) {
+  const fs::path examples = fs::path(NHOLO_SOURCE_DIR) / "examples";
+  int count = 0;
+  for (const auto& e : fs::directory_iterator(examples)) {
+    if (e.path().extension() != ".toml") continue;
+    const fs::path dir = temp_dir("example_" + e.path().stem().string());
+    fs::copy_file(e.path(), dir / e.path().filename());
+    const Result r = nholo("run -q " + e.path().filename().string(), dir);
+    EXPECT_EQ(r.code, 0) << e.path() << "\n" << r.output;
+    // the output named in the config exists, and nothing partial is left
+    int h5 = 0;
+    for (const auto& f : fs::directory_iterator(dir)) {
+      if (f.path().extension() == ".h5") ++h5;
+      EXPECT_NE(f.path().extension(), ".partial") << f.path();
+    }
+    EXPECT_EQ(h5, 1) << e.path();
+    ++count;
+  }
+  EXPECT_GE(count, 9);  // one per model at least
+}
+
+// PHYSICS.md item 10 with the integration constants taken from /initial.
+TEST(Cli, CoinEnsembleMatchesClosedFormAndDriftStatistic) {
+  const fs::path dir = temp_dir("coin");
+  write_file(dir / "coin.toml", kCoinConfig);
+  const Result r = nholo("run -q coin.toml", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto file = nholo::h5::File::open_ro((dir / "coin.h5").string());
+  auto root = file.root();
+  EXPECT_EQ(root.attr_int64("complete"), 1);
+  const auto q = root.open_dataset("udwadia_kalaba/q").read<double>();
+  const auto time = root.open_dataset("udwadia_kalaba/time").read<double>();
+  const auto q0 = root.open_dataset("initial/q0").read<double>();
+  const auto qd0 = root.open_dataset("initial/qdot0").read<double>();
+  const auto status = root.open_dataset("udwadia_kalaba/status").read<int32_t>();
+  const auto drift = root.open_dataset("statistics/udwadia_kalaba/drift_velocity").read<double>();
+  const size_t N = status.size(), T = time.size();
+  ASSERT_EQ(N, 300u);
+  ASSERT_EQ(q.size(), N * T * 4);
+  const double R = 0.5, gs = 9.81 * std::sin(0.3);
+  double worst = 0, worst_drift = 0;
+  for (size_t i = 0; i < N; ++i) {
+    ASSERT_EQ(status[i], 0);
+    const double th0 = q0[i * 4 + 3], Om = qd0[i * 4 + 3];
+    const double omega = qd0[i * 4 + 2] - 2 * gs / (3 * R * Om) * std::sin(th0);
+    auto w = [&](double th) { return omega * R / Om + gs / (3 * Om * Om) * std::sin(th); };
+    const double x0 = q0[i * 4 + 0] + w(th0) * std::cos(th0);
+    const double y0 = q0[i * 4 + 1] - w(th0) * std::sin(th0);
+    // least-squares slope of the closed-form x(t) at the same saves
+    double st = 0, sx = 0, stt = 0, stx = 0;
+    const double tm = 0.5 * (time.front() + time.back());
+    for (size_t k = 0; k < T; ++k) {
+      const double t = time[k], th = Om * t + th0;
+      const double x = x0 + gs / (3 * Om) * t - w(th) * std::cos(th);
+      const double y = y0 + w(th) * std::sin(th);
+      worst = std::max(worst, std::abs(q[(i * T + k) * 4 + 0] - x));
+      worst = std::max(worst, std::abs(q[(i * T + k) * 4 + 1] - y));
+      worst = std::max(worst, std::abs(q[(i * T + k) * 4 + 3] - th));
+      const double tc = t - tm;
+      st += tc; sx += x; stt += tc * tc; stx += tc * x;
+    }
+    const double slope = (T * stx - st * sx) / (T * stt - st * st);
+    worst_drift = std::max(worst_drift, std::abs(drift[i] - slope));
+  }
+  std::printf("coin ensemble vs closed form: worst |q - q_exact| %.3e, worst drift-slope error %.3e\n",
+              worst, worst_drift);
+  EXPECT_LT(worst, 1e-8);
+  EXPECT_LT(worst_drift, 1e-8);
+}
+
+// Over many periods the measured drift tends to g sin(slope) / (3 theta_dot).
+TEST(Cli, DriftStatisticApproachesPrediction) {
+  const fs::path dir = temp_dir("drift");
+  write_file(dir / "coin.toml", kCoinConfig);
+  const Result r = nholo("run -q coin.toml --set time.t_end=200 --set time.save_every=0.5 "
+                         "--set integrator.method=dopri5 --set integrator.rtol=1e-9 "
+                         "--set ensemble.size=200 --set 'output.fields=[\"q\"]'", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto file = nholo::h5::File::open_ro((dir / "coin.h5").string());
+  auto sg = file.root().open_group("statistics/udwadia_kalaba");
+  const auto ratio = sg.open_dataset("drift_ratio").read<double>();
+  double worst = 0;
+  for (double x : ratio) worst = std::max(worst, std::abs(x - 1.0));
+  // the bounded oscillation of x (amplitude <= |omega| R / Omega + g sin / (3 Omega^2))
+  // biases a least-squares slope over 200 time units by at most ~1e-2 here
+  std::printf("drift / prediction over 200 time units: worst |ratio - 1| = %.3e, mean %.6f\n", worst,
+              sg.attr_double("drift_ratio_mean"));
+  EXPECT_LT(worst, 2e-2);
+  EXPECT_NEAR(sg.attr_double("drift_ratio_mean"), 1.0, 2e-3);
+  const Result s = nholo("stats coin.h5", dir);
+  EXPECT_EQ(s.code, 0);
+  EXPECT_NE(s.output.find("drift / (g sin(slope) / (3 theta_dot))"), std::string::npos) << s.output;
+}
+
+struct BadInput {
+  const char* what;
+  std::string args;       // after "run" (config file is bad.toml)
+  std::string config;     // written to bad.toml (empty: use kCoinConfig)
+  std::vector<std::string> expect;  // substrings of the message
+};
+
+TEST(Cli, BadInputsGiveClearErrorsAndWriteNothing) {
+  const std::string coin = kCoinConfig;
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = coin;
+    const auto p = s.find(from);
+    EXPECT_NE(p, std::string::npos) << from;
+    return s.replace(p, from.size(), to);
+  };
+  const std::vector<BadInput> cases = {
+      {"unknown top-level key", "", "modle = 1\n" + coin, {"modle", "unknown key", "model"}},
+      {"unknown table key", "--set integrator.rtl=1e-9", "", {"integrator.rtl", "accepted", "rtol"}},
+      {"wrong type", "--set integrator.rtol='\"small\"'", "", {"integrator.rtol", "number"}},
+      {"unknown model", "--set model=coin", "", {"model", "coin", "rolling_coin"}},
+      {"unknown formulation", "--set 'formulations=[\"gauss\"]'", "", {"formulations", "gauss", "udwadia_kalaba"}},
+      {"formulation the model lacks", "--set 'formulations=[\"conflated\"]'", "", {"formulations", "conflated", "accepted for it"}},
+      {"unknown parameter", "--set params.radious=1", "", {"params.radious", "radius"}},
+      {"negative size", "--set ensemble.size=-5", "", {"ensemble.size", ">= 1"}},
+      {"t_end <= 0", "--set time.t_end=0", "", {"time.t_end", "greater than"}},
+      {"bad distribution", "", with("{ uniform = [1.0, 3.0] }", "{ gaussian = [1.0, 3.0] }"), {"ensemble.qd0.theta", "gaussian", "uniform"}},
+      {"unknown coordinate", "", with("x = 0.0\n", "z = 0.0\n"), {"ensemble.q0.z", "x, y, phi, theta"}},
+      {"unreadable file", "--set ensemble.sampler=file --set ensemble.file=missing.csv", "", {"ensemble.file", "missing.csv"}},
+      {"output folder missing", "--set output.path=nowhere/coin.h5", "", {"output.path", "nowhere", "does not exist"}},
+      {"unknown method", "--set integrator.method=euler", "", {"integrator.method", "euler", "dopri5"}},
+      {"unknown drift", "--set integrator.drift=fix", "", {"integrator.drift", "project"}},
+      {"unknown field", "--set 'output.fields=[\"q\", \"speed\"]'", "", {"output.fields", "speed", "energy"}},
+      {"unknown sampler", "--set ensemble.sampler=latin", "", {"ensemble.sampler", "sobol"}},
+      {"lambda0 without vakonomic", "--set ensemble.lambda0.roll_x=1", "", {"ensemble.lambda0", "vakonomic"}},
+      {"both save_every and saveat", "--set 'time.saveat=[1.0, 9.0]'", "", {"time", "save_every or saveat"}},
+      {"invalid TOML", "", "model = \n", {"not valid TOML", "line 1"}},
+      {"cuda backend on a CPU build", "--backend cuda", "", {"backend.device", "cuda", "omp"}},
+      {"negative threads", "--threads 5000", "", {"backend.threads"}},
+  };
+  for (const auto& c : cases) {
+    const fs::path dir = temp_dir("bad");
+    write_file(dir / "bad.toml", c.config.empty() ? coin : c.config);
+    const Result r = nholo("run -q bad.toml " + c.args, dir);
+    EXPECT_NE(r.code, 0) << c.what;
+    for (const auto& s : c.expect)
+      EXPECT_NE(r.output.find(s), std::string::npos) << c.what << ": expected '" << s << "' in\n" << r.output;
+    EXPECT_FALSE(fs::exists(dir / "coin.h5")) << c.what;
+    EXPECT_FALSE(fs::exists(dir / "coin.h5.partial")) << c.what;
+    // `check` reports the same problem, also without writing
+    const Result k = nholo("check bad.toml " + c.args, dir);
+    EXPECT_NE(k.code, 0) << c.what;
+  }
+  std::printf("%zu bad inputs rejected with messages naming the key\n", cases.size());
+}
+
+TEST(Cli, ExistingFileIsKeptWithoutOverwrite) {
+  const fs::path dir = temp_dir("overwrite");
+  write_file(dir / "coin.toml", kCoinConfig);
+  write_file(dir / "coin.h5", "precious results");
+  Result r = nholo("run -q coin.toml", dir);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--overwrite"), std::string::npos) << r.output;
+  std::ifstream f(dir / "coin.h5");
+  std::string content((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "precious results");
+  r = nholo("run -q coin.toml --overwrite --set ensemble.size=10", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  auto file = nholo::h5::File::open_ro((dir / "coin.h5").string());
+  EXPECT_EQ(file.root().attr_int64("complete"), 1);
+}
+
+TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
+  const fs::path dir = temp_dir("sigint");
+  write_file(dir / "coin.toml", kCoinConfig);
+  // many small slices (the memory budget) so that some finish before the signal
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(99);
+    const int fd = open("nholo.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    dup2(fd, 1);
+    execl(NHOLO_BINARY, NHOLO_BINARY, "run", "coin.toml", "--set", "ensemble.size=50000", "--set",
+          "output.memory_budget_mb=1", "--set", "time.t_end=20", "--set", "integrator.method=dopri5",
+          "--set", "integrator.rtol=1e-8", "--threads", "1", static_cast<char*>(nullptr));
+    _exit(98);
+  }
+  // wait until the first slice is on disk (the log reports progress), then interrupt
+  const fs::path partial = dir / "coin.h5.partial";
+  for (int i = 0; i < 600 && !fs::exists(partial); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  EXPECT_FALSE(fs::exists(dir / "coin.h5"));
+  ASSERT_TRUE(fs::exists(partial));
+  auto file = nholo::h5::File::open_ro(partial.string());
+  auto root = file.root();
+  EXPECT_EQ(root.attr_int64("complete"), 0);
+  EXPECT_EQ(root.attr_int64("interrupted"), 1);
+  const auto status = root.open_dataset("udwadia_kalaba/status").read<int32_t>();
+  int64_t ok = 0, not_run = 0;
+  for (int32_t s : status) {
+    ok += s == 0;
+    not_run += s == 5;
+  }
+  std::printf("interrupted run: %lld ok, %lld not_run of %zu\n", static_cast<long long>(ok),
+              static_cast<long long>(not_run), status.size());
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(not_run, 0);
+  EXPECT_EQ(ok + not_run, static_cast<int64_t>(status.size()));
+  EXPECT_EQ(root.attr_int64("completed_trajectories"), ok);
+  // finished trajectories have finite data at the last save
+  const auto q = root.open_dataset("udwadia_kalaba/q").read_block<double>({0, 0, 0}, {1, 81, 4});
+  EXPECT_TRUE(std::isfinite(q.back()));
+}
+
+// Same seed -> identical datasets with 1 or 2 threads and different batch sizes.
+TEST(Cli, DeterministicAcrossThreadsAndBatchSizes) {
+  const fs::path dir = temp_dir("determinism");
+  write_file(dir / "coin.toml", kCoinConfig);
+  const std::string common = " --set ensemble.size=5000 --set integrator.method=dopri5 --set integrator.rtol=1e-8 --set time.t_end=2";
+  ASSERT_EQ(nholo("run -q coin.toml --threads 1 --set output.path=a.h5 --set output.memory_budget_mb=1" + common, dir).code, 0);
+  ASSERT_EQ(nholo("run -q coin.toml --threads 2 --set output.path=b.h5 --set output.memory_budget_mb=64" + common, dir).code, 0);
+  ASSERT_EQ(nholo("run -q coin.toml --backend cpp --set output.path=c.h5 --set output.window=3" + common, dir).code, 0);
+  auto fa = nholo::h5::File::open_ro((dir / "a.h5").string());
+  for (const char* other : {"b.h5", "c.h5"}) {
+    auto fb = nholo::h5::File::open_ro((dir / other).string());
+    for (const char* ds : {"udwadia_kalaba/q", "udwadia_kalaba/qdot", "udwadia_kalaba/energy",
+                           "udwadia_kalaba/constraint_residual", "initial/q0", "initial/qdot0",
+                           "statistics/udwadia_kalaba/mean", "statistics/udwadia_kalaba/variance",
+                           "statistics/udwadia_kalaba/drift_velocity"}) {
+      const auto a = fa.root().open_dataset(ds).read<double>();
+      const auto b = fb.root().open_dataset(ds).read<double>();
+      ASSERT_EQ(a.size(), b.size()) << ds;
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(double))) << ds << " vs " << other;
+    }
+    const auto sa = fa.root().open_dataset("udwadia_kalaba/steps").read<int64_t>();
+    const auto sb = fb.root().open_dataset("udwadia_kalaba/steps").read<int64_t>();
+    EXPECT_EQ(sa, sb);
+  }
+}
+
+TEST(Cli, ModelsListsEveryModelAsTextAndJson) {
+  const fs::path dir = temp_dir("models");
+  const Result t = nholo("models", dir);
+  EXPECT_EQ(t.code, 0);
+  for (const char* m : {"rolling_coin", "skate", "appell", "udwadia_example2", "udwadia_example3",
+                        "udwadia_example4", "incline_block", "parallel_velocities", "integrable_constraint"})
+    EXPECT_NE(t.output.find(m), std::string::npos) << m;
+  const Result j = nholo("models rolling_coin --json", dir);
+  EXPECT_EQ(j.code, 0);
+  EXPECT_NE(j.output.find("\"coordinates\": [\"x\", \"y\", \"phi\", \"theta\"]"), std::string::npos) << j.output;
+  EXPECT_NE(nholo("models nonexistent", dir).code, 0);
+}
+
+}  // namespace
