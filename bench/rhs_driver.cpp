@@ -1,0 +1,106 @@
+// rhs_driver — calls one right-hand side N times; the program that callgrind
+// counts (bench/run.sh) and a plain timer of the same loop.
+//
+//   rhs_driver SYSTEM IMPL N          N evaluations, prints a checksum
+//   rhs_driver SYSTEM IMPL time       ns per evaluation: best of 7 runs of ~0.2 s
+//   rhs_driver list                   the SYSTEM IMPL pairs
+// SYSTEM: coin | skate | appell;  IMPL: nholo_ad | nholo_hand | closed | eigen.
+// The states cycle through 64 consistent initial states of the ensemble
+// benchmark (bench_systems.hpp), so branches see realistic data. Instructions
+// per evaluation = (Ir(N2) - Ir(N1)) / (N2 - N1): setup and teardown cancel.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_systems.hpp"
+#include "eigen_direct.hpp"
+
+using namespace nholo;
+using namespace nholo::bench;
+
+namespace {
+
+template <class Sys>
+double loop(const Sys& sys, const std::vector<Vec<double, Sys::N>>& states, long n) {
+  Vec<double, Sys::N> dy;
+  double sum = 0.0;
+  for (long k = 0; k < n; ++k) {
+    const auto& y = states[k & 63];
+    asm volatile("" : : "g"(&y) : "memory");
+    sys(0.1, y, dy);
+    asm volatile("" : : "g"(&dy) : "memory");
+    sum += dy[Sys::N - 1];
+  }
+  return sum;
+}
+
+template <class Model, template <class> class SysT>
+int run(const std::string& mode) {
+  using Sys = SysT<Model>;
+  Sys sys;
+  sys.params = bench_params<Model>();
+  sys.eval = EvalOptions();
+  std::vector<Vec<double, Sys::N>> states(64);
+  for (int i = 0; i < 64; ++i) {
+    Vec<double, Model::n> q, qd;
+    initial_state<Model>(i, q, qd);
+    store_state(q, qd, states[i]);
+  }
+  if (mode == "time") {
+    long n = 1000;
+    for (;;) {
+      const auto t0 = std::chrono::steady_clock::now();
+      loop(sys, states, n);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s > 0.05) break;
+      n *= 4;
+    }
+    n = n * 4;  // ~0.2 s per run
+    double best = 1e300;
+    for (int r = 0; r < 7; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      loop(sys, states, n);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s < best) best = s;
+    }
+    std::printf("%.3f\n", best / static_cast<double>(n) * 1e9);
+  } else {
+    const long n = std::atol(mode.c_str());
+    std::printf("checksum %.17g\n", loop(sys, states, n));
+  }
+  return 0;
+}
+
+template <class Model>
+int dispatch(const std::string& impl, const std::string& mode) {
+  if (impl == "nholo_ad") return run<Model, GenericSystem>(mode);
+  if (impl == "nholo_hand") return run<Model, HandSystem>(mode);
+  if (impl == "closed") return run<Model, ClosedSystem>(mode);
+  if (impl == "eigen") return run<Model, EigenSystem>(mode);
+  std::fprintf(stderr, "unknown IMPL '%s' (accepted: nholo_ad, nholo_hand, closed, eigen)\n",
+               impl.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
+    for (const char* s : {"coin", "skate", "appell"})
+      for (const char* i : {"nholo_ad", "nholo_hand", "closed", "eigen"}) std::printf("%s %s\n", s, i);
+    return 0;
+  }
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: rhs_driver SYSTEM IMPL N|time   (or: rhs_driver list)\n");
+    return 2;
+  }
+  const std::string sys = argv[1], impl = argv[2], mode = argv[3];
+  if (sys == "coin") return dispatch<RollingCoin>(impl, mode);
+  if (sys == "skate") return dispatch<Skate>(impl, mode);
+  if (sys == "appell") return dispatch<Appell>(impl, mode);
+  std::fprintf(stderr, "unknown SYSTEM '%s' (accepted: coin, skate, appell)\n", sys.c_str());
+  return 2;
+}

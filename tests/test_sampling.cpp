@@ -1,0 +1,162 @@
+// Tests of host/sampling.hpp: Sobol points, the normal quantile, and the
+// counter-based sampler (same values whatever the slicing).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "host/config.hpp"
+#include "host/model_info.hpp"
+#include "host/sampling.hpp"
+
+using namespace nholo;
+
+namespace {
+
+// The first 2^k Sobol points put exactly one point in each of the 2^k
+// intervals [j/2^k, (j+1)/2^k), in every dimension.
+TEST(Sobol, OneDimensionalStratification) {
+  for (int d = 0; d < kSobolMaxDims; ++d)
+    for (int k : {4, 8, 10}) {
+      std::vector<int> hits(1 << k, 0);
+      for (uint64_t i = 0; i < (uint64_t(1) << k); ++i) {
+        const double x = sobol(i, d);
+        ASSERT_GE(x, 0.0);
+        ASSERT_LT(x, 1.0);
+        ++hits[static_cast<int>(x * (1 << k))];
+      }
+      for (int h : hits) ASSERT_EQ(h, 1) << "dimension " << d << ", 2^" << k << " points";
+    }
+}
+
+// Dimensions 1 and 2 form a (0, m, 2)-net: every elementary box of area 2^-m
+// holds exactly one of the first 2^m points.
+TEST(Sobol, FirstTwoDimensionsFormA0m2Net) {
+  const int m = 8;
+  for (int a = 0; a <= m; ++a) {
+    const int b = m - a;
+    std::vector<int> hits(1 << m, 0);
+    for (uint64_t i = 0; i < (uint64_t(1) << m); ++i) {
+      const int ix = static_cast<int>(sobol(i, 0) * (1 << a));
+      const int iy = static_cast<int>(sobol(i, 1) * (1 << b));
+      ++hits[(ix << b) | iy];
+    }
+    for (int h : hits) ASSERT_EQ(h, 1) << "boxes 2^-" << a << " x 2^-" << b;
+  }
+}
+
+TEST(Sobol, AllDimensionsAreEquidistributedAndDistinct) {
+  const int N = 4096;
+  for (int d = 0; d < kSobolMaxDims; ++d) {
+    double mean = 0, m2 = 0;
+    for (int i = 1; i <= N; ++i) {
+      const double x = sobol(i, d);
+      mean += x;
+      m2 += x * x;
+    }
+    mean /= N;
+    m2 /= N;
+    EXPECT_NEAR(mean, 0.5, 2e-3) << d;
+    EXPECT_NEAR(m2 - mean * mean, 1.0 / 12.0, 2e-3) << d;
+  }
+  // no two dimensions are the same sequence
+  for (int d = 0; d < kSobolMaxDims; ++d)
+    for (int e = d + 1; e < kSobolMaxDims; ++e) {
+      bool same = true;
+      for (int i = 1; i < 64 && same; ++i) same = sobol(i, d) == sobol(i, e);
+      EXPECT_FALSE(same) << d << " " << e;
+    }
+}
+
+TEST(NormalQuantile, KnownValues) {
+  EXPECT_NEAR(normal_quantile(0.5), 0.0, 1e-15);
+  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-12);
+  EXPECT_NEAR(normal_quantile(0.001), -3.090232306167813, 1e-12);
+  EXPECT_NEAR(normal_quantile(1e-10), -6.361340902404056, 1e-10);
+  for (double p : {0.01, 0.2, 0.7, 0.99}) EXPECT_NEAR(normal_quantile(p), -normal_quantile(1 - p), 1e-12);
+}
+
+RunConfig coin_config(const std::string& sampler, const std::string& extra = "") {
+  const std::string text = R"(
+model = "rolling_coin"
+[time]
+t_end = 1.0
+[ensemble]
+size = 1000
+seed = 99
+sampler = ")" + sampler + R"("
+[ensemble.q0]
+theta = { uniform = [0.0, 6.0] }
+x = { normal = [1.0, 2.0] }
+[ensemble.qd0]
+theta = { uniform = [1.0, 3.0] }
+[output]
+path = "x.h5"
+)" + extra;
+  return parse_config(text, {});
+}
+
+TEST(Sampler, SameValuesWhateverTheSlicing) {
+  for (const char* s : {"random", "sobol"}) {
+    const RunConfig cfg = coin_config(s);
+    Sampler smp(cfg, *find_model("rolling_coin"));
+    std::vector<double> qa, qda, la, qb, qdb, lb, qc, qdc, lc;
+    smp.fill(0, 1000, qa, qda, la);
+    smp.fill(0, 371, qb, qdb, lb);
+    smp.fill(371, 1000, qc, qdc, lc);
+    qb.insert(qb.end(), qc.begin(), qc.end());
+    qdb.insert(qdb.end(), qdc.begin(), qdc.end());
+    EXPECT_EQ(qa, qb) << s;
+    EXPECT_EQ(qda, qdb) << s;
+    // given components: x, theta, theta_dot; the rest are solved later
+    EXPECT_TRUE(smp.q_given[0] && smp.q_given[3] && !smp.q_given[1]);
+    EXPECT_TRUE(smp.qd_given[3] && !smp.qd_given[0]);
+    // distributions: ranges and moments
+    double mx = 0, vx = 0;
+    for (int i = 0; i < 1000; ++i) {
+      EXPECT_GE(qa[i * 4 + 3], 0.0);
+      EXPECT_LE(qa[i * 4 + 3], 6.0);
+      EXPECT_GE(qda[i * 4 + 3], 1.0);
+      EXPECT_LE(qda[i * 4 + 3], 3.0);
+      mx += qa[i * 4 + 0] / 1000;
+    }
+    for (int i = 0; i < 1000; ++i) vx += (qa[i * 4] - mx) * (qa[i * 4] - mx) / 999;
+    EXPECT_NEAR(mx, 1.0, 0.2) << s;
+    EXPECT_NEAR(std::sqrt(vx), 2.0, 0.2) << s;
+  }
+  // another seed gives other values
+  const RunConfig c1 = coin_config("random"), c2 = parse_config(c1.text, {"ensemble.seed=100"});
+  std::vector<double> a, b, x, y, l1, l2;
+  Sampler(c1, *find_model("rolling_coin")).fill(0, 10, a, x, l1);
+  Sampler(c2, *find_model("rolling_coin")).fill(0, 10, b, y, l2);
+  EXPECT_NE(a, b);
+}
+
+TEST(Sampler, GridIsACartesianProductLastFastest) {
+  const std::string text = R"(
+model = "rolling_coin"
+[time]
+t_end = 1.0
+[ensemble]
+sampler = "grid"
+[ensemble.q0]
+theta = { linspace = [0.0, 1.0, 3] }
+[ensemble.qd0]
+phi = { values = [5.0, 7.0] }
+[output]
+path = "x.h5"
+)";
+  const RunConfig cfg = parse_config(text, {});
+  EXPECT_EQ(cfg.size, 6);
+  Sampler smp(cfg, *find_model("rolling_coin"));
+  std::vector<double> q, qd, l;
+  smp.fill(0, 6, q, qd, l);
+  const double th[] = {0, 0, 0.5, 0.5, 1, 1}, ph[] = {5, 7, 5, 7, 5, 7};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(q[i * 4 + 3], th[i]);
+    EXPECT_EQ(qd[i * 4 + 2], ph[i]);
+  }
+  EXPECT_THROW(parse_config(text, {"ensemble.size=5"}), ConfigError);
+}
+
+}  // namespace

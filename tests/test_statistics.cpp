@@ -1,0 +1,88 @@
+// Tests of host/statistics.hpp: streaming moments, their merge, and bitwise
+// independence of the slicing.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "host/statistics.hpp"
+
+using namespace nholo;
+
+namespace {
+
+TEST(Moments, MatchTwoPassAndMergeAnyPartition) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> d(1e3, 2.0);  // large mean: cancellation-prone
+  std::vector<double> x(10000);
+  for (auto& v : x) v = d(rng);
+  double mean = 0;
+  for (double v : x) mean += v;
+  mean /= x.size();
+  double var = 0;
+  for (double v : x) var += (v - mean) * (v - mean);
+  var /= (x.size() - 1);
+  Moments all;
+  for (double v : x) all.add(v);
+  EXPECT_NEAR(all.mean, mean, 1e-12 * std::abs(mean));
+  EXPECT_NEAR(all.variance(), var, 1e-10 * var);
+  // merge of an uneven partition
+  Moments a, b, c;
+  for (size_t i = 0; i < x.size(); ++i) (i < 17 ? a : i < 6000 ? b : c).add(x[i]);
+  a.merge(b);
+  a.merge(c);
+  EXPECT_NEAR(a.mean, mean, 1e-12 * std::abs(mean));
+  EXPECT_NEAR(a.variance(), var, 1e-10 * var);
+  EXPECT_EQ(a.min, *std::min_element(x.begin(), x.end()));
+  EXPECT_EQ(a.max, *std::max_element(x.begin(), x.end()));
+  Moments empty;
+  a.merge(empty);
+  EXPECT_EQ(a.count, 10000);
+}
+
+// Slices made of whole kStatBlock blocks give bitwise-identical statistics.
+TEST(FieldStatistics, IndependentOfSliceSize) {
+  const int64_t N = 5 * kStatBlock + 123, T = 3;
+  const int nc = 2;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> data(N * T * nc);  // [i][k][c]
+  for (auto& v : data) v = u(rng);
+  data[7] = NAN;  // a failed trajectory is skipped
+  auto run = [&](int64_t slice) {
+    FieldStatistics fs(T, nc);
+    for (int64_t b = 0; b < N; b += slice) {
+      const int64_t e = std::min(N, b + slice), count = e - b;
+      std::vector<double> soa(T * nc * count);
+      for (int64_t k = 0; k < T; ++k)
+        for (int c = 0; c < nc; ++c)
+          for (int64_t i = 0; i < count; ++i) soa[(k * nc + c) * count + i] = data[((b + i) * T + k) * nc + c];
+      fs.add_window(soa, count, 0, T);
+      fs.end_slice();
+    }
+    return fs;
+  };
+  const FieldStatistics a = run(kStatBlock), b = run(3 * kStatBlock), c = run(N);
+  for (int64_t k = 0; k < T; ++k)
+    for (int cc = 0; cc < nc; ++cc) {
+      for (const FieldStatistics* o : {&b, &c}) {
+        EXPECT_EQ(0, std::memcmp(&a.at(k, cc), &o->at(k, cc), sizeof(Moments)));
+      }
+    }
+  EXPECT_EQ(a.at(0, 1).count, N - 1);  // the NaN (i = 1, k = 0, c = 1) was skipped
+}
+
+TEST(DriftAccumulator, ExactSlopeAndBandForLinearMotion) {
+  DriftAccumulator d;
+  d.reset(2, 5.0);
+  for (int k = 0; k <= 100; ++k) {
+    const double t = 0.1 * k;
+    d.add(0, t, 3.0 + 0.25 * t, std::sin(t));
+    d.add(1, t, NAN, 0.0);  // failed: ignored
+  }
+  EXPECT_NEAR(d.slope(0), 0.25, 1e-14);
+  EXPECT_NEAR(d.band(0), 2.0, 1e-3);  // sin over [0, 10] reaches close to +-1
+  EXPECT_TRUE(std::isnan(d.slope(1)));
+}
+
+}  // namespace
