@@ -108,15 +108,26 @@ inline void initial_state<Skate>(int64_t i, Vec<double, 3>& q, Vec<double, 3>& q
   qd[1] = v * std::sin(th);
   qd[2] = thd;
 }
-// appell: at (0, 0, 10), xd, yd in [-1, 1], zd = +sqrt(xd^2 + yd^2) (alpha = 0)
+// appell: at (0, 0, 10), xd, yd in [-1, 1], zd = -sqrt(xd^2 + yd^2) (alpha = 0):
+// moving down the cone, so the speed never passes through 0, where A = 0 and
+// the motion is not unique (rising, it would stop at the top and could leave
+// the apex in any direction: no reference solution to compare with)
 template <>
 inline void initial_state<Appell>(int64_t i, Vec<double, 3>& q, Vec<double, 3>& qd) {
   const double xd = -1.0 + 2.0 * unit(i, 0), yd = -1.0 + 2.0 * unit(i, 1);
   q[0] = 0.0; q[1] = 0.0; q[2] = 10.0;
   qd[0] = xd;
   qd[1] = yd;
-  qd[2] = std::sqrt(xd * xd + yd * yd);
+  qd[2] = -std::sqrt(xd * xd + yd * yd);
 }
+
+// the generic coin (CoinAD) is the coin
+template <>
+inline void initial_state<CoinAD>(int64_t i, Vec<double, 4>& q, Vec<double, 4>& qd) {
+  initial_state<RollingCoin>(i, q, qd);
+}
+template <>
+inline RollingCoin::Params bench_params<CoinAD>() { return coin_params(); }
 
 // ---------------------------------------------------------------------------
 // Hand-written matrices and closed-form accelerations.

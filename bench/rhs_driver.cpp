@@ -3,11 +3,16 @@
 //
 //   rhs_driver SYSTEM IMPL N          N evaluations, prints a checksum
 //   rhs_driver SYSTEM IMPL time       ns per evaluation: best of 7 runs of ~0.2 s
+//   rhs_driver SYSTEM IMPL steps K    integrates trajectories 0 .. K-1 serially
+//                                     (DOPRI5, rtol 1e-10, atol 1e-12, 20 saves to
+//                                     t = 10, as bench_ensemble), prints the steps
 //   rhs_driver list                   the SYSTEM IMPL pairs
 // SYSTEM: coin | skate | appell;  IMPL: nholo_ad | nholo_hand | closed | eigen.
 // The states cycle through 64 consistent initial states of the ensemble
 // benchmark (bench_systems.hpp), so branches see realistic data. Instructions
-// per evaluation = (Ir(N2) - Ir(N1)) / (N2 - N1): setup and teardown cancel.
+// per evaluation = (Ir(N2) - Ir(N1)) / (N2 - N1): setup and teardown cancel;
+// per step likewise from two `steps` runs. bench/flops.py counts the
+// floating-point operations of the same runs (callgrind --dump-instr=yes).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,11 +22,14 @@
 
 #include "bench_systems.hpp"
 #include "eigen_direct.hpp"
+#include "kernels/integrate.hpp"
 
 using namespace nholo;
 using namespace nholo::bench;
 
 namespace {
+
+long g_count = 0;  // trajectories of the `steps` mode
 
 template <class Sys>
 double loop(const Sys& sys, const std::vector<Vec<double, Sys::N>>& states, long n) {
@@ -48,6 +56,27 @@ int run(const std::string& mode) {
     Vec<double, Model::n> q, qd;
     initial_state<Model>(i, q, qd);
     store_state(q, qd, states[i]);
+  }
+  if (mode == "steps") {
+    IntegratorOptions opt;
+    opt.rtol = 1e-10;
+    opt.atol = 1e-12;
+    int64_t steps = 0, rejected = 0;
+    double sum = 0.0;
+    for (long i = 0; i < g_count; ++i) {
+      Vec<double, Model::n> q, qd;
+      initial_state<Model>(i, q, qd);
+      Vec<double, Sys::N> y;
+      store_state(q, qd, y);
+      auto ts = start_trajectory<double, Sys::N>(0.0, y, opt);
+      for (int k = 1; k <= 20; ++k) advance_to(sys, ts, 0.5 * k, opt);
+      steps += ts.steps;
+      rejected += ts.rejected;
+      sum += ts.y[0];
+    }
+    std::printf("steps %lld rejected %lld checksum %.17g\n", static_cast<long long>(steps),
+                static_cast<long long>(rejected), sum);
+    return 0;
   }
   if (mode == "time") {
     long n = 1000;
@@ -93,8 +122,9 @@ int main(int argc, char** argv) {
       for (const char* i : {"nholo_ad", "nholo_hand", "closed", "eigen"}) std::printf("%s %s\n", s, i);
     return 0;
   }
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: rhs_driver SYSTEM IMPL N|time   (or: rhs_driver list)\n");
+  if (argc == 5 && std::strcmp(argv[3], "steps") == 0) g_count = std::atol(argv[4]);
+  if (argc != 4 && !(argc == 5 && g_count > 0)) {
+    std::fprintf(stderr, "usage: rhs_driver SYSTEM IMPL N|time|steps K   (or: rhs_driver list)\n");
     return 2;
   }
   const std::string sys = argv[1], impl = argv[2], mode = argv[3];

@@ -46,7 +46,7 @@ if(NHOLO_BUILD_TESTS)
   # The python3 on PATH (the one scripts/setup.sh installs packages into).
   find_program(NHOLO_PYTHON3 NAMES python3 REQUIRED)
   execute_process(
-    COMMAND ${NHOLO_PYTHON3} -c "import pytest, numpy, h5py, xarray, h5netcdf"
+    COMMAND ${NHOLO_PYTHON3} -c "import pytest, numpy, h5py, xarray, h5netcdf, matplotlib"
     RESULT_VARIABLE _nholo_py_ok OUTPUT_QUIET ERROR_QUIET)
   if(NOT _nholo_py_ok EQUAL 0)
     message(WARNING "${NHOLO_PYTHON3} lacks one of pytest, numpy, h5py, xarray, h5netcdf: "

@@ -305,6 +305,14 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
       }
     }
     for (size_t p = 0; p < pairs.size(); ++p) {
+      // a pair is undefined where either formulation failed
+      const auto& sa = runners[pairs[p].a]->status();
+      const auto& sb = runners[pairs[p].b]->status();
+      for (int64_t i = 0; i < count; ++i)
+        if (sa[i] != 0 || sb[i] != 0) {
+          pairs[p].max_dist[i] = NAN;
+          pairs[p].first_exceed[i] = NAN;
+        }
       if (!slice_complete) {
         std::fill(pairs[p].max_dist.begin(), pairs[p].max_dist.end(), NAN);
         std::fill(pairs[p].first_exceed.begin(), pairs[p].first_exceed.end(), NAN);
@@ -312,7 +320,12 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
       pair_max[p].write_block({H(begin)}, {H(count)}, pairs[p].max_dist.data());
       pair_first[p].write_block({H(begin)}, {H(count)}, pairs[p].first_exceed.data());
     }
-    if (slice_complete) sum.completed += count;
+    if (slice_complete) {
+      sum.completed += count;
+      std::ostringstream msg;
+      msg << "trajectories [" << begin << ", " << end << ") finished";
+      progress.message(msg.str());
+    }
     reached = end;
   }
   // trajectories never reached keep the fill value not_run

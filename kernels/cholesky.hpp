@@ -2,8 +2,10 @@
 // symmetric positive definite matrix, and the triangular solves built on it.
 //
 //   bool ok = cholesky(M, L, rtol);   // false: M not numerically positive
-//                                     // definite (a pivot <= rtol * max diag);
-//                                     // L is then unusable, never NaN-filled
+//                                     // definite (a pivot <= rtol * max diag,
+//                                     // default 1e-12) or not finite; L is then
+//                                     // unusable (callers must not read it).
+//                                     // Only the lower triangle of M is read.
 //   x = solve_lower(L, b);            // L x = b
 //   x = solve_lower_transposed(L, b); // L^T x = b
 //   x = cholesky_solve(L, b);         // M x = b
@@ -14,7 +16,7 @@
 namespace nholo {
 
 template <class T, int N>
-NHOLO_HDI bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L, T rtol = T(1e-14)) {
+NHOLO_HDI bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L, T rtol = T(1e-12)) {
   L = Mat<T, N, N>::zero();
   T scale = T(0);
   for (int i = 0; i < N; ++i) scale = max_of(scale, T(fabs(M(i, i))));

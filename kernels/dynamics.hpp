@@ -8,13 +8,15 @@
 //       constraints; res: residuals (phi, phi_dot, g, 0) for drift monitoring
 //   nonideal_terms<Model>(p, q, qd, t) -> C           Udwadia's nonideal vector
 //
-// How the Lagrangian is differentiated in one evaluation:
-//   inner type D1 = Dual<S, 2n>: tangents = gradient w.r.t. (q, qd)
-//   outer type D2 = Dual<D1, n+1>: outer tangent j < n is the direction qd_j,
-//   outer tangent n the direction v = (qd, 0, 1) in (q, qd, t)-space.
-//   Then (value).d[k]        = dL/dz_k,
-//        (outer j).d[n + i]  = d2L/dqd_j dqd_i = M_ij,
-//        (outer n).d[n + i]  = D_v dL/dqd_i = (d2L/dqd_i dq) qd + d2L/dqd_i dt.
+// How the Lagrangian is differentiated in one evaluation: J = Jet2<S, 2n+1, n, 1>
+// (dual.hpp) with first-order directions
+//   w_j = qd_j (j < n),  w_n = v = (qd, 0, 1) in (q, qd, t)-space,  w_{n+1+i} = q_i,
+// and second derivatives only for the pairs (qd_i, qd_j), j <= i, and (qd_i, v).
+// Then  dL/dq_i = L.g[n+1+i],
+//       M_ij = d2L/dqd_i dqd_j                      (one entry for i, j and j, i),
+//       D_v dL/dqd_i = (d2L/dqd_i dq) qd + d2L/dqd_i dt   (entry (qd_i, v)).
+// The qd-q and v-q second derivatives, which a nested Dual<Dual<S,2n>,n+1>
+// computes and never uses, are not formed.
 #pragma once
 
 #include "dual.hpp"
@@ -33,24 +35,28 @@ NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p, const Vec<S,
                                    const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
                                    Vec<S, Model::n>& F) {
   constexpr int n = Model::n;
-  using D1 = Dual<S, 2 * n>;
-  using D2 = Dual<D1, n + 1>;
-  Vec<D2, n> qa, qda;
+  using J = Jet2<S, 2 * n + 1, n, 1>;
+  constexpr int hv = n * (n + 1) / 2;  // first (qd_i, v) entry
+  Vec<J, n> qa, qda;
   for (int i = 0; i < n; ++i) {
-    // q_i: inner seed e_i; outer direction v has component qd_i
-    qa[i] = D2(D1::variable(q[i], i));
-    qa[i].d[n] = D1(qd[i]);
-    // qd_i: inner seed e_{n+i}; outer direction j has component delta_ij
-    qda[i] = D2(D1::variable(qd[i], n + i));
-    qda[i].d[i] = D1(S(1));
+    // q_i: direction q_i, and v has component qd_i
+    qa[i] = J(q[i]);
+    qa[i].g[n] = qd[i];
+    qa[i].g[n + 1 + i] = S(1);
+    // qd_i: direction qd_i (v has no qd component)
+    qda[i] = J(qd[i]);
+    qda[i].g[i] = S(1);
   }
-  D2 ta = D2(D1(t));
-  ta.d[n] = D1(S(1));
-  const D2 L = Model::lagrangian(p, qa, qda, ta);
+  J ta = J(t);
+  ta.g[n] = S(1);
+  const J L = Model::lagrangian(p, qa, qda, ta);
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) M(i, j) = L.d[j].d[n + i];
+    for (int j = 0; j <= i; ++j) {
+      M(i, j) = L.h[i * (i + 1) / 2 + j];
+      M(j, i) = M(i, j);
+    }
     // F_i = dL/dq_i - D_v dL/dqd_i
-    F[i] = L.v.d[i] - L.d[n].d[n + i];
+    F[i] = L.g[n + 1 + i] - L.h[hv + i];
   }
   if constexpr (has_nonpotential_force<Model>::value) {
     F += Model::nonpotential_force(p, q, qd, t);

@@ -249,11 +249,16 @@ NHOLO_HDI Vec<T, Model::m_position + Model::m_velocity> velocity_form_constraint
   return g;
 }
 
-// The multiplier terms of the vakonomic equations, by nested AD of
-// G = lambda . g(q, qd, t) (the same seeding as lagrangian_terms_ad):
+// The multiplier terms of the vakonomic equations, by forward AD of
+// G = lambda . g(q, qd, t):
 //   Mg = d2G/dqd2 = sum_l lambda_l d2g_l/dqd2                       (n x n)
 //   Fg = dG/dq - (d2G/dqd dq) qd - d2G/dqd dt
 //      = sum_l lambda_l (dg_l/dq - (d2g_l/dqd dq) qd - d2g_l/dqd dt)  (n)
+// in two passes (cheaper than one pass seeded in all of (q, qd)):
+//   1. D2 = Dual<Dual<S,n>, n+1>: inner tangents qd_i, outer tangents qd_j
+//      (j < n) and the direction v = (qd, 0, 1) in (q, qd, t)-space;
+//      (outer j).d[i] = d2G/dqd_j dqd_i, (outer n).d[i] = D_v dG/dqd_i;
+//   2. Dual<S,n> seeded in q: dG/dq_i.
 template <class Model, class S>
 NHOLO_HDI void vakonomic_constraint_terms(const typename Model::Params& p,
                                           const Vec<S, m_of<Model>>& lambda,
@@ -262,23 +267,37 @@ NHOLO_HDI void vakonomic_constraint_terms(const typename Model::Params& p,
                                           Vec<S, Model::n>& Fg) {
   constexpr int n = Model::n;
   constexpr int mg = Model::m_position + Model::m_velocity;
-  using D1 = Dual<S, 2 * n>;
-  using D2 = Dual<D1, n + 1>;
-  Vec<D2, n> qa, qda;
-  for (int i = 0; i < n; ++i) {
-    qa[i] = D2(D1::variable(q[i], i));
-    qa[i].d[n] = D1(qd[i]);
-    qda[i] = D2(D1::variable(qd[i], n + i));
-    qda[i].d[i] = D1(S(1));
+  {
+    using D1 = Dual<S, n>;
+    using D2 = Dual<D1, n + 1>;
+    Vec<D2, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = D2(D1(q[i]));
+      qa[i].d[n] = D1(qd[i]);
+      qda[i] = D2(D1::variable(qd[i], i));
+      qda[i].d[i] = D1(S(1));
+    }
+    D2 ta = D2(D1(t));
+    ta.d[n] = D1(S(1));
+    const Vec<D2, mg> g = velocity_form_constraints<Model>(p, qa, qda, ta);
+    D2 G = D2(D1(S(0)));
+    for (int l = 0; l < mg; ++l) G += D2(D1(lambda[l])) * g[l];
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) Mg(i, j) = G.d[j].d[i];
+      Fg[i] = -G.d[n].d[i];
+    }
   }
-  D2 ta = D2(D1(t));
-  ta.d[n] = D1(S(1));
-  const Vec<D2, mg> g = velocity_form_constraints<Model>(p, qa, qda, ta);
-  D2 G = D2(D1(S(0)));
-  for (int l = 0; l < mg; ++l) G += D2(D1(lambda[l])) * g[l];
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) Mg(i, j) = G.d[j].d[n + i];
-    Fg[i] = G.v.d[i] - G.d[n].d[n + i];
+  {
+    using D = Dual<S, n>;
+    Vec<D, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = D::variable(q[i], i);
+      qda[i] = D(qd[i]);
+    }
+    const Vec<D, mg> g = velocity_form_constraints<Model>(p, qa, qda, D(t));
+    D G = D(S(0));
+    for (int l = 0; l < mg; ++l) G += D(lambda[l]) * g[l];
+    for (int i = 0; i < n; ++i) Fg[i] += G.d[i];
   }
 }
 

@@ -29,7 +29,7 @@ namespace nholo {
 struct PinvOptions {
   double rtol = kDefaultPinvRtol;  // singular values below rtol * sigma_max are zero
   double atol = 0.0;               // ... and below atol
-  double chol_rtol = 1e-14;        // Cholesky pivot threshold relative to max diag(M)
+  double chol_rtol = 1e-12;        // Cholesky pivot threshold relative to max diag(M)
 };
 
 template <class S, int n, int m>

@@ -6,9 +6,11 @@
 //   LuFactor<T,N> f;
 //   bool ok = lu_factor(A, f, rtol);   // P A = L U, L unit lower, U upper, both
 //                                      // stored in f.lu; false when a pivot is
-//                                      // <= rtol * max_ij |A_ij| (numerically
-//                                      // singular: redundant constraints, ...);
-//                                      // f is then unusable, nothing is NaN
+//                                      // <= rtol * max_ij |A_ij| (rtol at least
+//                                      // 16 ulps of the scalar type; numerically
+//                                      // singular: redundant constraints, ...)
+//                                      // or not finite; f is then unusable,
+//                                      // nothing is NaN
 //   x = lu_solve(f, b);                // A x = b
 //   bool ok = lu_solve_system(A, b, x, rtol);  // both; x = 0 when singular
 //
@@ -38,9 +40,14 @@ NHOLO_HDI bool lu_factor(const Mat<T, N, N>& A, LuFactor<T, N>& f, T rtol = T(kD
   if constexpr (N == 0) {
     return true;
   } else {
+    for (int i = 0; i < N * N; ++i)
+      if (!is_finite(A.a[i])) return false;
     const T scale = norm_max(A);
-    if (!(scale > T(0)) || !is_finite(scale)) return false;
-    const T pivot_min = rtol * scale;
+    if (!(scale > T(0))) return false;
+    // never below a few ulps of the scale: rounding-level pivots of a singular
+    // matrix must be caught in float too (2^-19 ~ 1.9e-6 for float, 2^-48 for double)
+    const T floor_rtol = T(sizeof(T) == sizeof(float) ? 1.9073486328125e-06 : 3.552713678800501e-15);
+    const T pivot_min = max_of(rtol, floor_rtol) * scale;
     T ratio = T(1);
     for (int k = 0; k < N; ++k) {
       // pivot row: largest |entry| of column k at or below the diagonal

@@ -25,6 +25,58 @@ struct StepTolerance {
   double atol;
 };
 
+namespace detail {
+
+// The stage loops below run over compile-time indices (template recursion),
+// so that every Butcher coefficient Tab::a(I, J), b(I), e(I), c(I) is a
+// constant in the generated code: indexed at run time, the tableau's local
+// constexpr tables were rebuilt on the stack at every step (tableaus.hpp).
+// Terms with a zero coefficient are skipped; the sums are otherwise formed in
+// the order of the plain loops (j = 0, 1, ...), so the results are the same.
+
+// yi += h a_IJ k_J for J = J0 .. I-1
+template <class Tab, int I, int J, class S, int N>
+NHOLO_HDI void add_stage_terms(Vec<S, N>& yi, const Vec<S, N>* k, S h) {
+  if constexpr (J < I) {
+    constexpr double aij = Tab::a(I, J);
+    if constexpr (aij != 0.0) {
+      const S a = S(aij);
+      for (int c = 0; c < N; ++c) yi[c] += h * a * k[J][c];
+    }
+    add_stage_terms<Tab, I, J + 1>(yi, k, h);
+  }
+}
+
+// k_I = f(t + c_I h, y + h sum_{J<I} a_IJ k_J) for I = I0 .. Last-1
+template <class Tab, int I, int Last, class Sys, class S, int N>
+NHOLO_HDI Status run_stages(const Sys& sys, S t, const Vec<S, N>& y, Vec<S, N>* k, S h) {
+  if constexpr (I < Last) {
+    Vec<S, N> yi = y;
+    add_stage_terms<Tab, I, 0>(yi, k, h);
+    const Status st = sys(t + S(Tab::c(I)) * h, yi, k[I]);
+    if (st != Status::ok) return st;
+    return run_stages<Tab, I + 1, Last>(sys, t, y, k, h);
+  } else {
+    return Status::ok;
+  }
+}
+
+// acc += w_I k_I for I = I0 .. Last-1 (component by component, in this
+// order), w = Tab::b (Which = 0), Tab::e (1), Tab::e3 (2)
+template <class Tab, int Which, int I, int Last, class S, int N>
+NHOLO_HDI void add_weighted(Vec<S, N>& acc, const Vec<S, N>* k) {
+  if constexpr (I < Last) {
+    constexpr double w = Which == 0 ? Tab::b(I) : Which == 1 ? Tab::e(I) : Tab::e3(I);
+    if constexpr (w != 0.0) {
+      const S ws = S(w);
+      for (int c = 0; c < N; ++c) acc[c] += ws * k[I][c];
+    }
+    add_weighted<Tab, Which, I + 1, Last>(acc, k);
+  }
+}
+
+}  // namespace detail
+
 template <class Tab, class Sys, class S, int N>
 NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N>& k0, S h,
                          const StepTolerance& tol, Vec<S, N>& y1, S& err, Vec<S, N>& k_last,
@@ -38,35 +90,28 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
   Vec<S, N> k[s];
   k[0] = k0;
   // stages: k_i = f(t + c_i h, y + h sum_j a_ij k_j)
-  for (int i = 1; i < explicit_stages; ++i) {
-    Vec<S, N> yi = y;
-    for (int j = 0; j < i; ++j) {
-      const S aij = S(Tab::a(i, j));
-      if (aij == S(0)) continue;
-      for (int c = 0; c < N; ++c) yi[c] += h * aij * k[j][c];
-    }
-    const Status st = sys(t + S(Tab::c(i)) * h, yi, k[i]);
-    if (st != Status::ok) return st;
-  }
+  const Status stage_status = detail::run_stages<Tab, 1, explicit_stages>(sys, t, y, k, h);
+  if (stage_status != Status::ok) return stage_status;
   // y1 = y + h sum_i b_i k_i   (b_{s-1} = 0 for FSAL tableaus)
-  for (int c = 0; c < N; ++c) {
-    S acc = S(0);
-    for (int i = 0; i < explicit_stages; ++i) acc += S(Tab::b(i)) * k[i][c];
-    y1[c] = y[c] + h * acc;
+  {
+    Vec<S, N> acc = Vec<S, N>::zero();
+    detail::add_weighted<Tab, 0, 0, explicit_stages>(acc, k);
+    for (int c = 0; c < N; ++c) y1[c] = y[c] + h * acc[c];
   }
   if constexpr (Tab::fsal) {
     if (!all_finite(y1)) return Status::non_finite;
     const Status st = sys(is_finite(t1) ? t1 : t + h, y1, k[s - 1]);
     if (st != Status::ok) return st;
+    k_last = k[s - 1];
   }
-  if constexpr (Tab::fsal) k_last = k[s - 1];
   if constexpr (Tab::error_order == 0) {
     err = S(0);
   } else if constexpr (!Tab::two_estimates) {
     S sum = S(0);
+    Vec<S, N> ev = Vec<S, N>::zero();
+    detail::add_weighted<Tab, 1, 0, s>(ev, k);
     for (int c = 0; c < N; ++c) {
-      S e = S(0);
-      for (int i = 0; i < s; ++i) e += S(Tab::e(i)) * k[i][c];
+      const S e = ev[c];
       const S sc = S(tol.atol) + S(tol.rtol) * max_of(S(fabs(y[c])), S(fabs(y1[c])));
       const S r = h * e / sc;
       sum += r * r;
@@ -74,12 +119,11 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     err = sqrt(sum / S(N));
   } else {
     S e5 = S(0), e3 = S(0);
+    Vec<S, N> a5v = Vec<S, N>::zero(), a3v = Vec<S, N>::zero();
+    detail::add_weighted<Tab, 1, 0, s>(a5v, k);
+    detail::add_weighted<Tab, 2, 0, s>(a3v, k);
     for (int c = 0; c < N; ++c) {
-      S a5 = S(0), a3 = S(0);
-      for (int i = 0; i < s; ++i) {
-        a5 += S(Tab::e(i)) * k[i][c];
-        a3 += S(Tab::e3(i)) * k[i][c];
-      }
+      const S a5 = a5v[c], a3 = a3v[c];
       const S sc = S(tol.atol) + S(tol.rtol) * max_of(S(fabs(y[c])), S(fabs(y1[c])));
       e5 += (a5 / sc) * (a5 / sc);
       e3 += (a3 / sc) * (a3 / sc);
@@ -87,7 +131,12 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     const S deno = e5 + S(0.01) * e3;
     err = deno > S(0) ? S(fabs(h)) * e5 / sqrt(S(N) * deno) : S(0);
   }
-  return all_finite(y1) ? Status::ok : Status::non_finite;
+  // (an FSAL step checked y1 before its last stage)
+  if constexpr (Tab::fsal) {
+    return Status::ok;
+  } else {
+    return all_finite(y1) ? Status::ok : Status::non_finite;
+  }
 }
 
 }  // namespace nholo

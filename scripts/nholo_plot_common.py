@@ -10,6 +10,7 @@ shows as JSON (--summary) so that tests can check them.
   ok_trajectories(f, form)       boolean mask: status == ok
   coin_closed_form(f)            PHYSICS.md item 10 for every coin of the file
   coin_drift_statistics(f, form) drift velocity, band, drift ratio (stored or recomputed)
+  pyplot()                       matplotlib.pyplot on the Agg backend, styled
   base_parser(...), save_figure(...), write_summary(...)
 """
 
@@ -17,13 +18,10 @@ import json
 import math
 import os
 import sys
+import warnings
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless: no display needed (must precede pyplot)
-import matplotlib.pyplot as plt  # noqa: E402
-import h5py  # noqa: E402
-import numpy as np  # noqa: E402
+import h5py
+import numpy as np
 
 # Trajectories read at once when a script walks a whole ensemble.
 BLOCK = 4096
@@ -79,8 +77,14 @@ def fail(message):
     sys.exit(2)
 
 
-def setup_style():
+def pyplot():
+    """matplotlib.pyplot on the headless Agg backend, with the figures' style.
+    Imported only when a figure is drawn (--help and errors stay quick)."""
+    import matplotlib
+    matplotlib.use("Agg")  # no display needed; must precede pyplot
+    import matplotlib.pyplot as plt
     plt.rcParams.update(STYLE)
+    return plt
 
 
 def str_list(value):
@@ -301,6 +305,34 @@ def relative_energy_error(E):
         return np.where(E0 != 0.0, np.abs(E - E0) / np.abs(E0), np.nan)
 
 
+def ensemble_median_max(ds, transform=None, limit=5e7):
+    """Per save time, the median and the max over trajectories of the finite
+    values of a (trajectory, time) dataset, read block by block (transform:
+    applied to each block first). The max is exact; the median uses every
+    trajectory while trajectories x saves <= limit, else the first BLOCK.
+    Returns (median, max, finite count per time, trajectories in the median)."""
+    n, nt = ds.shape
+    mx = np.full(nt, -np.inf)
+    count = np.zeros(nt, dtype=np.int64)
+    kept = []
+    n_median = n if n * nt <= limit else min(n, BLOCK)
+    for a, b in blocks(n):
+        v = np.asarray(ds[a:b, :], dtype=float)
+        if transform is not None:
+            v = transform(v)
+        fin = np.isfinite(v)
+        count += fin.sum(axis=0)
+        mx = np.maximum(mx, np.where(fin, v, -np.inf).max(axis=0))
+        if a < n_median:
+            kept.append(v[: n_median - a])
+    mx[count == 0] = np.nan
+    allv = np.concatenate(kept) if kept else np.full((0, nt), np.nan)
+    with warnings.catch_warnings():  # all-NaN columns give NaN, quietly
+        warnings.simplefilter("ignore", RuntimeWarning)
+        med = np.nanmedian(allv, axis=0) if allv.size else np.full(nt, np.nan)
+    return med, mx, count, n_median
+
+
 def finite_stats(values):
     """mean, std (ddof=1), min, median, max and count of the finite values."""
     v = np.asarray(values, dtype=float)
@@ -336,11 +368,18 @@ def default_output(file, name):
     return os.path.join(os.path.dirname(os.path.abspath(file)), name + ".png")
 
 
-def save_figure(fig, output, pdf=False, dpi=100.0):
-    """Writes the PNG (and a PDF with pdf=True); returns the paths."""
+def check_output(output):
+    """Fails early when the figure's folder does not exist."""
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         fail(f"{output}: folder {folder} does not exist")
+    return output
+
+
+def save_figure(fig, output, pdf=False, dpi=100.0):
+    """Writes the PNG (and a PDF with pdf=True); returns the paths."""
+    import matplotlib.pyplot as plt
+    check_output(output)
     paths = [output]
     fig.savefig(output, dpi=dpi)
     if pdf:

@@ -2,13 +2,18 @@
 """The rolling coin's bounded drift (PHYSICS.md item 10) from an nholo file.
 
 Three panels:
-  (a) contact-point paths (x, y) of a sample of coins, y (down the slope)
-      pointing down, with the range of y over the whole ensemble shaded: the
-      coins drift sideways but never run down the slope;
-  (b) x(t) of the same coins with their closed-form guiding lines
-      x = x_offset + g sin(slope) / (3 theta_dot) t (dashed);
+  (a) contact-point paths (x, y) of a sample of coins spread over theta_dot,
+      y (down the slope) pointing down: the coins loop sideways;
+  (b) above, x(t) of the same coins with their closed-form guiding lines
+      x = x0' + g sin(slope) t / (3 theta_dot) (dashed); below, y(t) inside the
+      ensemble's envelope (min to max over all coins, from /statistics) and
+      the ensemble mean: the band does not run down the slope;
   (c) histogram of measured / predicted drift velocity over the ensemble
-      (/statistics/<formulation>/drift_ratio, or recomputed from q).
+      (/statistics/<formulation>/drift_ratio, or recomputed from q with
+      --recompute), with the closed form sampled at the same saves and fitted
+      the same way (outline) and its long-run value 1.
+The closed form (PHYSICS.md item 10) is the nonholonomic one, whatever
+--formulation is drawn.
 
 Example:
   nholo run examples/rolling_coin.toml
@@ -18,7 +23,6 @@ Example:
 import numpy as np
 
 import nholo_plot_common as common
-from nholo_plot_common import plt
 
 
 def parse_args(argv=None):
@@ -48,7 +52,6 @@ def pick_sample(Omega, ok, n):
 
 def main(argv=None):
     args = parse_args(argv)
-    common.setup_style()
     f = common.open_result(args.file)
     forms = common.formulations(f)
     form = args.formulation or ("udwadia_kalaba" if "udwadia_kalaba" in forms else forms[0])
@@ -60,6 +63,8 @@ def main(argv=None):
     status = f[form]["status"][:]
     ok = status == 0
     n = status.size
+    if not ok.any():
+        common.fail(f"no trajectory of '{form}' finished with status ok")
     t = f[form]["time"][:]
     ix, iy = common.coordinate_index(f, "x"), common.coordinate_index(f, "y")
     q = common.dataset(f, f"{form}/q", "add \"q\" to output.fields")
@@ -104,18 +109,20 @@ def main(argv=None):
     ratio_cf = np.full(n, np.nan)
     ratio_cf[ok_idx] = common.coin_closed_form_drift_ratio(cf, t, ok_idx)
 
+    output = common.check_output(args.output or common.default_output(args.file, "coin_drift"))
+    plt = common.pyplot()
     cmap = plt.get_cmap("viridis")
     om_lo, om_hi = np.nanmin(cf["Omega"][ok]), np.nanmax(cf["Omega"][ok])
     norm = plt.Normalize(om_lo, om_hi if om_hi > om_lo else om_lo + 1.0)
 
-    fig = plt.figure(figsize=(14.0, 5.6), layout="constrained")
+    fig = plt.figure(figsize=(13.5, 5.6), layout="constrained")
     gs = fig.add_gridspec(2, 3, width_ratios=[1.3, 1.0, 0.85])
     ax_path = fig.add_subplot(gs[:, 0])
     ax_x = fig.add_subplot(gs[0, 1])
     ax_y = fig.add_subplot(gs[1, 1], sharex=ax_x)
     ax_h = fig.add_subplot(gs[:, 2])
 
-    # (a) paths, y down the slope pointing down, same scale on both axes
+    # (a) paths, y down the slope pointing down
     for k, i in enumerate(sample):
         c = cmap(norm(cf["Omega"][i]))
         ax_path.plot(xs[k], ys[k], color=c, lw=1.2)
@@ -140,7 +147,6 @@ def main(argv=None):
     ax_x.plot([], [], "--", color="0.3", label="x₀′ + g sin(α) t / (3θ̇)")
     ax_x.set_ylabel(common.label("x", lu))
     ax_x.set_title("(b) sideways drift x(t) and downslope y(t)")
-    ax_x.legend(loc="upper left", framealpha=0.9)
     plt.setp(ax_x.get_xticklabels(), visible=False)
 
     # y(t): the sample and the ensemble's envelope (min..max over all coins)
@@ -154,17 +160,24 @@ def main(argv=None):
     ax_y.invert_yaxis()
     ax_y.set_xlabel(common.label("t", tu))
     ax_y.set_ylabel(common.label("y ↓", lu))
-    ax_y.legend(loc="lower right", ncol=2, framealpha=0.9)
+    # one legend for (b), in the empty upper left of x(t)
+    h1, l1 = ax_x.get_legend_handles_labels()
+    h2, l2 = ax_y.get_legend_handles_labels()
+    ax_x.legend(h1 + h2, l1 + l2, loc="upper left", framealpha=0.9, fontsize=9)
 
     # (c) drift ratio histogram
     counts, edges = np.histogram(finite_ratio, bins=args.bins) if finite_ratio.size \
         else (np.zeros(0, int), np.zeros(1))
     if finite_ratio.size:
-        ax_h.hist(finite_ratio, bins=edges, color="tab:blue", alpha=0.8)
-        ax_h.axvline(1.0, color="k", lw=1.5, label="closed form: 1")
+        ax_h.hist(finite_ratio, bins=edges, color="tab:blue", alpha=0.7, label="nholo")
+        cf_finite = ratio_cf[np.isfinite(ratio_cf)]
+        ax_h.hist(cf_finite, bins=edges, histtype="step", color="k", lw=1.2,
+                  label="closed form, same saves and fit")
+        ax_h.axvline(1.0, color="0.4", lw=1.5, ls=":", label="closed form, t → ∞: 1")
         ax_h.axvline(rstats["mean"], color="tab:red", lw=1.5, ls="--",
                      label=f"mean {rstats['mean']:.4f}")
-        ax_h.text(0.97, 0.80, f"std {rstats['std']:.4f}\n{rstats['count']} coins\n"
+        ax_h.set_ylim(0, 1.6 * max(counts.max(), 1))
+        ax_h.text(0.97, 0.60, f"std {rstats['std']:.4f}\n{rstats['count']} coins\n"
                   f"fit over t = {t[0]:g}–{t[-1]:g} {tu}",
                   transform=ax_h.transAxes, va="top", ha="right", fontsize=10,
                   bbox=dict(boxstyle="round", fc="white", alpha=0.9))
@@ -175,7 +188,6 @@ def main(argv=None):
 
     fig.suptitle(args.title or f"{common.file_title(f, args.file)}: bounded drift on a "
                  f"{common.param(f, 'slope'):g} rad slope ({common.formulation_label(form)})")
-    output = args.output or common.default_output(args.file, "coin_drift")
     written = common.save_figure(fig, output, args.pdf, args.dpi)
 
     band_ok = np.where(ok, stats["band"], np.nan)
@@ -190,8 +202,8 @@ def main(argv=None):
         "trajectories_ok": int(ok.sum()),
         "time": [float(t[0]), float(t[-1])],
         "drift_ratio": {**rstats,
-                        "q05": float(np.quantile(finite_ratio, 0.05)) if finite_ratio.size else None,
-                        "q95": float(np.quantile(finite_ratio, 0.95)) if finite_ratio.size else None},
+                        "q05": np.quantile(finite_ratio, 0.05) if finite_ratio.size else None,
+                        "q95": np.quantile(finite_ratio, 0.95) if finite_ratio.size else None},
         "drift_ratio_mean_attribute": attrs.get("drift_ratio_mean"),
         "drift_ratio_std_attribute": attrs.get("drift_ratio_std"),
         "drift_ratio_fit_bound": common.finite_stats(np.where(ok, fit_bound, np.nan)),

@@ -289,7 +289,7 @@ TEST(Cholesky, PivotThreshold) {
   EXPECT_DOUBLE_EQ(L(2, 2), 1e-5);
   EXPECT_TRUE(cholesky(M, L, 1e-11));
   EXPECT_FALSE(cholesky(M, L, 1e-10));
-  M(2, 2) = 1e-15;  // below the default 1e-14 * 2
+  M(2, 2) = 1e-15;  // below the default 1e-12 * 2
   EXPECT_FALSE(cholesky(M, L));
   // scale invariance: the threshold is relative
   M(2, 2) = 1e-10;
@@ -318,14 +318,14 @@ TEST(Cholesky, FloatInstantiation) {
   EXPECT_NEAR(x[2], 2.0f, 1e-6f);
 }
 
-// KNOWN LIMITATION (not fixed): without pivoting, an exactly singular matrix
-// whose null vector has a small last component leaves a last pivot of
-// rounding size divided by that component squared, which can exceed
-// rtol * max diag. This 4x4 integer PSD matrix (B B^T, B 4x3; null vector
-// (-4, 7, 6, 1)) passes with L(3,3)^2 = 5.4e-14 > 1e-14 * 5, so the fundamental
-// equation would report Status::ok for a singular mass matrix. About 1-8% of
-// random singular B B^T (sizes 3-16) pass the same way. Enable when fixed.
-TEST(Cholesky, DISABLED_RejectsSingularWithSmallLastNullComponent) {
+// Regression: without pivoting, an exactly singular matrix whose null vector
+// has a small last component leaves a last pivot of rounding size divided by
+// that component squared. This 4x4 integer PSD matrix (B B^T, B 4x3; null
+// vector (-4, 7, 6, 1)) ends with L(3,3)^2 = 5.4e-14, which passed the former
+// default threshold 1e-14 * max diag; the default is now 1e-12 * max diag (M
+// with condition number above ~1e12 counts as singular and goes to the
+// singular-mass form).
+TEST(Cholesky, RejectsSingularWithSmallLastNullComponent) {
   Mat<double, 4, 4> M = Mat<double, 4, 4>::zero();
   const double m[16] = {5, 1, 2, 1, 1, 3, -3, 1, 2, -3, 5, -1, 1, 1, -1, 3};
   for (int i = 0; i < 16; ++i) M.a[i] = m[i];

@@ -268,10 +268,17 @@ TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
           "--set", "integrator.rtol=1e-8", "--threads", "1", static_cast<char*>(nullptr));
     _exit(98);
   }
-  // wait until the first slice is on disk (the log reports progress), then interrupt
+  // wait until the log reports the first finished slice, then interrupt
   const fs::path partial = dir / "coin.h5.partial";
-  for (int i = 0; i < 600 && !fs::exists(partial); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+  auto log_says_finished = [&] {
+    std::ifstream f(dir / "nholo.log");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str().find(") finished") != std::string::npos;
+  };
+  for (int i = 0; i < 6000 && !log_says_finished(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(log_says_finished()) << "no slice finished within 300 s";
   kill(pid, SIGINT);
   int st = 0;
   waitpid(pid, &st, 0);

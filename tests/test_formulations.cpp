@@ -589,10 +589,11 @@ TEST(Trajectories, LinearConstraintsAllThreeAgree) {
 
 TEST(Trajectories, NonlinearConstraintsUdwadiaKalabaAndMultipliersAgree) {
   {
+    // falling (zd < 0 under Fz < 0): the speed grows, A = [xd, yd, -zd] never vanishes
     State<Appell> s;
     s.p = {0.0, 0.0, 0.3, -0.2, -1.0, 1.0, 1.0};
     s.q = V<3>{{0.0, 0.0, 1.0}};
-    s.qd = V<3>{{0.6, 0.8, 1.0}};
+    s.qd = V<3>{{0.6, 0.8, -1.0}};
     check_trajectories(s, true);
   }
   {
@@ -751,8 +752,11 @@ TEST(HamelParadox, Example2ConflatedFollows_3_25) {
     std::printf("example 2, alpha = %.1f: conflated vs (3.25) %.2e; distance to the correct motion "
                 "at t = %g: %.4f\n",
                 alpha, g, T, sep);
-    if (alpha > 0.0) EXPECT_GT(sep, 1e-2);
-    if (alpha == 0.0) EXPECT_LT(sep, 1e-10);
+    if (alpha > 0.0) {
+      EXPECT_GT(sep, 1e-2);
+    } else {
+      EXPECT_LT(sep, 1e-10);
+    }
   }
 }
 
@@ -790,7 +794,7 @@ TEST(HamelParadox, Example3ConflatedFollowsCorrected_3_40) {
 //   zdd = (xd zd Fx + yd zd Fy + (xd^2 + yd^2) Fz)/(2 zd^2)
 TEST(HamelParadox, AppellConflatedGoesThroughSingularMassTo_3_11) {
   const Appell::Params p{0.0, 0.0, 0.3, -0.2, -1.0, 1.0, 1.0};
-  const V<3> q0{{0.0, 0.0, 1.0}}, qd0{{0.6, 0.8, 1.0}};
+  const V<3> q0{{0.0, 0.0, 1.0}}, qd0{{0.6, 0.8, -1.0}};  // falling: zd stays away from 0
   const double Fx = p.force_x, Fy = p.force_y, Fz = p.force_z;
   auto eq = hand_system<3>([&](double, const V<3>&, const V<3>& qd) {
     const double xd = qd[0], yd = qd[1], zd = qd[2];
@@ -895,7 +899,8 @@ TEST(Lemos, LevelPlaneMultipliersReproduceTheNonholonomicCoin) {
 // integrated as one ensemble (OMP backend); for every member the largest
 // coordinate distance max_i |q_i^vak - q_i^nh| over [0, T] and over [0, 2T] is
 // measured against the closed form. The smallest over the grid stays far from
-// zero and grows with the time span.
+// zero (> 0.1; measured >= 0.30) and grows with the time span (by > 1.5x from
+// [0, T] to [0, 2T]; measured >= 2.3x).
 TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
   constexpr int kGrid = 32, kIcs = 8, kPer = kGrid * kGrid;
   constexpr double kHalfWidth = 10.0, T = 2.0;
@@ -922,10 +927,11 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
         for (int c = 0; c < Sys::N; ++c) y0[c * count + idx] = y[c];
       }
   }
+  // the gaps are O(0.1 - 10): a moderate tolerance resolves them amply
   IntegratorOptions opt;
   opt.method = Method::dop853;
-  opt.rtol = 1e-9;
-  opt.atol = 1e-9;
+  opt.rtol = 1e-7;
+  opt.atol = 1e-7;
   std::vector<double> saves;
   for (int k = 1; k <= kSaves; ++k) saves.push_back(2.0 * T * k / kSaves);
   HostEnsemble<Sys> ens;
@@ -973,9 +979,11 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
                 "max coordinate distance on [0, %g] = %.4f (at grid point %d, %d), on [0, %g] = "
                 "%.4f\n",
                 ic, ics[ic].Omega, ics[ic].omega, T, best_T, best_i, best_j, 2 * T, best_2T);
-    EXPECT_GT(best_T, 0.05) << "initial condition " << ic;
-    EXPECT_GT(best_2T, 2.0 * best_T) << "initial condition " << ic;
-    // the closest grid point is not on the edge of the grid (the grid is wide enough)
+    EXPECT_GT(best_T, 0.1) << "initial condition " << ic;
+    EXPECT_GT(best_2T, 1.5 * best_T) << "initial condition " << ic;
+    // the closest grid point is inside the grid, not on its edge: the grid is wide enough
+    EXPECT_TRUE(best_i > 0 && best_i < kGrid - 1 && best_j > 0 && best_j < kGrid - 1)
+        << "initial condition " << ic;
     overall_T = std::min(overall_T, best_T);
   }
   std::printf("  smallest gap over all initial conditions on [0, %g]: %.4f\n", T, overall_T);
@@ -1026,7 +1034,7 @@ TEST(Vakonomic, IntegrableAndHolonomicConstraintsCoincideForAnyLambda0) {
 // integrates and keeps its constraint.
 TEST(Vakonomic, AppellIntegratesAndKeepsItsConstraint) {
   const Appell::Params p{0.0, 0.0, 0.3, -0.2, -1.0, 1.0, 1.0};
-  const V<3> q0{{0.0, 0.0, 1.0}}, qd0{{0.6, 0.8, 1.0}};
+  const V<3> q0{{0.0, 0.0, 1.0}}, qd0{{0.6, 0.8, -1.0}};
   VakonomicSystem<Appell> sys{p, EvalOptions()};
   EXPECT_EQ(VakonomicSystem<Appell>::n_extra, 1);
   EXPECT_STREQ(VakonomicSystem<Appell>::formulation_name, "vakonomic");
@@ -1055,7 +1063,9 @@ TEST(Vakonomic, AppellIntegratesAndKeepsItsConstraint) {
                 "= %.4f, distance to the nonholonomic motion %.4f\n",
                 l0, worst, ts.y[6], dist);
     EXPECT_LT(worst, 1e-9);
-    if (l0 != 0.0) EXPECT_GT(dist, 1e-3);
+    if (l0 != 0.0) {
+      EXPECT_GT(dist, 1e-3);
+    }
   }
 }
 
