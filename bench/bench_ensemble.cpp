@@ -256,6 +256,14 @@ std::vector<double> reference(int64_t count, const Options& o) {
   return run_nholo_once(sys, opt, count, 1, oo).y_end;
 }
 
+// a number for JSON: null when not finite
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
 // max over trajectories < count and components of |a - b| / (1 + |b|)
 double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b, int64_t count, int N) {
   double m = 0.0;
@@ -330,12 +338,13 @@ int bench_system(const Options& o) {
         "{\"system\": \"%s\", \"impl\": \"%s\", \"n\": %lld, \"threads\": %d, \"t_end\": %g, "
         "\"saves\": %d, \"rtol\": %g, \"atol\": %g, \"seconds\": %.6g, \"steps\": %lld, "
         "\"rejected\": %lld, \"rhs_evals\": %lld, \"traj_steps_per_s\": %.6g, \"rhs_per_s\": %.6g, "
-        "\"ns_per_traj\": %.6g, \"ns_per_rhs\": %.6g, \"err_ref\": %.3g, \"diff_nholo_ad\": %.3g, "
+        "\"ns_per_traj\": %.6g, \"ns_per_rhs\": %.6g, \"err_ref\": %s, \"diff_nholo_ad\": %s, "
         "\"agree\": %s, \"failed\": %lld, \"maxrss_kb\": %ld}\n",
         o.system.c_str(), impl.c_str(), static_cast<long long>(r.n), o.threads, o.t_end, o.saves,
         o.rtol, o.atol, r.seconds, static_cast<long long>(r.steps), static_cast<long long>(r.rejected),
         static_cast<long long>(r.rhs_evals), r.steps / r.seconds, r.rhs_evals / r.seconds,
-        r.seconds / r.n * 1e9, r.seconds * o.threads / r.rhs_evals * 1e9, err, diff,
+        r.seconds / r.n * 1e9, r.seconds * o.threads / r.rhs_evals * 1e9, json_number(err).c_str(),
+        json_number(diff).c_str(),
         agree ? "true" : "false", static_cast<long long>(r.failed), maxrss_kb());
     if (!agree)
       std::fprintf(stderr, "bench_ensemble: %s %s DISAGREES: err_ref %.3g, diff to nholo_ad %.3g, failed %lld\n",

@@ -16,6 +16,18 @@
 #define NHOLO_FORCEINLINE inline __attribute__((always_inline))
 #endif
 
+// NHOLO_RHS_NOINLINE marks a System's right-hand side. Under nvcc it is kept
+// out of line (__noinline__): the integrators call it from every stage of
+// every tableau (RK4, Dopri5, DOP853), and inlining a whole formulation (AD
+// terms, SVD or LU) into each call site of each of the ~50 systems of the CUDA
+// build multiplies device-code size and compile time many times over. Host
+// builds leave the choice to the compiler (no change to CPU code).
+#if defined(__CUDACC__)
+#define NHOLO_RHS_NOINLINE __noinline__
+#else
+#define NHOLO_RHS_NOINLINE
+#endif
+
 #define NHOLO_HDI NHOLO_HD inline
 
 namespace nholo {

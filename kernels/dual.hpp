@@ -260,6 +260,12 @@ NHOLO_HDI Dual<T, K> atan2(const Dual<T, K>& y, const Dual<T, K>& x) {
 }
 
 // ---------------------------------------------------------------------------
+// Every Jet2 operation is forced inline: a Lagrangian is a few dozen of them
+// on the same handful of jets, which the compiler keeps in registers only
+// when it sees the whole expression (out-of-line, each product returned a
+// 17-double struct through memory and doubled the cost of an evaluation).
+#define NHOLO_JET_INLINE NHOLO_HD NHOLO_FORCEINLINE
+
 // Jet2<S, K, P, Q>: a value x, its first derivatives x_k = dx/dw_k in K
 // directions, and a block of its second derivatives x_ij = d2x/(dw_i dw_j):
 //   h[0 .. P(P+1)/2)          x_ij for j <= i < P, packed row by row
@@ -289,21 +295,21 @@ struct Jet2 {
   }
 
   // ---- between jets
-  NHOLO_HDI friend Jet2 operator+(const Jet2& a, const Jet2& b) {
+  NHOLO_JET_INLINE friend Jet2 operator+(const Jet2& a, const Jet2& b) {
     Jet2 r;
     r.v = a.v + b.v;
     for (int k = 0; k < K; ++k) r.g[k] = a.g[k] + b.g[k];
     for (int e = 0; e < H; ++e) r.h[e] = a.h[e] + b.h[e];
     return r;
   }
-  NHOLO_HDI friend Jet2 operator-(const Jet2& a, const Jet2& b) {
+  NHOLO_JET_INLINE friend Jet2 operator-(const Jet2& a, const Jet2& b) {
     Jet2 r;
     r.v = a.v - b.v;
     for (int k = 0; k < K; ++k) r.g[k] = a.g[k] - b.g[k];
     for (int e = 0; e < H; ++e) r.h[e] = a.h[e] - b.h[e];
     return r;
   }
-  NHOLO_HDI friend Jet2 operator-(const Jet2& a) {
+  NHOLO_JET_INLINE friend Jet2 operator-(const Jet2& a) {
     Jet2 r;
     r.v = -a.v;
     for (int k = 0; k < K; ++k) r.g[k] = -a.g[k];
@@ -311,7 +317,7 @@ struct Jet2 {
     return r;
   }
   // (ab)_ij = a_ij b + a b_ij + a_i b_j + a_j b_i
-  NHOLO_HDI friend Jet2 operator*(const Jet2& a, const Jet2& b) {
+  NHOLO_JET_INLINE friend Jet2 operator*(const Jet2& a, const Jet2& b) {
     Jet2 r;
     r.v = a.v * b.v;
     for (int k = 0; k < K; ++k) r.g[k] = a.g[k] * b.v + a.v * b.g[k];
@@ -325,7 +331,7 @@ struct Jet2 {
     return r;
   }
   // r = a / b: r_k = (a_k - r b_k) / b, r_ij = (a_ij - r b_ij - r_i b_j - r_j b_i) / b
-  NHOLO_HDI friend Jet2 operator/(const Jet2& a, const Jet2& b) {
+  NHOLO_JET_INLINE friend Jet2 operator/(const Jet2& a, const Jet2& b) {
     Jet2 r;
     const S inv = S(1) / b.v;
     r.v = a.v * inv;
@@ -341,63 +347,63 @@ struct Jet2 {
   }
 
   // ---- with a plain scalar
-  NHOLO_HDI friend Jet2 operator+(const Jet2& a, const S& s) {
+  NHOLO_JET_INLINE friend Jet2 operator+(const Jet2& a, const S& s) {
     Jet2 r = a;
     r.v = a.v + s;
     return r;
   }
-  NHOLO_HDI friend Jet2 operator+(const S& s, const Jet2& a) {
+  NHOLO_JET_INLINE friend Jet2 operator+(const S& s, const Jet2& a) {
     Jet2 r = a;
     r.v = s + a.v;
     return r;
   }
-  NHOLO_HDI friend Jet2 operator-(const Jet2& a, const S& s) {
+  NHOLO_JET_INLINE friend Jet2 operator-(const Jet2& a, const S& s) {
     Jet2 r = a;
     r.v = a.v - s;
     return r;
   }
-  NHOLO_HDI friend Jet2 operator-(const S& s, const Jet2& a) {
+  NHOLO_JET_INLINE friend Jet2 operator-(const S& s, const Jet2& a) {
     Jet2 r = -a;
     r.v = s - a.v;
     return r;
   }
-  NHOLO_HDI friend Jet2 operator*(const Jet2& a, const S& s) {
+  NHOLO_JET_INLINE friend Jet2 operator*(const Jet2& a, const S& s) {
     Jet2 r;
     r.v = a.v * s;
     for (int k = 0; k < K; ++k) r.g[k] = a.g[k] * s;
     for (int e = 0; e < H; ++e) r.h[e] = a.h[e] * s;
     return r;
   }
-  NHOLO_HDI friend Jet2 operator*(const S& s, const Jet2& a) {
+  NHOLO_JET_INLINE friend Jet2 operator*(const S& s, const Jet2& a) {
     Jet2 r;
     r.v = s * a.v;
     for (int k = 0; k < K; ++k) r.g[k] = s * a.g[k];
     for (int e = 0; e < H; ++e) r.h[e] = s * a.h[e];
     return r;
   }
-  NHOLO_HDI friend Jet2 operator/(const Jet2& a, const S& s) {
+  NHOLO_JET_INLINE friend Jet2 operator/(const Jet2& a, const S& s) {
     const S inv = S(1) / s;
     return a * inv;
   }
   // (s / b)_k = -r b_k / b, (s / b)_ij = -(r b_ij + r_i b_j + r_j b_i) / b
-  NHOLO_HDI friend Jet2 operator/(const S& s, const Jet2& b) { return Jet2(s) / b; }
+  NHOLO_JET_INLINE friend Jet2 operator/(const S& s, const Jet2& b) { return Jet2(s) / b; }
 
-  NHOLO_HDI Jet2& operator+=(const Jet2& b) { return *this = *this + b; }
-  NHOLO_HDI Jet2& operator-=(const Jet2& b) { return *this = *this - b; }
-  NHOLO_HDI Jet2& operator*=(const Jet2& b) { return *this = *this * b; }
-  NHOLO_HDI Jet2& operator/=(const Jet2& b) { return *this = *this / b; }
+  NHOLO_JET_INLINE Jet2& operator+=(const Jet2& b) { return *this = *this + b; }
+  NHOLO_JET_INLINE Jet2& operator-=(const Jet2& b) { return *this = *this - b; }
+  NHOLO_JET_INLINE Jet2& operator*=(const Jet2& b) { return *this = *this * b; }
+  NHOLO_JET_INLINE Jet2& operator/=(const Jet2& b) { return *this = *this / b; }
 
   // ---- comparisons act on values only
-  NHOLO_HDI friend bool operator<(const Jet2& a, const Jet2& b) { return a.v < b.v; }
-  NHOLO_HDI friend bool operator>(const Jet2& a, const Jet2& b) { return a.v > b.v; }
-  NHOLO_HDI friend bool operator<=(const Jet2& a, const Jet2& b) { return a.v <= b.v; }
-  NHOLO_HDI friend bool operator>=(const Jet2& a, const Jet2& b) { return a.v >= b.v; }
-  NHOLO_HDI friend bool operator==(const Jet2& a, const Jet2& b) { return a.v == b.v; }
-  NHOLO_HDI friend bool operator!=(const Jet2& a, const Jet2& b) { return a.v != b.v; }
+  NHOLO_JET_INLINE friend bool operator<(const Jet2& a, const Jet2& b) { return a.v < b.v; }
+  NHOLO_JET_INLINE friend bool operator>(const Jet2& a, const Jet2& b) { return a.v > b.v; }
+  NHOLO_JET_INLINE friend bool operator<=(const Jet2& a, const Jet2& b) { return a.v <= b.v; }
+  NHOLO_JET_INLINE friend bool operator>=(const Jet2& a, const Jet2& b) { return a.v >= b.v; }
+  NHOLO_JET_INLINE friend bool operator==(const Jet2& a, const Jet2& b) { return a.v == b.v; }
+  NHOLO_JET_INLINE friend bool operator!=(const Jet2& a, const Jet2& b) { return a.v != b.v; }
 };
 
 template <class S, int K, int P, int Q>
-NHOLO_HDI S value_of(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE S value_of(const Jet2<S, K, P, Q>& x) {
   return x.v;
 }
 
@@ -405,7 +411,7 @@ namespace detail {
 // f(x) with f(x.v) = f0, f'(x.v) = f1, f''(x.v) = f2:
 //   f_k = f1 x_k,  f_ij = f1 x_ij + f2 x_i x_j
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> chain2(const Jet2<S, K, P, Q>& x, S f0, S f1, S f2) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> chain2(const Jet2<S, K, P, Q>& x, S f0, S f1, S f2) {
   Jet2<S, K, P, Q> r;
   r.v = f0;
   for (int k = 0; k < K; ++k) r.g[k] = f1 * x.g[k];
@@ -419,76 +425,76 @@ NHOLO_HDI Jet2<S, K, P, Q> chain2(const Jet2<S, K, P, Q>& x, S f0, S f1, S f2) {
 }  // namespace detail
 
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> sin(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> sin(const Jet2<S, K, P, Q>& x) {
   const S s = sin(x.v);
   return detail::chain2(x, s, S(cos(x.v)), S(-s));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> cos(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> cos(const Jet2<S, K, P, Q>& x) {
   const S c = cos(x.v);
   return detail::chain2(x, c, S(-sin(x.v)), S(-c));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> tan(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> tan(const Jet2<S, K, P, Q>& x) {
   const S t = tan(x.v);
   const S d = S(1) + t * t;
   return detail::chain2(x, t, d, S(S(2) * t * d));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> sqrt(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> sqrt(const Jet2<S, K, P, Q>& x) {
   const S s = sqrt(x.v);
   const S d = S(0.5) / s;
   return detail::chain2(x, s, d, S(-S(0.5) * d / x.v));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> exp(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> exp(const Jet2<S, K, P, Q>& x) {
   const S e = exp(x.v);
   return detail::chain2(x, e, e, e);
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> log(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> log(const Jet2<S, K, P, Q>& x) {
   const S d = S(1) / x.v;
   return detail::chain2(x, S(log(x.v)), d, S(-d * d));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> atan(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> atan(const Jet2<S, K, P, Q>& x) {
   const S d = S(1) / (S(1) + x.v * x.v);
   return detail::chain2(x, S(atan(x.v)), d, S(-S(2) * x.v * d * d));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> asin(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> asin(const Jet2<S, K, P, Q>& x) {
   const S d = S(1) / sqrt(S(1) - x.v * x.v);
   return detail::chain2(x, S(asin(x.v)), d, S(x.v * d * d * d));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> acos(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> acos(const Jet2<S, K, P, Q>& x) {
   const S d = S(1) / sqrt(S(1) - x.v * x.v);
   return detail::chain2(x, S(acos(x.v)), S(-d), S(-x.v * d * d * d));
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> sinh(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> sinh(const Jet2<S, K, P, Q>& x) {
   const S s = sinh(x.v);
   return detail::chain2(x, s, S(cosh(x.v)), s);
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> cosh(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> cosh(const Jet2<S, K, P, Q>& x) {
   const S c = cosh(x.v);
   return detail::chain2(x, c, S(sinh(x.v)), c);
 }
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> tanh(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> tanh(const Jet2<S, K, P, Q>& x) {
   const S t = tanh(x.v);
   const S d = S(1) - t * t;
   return detail::chain2(x, t, d, S(-S(2) * t * d));
 }
 // |x|' = sgn(x) (0 at x = 0), |x|'' = 0
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> fabs(const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> fabs(const Jet2<S, K, P, Q>& x) {
   return detail::chain2(x, S(fabs(x.v)), S(sgn(x.v)), S(0));
 }
 // x^p, constant p: (x^0)' = 0 and (x^1)'' = (x^0)'' = 0 also at x = 0
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> pow(const Jet2<S, K, P, Q>& x, double p) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> pow(const Jet2<S, K, P, Q>& x, double p) {
   const S f1 = p == 0.0 ? S(0) : S(S(p) * pow(x.v, S(p - 1.0)));
   const S f2 = (p == 0.0 || p == 1.0) ? S(0) : S(S(p * (p - 1.0)) * pow(x.v, S(p - 2.0)));
   return detail::chain2(x, S(pow(x.v, S(p))), f1, f2);
@@ -496,7 +502,7 @@ NHOLO_HDI Jet2<S, K, P, Q> pow(const Jet2<S, K, P, Q>& x, double p) {
 // atan2(y, x), r2 = x^2 + y^2: gradient (x, -y) / r2 in (y, x), Hessian
 //   f_yy = -2xy / r2^2, f_xx = 2xy / r2^2, f_xy = (y^2 - x^2) / r2^2
 template <class S, int K, int P, int Q>
-NHOLO_HDI Jet2<S, K, P, Q> atan2(const Jet2<S, K, P, Q>& y, const Jet2<S, K, P, Q>& x) {
+NHOLO_JET_INLINE Jet2<S, K, P, Q> atan2(const Jet2<S, K, P, Q>& y, const Jet2<S, K, P, Q>& x) {
   Jet2<S, K, P, Q> r;
   const S inv = S(1) / (x.v * x.v + y.v * y.v);
   const S fy = x.v * inv, fx = -y.v * inv;
@@ -515,5 +521,7 @@ NHOLO_HDI Jet2<S, K, P, Q> atan2(const Jet2<S, K, P, Q>& y, const Jet2<S, K, P, 
                fxy * (y.g[i] * x.g[c] + x.g[i] * y.g[c]);
   return r;
 }
+
+#undef NHOLO_JET_INLINE
 
 }  // namespace nholo

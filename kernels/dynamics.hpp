@@ -29,9 +29,20 @@ constexpr int n_of = Model::n;
 template <class Model>
 constexpr int m_of = constraint_count<Model>();
 
+// Host builds inline the whole Lagrangian and every jet operation into
+// lagrangian_terms_ad (GCC/Clang `flatten`): only then can the compiler keep
+// the jets in registers and drop the work on the seeds' constant ones
+// (x * 1 = x); as a separate function the model's Lagrangian costs twice as
+// much. Device code is inlined by nvcc anyway.
+#if defined(__CUDACC__) || !defined(__GNUC__)
+#define NHOLO_FLATTEN
+#else
+#define NHOLO_FLATTEN __attribute__((flatten))
+#endif
+
 // M and F by AD, always (the reference for any hand-written override).
 template <class Model, class S>
-NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p, const Vec<S, Model::n>& q,
+NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p, const Vec<S, Model::n>& q,
                                    const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
                                    Vec<S, Model::n>& F) {
   constexpr int n = Model::n;

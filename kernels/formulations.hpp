@@ -137,8 +137,8 @@ struct LagrangeMultiplierFormulation {
   }
   template <class Model, class S>
   NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> acceleration(
-      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
-      S t, const EvalOptions& eo) {
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
+      const EvalOptions& eo) {
     return lagrange_multiplier_acceleration<Model, S>(p, q, qd, t, eo);
   }
 };
@@ -208,8 +208,8 @@ struct NullSpaceFormulation {
   }
   template <class Model, class S>
   NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> acceleration(
-      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
-      S t, const EvalOptions& eo) {
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
+      const EvalOptions& eo) {
     return null_space_acceleration<Model, S>(p, q, qd, t, eo);
   }
 };
@@ -379,7 +379,7 @@ struct VakonomicSystem {
   }
 
   // y' = (qd, qdd, lambdadot)
-  NHOLO_HDI Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
+  NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
     const auto acc = acceleration(t, y);
     for (int i = 0; i < n; ++i) {
       dydt[i] = y[n + i];
@@ -410,7 +410,8 @@ struct VakonomicSystem {
     obs.force_nonideal = acc.force_nonideal;
     obs.multiplier = acc.multiplier;
     obs.status = acc.status;
-    obs.constraint_residual = constraint_residual_norm<Model, S>(acc.residual, acc.velocity_residual);
+    obs.constraint_residual =
+        constraint_residual_norm<Model, S>(acc.residual, acc.velocity_residual);
     obs.energy = model_energy<Model, S>(params, q, qd, t);
   }
 

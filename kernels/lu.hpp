@@ -27,9 +27,9 @@ constexpr double kDefaultLuRtol = 1e-12;
 
 template <class T, int N>
 struct LuFactor {
-  Mat<T, N, N> lu;               // L below the diagonal (unit diagonal implied), U on and above
-  int perm[N > 0 ? N : 1];       // row i of P A is row perm[i] of A
-  T min_pivot_ratio;             // min(1, min_k |U_kk| / max_ij |A_ij|): a cheap condition indicator
+  Mat<T, N, N> lu;          // L below the diagonal (unit diagonal implied), U on and above
+  int perm[N > 0 ? N : 1];  // row i of P A is row perm[i] of A
+  T min_pivot_ratio;        // min(1, min_k |U_kk| / max_ij |A_ij|): a cheap condition indicator
 };
 
 template <class T, int N>
@@ -46,7 +46,8 @@ NHOLO_HDI bool lu_factor(const Mat<T, N, N>& A, LuFactor<T, N>& f, T rtol = T(kD
     if (!(scale > T(0))) return false;
     // never below a few ulps of the scale: rounding-level pivots of a singular
     // matrix must be caught in float too (2^-19 ~ 1.9e-6 for float, 2^-48 for double)
-    const T floor_rtol = T(sizeof(T) == sizeof(float) ? 1.9073486328125e-06 : 3.552713678800501e-15);
+    const T floor_rtol =
+        T(sizeof(T) == sizeof(float) ? 1.9073486328125e-06 : 3.552713678800501e-15);
     const T pivot_min = max_of(rtol, floor_rtol) * scale;
     T ratio = T(1);
     for (int k = 0; k < N; ++k) {

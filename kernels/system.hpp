@@ -268,13 +268,12 @@ struct SecondOrderSystem {
   Params params;
   EvalOptions eval;
 
-  NHOLO_HDI Acceleration<S, n, m> acceleration(S t, const Vec<S, n>& q,
-                                               const Vec<S, n>& qd) const {
+  NHOLO_HDI Acceleration<S, n, m> acceleration(S t, const Vec<S, n>& q, const Vec<S, n>& qd) const {
     return Formulation::template acceleration<Model, S>(params, q, qd, t, eval);
   }
 
   // y' = (qd, qdd(t, q, qd))
-  NHOLO_HDI Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
+  NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
     const auto acc = acceleration(t, q, qd);
@@ -306,7 +305,8 @@ struct SecondOrderSystem {
     obs.force_nonideal = acc.force_nonideal;
     obs.multiplier = acc.multiplier;
     obs.status = acc.status;
-    obs.constraint_residual = constraint_residual_norm<Model, S>(acc.residual, acc.velocity_residual);
+    obs.constraint_residual =
+        constraint_residual_norm<Model, S>(acc.residual, acc.velocity_residual);
     obs.energy = model_energy<Model, S>(params, q, qd, t);
   }
 

@@ -135,7 +135,7 @@ struct Gen<Appell> {
   // xd^2 + yd^2 - zd^2 = 2 alpha g(t), zd^2 kept away from 0
   static State<Appell> draw(Rng& r) {
     State<Appell> s;
-    s.p = {uni(r, -0.5, 0.5), uni(r, 0.0, 1.0),  uni(r, -3.0, 3.0), uni(r, -3.0, 3.0),
+    s.p = {uni(r, -0.5, 0.5), uni(r, 0.0, 1.0), uni(r, -3.0, 3.0), uni(r, -3.0, 3.0),
            uni(r, -3.0, 3.0), uni(r, 0.2, 1.5), uni(r, 0.3, 2.0)};
     s.q = V<3>{{uni(r, -3.0, 3.0), uni(r, -3.0, 3.0), uni(r, -3.0, 3.0)}};
     for (;;) {
@@ -209,7 +209,8 @@ struct Gen<ParallelVelocities> {
     State<ParallelVelocities> s;
     s.p = {uni(r, 0.5, 3.0), uni(r, 0.5, 3.0)};
     for (int i = 0; i < 4; ++i) s.q[i] = uni(r, -3.0, 3.0);
-    const double phi = uni(r, -3.2, 3.2), s1 = signed_uni(r, 0.1, 2.0), s2 = signed_uni(r, 0.1, 2.0);
+    const double phi = uni(r, -3.2, 3.2), s1 = signed_uni(r, 0.1, 2.0),
+                 s2 = signed_uni(r, 0.1, 2.0);
     s.qd = V<4>{{s1 * std::cos(phi), s1 * std::sin(phi), s2 * std::cos(phi), s2 * std::sin(phi)}};
     s.t = uni(r, 0.0, 5.0);
     return s;
@@ -270,14 +271,14 @@ void check_three_agree(uint64_t seed) {
     const V<n> total = uk.force_ideal + uk.force_nonideal;
     ASSERT_TRUE(close(lm.force_ideal + lm.force_nonideal, total, kTolAcc)) << "state " << k;
     ASSERT_TRUE(close(ns.force_ideal + ns.force_nonideal, total, kTolAcc)) << "state " << k;
-    worst_force = std::max(worst_force, max_diff(lm.force_ideal + lm.force_nonideal, total) /
-                                            (1 + max_abs(total)));
+    worst_force = std::max(
+        worst_force, max_diff(lm.force_ideal + lm.force_nonideal, total) / (1 + max_abs(total)));
     // multipliers: unique for full-rank A; equal to UK's K^+ (b - A a) when C = 0
     if (max_abs(nonideal_terms<Model>(s.p, s.q, s.qd, s.t)) == 0.0) {
       ASSERT_TRUE(close(lm.multiplier, uk.multiplier, kTolAcc)) << "state " << k;
       ASSERT_TRUE(close(ns.multiplier, uk.multiplier, kTolAcc)) << "state " << k;
-      worst_mult = std::max(worst_mult, max_diff(lm.multiplier, uk.multiplier) /
-                                            (1 + max_abs(uk.multiplier)));
+      worst_mult = std::max(worst_mult,
+                            max_diff(lm.multiplier, uk.multiplier) / (1 + max_abs(uk.multiplier)));
     }
     // force_ideal of the multiplier form is A^T lambda
     Mat<double, m, n> A;
@@ -286,9 +287,10 @@ void check_three_agree(uint64_t seed) {
     ASSERT_TRUE(close(lm.force_ideal, mul_transposed(A, lm.multiplier), kTolAcc));
     ASSERT_TRUE(close(A * ns.qdd, b, kTolAcc));
   }
-  std::printf("%-22s UK vs multipliers vs null space over %d states: qdd %.2e, force %.2e, "
-              "multiplier %.2e (relative)\n",
-              Model::name, kStates, worst_qdd, worst_force, worst_mult);
+  std::printf(
+      "%-22s UK vs multipliers vs null space over %d states: qdd %.2e, force %.2e, "
+      "multiplier %.2e (relative)\n",
+      Model::name, kStates, worst_qdd, worst_force, worst_mult);
 }
 
 TEST(Accelerations, ThreeFormulationsAgreeOnLinearConstraints) {
@@ -350,8 +352,8 @@ TEST(Vakonomic, CoinReproducesSeed003Eqs41To44) {
     const double m = s.p.mass, R = s.p.radius, g = s.p.g, al = s.p.slope;
     const double th = s.q[3], phid = s.qd[2], thd = s.qd[3];
     const double l1 = lam[0], l2 = lam[1], l1d = vk.lambdadot[0], l2d = vk.lambdadot[1];
-    const V<4> lhs{{m * vk.qdd[0], m * vk.qdd[1], 0.5 * m * R * R * vk.qdd[2],
-                    0.25 * m * R * R * vk.qdd[3]}};
+    const V<4> lhs{
+        {m * vk.qdd[0], m * vk.qdd[1], 0.5 * m * R * R * vk.qdd[2], 0.25 * m * R * R * vk.qdd[3]}};
     const V<4> rhs{{-l1d, m * g * std::sin(al) - l2d,
                     l1 * R * thd * std::cos(th) - l2 * R * thd * std::sin(th) +
                         l1d * R * std::sin(th) + l2d * R * std::cos(th),
@@ -406,8 +408,7 @@ TEST(Vakonomic, SecondDerivativesOfTheConstraintsByNestedAd) {
       ASSERT_EQ(vk.status, Status::ok);
       const double yd = s.qd[1], zd = s.qd[2], ld = vk.lambdadot[0];
       const V<3>& a = vk.qdd;
-      const V<3> res{{a[0] + s.q[0] + lam,
-                      a[1] + lam * c * a[2] + c * zd * ld,
+      const V<3> res{{a[0] + s.q[0] + lam, a[1] + lam * c * a[2] + c * zd * ld,
                       a[2] + lam * c * a[1] + c * yd * ld}};
       ASSERT_TRUE(close(res, V<3>::zero(), kTolAcc)) << "example 3 state " << k;
     }
@@ -436,7 +437,8 @@ TEST(Vakonomic, PositionConstraintsCancelTheMultiplierTerms) {
     vakonomic_constraint_terms<UdwadiaExample4>(s.p, lam, s.q, s.qd, s.t, Mg, Fg);
     ASSERT_LE(norm_max(Mg), 1e-14);
     ASSERT_LE(max_abs(Fg), 1e-13 * (1 + std::abs(lam[0])));
-    const auto vk = vakonomic_acceleration<UdwadiaExample4>(s.p, s.q, s.qd, lam, s.t, EvalOptions());
+    const auto vk =
+        vakonomic_acceleration<UdwadiaExample4>(s.p, s.q, s.qd, lam, s.t, EvalOptions());
     const auto uk = accel<UdwadiaKalabaSystem<UdwadiaExample4>>(s.p, s.q, s.qd, s.t);
     ASSERT_TRUE(close(vk.qdd, uk.qdd, kTolAcc));
   }
@@ -496,8 +498,8 @@ std::vector<V<2 * Sys::n>> trajectory(const Sys& sys, const V<Sys::n>& q0, const
   const int saves = static_cast<int>(std::lround(t_end / dt_save));
   for (int k = 1; k <= saves; ++k) {
     advance_to(sys, ts, k * dt_save, opt);
-    EXPECT_EQ(ts.status, Status::ok) << Sys::model_type::name << " " << Sys::formulation_name
-                                     << " at t = " << ts.t;
+    EXPECT_EQ(ts.status, Status::ok)
+        << Sys::model_type::name << " " << Sys::formulation_name << " at t = " << ts.t;
     if (ts.status != Status::ok) return out;
     V<2 * Sys::n> qq;
     for (int c = 0; c < 2 * Sys::n; ++c) qq[c] = ts.y[c];
@@ -532,9 +534,10 @@ void check_trajectories(const State<Model>& s, bool with_null_space, double t_en
     g_ns = trajectory_gap(ns, uk);
     EXPECT_LT(g_ns, kTolTraj) << Model::name;
   }
-  std::printf("%-22s trajectories over %g time units (DOP853, tol 1e-13): multipliers vs UK %.2e, "
-              "null space vs UK %.2e\n",
-              Model::name, t_end, g_lm, g_ns);
+  std::printf(
+      "%-22s trajectories over %g time units (DOP853, tol 1e-13): multipliers vs UK %.2e, "
+      "null space vs UK %.2e\n",
+      Model::name, t_end, g_lm, g_ns);
 }
 
 TEST(Trajectories, LinearConstraintsAllThreeAgree) {
@@ -618,8 +621,8 @@ TEST(Trajectories, NonlinearConstraintsUdwadiaKalabaAndMultipliersAgree) {
     s.p = {1.0, 2.0};
     const double phi = 0.6;
     s.q = V<4>{{0.0, 1.0, 2.0, -1.0}};
-    s.qd = V<4>{{0.8 * std::cos(phi), 0.8 * std::sin(phi), -1.3 * std::cos(phi),
-                 -1.3 * std::sin(phi)}};
+    s.qd = V<4>{
+        {0.8 * std::cos(phi), 0.8 * std::sin(phi), -1.3 * std::cos(phi), -1.3 * std::sin(phi)}};
     check_trajectories(s, true);
   }
 }
@@ -692,8 +695,9 @@ TEST(HamelParadox, SkateConflatedFollows_1_14_CorrectFollows_1_12) {
   double worst_conf = 0.0;
   for (int k = 1; k <= 10; ++k) {
     const double t = k, th = th0 + om * t;
-    const V<6> want{{v / om * (std::sin(th) - std::sin(th0)), -v / om * (std::cos(th) - std::cos(th0)),
-                     th, v * std::cos(th), v * std::sin(th), om}};
+    const V<6> want{{v / om * (std::sin(th) - std::sin(th0)),
+                     -v / om * (std::cos(th) - std::cos(th0)), th, v * std::cos(th),
+                     v * std::sin(th), om}};
     worst_conf = std::max(worst_conf, max_diff(conf[k - 1], want) / (1 + max_abs(want)));
   }
   EXPECT_LT(worst_conf, 1e-10);
@@ -722,9 +726,10 @@ TEST(HamelParadox, SkateConflatedFollows_1_14_CorrectFollows_1_12) {
   const V<6>& a = uk.back();
   const V<6>& b = conf.back();
   const double sep = std::hypot(a[0] - b[0], a[1] - b[1]);
-  std::printf("Hamel's skate: conflated vs (1.14) closed form %.2e, correct vs (1.12) %.2e; "
-              "contact points %.4f apart at t = 10 (theta: %.4f vs %.4f)\n",
-              worst_conf, worst_correct, sep, a[2], b[2]);
+  std::printf(
+      "Hamel's skate: conflated vs (1.14) closed form %.2e, correct vs (1.12) %.2e; "
+      "contact points %.4f apart at t = 10 (theta: %.4f vs %.4f)\n",
+      worst_conf, worst_correct, sep, a[2], b[2]);
   EXPECT_GT(sep, 0.5);
   EXPECT_GT(std::abs(a[2] - b[2]), 0.5);
 }
@@ -744,14 +749,17 @@ TEST(HamelParadox, Example2ConflatedFollows_3_25) {
     });
     const double T = 5.0;
     const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
-    const auto conf = trajectory(ConflatedSystem<UdwadiaExample2>{p, EvalOptions()}, q0, qd0, T, tight());
-    const auto correct = trajectory(UdwadiaKalabaSystem<UdwadiaExample2>{p, EvalOptions()}, q0, qd0, T, tight());
+    const auto conf =
+        trajectory(ConflatedSystem<UdwadiaExample2>{p, EvalOptions()}, q0, qd0, T, tight());
+    const auto correct =
+        trajectory(UdwadiaKalabaSystem<UdwadiaExample2>{p, EvalOptions()}, q0, qd0, T, tight());
     const double g = trajectory_gap(conf, ref);
     EXPECT_LT(g, 1e-10) << "alpha " << alpha;
     const double sep = max_diff(conf.back(), correct.back());
-    std::printf("example 2, alpha = %.1f: conflated vs (3.25) %.2e; distance to the correct motion "
-                "at t = %g: %.4f\n",
-                alpha, g, T, sep);
+    std::printf(
+        "example 2, alpha = %.1f: conflated vs (3.25) %.2e; distance to the correct motion "
+        "at t = %g: %.4f\n",
+        alpha, g, T, sep);
     if (alpha > 0.0) {
       EXPECT_GT(sep, 1e-2);
     } else {
@@ -772,19 +780,22 @@ TEST(HamelParadox, Example3ConflatedFollowsCorrected_3_40) {
   auto eq = hand_system<3>([&](double, const V<3>&, const V<3>& qd) {
     const double xd = qd[0], yd = qd[1], zd = qd[2], c2 = c * c;
     const double D = yd * yd + zd * zd + 2.0 * c2 * yd * yd * zd * zd;
-    return V<3>{{0.0, xd * zd * (1.0 + c2 * yd * yd) / (c * D),
-                 xd * yd * (1.0 + c2 * zd * zd) / (c * D)}};
+    return V<3>{
+        {0.0, xd * zd * (1.0 + c2 * yd * yd) / (c * D), xd * yd * (1.0 + c2 * zd * zd) / (c * D)}};
   });
   const double T = 5.0;
   const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
-  const auto conf = trajectory(ConflatedSystem<UdwadiaExample3>{p, EvalOptions()}, q0, qd0, T, tight());
-  const auto correct = trajectory(UdwadiaKalabaSystem<UdwadiaExample3>{p, EvalOptions()}, q0, qd0, T, tight());
+  const auto conf =
+      trajectory(ConflatedSystem<UdwadiaExample3>{p, EvalOptions()}, q0, qd0, T, tight());
+  const auto correct =
+      trajectory(UdwadiaKalabaSystem<UdwadiaExample3>{p, EvalOptions()}, q0, qd0, T, tight());
   const double g = trajectory_gap(conf, ref);
   EXPECT_LT(g, 1e-10);
   const double sep = max_diff(conf.back(), correct.back());
-  std::printf("example 3: conflated vs corrected (3.40) %.2e; distance to the correct motion at "
-              "t = %g: %.4f\n",
-              g, T, sep);
+  std::printf(
+      "example 3: conflated vs corrected (3.40) %.2e; distance to the correct motion at "
+      "t = %g: %.4f\n",
+      g, T, sep);
   EXPECT_GT(sep, 1e-2);
 }
 
@@ -809,13 +820,15 @@ TEST(HamelParadox, AppellConflatedGoesThroughSingularMassTo_3_11) {
   EXPECT_EQ(acc.status, Status::ok);
   EXPECT_STREQ(ConflatedSystem<Appell>::formulation_name, "conflated");
   const auto conf = trajectory(sys, q0, qd0, T, tight());
-  const auto correct = trajectory(UdwadiaKalabaSystem<Appell>{p, EvalOptions()}, q0, qd0, T, tight());
+  const auto correct =
+      trajectory(UdwadiaKalabaSystem<Appell>{p, EvalOptions()}, q0, qd0, T, tight());
   const double g = trajectory_gap(conf, ref);
   EXPECT_LT(g, 1e-10);
   const double sep = max_diff(conf.back(), correct.back());
-  std::printf("Appell: conflated (singular-mass form) vs (3.11)-(3.13) %.2e; distance to the "
-              "correct motion at t = %g: %.4f\n",
-              g, T, sep);
+  std::printf(
+      "Appell: conflated (singular-mass form) vs (3.11)-(3.13) %.2e; distance to the "
+      "correct motion at t = %g: %.4f\n",
+      g, T, sep);
   EXPECT_GT(sep, 1e-2);
 }
 
@@ -825,8 +838,10 @@ TEST(HamelParadox, Example4ConflatedEqualsCorrect) {
   const UdwadiaExample4::Params p{0.3, -1.0, 0.2};
   const double z = 0.7, zd = 0.4;
   const V<3> q0{{0.1, 0.5 * z * z, z}}, qd0{{0.2, z * zd, zd}};
-  const auto conf = trajectory(ConflatedSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0, tight());
-  const auto correct = trajectory(UdwadiaKalabaSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0, tight());
+  const auto conf =
+      trajectory(ConflatedSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0, tight());
+  const auto correct =
+      trajectory(UdwadiaKalabaSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0, tight());
   const double g = trajectory_gap(conf, correct);
   std::printf("example 4: conflated vs correct over 10 time units %.2e\n", g);
   EXPECT_LT(g, 1e-10);
@@ -856,8 +871,12 @@ struct CoinMotion {
   }
 };
 
-V<4> head4(const V<8>& y) { return V<4>{{y[0], y[1], y[2], y[3]}}; }
-V<4> tail4(const V<8>& y) { return V<4>{{y[4], y[5], y[6], y[7]}}; }
+V<4> head4(const V<8>& y) {
+  return V<4>{{y[0], y[1], y[2], y[3]}};
+}
+V<4> tail4(const V<8>& y) {
+  return V<4>{{y[4], y[5], y[6], y[7]}};
+}
 
 // Level plane: lambda1(0) = -m xd(0), lambda2(0) = -m yd(0) reproduces the
 // nonholonomic motion (then lambda = -m (xd, yd) for all t and eq 44 gives
@@ -886,9 +905,10 @@ TEST(Lemos, LevelPlaneMultipliersReproduceTheNonholonomicCoin) {
                                std::abs(ts.y[9] + cm.p.mass * ref[5])});
     }
   }
-  std::printf("Lemos, level plane: vakonomic coin with lambda(0) = -m (xd, yd)(0) vs the "
-              "nonholonomic closed form over 20 time units: %.2e (lambda vs -m v: %.2e)\n",
-              worst, worst_lambda);
+  std::printf(
+      "Lemos, level plane: vakonomic coin with lambda(0) = -m (xd, yd)(0) vs the "
+      "nonholonomic closed form over 20 time units: %.2e (lambda vs -m v: %.2e)\n",
+      worst, worst_lambda);
   EXPECT_LT(worst, 1e-8);
   EXPECT_LT(worst_lambda, 1e-8);
 }
@@ -948,10 +968,10 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
     steps += ens.steps[i];
   }
   EXPECT_EQ(failed, 0);
-  std::printf("Lemos, slope %.2f: %lld vakonomic coins (8 initial conditions x 32 x 32 lambda(0), "
-              "half-width %.0f) to t = %g in %.2f s, %.0f steps each on average\n",
-              p.slope, static_cast<long long>(count), kHalfWidth, 2 * T, secs,
-              double(steps) / count);
+  std::printf(
+      "Lemos, slope %.2f: %lld vakonomic coins (8 initial conditions x 32 x 32 lambda(0), "
+      "half-width %.0f) to t = %g in %.2f s, %.0f steps each on average\n",
+      p.slope, static_cast<long long>(count), kHalfWidth, 2 * T, secs, double(steps) / count);
   double overall_T = INFINITY;
   for (int ic = 0; ic < kIcs; ++ic) {
     double best_T = INFINITY, best_2T = INFINITY;
@@ -963,7 +983,8 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
         for (int k = 0; k < kSaves; ++k) {
           const V<8> ref = ics[ic].state(saves[k]);
           double d = 0.0;
-          for (int c = 0; c < 4; ++c) d = std::max(d, std::abs(out.q[(k * 4 + c) * count + idx] - ref[c]));
+          for (int c = 0; c < 4; ++c)
+            d = std::max(d, std::abs(out.q[(k * 4 + c) * count + idx] - ref[c]));
           if (!std::isfinite(d)) d = INFINITY;
           gap_2T = std::max(gap_2T, d);
           if (saves[k] <= T + 1e-12) gap_T = std::max(gap_T, d);
@@ -975,10 +996,11 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
         }
         best_2T = std::min(best_2T, gap_2T);
       }
-    std::printf("  initial condition %d (Omega %+.2f, omega %+.2f): min over the grid of the "
-                "max coordinate distance on [0, %g] = %.4f (at grid point %d, %d), on [0, %g] = "
-                "%.4f\n",
-                ic, ics[ic].Omega, ics[ic].omega, T, best_T, best_i, best_j, 2 * T, best_2T);
+    std::printf(
+        "  initial condition %d (Omega %+.2f, omega %+.2f): min over the grid of the "
+        "max coordinate distance on [0, %g] = %.4f (at grid point %d, %d), on [0, %g] = "
+        "%.4f\n",
+        ic, ics[ic].Omega, ics[ic].omega, T, best_T, best_i, best_j, 2 * T, best_2T);
     EXPECT_GT(best_T, 0.1) << "initial condition " << ic;
     EXPECT_GT(best_2T, 1.5 * best_T) << "initial condition " << ic;
     // the closest grid point is inside the grid, not on its edge: the grid is wide enough
@@ -1003,10 +1025,11 @@ TEST(Vakonomic, IntegrableAndHolonomicConstraintsCoincideForAnyLambda0) {
     const double q1 = 1.2, q2 = 0.5, q2d = 0.7;
     const V<2> q0{{q1, q2}}, qd0{{-2.0 * q1 * q2 * q2d / (4.0 * q1 + 3.0 * q2 * q2), q2d}};
     const IntegrableConstraint::Params p{};
-    const auto nh = trajectory(UdwadiaKalabaSystem<IntegrableConstraint>{p, EvalOptions()}, q0, qd0, 10.0, opt);
+    const auto nh =
+        trajectory(UdwadiaKalabaSystem<IntegrableConstraint>{p, EvalOptions()}, q0, qd0, 10.0, opt);
     for (double l0 : {0.0, 0.7, -2.5, 10.0}) {
-      const auto vk = trajectory(VakonomicSystem<IntegrableConstraint>{p, EvalOptions()}, q0, qd0, 10.0,
-                                 opt, V<1>{{l0}});
+      const auto vk = trajectory(VakonomicSystem<IntegrableConstraint>{p, EvalOptions()}, q0, qd0,
+                                 10.0, opt, V<1>{{l0}});
       const double g = trajectory_gap(vk, nh);
       worst = std::max(worst, g);
       EXPECT_LT(g, 1e-8) << "integrable constraint, lambda(0) = " << l0;
@@ -1016,18 +1039,20 @@ TEST(Vakonomic, IntegrableAndHolonomicConstraintsCoincideForAnyLambda0) {
     const UdwadiaExample4::Params p{0.3, -1.0, 0.2};
     const double z = 0.7, zd = 0.4;
     const V<3> q0{{0.1, 0.5 * z * z, z}}, qd0{{0.2, z * zd, zd}};
-    const auto nh = trajectory(UdwadiaKalabaSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0, opt);
+    const auto nh =
+        trajectory(UdwadiaKalabaSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0, opt);
     for (double l0 : {0.0, 3.0, -7.0}) {
-      const auto vk = trajectory(VakonomicSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0, opt,
-                                 V<1>{{l0}});
+      const auto vk = trajectory(VakonomicSystem<UdwadiaExample4>{p, EvalOptions()}, q0, qd0, 10.0,
+                                 opt, V<1>{{l0}});
       const double g = trajectory_gap(vk, nh);
       worst = std::max(worst, g);
       EXPECT_LT(g, 1e-8) << "example 4, lambda(0) = " << l0;
     }
   }
-  std::printf("integrable / holonomic constraints: vakonomic vs nonholonomic over 10 time units, "
-              "several lambda(0): worst %.2e\n",
-              worst);
+  std::printf(
+      "integrable / holonomic constraints: vakonomic vs nonholonomic over 10 time units, "
+      "several lambda(0): worst %.2e\n",
+      worst);
 }
 
 // The vakonomic Appell particle (constraint quadratic in qd: d2g/dqd2 != 0)
@@ -1059,9 +1084,10 @@ TEST(Vakonomic, AppellIntegratesAndKeepsItsConstraint) {
         dist = std::max(dist, max_diff(qq, nh[k / 10 - 1]));
       }
     }
-    std::printf("vakonomic Appell, lambda(0) = %.1f: largest |g| over 5 time units %.2e, lambda(5) "
-                "= %.4f, distance to the nonholonomic motion %.4f\n",
-                l0, worst, ts.y[6], dist);
+    std::printf(
+        "vakonomic Appell, lambda(0) = %.1f: largest |g| over 5 time units %.2e, lambda(5) "
+        "= %.4f, distance to the nonholonomic motion %.4f\n",
+        l0, worst, ts.y[6], dist);
     EXPECT_LT(worst, 1e-9);
     if (l0 != 0.0) {
       EXPECT_GT(dist, 1e-3);
@@ -1102,9 +1128,10 @@ void check_redundant(const typename Plain::Params& p, const V<Plain::n>& q0,
   EXPECT_EQ(ts.status, Status::singular);
   EXPECT_EQ(ts.fail_time, 0.0);
   EXPECT_TRUE(all_finite(ts.y));
-  std::printf("%-22s UK vs plain model %.2e, null space vs plain %.2e; multipliers and vakonomic: "
-              "%s\n",
-              Redundant::name, g_uk, g_ns, status_name(ts.status));
+  std::printf(
+      "%-22s UK vs plain model %.2e, null space vs plain %.2e; multipliers and vakonomic: "
+      "%s\n",
+      Redundant::name, g_uk, g_ns, status_name(ts.status));
 }
 
 TEST(Redundant, UdwadiaKalabaAndNullSpaceGiveThePlainMotionMultipliersReportSingular) {

@@ -125,7 +125,7 @@ TEST(Lu, SingularZeroAndNonFiniteMatrices) {
   EXPECT_FALSE(lu_solve_system(Mat<double, 3, 3>::zero(), b, x));
   EXPECT_TRUE(all_finite(x));
   // rank 2: third row = 2 x first - second
-  const Mat<double, 3, 3> S{{1.0, 2.0, 3.0,  //
+  const Mat<double, 3, 3> S{{1.0, 2.0, 3.0,   //
                              0.5, -1.0, 4.0,  //
                              1.5, 5.0, 2.0}};
   EXPECT_FALSE(lu_solve_system(S, b, x));
@@ -153,7 +153,7 @@ TEST(Lu, ScaleInvariant) {
 // Float: regular systems solve to float accuracy; a matrix singular up to
 // float rounding is caught by the 16-ulp floor of the pivot tolerance.
 TEST(Lu, Float) {
-  const Mat<float, 3, 3> A{{4.0f, 1.0f, 0.5f,  //
+  const Mat<float, 3, 3> A{{4.0f, 1.0f, 0.5f,   //
                             1.0f, 3.0f, -1.0f,  //
                             0.5f, -1.0f, 2.0f}};
   const Vec<float, 3> xs{{1.0f, 2.0f, -1.0f}};

@@ -1,0 +1,201 @@
+// bench_output — the cost of output: the same run with and without the HDF5
+// file, and a raw sequential write of the same bytes, side by side.
+//
+//   bench_output --config bench/output_coin.toml --n N --threads T --dir DIR [--reps R]
+//
+//   off   the computation of `nholo run` alone: the same sampler, completion
+//         of the initial states from the constraints, and the formulation's
+//         ensemble integrated window by window (run_window, outputs q and
+//         qdot kept in memory, then dropped)
+//   on    `nholo run` in-process (run_command: the same computation plus the
+//         SoA -> file transposition, statistics and the HDF5 file, chunked,
+//         shuffle + deflate level 1, host/runner_impl.hpp)
+//   raw   fwrite of as many bytes as the run's q and qdot datasets hold
+//         (N x saves x n x 8 x 2), 1 MiB at a time, to a file in the same
+//         folder, then fclose (no fsync: neither does HDF5)
+//   h5_deflate, h5_plain   the same bytes written through host/h5.hpp as two
+//         datasets (trajectory, time, coordinate) in the blocks nholo run
+//         writes (all trajectories x one window of saves), chunked as nholo
+//         run chunks them, with its filters (shuffle + deflate 1) and without
+//         any: where the output time goes
+// Output throughput = those bytes / (on - off); compared with bytes / raw.
+// One JSON line on stdout. With --reps R the fastest of R interleaved runs.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "host/config.hpp"
+#include "host/h5.hpp"
+#include "host/model_info.hpp"
+#include "host/run.hpp"
+#include "host/runner.hpp"
+#include "host/sampling.hpp"
+#include "kernels/consistency.hpp"
+#include "models/rolling_coin.hpp"
+
+using namespace nholo;
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The computation of `nholo run` for the rolling coin, without output.
+double run_off(const RunConfig& cfg) {
+  using Model = models::RollingCoin;
+  constexpr int n = Model::n;
+  const double t0 = now();
+  const ModelInfo& mi = *find_model(cfg.model);
+  const auto params = params_from_config<Model>(cfg);
+  Sampler sampler(cfg, mi);
+  bool q_given[n], qd_given[n];
+  for (int c = 0; c < n; ++c) {
+    q_given[c] = sampler.q_given[c];
+    qd_given[c] = sampler.qd_given[c];
+  }
+  std::vector<double> q0, qd0, l0;
+  sampler.fill(0, cfg.size, q0, qd0, l0);
+  std::vector<uint8_t> rejected(cfg.size, 0);
+  for (int64_t i = 0; i < cfg.size; ++i) {
+    Vec<double, n> q, qd;
+    for (int c = 0; c < n; ++c) {
+      q[c] = q0[i * n + c];
+      qd[c] = qd0[i * n + c];
+    }
+    const auto r = complete_state<Model, double>(params, q, q_given, qd, qd_given, cfg.t_start);
+    if (!r.converged) rejected[i] = 1;
+    for (int c = 0; c < n; ++c) {
+      q0[i * n + c] = q[c];
+      qd0[i * n + c] = qd[c];
+    }
+  }
+  auto runner = make_formulation<Model>(cfg.formulations.at(0), cfg, Backend::omp);
+  runner->start_slice(cfg.size, q0, qd0, l0, rejected, cfg.t_start);
+  OutputSelection sel;  // q, qdot
+  const int64_t ns = static_cast<int64_t>(cfg.save_times.size());
+  for (int64_t k0 = 0; k0 < ns; k0 += cfg.window) {
+    const std::vector<double> saves(cfg.save_times.begin() + k0,
+                                    cfg.save_times.begin() + std::min(ns, k0 + cfg.window));
+    runner->run_window(saves, sel);
+  }
+  return now() - t0;
+}
+
+double run_raw(const std::string& path, int64_t bytes) {
+  std::vector<char> block(1 << 20, 1);
+  const double t0 = now();
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    std::fprintf(stderr, "bench_output: cannot write %s\n", path.c_str());
+    std::exit(2);
+  }
+  for (int64_t done = 0; done < bytes;) {
+    const size_t len = static_cast<size_t>(std::min<int64_t>(block.size(), bytes - done));
+    if (std::fwrite(block.data(), 1, len, f) != len) {
+      std::fprintf(stderr, "bench_output: write to %s failed\n", path.c_str());
+      std::exit(2);
+    }
+    done += static_cast<int64_t>(len);
+  }
+  std::fclose(f);
+  return now() - t0;
+}
+
+// q and qdot of `count` trajectories x `ns` saves, written window by window
+// (W saves at a time) like host/runner_impl.hpp, with or without its filters.
+double run_h5(const std::string& path, int64_t count, int64_t ns, int W, bool filters) {
+  constexpr int n = models::RollingCoin::n;
+  std::vector<double> block(static_cast<size_t>(count) * W * n);
+  for (size_t k = 0; k < block.size(); ++k) block[k] = 1.0 + 1e-3 * static_cast<double>(k % 977);
+  std::filesystem::remove(path);
+  const double t0 = now();
+  {
+    h5::File f = h5::File::create(path);
+    h5::Group root = f.root();
+    const hsize_t H = static_cast<hsize_t>(count), S = static_cast<hsize_t>(ns);
+    const std::vector<hsize_t> chunk = {std::min<hsize_t>(H, 1024), std::min<hsize_t>(S, W), n};
+    h5::Dataset dq = root.create_dataset<double>("q", {H, S, n}, chunk, filters ? 1 : 0, filters);
+    h5::Dataset dqd = root.create_dataset<double>("qdot", {H, S, n}, chunk, filters ? 1 : 0, filters);
+    for (int64_t k0 = 0; k0 < ns; k0 += W) {
+      const hsize_t w = static_cast<hsize_t>(std::min<int64_t>(W, ns - k0));
+      dq.write_block({0, static_cast<hsize_t>(k0), 0}, {H, w, n}, block.data());
+      dqd.write_block({0, static_cast<hsize_t>(k0), 0}, {H, w, n}, block.data());
+    }
+  }
+  const double dt = now() - t0;
+  std::filesystem::remove(path);
+  return dt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config = "bench/output_coin.toml", dir = "out";
+  int64_t n = 10000;
+  int threads = 1, reps = 1;
+  for (int a = 1; a + 1 < argc; a += 2) {
+    const std::string k = argv[a], v = argv[a + 1];
+    if (k == "--config") config = v;
+    else if (k == "--n") n = std::atoll(v.c_str());
+    else if (k == "--threads") threads = std::atoi(v.c_str());
+    else if (k == "--dir") dir = v;
+    else if (k == "--reps") reps = std::atoi(v.c_str());
+    else {
+      std::fprintf(stderr, "bench_output: unknown option %s (accepted: --config --n --threads --dir --reps)\n",
+                   k.c_str());
+      return 2;
+    }
+  }
+  if ((argc - 1) % 2 != 0 || n < 1 || threads < 1 || reps < 1) {
+    std::fprintf(stderr, "usage: bench_output --config FILE --n N --threads T --dir DIR [--reps R]\n");
+    return 2;
+  }
+  std::filesystem::create_directories(dir);
+  const std::string h5 = dir + "/bench_output.h5", raw = dir + "/bench_output.raw";
+  RunConfig cfg;
+  try {
+    cfg = load_config(config, {"ensemble.size=" + std::to_string(n),
+                               "backend.threads=" + std::to_string(threads), "output.path=" + h5});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_output: %s\n", e.what());
+    return 2;
+  }
+  if (cfg.model != "rolling_coin") {
+    std::fprintf(stderr, "bench_output: the config must use model rolling_coin\n");
+    return 2;
+  }
+  const int64_t ns = static_cast<int64_t>(cfg.save_times.size());
+  const int64_t bytes = n * ns * models::RollingCoin::n * 8 * 2;
+  double off = 1e300, on = 1e300, wr = 1e300, h5d = 1e300, h5p = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    h5d = std::min(h5d, run_h5(dir + "/bench_output_deflate.h5", n, ns, cfg.window, true));
+    h5p = std::min(h5p, run_h5(dir + "/bench_output_plain.h5", n, ns, cfg.window, false));
+    off = std::min(off, run_off(cfg));
+    CommandOptions co;
+    co.overwrite = true;
+    co.quiet = true;
+    const double t0 = now();
+    run_command(cfg, co);
+    on = std::min(on, now() - t0);
+    wr = std::min(wr, run_raw(raw, bytes));
+  }
+  const double h5_bytes = static_cast<double>(std::filesystem::file_size(h5));
+  std::filesystem::remove(raw);
+  const double out_rate = bytes / std::max(on - off, 1e-9);
+  const double raw_rate = bytes / wr;
+  std::printf(
+      "{\"n\": %lld, \"threads\": %d, \"saves\": %lld, \"bytes\": %lld, \"h5_file_bytes\": %.0f, "
+      "\"seconds_off\": %.6g, \"seconds_on\": %.6g, \"seconds_raw\": %.6g, "
+      "\"output_bytes_per_s\": %.6g, \"raw_bytes_per_s\": %.6g, \"output_over_raw\": %.4g, "
+      "\"seconds_h5_deflate\": %.6g, \"seconds_h5_plain\": %.6g}\n",
+      static_cast<long long>(n), threads, static_cast<long long>(ns), static_cast<long long>(bytes),
+      h5_bytes, off, on, wr, out_rate, raw_rate, out_rate / raw_rate, h5d, h5p);
+  return 0;
+}
