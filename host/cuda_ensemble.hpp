@@ -2,7 +2,8 @@
 //
 // The definitions live in host/cuda_ensemble.cu (compiled by nvcc in the CUDA
 // build only) and are instantiated there for every registered model under the
-// Udwadia–Kalaba and conflated formulations. Host code passes host containers;
+// Udwadia–Kalaba, Lagrange-multiplier, null-space and vakonomic
+// formulations (and conflated where the model has a conflated Lagrangian). Host code passes host containers;
 // device memory never appears outside the .cu file.
 #pragma once
 
