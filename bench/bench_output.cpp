@@ -9,7 +9,8 @@
 //         qdot kept in memory, then dropped)
 //   on    `nholo run` in-process (run_command: the same computation plus the
 //         SoA -> file transposition, statistics and the HDF5 file, chunked,
-//         shuffle + deflate level 1, host/runner_impl.hpp)
+//         with the default output.compression = 0, host/runner_impl.hpp)
+//   on_deflate   the same with output.compression = 1 (shuffle + deflate 1)
 //   raw   fwrite of as many bytes as the run's q and qdot datasets hold
 //         (N x saves x n x 8 x 2), 1 MiB at a time, to a file in the same
 //         folder, then fclose (no fsync: neither does HDF5)
@@ -18,7 +19,9 @@
 //         writes (all trajectories x one window of saves), chunked as nholo
 //         run chunks them, with its filters (shuffle + deflate 1) and without
 //         any: where the output time goes
-// Output throughput = those bytes / (on - off); compared with bytes / raw.
+// Output throughput = those bytes / the seconds nholo run itself spent in
+// output (RunSummary::output_seconds: transposition + HDF5 writes, filters
+// included); (on - off) is reported as a cross-check. Compared with bytes / raw.
 // One JSON line on stdout. With --reps R the fastest of R interleaved runs.
 #include <sys/resource.h>
 
@@ -112,8 +115,16 @@ double run_raw(const std::string& path, int64_t bytes) {
 // (W saves at a time) like host/runner_impl.hpp, with or without its filters.
 double run_h5(const std::string& path, int64_t count, int64_t ns, int W, bool filters) {
   constexpr int n = models::RollingCoin::n;
+  // trajectory values carry full-precision mantissas: pseudo-random doubles
+  // (xorshift64) in [-10, 10), as incompressible as real q, qdot
   std::vector<double> block(static_cast<size_t>(count) * W * n);
-  for (size_t k = 0; k < block.size(); ++k) block[k] = 1.0 + 1e-3 * static_cast<double>(k % 977);
+  uint64_t x = 88172645463325252ull;
+  for (double& v : block) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v = -10.0 + 20.0 * static_cast<double>(x >> 11) * 0x1.0p-53;
+  }
   std::filesystem::remove(path);
   const double t0 = now();
   {
@@ -173,7 +184,11 @@ int main(int argc, char** argv) {
   }
   const int64_t ns = static_cast<int64_t>(cfg.save_times.size());
   const int64_t bytes = n * ns * models::RollingCoin::n * 8 * 2;
-  double off = 1e300, on = 1e300, wr = 1e300, h5d = 1e300, h5p = 1e300;
+  double off = 1e300, on = 1e300, on_z = 1e300, wr = 1e300, h5d = 1e300, h5p = 1e300;
+  double z_bytes = 0, w_on = 1e300, w_z = 1e300;  // RunSummary::output_seconds
+  RunConfig cfg_z = cfg;
+  cfg_z.compression = 1;
+  cfg_z.output_path = dir + "/bench_output_z.h5";
   for (int r = 0; r < reps; ++r) {
     h5d = std::min(h5d, run_h5(dir + "/bench_output_deflate.h5", n, ns, cfg.window, true));
     h5p = std::min(h5p, run_h5(dir + "/bench_output_plain.h5", n, ns, cfg.window, false));
@@ -182,20 +197,35 @@ int main(int argc, char** argv) {
     co.overwrite = true;
     co.quiet = true;
     const double t0 = now();
-    run_command(cfg, co);
+    const RunSummary s_on = run_command(cfg, co);
     on = std::min(on, now() - t0);
+    w_on = std::min(w_on, s_on.output_seconds);
+    const double t1 = now();
+    const RunSummary s_z = run_command(cfg_z, co);
+    on_z = std::min(on_z, now() - t1);
+    w_z = std::min(w_z, s_z.output_seconds);
+    if (s_on.output_bytes != bytes || s_z.output_bytes != bytes) {
+      std::fprintf(stderr, "bench_output: nholo run wrote %lld bytes of fields, expected %lld\n",
+                   static_cast<long long>(s_on.output_bytes), static_cast<long long>(bytes));
+      return 1;
+    }
+    z_bytes = static_cast<double>(std::filesystem::file_size(cfg_z.output_path));
+    std::filesystem::remove(cfg_z.output_path);
     wr = std::min(wr, run_raw(raw, bytes));
   }
   const double h5_bytes = static_cast<double>(std::filesystem::file_size(h5));
   std::filesystem::remove(raw);
-  const double out_rate = bytes / std::max(on - off, 1e-9);
+  const double out_rate = bytes / w_on;
   const double raw_rate = bytes / wr;
+  const double out_rate_z = bytes / w_z;
   std::printf(
       "{\"n\": %lld, \"threads\": %d, \"saves\": %lld, \"bytes\": %lld, \"h5_file_bytes\": %.0f, "
       "\"seconds_off\": %.6g, \"seconds_on\": %.6g, \"seconds_raw\": %.6g, "
       "\"output_bytes_per_s\": %.6g, \"raw_bytes_per_s\": %.6g, \"output_over_raw\": %.4g, "
-      "\"seconds_h5_deflate\": %.6g, \"seconds_h5_plain\": %.6g}\n",
+      "\"seconds_h5_deflate\": %.6g, \"seconds_h5_plain\": %.6g, \"seconds_on_deflate\": %.6g, "
+      "\"h5_deflate_file_bytes\": %.0f, \"output_deflate_bytes_per_s\": %.6g, "
+      "\"seconds_writing\": %.6g, \"seconds_writing_deflate\": %.6g}\n",
       static_cast<long long>(n), threads, static_cast<long long>(ns), static_cast<long long>(bytes),
-      h5_bytes, off, on, wr, out_rate, raw_rate, out_rate / raw_rate, h5d, h5p);
+      h5_bytes, off, on, wr, out_rate, raw_rate, out_rate / raw_rate, h5d, h5p, on_z, z_bytes, out_rate_z, w_on, w_z);
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dynamic floating-point operation counts from a callgrind profile.
 
-    python3 bench/flops.py BINARY CALLGRIND_OUT      -> prints "flops Ir"
+    python3 bench/flops.py BINARY CALLGRIND_OUT...   -> "flops Ir" per profile, one a line
 
 BINARY must be statically linked and not position independent
 (rhs_driver_static, bench/run.sh), so that the instruction addresses of the
@@ -60,8 +60,7 @@ def parse_position(tok, prev):
     return int(tok, 0)
 
 
-def count(binary, profile):
-    table = instruction_table(binary)
+def count(table, profile):
     flops = 0
     ir = 0
     npos = 1
@@ -89,11 +88,13 @@ def count(binary, profile):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    f, ir = count(sys.argv[1], sys.argv[2])
-    print(f, ir)
+    table = instruction_table(sys.argv[1])
+    for profile in sys.argv[2:]:
+        f, ir = count(table, profile)
+        print(f, ir)
     return 0
 
 

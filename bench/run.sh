@@ -60,7 +60,7 @@ if [ "$MODE" = full ]; then
   N_MAIN=20000; N_EIGEN=1000; REPS=3; SWEEP="100 1000 10000 100000 1000000"
   N_OUT=100000; CLI_SIZES="1000 10000 100000 1000000"; N_PY=20
 else
-  N_MAIN=2000; N_EIGEN=100; REPS=1; SWEEP="100 1000 10000"
+  N_MAIN=2000; N_EIGEN=100; REPS=2; SWEEP="100 1000 10000"
   N_OUT=10000; CLI_SIZES="1000 10000"; N_PY=4
 fi
 
@@ -77,63 +77,81 @@ rm -f "$RES"/*.jsonl "$RES"/*.txt "$RES"/*.json
 log "configure $BUILD (Release)"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNHOLO_BUILD_TESTS=OFF >"$RES/cmake.txt" 2>&1 \
   || { cat "$RES/cmake.txt" >&2; exit 1; }
-log "build rhs_driver, rhs_driver_static"
-cmake --build "$BUILD" -j2 --target rhs_driver rhs_driver_static >"$RES/build1.txt" 2>&1 \
+log "build rhs_driver_static"
+cmake --build "$BUILD" --target rhs_driver_static >"$RES/build1.txt" 2>&1 \
   || { tail -30 "$RES/build1.txt" >&2; exit 1; }
 
-# the rest builds in the background while phase 2 counts instructions
-# (instruction counts do not depend on the load)
+# the rest builds in the background while phase 2 counts (instruction counts
+# and ptxas reports do not depend on the load)
+log "build rhs_driver, bench_ensemble, nholo, bench_output (background)"
 (
-  cmake --build "$BUILD" -j2 --target bench_ensemble nholo bench_output >"$RES/build2.txt" 2>&1
+  cmake --build "$BUILD" -j2 --target rhs_driver bench_ensemble nholo bench_output >"$RES/build2.txt" 2>&1
   echo $? >"$RES/build2.rc"
-  if [ "$CUDA" = 1 ]; then
-    # quick: the generic kernels + the coin's closed form; full: all (minutes each)
-    defs=""; [ "$MODE" = quick ] && defs="-DNHOLO_BENCH_QUICK=1"
-    "$NVCC" -arch=sm_90 -std=c++17 -O3 -Xptxas -v --resource-usage $defs -c \
-      -I"$ROOT" -isystem /usr/local/cuda/include/cccl -isystem "$(dirname "$NVCC")/../include/cccl" \
-      "$ROOT/bench/cuda_resources.cu" -o "$BUILD/cuda_resources.o" >"$RES/ptxas.txt" 2>&1
-    echo $? >"$RES/ptxas.rc"
-  fi
 ) &
 BG=$!
 
 # ---- 2. deterministic counts
-cg_count() {  # BINARY ARGS... N  -> "Ir flops" of one callgrind run
-  local bin=$1; shift
-  local f="$BUILD/cg.$$.out"
-  valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$f" "$bin" "$@" >/dev/null 2>&1
-  python3 "$ROOT/bench/flops.py" "$bin" "$f"
-  rm -f "$f"
+log "callgrind: instructions and flops per right-hand side (N = 500 vs 1500) and per step"
+profiles=()
+cg_run() {  # NAME ARGS... : one callgrind run of the static driver -> $BUILD/cg/NAME.out
+  local name=$1; shift
+  valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$BUILD/cg/$name.out" \
+    "$BUILD/rhs_driver_static" "$@" >/dev/null 2>&1
+  profiles+=("$BUILD/cg/$name.out")
 }
-log "callgrind: instructions and flops per right-hand side (static driver, N = 1000 vs 3000)"
+rm -rf "$BUILD/cg"; mkdir -p "$BUILD/cg"
 for sys in coin skate appell; do
   for impl in nholo_ad nholo_hand closed eigen; do
-    read -r f1 i1 < <(cg_count "$BUILD/rhs_driver_static" $sys $impl 1000)
-    read -r f2 i2 < <(cg_count "$BUILD/rhs_driver_static" $sys $impl 3000)
-    # the dynamically linked driver too (the one the timings use)
-    d1=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BUILD/rhs_driver" $sys $impl 1000 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,)
-    d2=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BUILD/rhs_driver" $sys $impl 3000 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,)
-    echo "{\"system\": \"$sys\", \"impl\": \"$impl\", \"ir_per_rhs\": $(( (d2 - d1) / 2000 )), \"ir_per_rhs_static\": $(( (i2 - i1) / 2000 )), \"flops_per_rhs\": $(( (f2 - f1) / 2000 ))}" >>"$RES/callgrind_rhs.jsonl"
+    cg_run "rhs_${sys}_${impl}_1" $sys $impl 500
+    cg_run "rhs_${sys}_${impl}_2" $sys $impl 1500
   done
-  log "  $sys done"
-done
-log "callgrind: instructions and flops per integration step (trajectories 0-1 vs 0-5)"
-for sys in coin skate appell; do
-  for impl in nholo_ad closed; do
-    s1=$("$BUILD/rhs_driver_static" $sys $impl steps 2 | awk '{print $2 + $4}')
-    s2=$("$BUILD/rhs_driver_static" $sys $impl steps 6 | awk '{print $2 + $4}')
-    read -r f1 i1 < <(cg_count "$BUILD/rhs_driver_static" $sys $impl steps 2)
-    read -r f2 i2 < <(cg_count "$BUILD/rhs_driver_static" $sys $impl steps 6)
-    echo "{\"system\": \"$sys\", \"impl\": \"$impl\", \"attempted_steps\": $(( s2 - s1 )), \"ir_per_step\": $(( (i2 - i1) / (s2 - s1) )), \"flops_per_step\": $(( (f2 - f1) / (s2 - s1) ))}" >>"$RES/callgrind_step.jsonl"
+  for impl in nholo_ad nholo_hand closed; do
+    cg_run "step_${sys}_${impl}_1" $sys $impl steps 2
+    cg_run "step_${sys}_${impl}_2" $sys $impl steps 6
   done
 done
+python3 "$ROOT/bench/flops.py" "$BUILD/rhs_driver_static" "${profiles[@]}" >"$BUILD/cg/counts.txt"
+python3 - "$BUILD/cg/counts.txt" "$BUILD/rhs_driver_static" "$RES" "${profiles[@]}" <<'PY'
+import json, os, subprocess, sys
+counts_file, binary, res, profiles = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+counts = {}
+for prof, line in zip(profiles, open(counts_file).read().split("\n")):
+    f, ir = map(int, line.split())
+    counts[os.path.basename(prof)[:-4]] = (f, ir)
+with open(os.path.join(res, "callgrind_rhs.jsonl"), "w") as out:
+    for s in ("coin", "skate", "appell"):
+        for i in ("nholo_ad", "nholo_hand", "closed", "eigen"):
+            (f1, i1), (f2, i2) = counts[f"rhs_{s}_{i}_1"], counts[f"rhs_{s}_{i}_2"]
+            out.write(json.dumps({"system": s, "impl": i, "ir_per_rhs": (i2 - i1) // 1000,
+                                  "flops_per_rhs": (f2 - f1) // 1000}) + "\n")
+def steps(s, i, k):
+    o = subprocess.run([binary, s, i, "steps", str(k)], capture_output=True, text=True, check=True).stdout.split()
+    return int(o[1]) + int(o[3])  # accepted + rejected
+with open(os.path.join(res, "callgrind_step.jsonl"), "w") as out:
+    for s in ("coin", "skate", "appell"):
+        for i in ("nholo_ad", "nholo_hand", "closed"):
+            (f1, i1), (f2, i2) = counts[f"step_{s}_{i}_1"], counts[f"step_{s}_{i}_2"]
+            d = steps(s, i, 6) - steps(s, i, 2)
+            out.write(json.dumps({"system": s, "impl": i, "attempted_steps": d, "ir_per_step": (i2 - i1) // d,
+                                  "flops_per_step": (f2 - f1) // d}) + "\n")
+PY
+rm -rf "$BUILD/cg"
 
-log "waiting for the background build$( [ "$CUDA" = 1 ] && echo ' and nvcc')"
+if [ "$CUDA" = 1 ]; then
+  log "nvcc -arch=sm_90: resource usage of the ensemble kernels"
+  if "$NVCC" -arch=sm_90 -std=c++17 -O3 -Xptxas -v --resource-usage -c \
+      -I"$ROOT" -isystem "$(dirname "$NVCC")/../include/cccl" \
+      "$ROOT/bench/cuda_resources.cu" -o "$BUILD/cuda_resources.o" >"$RES/ptxas.txt" 2>&1; then
+    :
+  else
+    log "nvcc failed (see $RES/ptxas.txt); no CUDA report"
+    mv "$RES/ptxas.txt" "$RES/ptxas_failed.txt"
+  fi
+fi
+
+log "waiting for the background build"
 wait $BG || true
 if [ "$(cat "$RES/build2.rc")" != 0 ]; then tail -30 "$RES/build2.txt" >&2; exit 1; fi
-if [ "$CUDA" = 1 ] && [ "$(cat "$RES/ptxas.rc")" != 0 ]; then
-  log "nvcc failed (see $RES/ptxas.txt); continuing without the CUDA report"
-fi
 
 # ---- 3. timings
 echo "\"$(cut -d' ' -f1-3 /proc/loadavg)\"" >"$RES/loadavg_timing_start.json"

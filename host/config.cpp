@@ -27,7 +27,7 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
        {"method", "rtol", "atol", "dt", "dt_min", "dt_max", "max_steps", "drift",
         "baumgarte_alpha", "baumgarte_beta", "pinv_rtol"}},
       {"ensemble", {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0"}},
-      {"output", {"path", "fields", "memory_budget_mb", "window"}},
+      {"output", {"path", "fields", "memory_budget_mb", "window", "compression"}},
       {"backend", {"device", "threads"}},
       {"compare", {"threshold"}},
   };
@@ -446,6 +446,13 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
       const int64_t w = as_integer(*n, "output.window");
       if (w < 1 || w > 100000) throw ConfigError("output.window", "must be in [1, 100000]");
       cfg.window = static_cast<int>(w);
+    }
+    if (const toml::node* n = ot->get("compression")) {
+      const int64_t c = as_integer(*n, "output.compression");
+      if (c < 0 || c > 9)
+        throw ConfigError("output.compression",
+                          "must be an integer in [0, 9] (0: no compression; 1-9: shuffle + deflate at that level)");
+      cfg.compression = static_cast<int>(c);
     }
   }
   if (cfg.output_path.empty()) throw ConfigError("output.path", "missing (the HDF5 file to write)");

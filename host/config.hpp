@@ -70,6 +70,7 @@ struct RunConfig {
   std::vector<std::string> fields;
   double memory_budget_mb = 512.0;
   int window = 16;  // saves integrated per window
+  int compression = 0;  // deflate level of every dataset, 0 = off (shuffle + deflate when > 0)
 
   // [backend]
   std::string device = "omp";

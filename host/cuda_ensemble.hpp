@@ -1,10 +1,11 @@
 // nholo/host/cuda_ensemble.hpp — the CUDA backend as seen from plain C++.
 //
-// The definitions live in host/cuda_ensemble.cu (compiled by nvcc in the CUDA
-// build only) and are instantiated there for every registered model under the
-// Udwadia–Kalaba, Lagrange-multiplier, null-space and vakonomic
-// formulations (and conflated where the model has a conflated Lagrangian). Host code passes host containers;
-// device memory never appears outside the .cu file.
+// The definitions live in host/cuda_ensemble.cu and cuda_ensemble_impl.cuh
+// (compiled by nvcc in the CUDA build only); run_window is instantiated for
+// every registered model under the Udwadia–Kalaba, Lagrange-multiplier,
+// null-space and vakonomic formulations (and conflated where the model has a
+// conflated Lagrangian), one generated translation unit per model. Host code
+// passes host containers; device memory never appears outside those files.
 #pragma once
 
 #include <string>

@@ -124,6 +124,7 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
     root.set_attr("ensemble_sampler", cfg.sampler);
     root.set_attr("ensemble_seed", static_cast<int64_t>(cfg.seed));
     root.set_attr("backend", cfg.device);
+    root.set_attr("output_compression", static_cast<int64_t>(cfg.compression));
     root.set_attr("config", cfg.text);
     root.set_attr("nholo_version", nholo_version());
     root.set_attr("git_revision", nholo_git_revision());
@@ -143,6 +144,8 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
     root.set_attr("initial_states_rejected", sum.rejected);
     root.set_attr("interrupted", int64_t(sum.interrupted ? 1 : 0));
     root.set_attr("wall_seconds", sum.seconds);
+    root.set_attr("output_seconds", sum.output_seconds);
+    root.set_attr("output_bytes", sum.output_bytes);
     if (!sum.interrupted) root.set_attr("complete", int64_t(1));
     file.flush();
     file.close();

@@ -53,6 +53,10 @@ struct RunSummary {
   int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
   bool interrupted = false;
   double seconds = 0;
+  // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds
+  // spent transposing them to the file layout and writing them (filters included)
+  int64_t output_bytes = 0;
+  double output_seconds = 0;
   std::vector<std::string> status_lines;  // "udwadia_kalaba: ok 1000, max_steps 2"
 };
 

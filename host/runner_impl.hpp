@@ -4,6 +4,7 @@
 #include "host/runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -55,6 +56,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
   const int64_t n_saves = static_cast<int64_t>(cfg.save_times.size());
   const int W = static_cast<int>(std::min<int64_t>(cfg.window, n_saves));
   const int64_t n_windows = (n_saves + W - 1) / W;
+  const int gz = cfg.compression;  // deflate level of every per-trajectory dataset (0: none)
   RunSummary sum;
   sum.trajectories = size;
 
@@ -99,18 +101,18 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
         dims.push_back(per_coord ? H(n) : H(m));
         chunk.push_back(per_coord ? H(n) : H(m));
       }
-      h5::Dataset d = G.g.create_dataset<double>(fname, dims, chunk, 1, true);
+      h5::Dataset d = G.g.create_dataset<double>(fname, dims, chunk, gz, gz > 0);
       d.attach_scale(G.traj, 0);
       d.attach_scale(G.time, 1);
       if (per_coord) d.attach_scale(G.coord, 2);
       if (per_cons) d.attach_scale(G.cons, 2);
       G.fields.emplace(fname, std::move(d));
     }
-    G.status = G.g.create_dataset<int32_t>("status", {H(size)}, {chunk_t}, 1, true,
+    G.status = G.g.create_dataset<int32_t>("status", {H(size)}, {chunk_t}, gz, gz > 0,
                                            static_cast<int32_t>(Status::not_run));
-    G.steps = G.g.create_dataset<int64_t>("steps", {H(size)}, {chunk_t}, 1, true);
-    G.rejected = G.g.create_dataset<int64_t>("rejected", {H(size)}, {chunk_t}, 1, true);
-    G.fail_time = G.g.create_dataset<double>("fail_time", {H(size)}, {chunk_t}, 1, true);
+    G.steps = G.g.create_dataset<int64_t>("steps", {H(size)}, {chunk_t}, gz, gz > 0);
+    G.rejected = G.g.create_dataset<int64_t>("rejected", {H(size)}, {chunk_t}, gz, gz > 0);
+    G.fail_time = G.g.create_dataset<double>("fail_time", {H(size)}, {chunk_t}, gz, gz > 0);
     for (auto* d : {&G.status, &G.steps, &G.rejected, &G.fail_time}) d->attach_scale(G.traj, 0);
     std::vector<std::string> names;
     for (int s = 0; s < kStatusCount; ++s) names.push_back(status_name(static_cast<Status>(s)));
@@ -121,9 +123,9 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
   h5::Dataset itraj = h5::dimension(init, "trajectory", traj_index);
   h5::Dataset icoord = h5::dimension(init, "coordinate", mi.coordinates);
   h5::Dataset icons = h5::dimension(init, "constraint", mi.constraints);
-  h5::Dataset d_q0 = init.create_dataset<double>("q0", {H(size), H(n)}, {chunk_t, H(n)}, 1, true);
-  h5::Dataset d_qd0 = init.create_dataset<double>("qdot0", {H(size), H(n)}, {chunk_t, H(n)}, 1, true);
-  h5::Dataset d_l0 = init.create_dataset<double>("lambda0", {H(size), H(m)}, {chunk_t, H(m)}, 1, true);
+  h5::Dataset d_q0 = init.create_dataset<double>("q0", {H(size), H(n)}, {chunk_t, H(n)}, gz, gz > 0);
+  h5::Dataset d_qd0 = init.create_dataset<double>("qdot0", {H(size), H(n)}, {chunk_t, H(n)}, gz, gz > 0);
+  h5::Dataset d_l0 = init.create_dataset<double>("lambda0", {H(size), H(m)}, {chunk_t, H(m)}, gz, gz > 0);
   for (auto* d : {&d_q0, &d_qd0}) {
     d->attach_scale(itraj, 0);
     d->attach_scale(icoord, 1);
@@ -152,8 +154,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
     g.set_attr("formulation_b", cfg.formulations[P.b]);
     g.set_attr("threshold", cfg.compare_threshold);
     h5::Dataset tr = h5::dimension(g, "trajectory", traj_index);
-    pair_max.push_back(g.create_dataset<double>("max_distance", {H(size)}, {chunk_t}, 1, true));
-    pair_first.push_back(g.create_dataset<double>("first_exceed_time", {H(size)}, {chunk_t}, 1, true));
+    pair_max.push_back(g.create_dataset<double>("max_distance", {H(size)}, {chunk_t}, gz, gz > 0));
+    pair_first.push_back(g.create_dataset<double>("first_exceed_time", {H(size)}, {chunk_t}, gz, gz > 0));
     pair_max.back().attach_scale(tr, 0);
     pair_first.back().attach_scale(tr, 0);
     pair_max.back().set_attr("long_name", "max over saves of |q_a - q_b|_2");
@@ -240,6 +242,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
       for (int f = 0; f < nf; ++f) {
         FormulationRunner& R = *runners[f];
         R.run_window(saves, sel);
+        const auto out_start = std::chrono::steady_clock::now();
         for (auto& [fname, ds] : groups[f].fields) {
           const bool per_coord = fname == "q" || fname == "qdot" || fname == "qddot" ||
                                  fname == "force_ideal" || fname == "force_nonideal";
@@ -249,7 +252,9 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
             ds.write_block({H(begin), H(k0)}, {H(count), H(ns)}, buf.data());
           else
             ds.write_block({H(begin), H(k0), 0}, {H(count), H(ns), H(nc)}, buf.data());
+          sum.output_bytes += count * ns * nc * static_cast<int64_t>(sizeof(double));
         }
+        sum.output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - out_start).count();
         st_q[f].add_window(R.field("q"), count, k0, ns);
         st_qd[f].add_window(R.field("qdot"), count, k0, ns);
         if constexpr (is_coin) {
@@ -373,7 +378,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
       auto put_traj = [&](const std::string& name, const std::vector<double>& v, const std::string& doc) {
         std::vector<double> full(size, NAN);
         std::copy(v.begin(), v.end(), full.begin());
-        h5::Dataset d = sg.create_dataset<double>(name, {H(size)}, {chunk_t}, 1, true);
+        h5::Dataset d = sg.create_dataset<double>(name, {H(size)}, {chunk_t}, gz, gz > 0);
         d.write(full.data());
         d.attach_scale(st_traj, 0);
         d.set_attr("long_name", doc);

@@ -42,9 +42,11 @@ constexpr int m_of = constraint_count<Model>();
 
 // M and F by AD, always (the reference for any hand-written override).
 template <class Model, class S>
-NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p, const Vec<S, Model::n>& q,
-                                   const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
-                                   Vec<S, Model::n>& F) {
+NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p,
+                                                 const Vec<S, Model::n>& q,
+                                                 const Vec<S, Model::n>& qd, S t,
+                                                 Mat<S, Model::n, Model::n>& M,
+                                                 Vec<S, Model::n>& F) {
   constexpr int n = Model::n;
   using J = Jet2<S, 2 * n + 1, n, 1>;
   constexpr int hv = n * (n + 1) / 2;  // first (qd_i, v) entry
@@ -73,6 +75,8 @@ NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p
     F += Model::nonpotential_force(p, q, qd, t);
   }
 }
+
+#undef NHOLO_FLATTEN
 
 // M and F: the model's hand-written form when it has one, AD otherwise.
 template <class Model, class S>

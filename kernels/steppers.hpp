@@ -31,19 +31,19 @@ namespace detail {
 // so that every Butcher coefficient Tab::a(I, J), b(I), e(I), c(I) is a
 // constant in the generated code: indexed at run time, the tableau's local
 // constexpr tables were rebuilt on the stack at every step (tableaus.hpp).
-// Terms with a zero coefficient are skipped; the sums are otherwise formed in
-// the order of the plain loops (j = 0, 1, ...), so the results are the same.
+// Each component is summed in a register, terms with a zero coefficient
+// skipped, in the order of the plain loops (j = 0, 1, ...), so the results
+// are the same bits.
 
-// yi += h a_IJ k_J for J = J0 .. I-1
+// v + sum_{J0 <= J < I} h a_IJ k_J[c], added one term at a time
 template <class Tab, int I, int J, class S, int N>
-NHOLO_HDI void add_stage_terms(Vec<S, N>& yi, const Vec<S, N>* k, S h) {
+NHOLO_HDI S stage_sum(S v, const Vec<S, N>* k, S h, int c) {
   if constexpr (J < I) {
     constexpr double aij = Tab::a(I, J);
-    if constexpr (aij != 0.0) {
-      const S a = S(aij);
-      for (int c = 0; c < N; ++c) yi[c] += h * a * k[J][c];
-    }
-    add_stage_terms<Tab, I, J + 1>(yi, k, h);
+    if constexpr (aij != 0.0) v += h * S(aij) * k[J][c];
+    return stage_sum<Tab, I, J + 1>(v, k, h, c);
+  } else {
+    return v;
   }
 }
 
@@ -51,8 +51,8 @@ NHOLO_HDI void add_stage_terms(Vec<S, N>& yi, const Vec<S, N>* k, S h) {
 template <class Tab, int I, int Last, class Sys, class S, int N>
 NHOLO_HDI Status run_stages(const Sys& sys, S t, const Vec<S, N>& y, Vec<S, N>* k, S h) {
   if constexpr (I < Last) {
-    Vec<S, N> yi = y;
-    add_stage_terms<Tab, I, 0>(yi, k, h);
+    Vec<S, N> yi;
+    for (int c = 0; c < N; ++c) yi[c] = stage_sum<Tab, I, 0>(y[c], k, h, c);
     const Status st = sys(t + S(Tab::c(I)) * h, yi, k[I]);
     if (st != Status::ok) return st;
     return run_stages<Tab, I + 1, Last>(sys, t, y, k, h);
@@ -61,17 +61,15 @@ NHOLO_HDI Status run_stages(const Sys& sys, S t, const Vec<S, N>& y, Vec<S, N>* 
   }
 }
 
-// acc += w_I k_I for I = I0 .. Last-1 (component by component, in this
-// order), w = Tab::b (Which = 0), Tab::e (1), Tab::e3 (2)
+// acc + sum_{I0 <= I < Last} w_I k_I[c], w = Tab::b (Which = 0), Tab::e (1), Tab::e3 (2)
 template <class Tab, int Which, int I, int Last, class S, int N>
-NHOLO_HDI void add_weighted(Vec<S, N>& acc, const Vec<S, N>* k) {
+NHOLO_HDI S weighted_sum(S acc, const Vec<S, N>* k, int c) {
   if constexpr (I < Last) {
     constexpr double w = Which == 0 ? Tab::b(I) : Which == 1 ? Tab::e(I) : Tab::e3(I);
-    if constexpr (w != 0.0) {
-      const S ws = S(w);
-      for (int c = 0; c < N; ++c) acc[c] += ws * k[I][c];
-    }
-    add_weighted<Tab, Which, I + 1, Last>(acc, k);
+    if constexpr (w != 0.0) acc += S(w) * k[I][c];
+    return weighted_sum<Tab, Which, I + 1, Last>(acc, k, c);
+  } else {
+    return acc;
   }
 }
 
@@ -93,11 +91,8 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
   const Status stage_status = detail::run_stages<Tab, 1, explicit_stages>(sys, t, y, k, h);
   if (stage_status != Status::ok) return stage_status;
   // y1 = y + h sum_i b_i k_i   (b_{s-1} = 0 for FSAL tableaus)
-  {
-    Vec<S, N> acc = Vec<S, N>::zero();
-    detail::add_weighted<Tab, 0, 0, explicit_stages>(acc, k);
-    for (int c = 0; c < N; ++c) y1[c] = y[c] + h * acc[c];
-  }
+  for (int c = 0; c < N; ++c)
+    y1[c] = y[c] + h * detail::weighted_sum<Tab, 0, 0, explicit_stages>(S(0), k, c);
   if constexpr (Tab::fsal) {
     if (!all_finite(y1)) return Status::non_finite;
     const Status st = sys(is_finite(t1) ? t1 : t + h, y1, k[s - 1]);
@@ -108,10 +103,8 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     err = S(0);
   } else if constexpr (!Tab::two_estimates) {
     S sum = S(0);
-    Vec<S, N> ev = Vec<S, N>::zero();
-    detail::add_weighted<Tab, 1, 0, s>(ev, k);
     for (int c = 0; c < N; ++c) {
-      const S e = ev[c];
+      const S e = detail::weighted_sum<Tab, 1, 0, s>(S(0), k, c);
       const S sc = S(tol.atol) + S(tol.rtol) * max_of(S(fabs(y[c])), S(fabs(y1[c])));
       const S r = h * e / sc;
       sum += r * r;
@@ -119,11 +112,9 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     err = sqrt(sum / S(N));
   } else {
     S e5 = S(0), e3 = S(0);
-    Vec<S, N> a5v = Vec<S, N>::zero(), a3v = Vec<S, N>::zero();
-    detail::add_weighted<Tab, 1, 0, s>(a5v, k);
-    detail::add_weighted<Tab, 2, 0, s>(a3v, k);
     for (int c = 0; c < N; ++c) {
-      const S a5 = a5v[c], a3 = a3v[c];
+      const S a5 = detail::weighted_sum<Tab, 1, 0, s>(S(0), k, c);
+      const S a3 = detail::weighted_sum<Tab, 2, 0, s>(S(0), k, c);
       const S sc = S(tol.atol) + S(tol.rtol) * max_of(S(fabs(y[c])), S(fabs(y1[c])));
       e5 += (a5 / sc) * (a5 / sc);
       e3 += (a3 / sc) * (a3 / sc);

@@ -219,6 +219,7 @@ TEST(Cli, BadInputsGiveClearErrorsAndWriteNothing) {
       {"invalid TOML", "", "model = \n", {"not valid TOML", "line 1"}},
       {"cuda backend on a CPU build", "--backend cuda", "", {"backend.device", "cuda", "omp"}},
       {"negative threads", "--threads 5000", "", {"backend.threads"}},
+      {"compression out of range", "--set output.compression=12", "", {"output.compression", "[0, 9]"}},
   };
   for (const auto& c : cases) {
     const fs::path dir = temp_dir("bad");
@@ -314,8 +315,13 @@ TEST(Cli, DeterministicAcrossThreadsAndBatchSizes) {
   const std::string common = " --set ensemble.size=5000 --set integrator.method=dopri5 --set integrator.rtol=1e-8 --set time.t_end=2";
   ASSERT_EQ(nholo("run -q coin.toml --threads 1 --set output.path=a.h5 --set output.memory_budget_mb=1" + common, dir).code, 0);
   ASSERT_EQ(nholo("run -q coin.toml --threads 2 --set output.path=b.h5 --set output.memory_budget_mb=64" + common, dir).code, 0);
-  ASSERT_EQ(nholo("run -q coin.toml --backend cpp --set output.path=c.h5 --set output.window=3" + common, dir).code, 0);
+  ASSERT_EQ(nholo("run -q coin.toml --backend cpp --set output.path=c.h5 --set output.window=3"
+                  " --set output.compression=4" + common, dir).code, 0);
   auto fa = nholo::h5::File::open_ro((dir / "a.h5").string());
+  // c.h5 is deflated (same data, read back below): smaller, and says so
+  EXPECT_EQ(fa.root().attr_int64("output_compression"), 0);
+  EXPECT_EQ(nholo::h5::File::open_ro((dir / "c.h5").string()).root().attr_int64("output_compression"), 4);
+  EXPECT_LT(fs::file_size(dir / "c.h5"), fs::file_size(dir / "a.h5"));
   for (const char* other : {"b.h5", "c.h5"}) {
     auto fb = nholo::h5::File::open_ro((dir / other).string());
     for (const char* ds : {"udwadia_kalaba/q", "udwadia_kalaba/qdot", "udwadia_kalaba/energy",
