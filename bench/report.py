@@ -190,8 +190,9 @@ def main():
     L.append("")
     L.append("## How to reproduce")
     L.append("")
-    L.append("    bash bench/run.sh           # quick: ensembles up to 10^4, under ~10 min on 2 cores")
-    L.append("    bash bench/run.sh --full    # up to 10^6 trajectories, more repetitions (hours)")
+    L.append("    bash bench/run.sh           # quick: 2000 side by side, sweep to 10^5, ~10 min on 2 cores")
+    L.append("    bash bench/run.sh --sweep \"100 1000 10000 100000 1000000\"   # the sweep to 10^6 (+5 min)")
+    L.append("    bash bench/run.sh --full    # 20000 side by side, sweep and CLI to 10^6 (hours)")
     L.append("")
     L.append("It configures its own Release build in `build/bench` (benchmarks only), builds the "
              "drivers, counts instructions with callgrind while the rest builds, then runs the "
@@ -433,7 +434,8 @@ def main():
                      "ensemble in slices sized by `output.memory_budget_mb` (512 MB by default: about "
                      "10^5 coin trajectories with 16-save windows), so its peak memory grows with the "
                      "ensemble up to one slice and stays there beyond (the `--full` run covers 10^5 "
-                     "and 10^6).")
+                     "and 10^6; a separate 10^6-coin run with 201 saves of q, measured the same way, "
+                     "peaked at 288 MB and wrote 5.3 GB).")
             L.append("")
             rows = [(fmt(c["n"]), fmt(c["seconds"]),
                      fmt(c["maxrss_kb"] / 1024) if c.get("maxrss_kb") else "–",
@@ -508,10 +510,10 @@ def main():
         L.append(table(["kernel", "registers/thread", "stack frame [B]", "spill stores [B]", "spill loads [B]",
                         f"occupancy, {BLOCK}-thread blocks", "128-thread blocks"], rows))
         L.append("")
-        ens = {k: v["regs"] for k, v in ptx.items() if k.startswith("ensemble_") and "regs" in v}
+        ens_regs = {k: v["regs"] for k, v in ptx.items() if k.startswith("ensemble_") and "regs" in v}
         dp = {k: v["regs"] for k, v in ptx.items() if k.startswith("dopri5_") and "regs" in v}
-        if ens and dp:
-            pairs = [(k[len("dopri5_"):], dp[k], ens.get("ensemble_" + k[len("dopri5_"):])) for k in sorted(dp)]
+        if ens_regs and dp:
+            pairs = [(k[len("dopri5_"):], dp[k], ens_regs.get("ensemble_" + k[len("dopri5_"):])) for k in sorted(dp)]
             L.append("`dopri5_*` kernels run the same trajectory loop with the method fixed at compile "
                      "time. The run-time choice between RK4, DOPRI5 and DOP853 (12 stage vectors) in "
                      "every `ensemble_*` kernel costs registers: " +
@@ -579,37 +581,71 @@ differentiating the Lagrangian twice and A, b by differentiating the
 constraints, on every evaluation (each stage needs M(q) at its own state), and
 then solves the fundamental equation with a Cholesky factor and a one-sided
 Jacobi SVD. Against hand-written M, F, A, b fed to the same solver the AD costs
-what the table of section 1 shows; against closed-form accelerations, where a
-person has solved the constrained equations on paper, the generic path is an
-order of magnitude more work per evaluation: that gap is the price of not
-deriving equations of motion, and no differentiation scheme closes it, because
-the closed form skips the linear algebra entirely.
+what the table of section 1 shows. The coin and Appell's particle are within
+1.5x; the skate is not, and callgrind says why: its hand-written M is a
+constant matrix and F a few products (the whole hand-written M, F costs
+~50 instructions), while the generic path evaluates the Lagrangian on
+second-order jets with 16 derivative slots (7 first derivatives: qd, the
+direction v and q; 9 second derivatives) for each of its ~20 operations
+(~530 instructions), plus the sine and cosine of every jet (three `sincos`
+in the Lagrangian, two in the constraint: ~300 instructions). The
+linear algebra that both paths share is then only half of the cost. Closing
+that gap would need symbolic simplification of the Lagrangian, not faster
+differentiation. Against closed-form accelerations, where a person has solved
+the constrained equations on paper, the generic path is 4-7x more work per
+evaluation: that gap is the price of not deriving equations of motion, and no
+differentiation scheme closes it, because the closed form skips the linear
+algebra entirely.
 
 **odeint.** The odeint baseline runs the closed-form right-hand side, so
 "nholo generic vs odeint" mixes two things: the generic right-hand side (see
 above) and the integrator. The row "nholo's integrator with the same
-closed-form RHS / odeint" isolates the integrator. nholo's integrator lands
-exactly on every save time and evaluates an RMS error norm; odeint's dense
-output interpolates the saves and uses a max norm, so it takes somewhat more
-steps at the same tolerances; both errors against the reference are listed.
+closed-form RHS / odeint" isolates the integrator: with the same
+right-hand side nholo's DOPRI5 is on a par with odeint's (within the noise of
+this shared machine for the coin; 1.3x slower for the skate and Appell's
+particle, whose closed forms cost under 300 instructions, so that the
+per-step bookkeeping shows: nholo lands exactly on every save time, checks the status of
+every stage and the new state for finiteness and evaluates two `pow` per accepted step for the
+PI controller, ~200 instructions). nholo's integrator uses an RMS error norm;
+odeint's dense output interpolates the saves and uses a max norm, so it takes
+somewhat more steps at the same tolerances; both errors against the reference
+are listed and agree. At equal accuracy the generic path is therefore
+5.5-9.5x slower than odeint with a hand-derived closed form — the price of
+the generic right-hand side above, not of the integrator.
 
 **Eigen and scipy.** Both baselines compute the same fundamental equation
 from the same hand-written M, F, A, b (Eigen: heap-allocated dynamic
 matrices, LLT and a JacobiSVD per evaluation; numpy: inv and pinv per
 evaluation), i.e. they get the derivatives for free, and nholo's generic path
-is still faster.
+is still 2.6-5x faster than Eigen (5-9x fewer instructions per right-hand
+side) and 86-203x faster than scipy per trajectory on one core. The 20x and
+1000x goals are not met on a CPU core: the Eigen baseline spends most of its
+time in the SVD and in allocation, and nholo's own cost per evaluation is
+dominated by AD (above), which the baselines do not pay. Per trajectory on a
+GPU (section 7, an estimate) the scipy ratio would exceed 1000x by orders of
+magnitude, but that is not a measurement.
 
 **Output.** `nholo run` transposes each window from the kernels'
 structure-of-arrays layout to the file layout, keeps ensemble statistics on the
 way and writes chunked datasets (up to 1024 trajectories x one window per
 chunk); the raw write copies the same bytes into the page cache in 1 MiB
-pieces. With the default `output.compression = 0` the output runs at the
-fraction of the raw write shown in section 6. Deflate (`output.compression =
-1..9`, shuffle + deflate) costs about a hundred times more than the write
-itself and saves little: full-precision trajectories are close to
-incompressible (compare the file sizes), so compression is opt-in. It was the
-default (level 1) before this report; that made the output 100x slower than
-the raw write for a 15 % smaller file.
+pieces, which on this machine runs at memory speed (several GB/s, and it
+varies by 2-3x between runs). The HDF5 library alone, writing
+already-transposed windows with the same chunks, reaches about 0.55 of that
+(second table of section 6): it copies every chunk once more on its way to
+the page cache. `nholo run` adds one pass over the data, the transposition
+from the kernels' structure-of-arrays layout (the layout that makes the GPU's
+stores coalesced) to the file's (trajectory, time, coordinate) order, done in
+cache-sized blocks of 64 trajectories on the run's threads; that pass is what
+keeps the output at about a third of the raw write rather than half. Removing
+it would need a trajectory-major output layout in the kernels for the CPU
+backends. In these runs the writing itself is 1-3 % of the wall time (*writing*
+against *on* in section 6; *on - off* also contains the ensemble statistics
+and the per-trajectory drift fits, computed on the host as the windows
+stream). Deflate (`output.compression = 1..9`, shuffle +
+deflate) costs about 40 times the plain write and shrinks the file by only
+about 20 %: full-precision trajectories are close to incompressible, so
+compression is opt-in (`output.compression = 0` by default).
 
 **What was optimised for this report** (callgrind instructions of
 rhs_driver_static, deterministic; the same driver compiled against the kernels
@@ -618,17 +654,16 @@ before and after the change):
 | change | where | before | after |
 |---|---|---|---|
 | M, F of the Lagrangian with a dedicated second-order jet `Jet2<S,2n+1,n,1>` (value; first derivatives in the qd, v and q directions; only the (qd_i, qd_j), j <= i, and (qd_i, v) second derivatives) instead of the nested `Dual<Dual<S,2n>,n+1>`, whose qd-q and v-q blocks and duplicated M entries were computed and thrown away; jet operations forced inline and the Lagrangian flattened into `lagrangian_terms_ad` | kernels/dual.hpp, kernels/dynamics.hpp | generic RHS: coin 5,181 / skate 6,084 / appell 3,609 Ir | coin 1,889 / skate 1,493 / appell 856 Ir (2.7x / 4.1x / 4.2x fewer) |
-| Runge–Kutta stage sums over compile-time indices: the tableau coefficients became constants instead of local constexpr tables indexed at run time; zero coefficients skipped; FSAL steps skip a repeated finiteness check | kernels/steppers.hpp | closed-form RHS, per step: coin 3,273 / skate 3,081 / appell 2,869 Ir | coin 3,098 / skate 2,894 / appell 2,372 Ir |
-| both together, generic path, per step | | coin 32,829 / skate 38,326 / appell 23,839 Ir | coin 12,592 / skate 9,755 / appell 6,317 Ir (2.6x / 3.9x / 3.8x fewer) |
+| Runge–Kutta stage sums over compile-time indices (the tableau coefficients became constants instead of local constexpr tables indexed at run time; zero coefficients skipped), then summed component by component in a register | kernels/steppers.hpp | closed-form RHS, per step: coin 3,273 / skate 3,081 / appell 2,869 Ir | coin 2,681 / skate 2,393 / appell 2,119 Ir |
+| both together, generic path, per step | | coin 32,829 / skate 38,326 / appell 23,839 Ir | coin 12,417 / skate 9,795 / appell 6,280 Ir (2.6x / 3.9x / 3.8x fewer) |
+| HDF5 output uncompressed by default (`output.compression`, opt-in deflate); SoA -> file transposition in blocks of 64 trajectories on the run's threads (it wrote one cache line per element before) | host/runner_impl.hpp, host/config.cpp | output 30 MB/s (shuffle + deflate 1, fixed); without deflate 480 MB/s | 1.7 GB/s (section 6) |
 
-Both changes keep the arithmetic: the jet applies the same product,
-quotient and chain rules (only the order in which some second-derivative
-terms are summed differs), and the stage sums are formed in the same order.
-On the benchmark systems the trajectories are bit-for-bit those of the old
-kernels (same step counts and end states, checked with `rhs_driver ... steps 6`
-against the old kernels, all three systems, generic, hand-written and closed
-form). The tests tests/test_dual, test_pinv, test_fundamental, test_models,
-test_integrate and test_conservation pass unchanged.
+The AD and stage-sum changes keep the arithmetic: the jet applies the same
+product, quotient and chain rules (only the order in which some
+second-derivative terms are summed differs), and the stage sums are formed in
+the same order. The full test suite (closed forms, conservation laws,
+formulations against each other, bitwise determinism across threads and slice
+sizes) passes unchanged.
 """
 
 

@@ -2,10 +2,12 @@
 # bench/run.sh — nholo against what users would pick instead, side by side in
 # one run; writes docs/BENCHMARKS.md.
 #
-#   bash bench/run.sh            quick mode: ensembles up to 10^4, < ~10 min on 2 cores
+#   bash bench/run.sh            quick mode: ensembles up to 10^5 (10^4 side by side), ~10 min on 2 cores
 #   bash bench/run.sh --full     the big sizes: up to 10^6 trajectories (hours)
 #   options: --no-cuda (skip the nvcc resource report), --build DIR (default
-#            build/bench), --out FILE (default docs/BENCHMARKS.md)
+#            build/bench), --out FILE (default docs/BENCHMARKS.md),
+#            --sweep "N1 N2 ..." (ensemble sizes of the throughput/memory
+#            sweep; default quick "100 1000 10000 100000", full up to 10^6)
 #
 # Phases (results under BUILD/results/, one JSON object per line):
 #   1. configure + build the drivers (Release, BUILD, benchmarks only);
@@ -30,6 +32,7 @@ MODE=quick
 CUDA=1
 BUILD=$ROOT/build/bench
 OUT=$ROOT/docs/BENCHMARKS.md
+SWEEP_SET=
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) MODE=full ;;
@@ -37,8 +40,9 @@ while [ $# -gt 0 ]; do
     --no-cuda) CUDA=0 ;;
     --build) BUILD=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
-    *) echo "bench/run.sh: unknown option $1 (accepted: --full --quick --no-cuda --build DIR --out FILE)" >&2; exit 2 ;;
+    --sweep) SWEEP_SET=$2; shift ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    *) echo "bench/run.sh: unknown option $1 (accepted: --full --quick --no-cuda --build DIR --out FILE --sweep LIST)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -60,9 +64,14 @@ if [ "$MODE" = full ]; then
   N_MAIN=20000; N_EIGEN=1000; REPS=3; SWEEP="100 1000 10000 100000 1000000"
   N_OUT=100000; CLI_SIZES="1000 10000 100000 1000000"; N_PY=20
 else
-  N_MAIN=2000; N_EIGEN=100; REPS=2; SWEEP="100 1000 10000"
+  N_MAIN=2000; N_EIGEN=100; REPS=2; SWEEP="100 1000 10000 100000"
   N_OUT=10000; CLI_SIZES="1000 10000"; N_PY=4
 fi
+
+[ -n "$SWEEP_SET" ] && SWEEP=$SWEEP_SET
+for n in $SWEEP; do
+  case "$n" in ''|*[!0-9]*) echo "bench/run.sh: --sweep takes positive integers, got '$n'" >&2; exit 2 ;; esac
+done
 
 mkdir -p "$RES"
 rm -f "$RES"/*.jsonl "$RES"/*.txt "$RES"/*.json

@@ -14,14 +14,26 @@ namespace nholo {
 namespace detail {
 
 // SoA window block v[(k * nc + c) * count + i] -> file block [i][k][c]
+// (with the OpenMP threads of the run when `parallel`: the copy is memory-bound)
 inline void soa_to_file(const std::vector<double>& v, int64_t count, int64_t ns, int nc,
-                        std::vector<double>& buf) {
+                        std::vector<double>& buf, bool parallel) {
   buf.resize(static_cast<size_t>(count) * ns * nc);
-  for (int64_t k = 0; k < ns; ++k)
-    for (int c = 0; c < nc; ++c) {
-      const double* src = v.data() + (k * nc + c) * count;
-      for (int64_t i = 0; i < count; ++i) buf[(i * ns + k) * nc + c] = src[i];
+  // in blocks of 64 trajectories: each block's destination (64 x ns x nc
+  // doubles) stays in cache while the sources are read contiguously; the plain
+  // double loop wrote one cache line per element and cost ~5x the HDF5 write
+  constexpr int64_t B = 64;
+  const int64_t row = ns * nc;
+  const int64_t blocks = (count + B - 1) / B;
+#pragma omp parallel for schedule(static) if (parallel && blocks > 16)
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const int64_t i0 = blk * B;
+    const int64_t i1 = i0 + B < count ? i0 + B : count;
+    for (int64_t kc = 0; kc < row; ++kc) {
+      const double* src = v.data() + kc * count;
+      double* dst = buf.data() + kc;
+      for (int64_t i = i0; i < i1; ++i) dst[i * row] = src[i];
     }
+  }
 }
 
 // The datasets of one formulation's group.
@@ -247,7 +259,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
           const bool per_coord = fname == "q" || fname == "qdot" || fname == "qddot" ||
                                  fname == "force_ideal" || fname == "force_nonideal";
           const int nc = per_coord ? n : fname == "multiplier" ? m : 1;
-          detail::soa_to_file(R.field(fname), count, ns, nc, buf);
+          detail::soa_to_file(R.field(fname), count, ns, nc, buf, backend == Backend::omp);
           if (nc == 1 && fname != "multiplier")
             ds.write_block({H(begin), H(k0)}, {H(count), H(ns)}, buf.data());
           else
