@@ -601,51 +601,49 @@ algebra entirely.
 "nholo generic vs odeint" mixes two things: the generic right-hand side (see
 above) and the integrator. The row "nholo's integrator with the same
 closed-form RHS / odeint" isolates the integrator: with the same
-right-hand side nholo's DOPRI5 is on a par with odeint's (within the noise of
-this shared machine for the coin; 1.3x slower for the skate and Appell's
-particle, whose closed forms cost under 300 instructions, so that the
+right-hand side nholo's DOPRI5 is on a par with odeint's for the coin and
+1.2-1.4x slower for the skate and Appell's particle (whose closed forms cost under 300 instructions, so that the
 per-step bookkeeping shows: nholo lands exactly on every save time, checks the status of
 every stage and the new state for finiteness and evaluates two `pow` per accepted step for the
 PI controller, ~200 instructions). nholo's integrator uses an RMS error norm;
 odeint's dense output interpolates the saves and uses a max norm, so it takes
 somewhat more steps at the same tolerances; both errors against the reference
 are listed and agree. At equal accuracy the generic path is therefore
-5.5-9.5x slower than odeint with a hand-derived closed form — the price of
+5-10x slower than odeint with a hand-derived closed form — the price of
 the generic right-hand side above, not of the integrator.
 
 **Eigen and scipy.** Both baselines compute the same fundamental equation
 from the same hand-written M, F, A, b (Eigen: heap-allocated dynamic
 matrices, LLT and a JacobiSVD per evaluation; numpy: inv and pinv per
 evaluation), i.e. they get the derivatives for free, and nholo's generic path
-is still 2.6-5x faster than Eigen (5-9x fewer instructions per right-hand
-side) and 86-203x faster than scipy per trajectory on one core. The 20x and
+is still several times faster than Eigen (5-9x fewer instructions per
+right-hand side) and about two orders of magnitude faster than scipy per
+trajectory on one core (goal table). The 20x and
 1000x goals are not met on a CPU core: the Eigen baseline spends most of its
 time in the SVD and in allocation, and nholo's own cost per evaluation is
 dominated by AD (above), which the baselines do not pay. Per trajectory on a
 GPU (section 7, an estimate) the scipy ratio would exceed 1000x by orders of
 magnitude, but that is not a measurement.
 
-**Output.** `nholo run` transposes each window from the kernels'
-structure-of-arrays layout to the file layout, keeps ensemble statistics on the
-way and writes chunked datasets (up to 1024 trajectories x one window per
-chunk); the raw write copies the same bytes into the page cache in 1 MiB
-pieces, which on this machine runs at memory speed (several GB/s, and it
-varies by 2-3x between runs). The HDF5 library alone, writing
-already-transposed windows with the same chunks, reaches about 0.55 of that
-(second table of section 6): it copies every chunk once more on its way to
-the page cache. `nholo run` adds one pass over the data, the transposition
-from the kernels' structure-of-arrays layout (the layout that makes the GPU's
-stores coalesced) to the file's (trajectory, time, coordinate) order, done in
-cache-sized blocks of 64 trajectories on the run's threads; that pass is what
-keeps the output at about a third of the raw write rather than half. Removing
-it would need a trajectory-major output layout in the kernels for the CPU
-backends. In these runs the writing itself is 1-3 % of the wall time (*writing*
-against *on* in section 6; *on - off* also contains the ensemble statistics
-and the per-trajectory drift fits, computed on the host as the windows
-stream). Deflate (`output.compression = 1..9`, shuffle +
-deflate) costs about 40 times the plain write and shrinks the file by only
-about 20 %: full-precision trajectories are close to incompressible, so
-compression is opt-in (`output.compression = 0` by default).
+**Output.** On the CPU backends the kernels store each window's outputs
+trajectory-major, in the file's (trajectory, time, coordinate) order, so
+`nholo run` hands them to HDF5 without a copy (the CUDA backend keeps the
+structure-of-arrays layout, which makes neighbouring threads' stores coalesce,
+and the host transposes in cache-sized blocks). It keeps ensemble statistics
+on the way and writes chunked datasets (up to 1024 trajectories x one window
+per chunk). The raw write copies the same bytes into the page cache in 1 MiB
+pieces, at memory speed on this machine (several GB/s, varying by 2x between
+runs, so the ratio is noisy). What remains between `nholo run` and the raw
+write is the HDF5 library itself: writing the same windows with the same
+chunks directly through host/h5.hpp reaches about 0.65 of the raw write
+(second table of section 6), because HDF5 copies every chunk once more on its
+way to the page cache. In these runs the writing is 1-3 % of the wall time
+(*writing* against *on*; *on - off* also contains the ensemble statistics and
+the per-trajectory drift fits, computed on the host as the windows stream).
+Deflate (`output.compression = 1..9`, shuffle + deflate) costs 50-60 times
+the plain write and shrinks the file by only about 20 %: full-precision
+trajectories are close to incompressible, so compression is opt-in
+(`output.compression = 0` by default).
 
 **What was optimised for this report** (callgrind instructions of
 rhs_driver_static, deterministic; the same driver compiled against the kernels
@@ -656,7 +654,7 @@ before and after the change):
 | M, F of the Lagrangian with a dedicated second-order jet `Jet2<S,2n+1,n,1>` (value; first derivatives in the qd, v and q directions; only the (qd_i, qd_j), j <= i, and (qd_i, v) second derivatives) instead of the nested `Dual<Dual<S,2n>,n+1>`, whose qd-q and v-q blocks and duplicated M entries were computed and thrown away; jet operations forced inline and the Lagrangian flattened into `lagrangian_terms_ad` | kernels/dual.hpp, kernels/dynamics.hpp | generic RHS: coin 5,181 / skate 6,084 / appell 3,609 Ir | coin 1,889 / skate 1,493 / appell 856 Ir (2.7x / 4.1x / 4.2x fewer) |
 | Runge–Kutta stage sums over compile-time indices (the tableau coefficients became constants instead of local constexpr tables indexed at run time; zero coefficients skipped), then summed component by component in a register | kernels/steppers.hpp | closed-form RHS, per step: coin 3,273 / skate 3,081 / appell 2,869 Ir | coin 2,681 / skate 2,393 / appell 2,119 Ir |
 | both together, generic path, per step | | coin 32,829 / skate 38,326 / appell 23,839 Ir | coin 12,417 / skate 9,795 / appell 6,280 Ir (2.6x / 3.9x / 3.8x fewer) |
-| HDF5 output uncompressed by default (`output.compression`, opt-in deflate); SoA -> file transposition in blocks of 64 trajectories on the run's threads (it wrote one cache line per element before) | host/runner_impl.hpp, host/config.cpp | output 30 MB/s (shuffle + deflate 1, fixed); without deflate 480 MB/s | 1.7 GB/s (section 6) |
+| HDF5 output uncompressed by default (`output.compression`, opt-in deflate); outputs stored trajectory-major by the CPU kernels (the file's order: no transposition), the CUDA path's transposition blocked and threaded (it wrote one cache line per element before) | kernels/ensemble.hpp, host/runner_impl.hpp, host/config.cpp | output 30 MB/s (shuffle + deflate 1, fixed); without deflate, with the old transposition, 480 MB/s | about 2 GB/s (section 6) |
 
 The AD and stage-sum changes keep the arithmetic: the jet applies the same
 product, quotient and chain rules (only the order in which some

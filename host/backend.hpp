@@ -4,7 +4,7 @@
 // execution policy that runs them:
 //   Backend::omp   thrust::omp::par  (OpenMP threads; the default CPU build)
 //   Backend::cpp   thrust::cpp::par  (serial; debugging and determinism checks)
-//   Backend::cuda  thrust::cuda::par (CUDA build only: host/cuda_ensemble.cu)
+//   Backend::cuda  thrust::cuda::par (CUDA build only: host/cuda_ensemble_impl.cuh)
 // Host memory is the "device" memory of the CPU systems, so the functor gets
 // raw pointers into std::vector storage. Device containers never appear here.
 #pragma once
@@ -26,11 +26,13 @@
 namespace nholo {
 
 // Integrate every trajectory of `ens` through the output times `save_times`
-// (increasing, all > the current t), storing the selected outputs.
+// (increasing, all > the current t), storing the selected outputs in the
+// structure-of-arrays layout, or trajectory-major (the file's order) when
+// `trajectory_major` (out.trajectory_major says which).
 template <class Sys>
 void run_window(Backend backend, int threads, const Sys& sys, const IntegratorOptions& opt,
                 HostEnsemble<Sys>& ens, const std::vector<typename Sys::scalar>& save_times,
-                const OutputSelection& sel, WindowOutputs<Sys>& out) {
+                const OutputSelection& sel, WindowOutputs<Sys>& out, bool trajectory_major = false) {
   using S = typename Sys::scalar;
   const int64_t count = ens.count;
   const size_t ns = save_times.size();
@@ -49,6 +51,8 @@ void run_window(Backend backend, int threads, const Sys& sys, const IntegratorOp
   f.count = count;
   f.save_times = save_times.data();
   f.n_saves = static_cast<int>(ns);
+  f.trajectory_major = trajectory_major;
+  out.trajectory_major = trajectory_major;
   f.arr.y = ens.y.data();
   f.arr.t = ens.t.data();
   f.arr.h = ens.h.data();

@@ -65,6 +65,8 @@ void run_window(const Sys& sys, const IntegratorOptions& opt, HostEnsemble<Sys>&
   f.count = count;
   f.save_times = thrust::raw_pointer_cast(saves.data());
   f.n_saves = static_cast<int>(ns);
+  f.trajectory_major = false;  // coalesced stores; the host transposes for the file
+  out.trajectory_major = false;
   f.arr.y = thrust::raw_pointer_cast(y.data());
   f.arr.t = thrust::raw_pointer_cast(t.data());
   f.arr.h = thrust::raw_pointer_cast(h.data());

@@ -72,6 +72,13 @@ struct WindowOutputs {
   using S = typename Sys::scalar;
   std::vector<S> q, qdot, qddot, force_ideal, force_nonideal, multiplier, constraint_residual,
       energy;
+  // layout of the arrays above (kernels/ensemble.hpp): false = structure of
+  // arrays [(k * nc + c) * count + i], true = trajectory-major [(i * ns + k) * nc + c]
+  bool trajectory_major = false;
+  // index of component c (of nc) of save k (of ns) of trajectory i (of count)
+  int64_t at(int64_t k, int c, int nc, int64_t i, int64_t ns, int64_t count) const {
+    return trajectory_major ? (i * ns + k) * nc + c : (k * nc + c) * count + i;
+  }
 };
 
 }  // namespace nholo

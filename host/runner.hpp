@@ -73,6 +73,9 @@ class FormulationRunner {
                            const std::vector<uint8_t>& rejected, double t0) = 0;
   virtual void run_window(const std::vector<double>& saves, const OutputSelection& sel) = 0;
   virtual const std::vector<double>& field(const std::string& f) const = 0;
+  // layout of field(): false = SoA [(k * nc + c) * count + i] (CUDA),
+  // true = trajectory-major [(i * ns + k) * nc + c] (CPU backends: the file's order)
+  virtual bool trajectory_major() const = 0;
   virtual const std::vector<int32_t>& status() const = 0;
   virtual const std::vector<int64_t>& steps() const = 0;
   virtual const std::vector<int64_t>& rejected_steps() const = 0;
@@ -110,8 +113,10 @@ class FormulationRunnerT final : public FormulationRunner {
       if (rejected[i]) ens_.status[i] = static_cast<int32_t>(Status::rejected);
   }
   void run_window(const std::vector<double>& saves, const OutputSelection& sel) override {
-    nholo::run_window(backend_, threads_, sys_, opt_, ens_, saves, sel, out_);
+    nholo::run_window(backend_, threads_, sys_, opt_, ens_, saves, sel, out_,
+                      /*trajectory_major=*/backend_ != Backend::cuda);
   }
+  bool trajectory_major() const override { return out_.trajectory_major; }
   const std::vector<double>& field(const std::string& f) const override {
     if (f == "q") return out_.q;
     if (f == "qdot") return out_.qdot;

@@ -251,6 +251,10 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
       }
       const int64_t k0 = w * W, k1 = std::min(n_saves, k0 + W), ns = k1 - k0;
       const std::vector<double> saves(cfg.save_times.begin() + k0, cfg.save_times.begin() + k1);
+      // index of component c (of nc) of save k of trajectory i in a window's field
+      auto at = [&](bool tm, int64_t k, int c, int nc, int64_t i) {
+        return tm ? (i * ns + k) * nc + c : (k * nc + c) * count + i;
+      };
       for (int f = 0; f < nf; ++f) {
         FormulationRunner& R = *runners[f];
         R.run_window(saves, sel);
@@ -259,21 +263,27 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
           const bool per_coord = fname == "q" || fname == "qdot" || fname == "qddot" ||
                                  fname == "force_ideal" || fname == "force_nonideal";
           const int nc = per_coord ? n : fname == "multiplier" ? m : 1;
-          detail::soa_to_file(R.field(fname), count, ns, nc, buf, backend == Backend::omp);
+          // CPU backends store the file's order already; CUDA's SoA is transposed here
+          const double* data = R.field(fname).data();
+          if (!R.trajectory_major()) {
+            detail::soa_to_file(R.field(fname), count, ns, nc, buf, backend == Backend::omp);
+            data = buf.data();
+          }
           if (nc == 1 && fname != "multiplier")
-            ds.write_block({H(begin), H(k0)}, {H(count), H(ns)}, buf.data());
+            ds.write_block({H(begin), H(k0)}, {H(count), H(ns)}, data);
           else
-            ds.write_block({H(begin), H(k0), 0}, {H(count), H(ns), H(nc)}, buf.data());
+            ds.write_block({H(begin), H(k0), 0}, {H(count), H(ns), H(nc)}, data);
           sum.output_bytes += count * ns * nc * static_cast<int64_t>(sizeof(double));
         }
         sum.output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - out_start).count();
-        st_q[f].add_window(R.field("q"), count, k0, ns);
-        st_qd[f].add_window(R.field("qdot"), count, k0, ns);
+        const bool tm = R.trajectory_major();
+        st_q[f].add_window(R.field("q"), count, k0, ns, tm);
+        st_qd[f].add_window(R.field("qdot"), count, k0, ns, tm);
         if constexpr (is_coin) {
           const auto& q = R.field("q");
           for (int64_t k = 0; k < ns; ++k)
             for (int64_t i = 0; i < count; ++i)
-              drift[f].add(i, saves[k], q[(k * n + 0) * count + i], q[(k * n + 1) * count + i]);
+              drift[f].add(i, saves[k], q[at(tm, k, 0, n, i)], q[at(tm, k, 1, n, i)]);
         }
         done_units += count;
         std::ostringstream what;
@@ -284,11 +294,12 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
       for (auto& P : pairs) {
         const auto& qa = runners[P.a]->field("q");
         const auto& qb = runners[P.b]->field("q");
+        const bool ta = runners[P.a]->trajectory_major(), tb = runners[P.b]->trajectory_major();
         for (int64_t k = 0; k < ns; ++k)
           for (int64_t i = 0; i < count; ++i) {
             double d2 = 0;
             for (int c = 0; c < n; ++c) {
-              const double d = qa[(k * n + c) * count + i] - qb[(k * n + c) * count + i];
+              const double d = qa[at(ta, k, c, n, i)] - qb[at(tb, k, c, n, i)];
               d2 += d * d;
             }
             const double d = std::sqrt(d2);

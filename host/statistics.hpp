@@ -57,17 +57,25 @@ class FieldStatistics {
   FieldStatistics() = default;
   FieldStatistics(int64_t n_times, int n_comp) : n_comp_(n_comp), m_(n_times * n_comp) {}
   // Window data in SoA layout v[(k * n_comp + c) * count + i], saves k0 + k.
-  void add_window(const std::vector<double>& v, int64_t count, int64_t k0, int64_t n_saves) {
+  // v holds one window of n_saves saves: v[(k * n_comp + c) * count + i], or
+  // v[(i * n_saves + k) * n_comp + c] when trajectory_major. Each trajectory
+  // enters its (k, c) moments in the same order either way: same bits.
+  void add_window(const std::vector<double>& v, int64_t count, int64_t k0, int64_t n_saves,
+                  bool trajectory_major = false) {
+    const int64_t stride = trajectory_major ? n_saves * n_comp_ : 1;
     for (int64_t k = 0; k < n_saves; ++k)
       for (int c = 0; c < n_comp_; ++c) {
-        const double* row = v.data() + (k * n_comp_ + c) * count;
+        const double* row =
+            v.data() + (trajectory_major ? k * n_comp_ + c : (k * n_comp_ + c) * count);
         // blocks of kStatBlock trajectories (slices start at multiples of it),
         // folded one by one in index order by end_slice()
         for (int64_t b = 0; b < count; b += kStatBlock) {
           Moments blk;
           const int64_t e = std::min(count, b + kStatBlock);
-          for (int64_t i = b; i < e; ++i)
-            if (std::isfinite(row[i])) blk.add(row[i]);
+          for (int64_t i = b; i < e; ++i) {
+            const double x = row[i * stride];
+            if (std::isfinite(x)) blk.add(x);
+          }
           pending_(k0 + k, c).push_back(blk);
         }
       }

@@ -12,6 +12,11 @@
 //                  (same for qdot, qddot, force_ideal, force_nonideal),
 //                  multiplier[(k * m + l) * count + i],
 //                  constraint_residual[k * count + i], energy[k * count + i]
+//                  — or, with trajectory_major, q[(i * n_saves + k) * n + c],
+//                  multiplier[(i * n_saves + k) * m + l], energy[i * n_saves + k]
+//                  (the file's order: each thread writes its own contiguous
+//                  block, which suits CPU caches; the default suits the GPU,
+//                  where neighbouring threads' stores then coalesce)
 //   per-trajectory parameters (optional) params[j * count + i], j < n_params
 // A null output pointer means "not requested". After a failure the remaining
 // saves of that trajectory are NaN and its status says why.
@@ -62,6 +67,7 @@ struct EnsembleWindow {
   int64_t count;              // trajectories in the slice
   const S* save_times;        // the window's output times, increasing
   int n_saves;
+  bool trajectory_major = false;  // output layout (see above)
 
   NHOLO_HD void operator()(int64_t i) const {
     Sys local = sys;
@@ -97,29 +103,33 @@ struct EnsembleWindow {
   }
 
  private:
+  // index of component c (of nc) of save k of trajectory i in an output array
+  NHOLO_HDI int64_t at(int k, int c, int nc, int64_t i) const {
+    return trajectory_major ? (i * n_saves + k) * nc + c : (int64_t(k) * nc + c) * count + i;
+  }
+
   NHOLO_HDI void store(const Sys& local, const TrajectoryState<S, N>& ts, int k,
                        int64_t i) const {
     const bool ok = ts.status == Status::ok;
     const S nan = S(NAN);
     if (arr.q)
-      for (int c = 0; c < n; ++c) arr.q[(k * n + c) * count + i] = ok ? ts.y[c] : nan;
+      for (int c = 0; c < n; ++c) arr.q[at(k, c, n, i)] = ok ? ts.y[c] : nan;
     if (arr.qdot)
-      for (int c = 0; c < n; ++c) arr.qdot[(k * n + c) * count + i] = ok ? ts.y[n + c] : nan;
+      for (int c = 0; c < n; ++c) arr.qdot[at(k, c, n, i)] = ok ? ts.y[n + c] : nan;
     const bool need_obs = arr.qddot || arr.force_ideal || arr.force_nonideal || arr.multiplier ||
                           arr.constraint_residual || arr.energy;
     if (!need_obs) return;
     Observation<S, n, m> obs{};
     if (ok) local.observe(ts.t, ts.y, obs);
     for (int c = 0; c < n; ++c) {
-      if (arr.qddot) arr.qddot[(k * n + c) * count + i] = ok ? obs.qdd[c] : nan;
-      if (arr.force_ideal) arr.force_ideal[(k * n + c) * count + i] = ok ? obs.force_ideal[c] : nan;
-      if (arr.force_nonideal)
-        arr.force_nonideal[(k * n + c) * count + i] = ok ? obs.force_nonideal[c] : nan;
+      if (arr.qddot) arr.qddot[at(k, c, n, i)] = ok ? obs.qdd[c] : nan;
+      if (arr.force_ideal) arr.force_ideal[at(k, c, n, i)] = ok ? obs.force_ideal[c] : nan;
+      if (arr.force_nonideal) arr.force_nonideal[at(k, c, n, i)] = ok ? obs.force_nonideal[c] : nan;
     }
     if (arr.multiplier)
-      for (int l = 0; l < m; ++l) arr.multiplier[(k * m + l) * count + i] = ok ? obs.multiplier[l] : nan;
-    if (arr.constraint_residual) arr.constraint_residual[k * count + i] = ok ? obs.constraint_residual : nan;
-    if (arr.energy) arr.energy[k * count + i] = ok ? obs.energy : nan;
+      for (int l = 0; l < m; ++l) arr.multiplier[at(k, l, m, i)] = ok ? obs.multiplier[l] : nan;
+    if (arr.constraint_residual) arr.constraint_residual[at(k, 0, 1, i)] = ok ? obs.constraint_residual : nan;
+    if (arr.energy) arr.energy[at(k, 0, 1, i)] = ok ? obs.energy : nan;
   }
 };
 

@@ -280,6 +280,48 @@ TEST(Ensemble, BackendsAndThreadCountsAreBitwiseIdentical) {
   EXPECT_EQ(0, std::memcmp(results[0].data(), results[2].data(), results[0].size() * sizeof(double)));
 }
 
+// The trajectory-major output layout (CPU backends, the file's order) holds
+// the same numbers as the structure-of-arrays layout (CUDA), permuted.
+TEST(Ensemble, TrajectoryMajorLayoutIsThePermutedSoALayout) {
+  const CoinMotion base = example_coin();
+  const int64_t count = 37;
+  std::vector<double> y0(8 * count);
+  for (int64_t i = 0; i < count; ++i) {
+    CoinMotion cm = base;
+    cm.Omega = 0.7 + 0.05 * static_cast<double>(i);
+    const auto s = cm.state(0.0);
+    for (int c = 0; c < 8; ++c) y0[c * count + i] = s[c];
+  }
+  CoinSystem sys{base.p, EvalOptions()};
+  IntegratorOptions opt;
+  OutputSelection sel;
+  sel.energy = sel.multiplier = true;
+  const std::vector<double> saves = {0.5, 1.0, 1.5};
+  const int64_t ns = 3;
+  WindowOutputs<CoinSystem> soa, tm;
+  HostEnsemble<CoinSystem> e1, e2;
+  e1.start(y0, count, 0.0, opt);
+  e2.start(y0, count, 0.0, opt);
+  run_window(Backend::omp, 2, sys, opt, e1, saves, sel, soa, false);
+  run_window(Backend::omp, 2, sys, opt, e2, saves, sel, tm, true);
+  ASSERT_FALSE(soa.trajectory_major);
+  ASSERT_TRUE(tm.trajectory_major);
+  int64_t checked = 0;
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t k = 0; k < ns; ++k) {
+      for (int c = 0; c < 4; ++c) {
+        EXPECT_EQ(soa.q[(k * 4 + c) * count + i], tm.q[(i * ns + k) * 4 + c]);
+        EXPECT_EQ(soa.qdot[soa.at(k, c, 4, i, ns, count)], tm.qdot[tm.at(k, c, 4, i, ns, count)]);
+        ++checked;
+      }
+      for (int l = 0; l < 2; ++l)
+        EXPECT_EQ(soa.multiplier[(k * 2 + l) * count + i], tm.multiplier[(i * ns + k) * 2 + l]);
+      EXPECT_EQ(soa.energy[k * count + i], tm.energy[i * ns + k]);
+    }
+  EXPECT_EQ(checked, count * ns * 4);
+  EXPECT_EQ(e1.y, e2.y);
+}
+
 TEST(Ensemble, SoALayoutAndClosedForm) {
   const CoinMotion cm = example_coin();
   const int64_t count = 3;

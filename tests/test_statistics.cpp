@@ -40,7 +40,8 @@ TEST(Moments, MatchTwoPassAndMergeAnyPartition) {
   EXPECT_EQ(a.count, 10000);
 }
 
-// Slices made of whole kStatBlock blocks give bitwise-identical statistics.
+// Slices made of whole kStatBlock blocks give bitwise-identical statistics,
+// in either window layout.
 TEST(FieldStatistics, IndependentOfSliceSize) {
   const int64_t N = 5 * kStatBlock + 123, T = 3;
   const int nc = 2;
@@ -62,10 +63,22 @@ TEST(FieldStatistics, IndependentOfSliceSize) {
     }
     return fs;
   };
+  // the same slices handed over in trajectory-major order (the CPU backends' layout)
+  auto run_tm = [&](int64_t slice) {
+    FieldStatistics fs(T, nc);
+    for (int64_t b = 0; b < N; b += slice) {
+      const int64_t e = std::min(N, b + slice), count = e - b;
+      std::vector<double> tm(data.begin() + b * T * nc, data.begin() + e * T * nc);
+      fs.add_window(tm, count, 0, T, /*trajectory_major=*/true);
+      fs.end_slice();
+    }
+    return fs;
+  };
   const FieldStatistics a = run(kStatBlock), b = run(3 * kStatBlock), c = run(N);
+  const FieldStatistics d = run_tm(kStatBlock), e = run_tm(2 * kStatBlock);
   for (int64_t k = 0; k < T; ++k)
     for (int cc = 0; cc < nc; ++cc) {
-      for (const FieldStatistics* o : {&b, &c}) {
+      for (const FieldStatistics* o : {&b, &c, &d, &e}) {
         EXPECT_EQ(0, std::memcmp(&a.at(k, cc), &o->at(k, cc), sizeof(Moments)));
       }
     }
