@@ -93,10 +93,7 @@ cmake --build "$BUILD" --target rhs_driver_static >"$RES/build1.txt" 2>&1 \
 # the rest builds in the background while phase 2 counts (instruction counts
 # and ptxas reports do not depend on the load)
 log "build rhs_driver, bench_ensemble, nholo, bench_output (background)"
-(
-  cmake --build "$BUILD" -j2 --target rhs_driver bench_ensemble nholo bench_output >"$RES/build2.txt" 2>&1
-  echo $? >"$RES/build2.rc"
-) &
+cmake --build "$BUILD" -j2 --target rhs_driver bench_ensemble nholo bench_output >"$RES/build2.txt" 2>&1 &
 BG=$!
 
 # ---- 2. deterministic counts
@@ -159,8 +156,7 @@ if [ "$CUDA" = 1 ]; then
 fi
 
 log "waiting for the background build"
-wait $BG || true
-if [ "$(cat "$RES/build2.rc")" != 0 ]; then tail -30 "$RES/build2.txt" >&2; exit 1; fi
+if ! wait "$BG"; then tail -30 "$RES/build2.txt" >&2; exit 1; fi
 
 # ---- 3. timings
 echo "\"$(cut -d' ' -f1-3 /proc/loadavg)\"" >"$RES/loadavg_timing_start.json"
