@@ -3,13 +3,13 @@
 //
 //   bench_output --config bench/output_coin.toml --n N --threads T --dir DIR [--reps R]
 //
-//   off   the computation of `nholo run` alone: the same sampler, completion
-//         of the initial states from the constraints, and the formulation's
-//         ensemble integrated window by window (run_window, outputs q and
-//         qdot kept in memory, then dropped)
-//   on    `nholo run` in-process (run_command: the same computation plus the
-//         SoA -> file transposition, statistics and the HDF5 file, chunked,
-//         with the default output.compression = 0, host/runner_impl.hpp)
+//   off   `nholo run` in-process in statistics-only mode (output.fields = []):
+//         the same sampling, completion, device ensemble, reductions and
+//         statistics, no per-save fields written
+//   on    `nholo run` in-process with fields q and qdot (run_command: the same
+//         computation plus the HDF5 file, chunked, with the default
+//         output.compression = 0; the writer thread writes window w while
+//         window w+1 integrates, host/output_sink.hpp)
 //   on_deflate   the same with output.compression = 1 (shuffle + deflate 1)
 //   raw   fwrite of as many bytes as the run's q and qdot datasets hold
 //         (N x saves x n x 8 x 2), 1 MiB at a time, to a file in the same
@@ -38,8 +38,6 @@
 #include "host/model_info.hpp"
 #include "host/run.hpp"
 #include "host/runner.hpp"
-#include "host/sampling.hpp"
-#include "kernels/consistency.hpp"
 #include "models/rolling_coin.hpp"
 
 using namespace nholo;
@@ -50,45 +48,21 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// The computation of `nholo run` for the rolling coin, without output.
-double run_off(const RunConfig& cfg) {
-  using Model = models::RollingCoin;
-  constexpr int n = Model::n;
+// The computation of `nholo run` without the per-save output: the same run
+// in statistics-only mode (output.fields = []): the same sampling, device
+// ensemble, reductions and statistics, no time series handed to HDF5.
+double run_off(const RunConfig& cfg_on, const std::string& path) {
+  RunConfig cfg = cfg_on;
+  cfg.fields.clear();
+  cfg.output_path = path;
+  CommandOptions co;
+  co.overwrite = true;
+  co.quiet = true;
   const double t0 = now();
-  const ModelInfo& mi = *find_model(cfg.model);
-  const auto params = params_from_config<Model>(cfg);
-  Sampler sampler(cfg, mi);
-  bool q_given[n], qd_given[n];
-  for (int c = 0; c < n; ++c) {
-    q_given[c] = sampler.q_given[c];
-    qd_given[c] = sampler.qd_given[c];
-  }
-  std::vector<double> q0, qd0, l0;
-  sampler.fill(0, cfg.size, q0, qd0, l0);
-  std::vector<uint8_t> rejected(cfg.size, 0);
-  for (int64_t i = 0; i < cfg.size; ++i) {
-    Vec<double, n> q, qd;
-    for (int c = 0; c < n; ++c) {
-      q[c] = q0[i * n + c];
-      qd[c] = qd0[i * n + c];
-    }
-    const auto r = complete_state<Model, double>(params, q, q_given, qd, qd_given, cfg.t_start);
-    if (!r.converged) rejected[i] = 1;
-    for (int c = 0; c < n; ++c) {
-      q0[i * n + c] = q[c];
-      qd0[i * n + c] = qd[c];
-    }
-  }
-  auto runner = make_formulation<Model>(cfg.formulations.at(0), cfg, Backend::omp);
-  runner->start_slice(cfg.size, q0, qd0, l0, rejected, cfg.t_start);
-  OutputSelection sel;  // q, qdot
-  const int64_t ns = static_cast<int64_t>(cfg.save_times.size());
-  for (int64_t k0 = 0; k0 < ns; k0 += cfg.window) {
-    const std::vector<double> saves(cfg.save_times.begin() + k0,
-                                    cfg.save_times.begin() + std::min(ns, k0 + cfg.window));
-    runner->run_window(saves, sel);
-  }
-  return now() - t0;
+  run_command(cfg, co);
+  const double dt = now() - t0;
+  std::filesystem::remove(path);
+  return dt;
 }
 
 double run_raw(const std::string& path, int64_t bytes) {
@@ -186,13 +160,14 @@ int main(int argc, char** argv) {
   const int64_t bytes = n * ns * models::RollingCoin::n * 8 * 2;
   double off = 1e300, on = 1e300, on_z = 1e300, wr = 1e300, h5d = 1e300, h5p = 1e300;
   double z_bytes = 0, w_on = 1e300, w_z = 1e300;  // RunSummary::output_seconds
+  double wait_on = 1e300;                          // RunSummary::wait_seconds
   RunConfig cfg_z = cfg;
   cfg_z.compression = 1;
   cfg_z.output_path = dir + "/bench_output_z.h5";
   for (int r = 0; r < reps; ++r) {
     h5d = std::min(h5d, run_h5(dir + "/bench_output_deflate.h5", n, ns, cfg.window, true));
     h5p = std::min(h5p, run_h5(dir + "/bench_output_plain.h5", n, ns, cfg.window, false));
-    off = std::min(off, run_off(cfg));
+    off = std::min(off, run_off(cfg, dir + "/bench_output_off.h5"));
     CommandOptions co;
     co.overwrite = true;
     co.quiet = true;
@@ -200,6 +175,7 @@ int main(int argc, char** argv) {
     const RunSummary s_on = run_command(cfg, co);
     on = std::min(on, now() - t0);
     w_on = std::min(w_on, s_on.output_seconds);
+    wait_on = std::min(wait_on, s_on.wait_seconds);
     const double t1 = now();
     const RunSummary s_z = run_command(cfg_z, co);
     on_z = std::min(on_z, now() - t1);
@@ -224,8 +200,10 @@ int main(int argc, char** argv) {
       "\"output_bytes_per_s\": %.6g, \"raw_bytes_per_s\": %.6g, \"output_over_raw\": %.4g, "
       "\"seconds_h5_deflate\": %.6g, \"seconds_h5_plain\": %.6g, \"seconds_on_deflate\": %.6g, "
       "\"h5_deflate_file_bytes\": %.0f, \"output_deflate_bytes_per_s\": %.6g, "
-      "\"seconds_writing\": %.6g, \"seconds_writing_deflate\": %.6g}\n",
+      "\"seconds_writing\": %.6g, \"seconds_writing_deflate\": %.6g, \"seconds_waiting\": %.6g, "
+      "\"on_over_off\": %.4g}\n",
       static_cast<long long>(n), threads, static_cast<long long>(ns), static_cast<long long>(bytes),
-      h5_bytes, off, on, wr, out_rate, raw_rate, out_rate / raw_rate, h5d, h5p, on_z, z_bytes, out_rate_z, w_on, w_z);
+      h5_bytes, off, on, wr, out_rate, raw_rate, out_rate / raw_rate, h5d, h5p, on_z, z_bytes, out_rate_z, w_on, w_z,
+      wait_on, on / off);
   return 0;
 }

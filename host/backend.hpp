@@ -4,7 +4,8 @@
 // execution policy that runs them:
 //   Backend::omp   thrust::omp::par  (OpenMP threads; the default CPU build)
 //   Backend::cpp   thrust::cpp::par  (serial; debugging and determinism checks)
-//   Backend::cuda  thrust::cuda::par (CUDA build only: host/cuda_ensemble_impl.cuh)
+//   Backend::cuda  not here: the CUDA backend launches its own kernels
+//                  (host/cuda_ensemble_impl.cuh, one per model and method)
 // Host memory is the "device" memory of the CPU systems, so the functor gets
 // raw pointers into std::vector storage. Device containers never appear here.
 #pragma once
@@ -24,6 +25,26 @@
 #include "host/ensemble_data.hpp"
 
 namespace nholo {
+
+// f(i) for i in [0, count) on a CPU backend (omp: `threads` OpenMP threads,
+// 0 = all; cpp: serial, in index order).
+template <class F>
+void for_each_index(Backend backend, int threads, int64_t count, const F& f) {
+  thrust::counting_iterator<int64_t> first(0), last(count);
+  switch (backend) {
+    case Backend::omp: {
+      const int saved = omp_get_max_threads();
+      if (threads > 0) omp_set_num_threads(threads);
+      thrust::for_each(thrust::omp::par, first, last, f);
+      omp_set_num_threads(saved);
+      break;
+    }
+    case Backend::cpp: thrust::for_each(thrust::cpp::par, first, last, f); break;
+    case Backend::cuda:
+      throw std::invalid_argument("for_each_index: the CUDA backend runs its own kernels "
+                                  "(host/cuda_ensemble_impl.cuh)");
+  }
+}
 
 // Integrate every trajectory of `ens` through the output times `save_times`
 // (increasing, all > the current t), storing the selected outputs in the
@@ -70,21 +91,7 @@ void run_window(Backend backend, int threads, const Sys& sys, const IntegratorOp
   f.arr.multiplier = prepare(sel.multiplier, out.multiplier, nm);
   f.arr.constraint_residual = prepare(sel.constraint_residual, out.constraint_residual, n1);
   f.arr.energy = prepare(sel.energy, out.energy, n1);
-  thrust::counting_iterator<int64_t> first(0), last(count);
-  switch (backend) {
-    case Backend::omp: {
-      const int saved = omp_get_max_threads();
-      if (threads > 0) omp_set_num_threads(threads);
-      thrust::for_each(thrust::omp::par, first, last, f);
-      omp_set_num_threads(saved);
-      break;
-    }
-    case Backend::cpp: thrust::for_each(thrust::cpp::par, first, last, f); break;
-    case Backend::cuda:
-      throw std::invalid_argument(
-          "backend 'cuda' is not available in this CPU build; accepted: omp, cpp "
-          "(configure with -DNHOLO_BACKEND=CUDA for the CUDA build)");
-  }
+  for_each_index(backend, threads, count, f);
 }
 
 }  // namespace nholo

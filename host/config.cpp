@@ -27,8 +27,8 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
        {"method", "rtol", "atol", "dt", "dt_min", "dt_max", "max_steps", "drift",
         "baumgarte_alpha", "baumgarte_beta", "pinv_rtol"}},
       {"ensemble", {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0"}},
-      {"output", {"path", "fields", "memory_budget_mb", "window", "compression"}},
-      {"backend", {"device", "threads"}},
+      {"output", {"path", "mode", "fields", "memory_budget_mb", "window", "compression"}},
+      {"backend", {"device", "gpu", "threads"}},
       {"compare", {"threshold"}},
   };
   return schema;
@@ -437,6 +437,24 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
       for (const auto& f : cfg.fields)
         if (std::find(known_fields().begin(), known_fields().end(), f) == known_fields().end())
           throw ConfigError("output.fields", "unknown field '" + f + "' (accepted: " + join(known_fields()) + ")");
+      for (size_t a = 0; a < cfg.fields.size(); ++a)
+        for (size_t b = a + 1; b < cfg.fields.size(); ++b)
+          if (cfg.fields[a] == cfg.fields[b])
+            throw ConfigError("output.fields", "'" + cfg.fields[a] + "' is listed twice");
+    }
+    // statistics only: no per-trajectory time series (fields = [] says the same)
+    if (const toml::node* n = ot->get("mode")) {
+      const std::string mode = as_choice(*n, "output.mode", {"full", "statistics"});
+      if (mode == "statistics") {
+        if (ot->get("fields") && !cfg.fields.empty())
+          throw ConfigError("output.mode", "\"statistics\" writes no per-trajectory time series, but "
+                                           "output.fields lists " + join(cfg.fields) +
+                                           " (remove output.fields, or use mode = \"full\")");
+        cfg.fields.clear();
+      } else if (cfg.fields.empty()) {
+        throw ConfigError("output.mode", "\"full\" needs at least one output.fields entry (accepted: " +
+                                         join(known_fields()) + "); for no time series use mode = \"statistics\"");
+      }
     }
     if (const toml::node* n = ot->get("memory_budget_mb")) {
       cfg.memory_budget_mb = as_number(*n, "output.memory_budget_mb");
@@ -459,7 +477,12 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
 
   // [backend]
   if (const toml::table* bt = subtable(root, "backend")) {
-    if (const toml::node* n = bt->get("device")) cfg.device = as_choice(*n, "backend.device", {"omp", "cpp", "cuda"});
+    if (const toml::node* n = bt->get("device")) cfg.device = as_choice(*n, "backend.device", {"auto", "omp", "cpp", "cuda"});
+    if (const toml::node* n = bt->get("gpu")) {
+      const int64_t g = as_integer(*n, "backend.gpu");
+      if (g < 0 || g > 1023) throw ConfigError("backend.gpu", "must be a CUDA device index >= 0");
+      cfg.gpu = static_cast<int>(g);
+    }
     if (const toml::node* n = bt->get("threads")) {
       const int64_t t = as_integer(*n, "backend.threads");
       if (t < 0 || t > 4096) throw ConfigError("backend.threads", "must be in [0, 4096] (0: all cores)");

@@ -67,13 +67,14 @@ struct RunConfig {
 
   // [output]
   std::string output_path;
-  std::vector<std::string> fields;
+  std::vector<std::string> fields;  // empty: statistics only (output.mode = "statistics")
   double memory_budget_mb = 512.0;
   int window = 16;  // saves integrated per window
   int compression = 0;  // deflate level of every dataset, 0 = off (shuffle + deflate when > 0)
 
   // [backend]
-  std::string device = "omp";
+  std::string device = "auto";  // auto | omp | cpp | cuda
+  int gpu = 0;                   // CUDA device index
   int threads = 0;
 
   // [compare]

@@ -1,30 +1,33 @@
-// nholo/host/cuda_ensemble.hpp — the CUDA backend as seen from plain C++.
+// nholo/host/cuda_ensemble.hpp — the CUDA backend as seen from plain C++
+// (compiled into nholo when it is built with NHOLO_WITH_CUDA).
 //
-// The definitions live in host/cuda_ensemble.cu and cuda_ensemble_impl.cuh
-// (compiled by nvcc in the CUDA build only); run_window is instantiated for
-// every registered model under the Udwadia–Kalaba, Lagrange-multiplier,
-// null-space and vakonomic formulations (and conflated where the model has a
-// conflated Lagrangian), one generated translation unit per model. Host code
-// passes host containers; device memory never appears outside those files.
+// The definitions live in host/cuda_ensemble.cu (the device, queries) and
+// host/cuda_ensemble_impl.cuh (the ensemble), compiled by nvcc;
+// make_ensemble<Sys> is instantiated for every registered model under every
+// formulation it supports, one generated translation unit per model
+// (CMakeLists.txt). Device memory and CUDA types never appear here.
 #pragma once
 
+#include <memory>
 #include <string>
-#include <vector>
 
-#include "host/ensemble_data.hpp"
+#include "host/device_ensemble.hpp"
+#include "kernels/integrate.hpp"
 
 namespace nholo::cuda_backend {
 
-// Number of CUDA devices visible (0 on machines without a GPU or driver).
+// Number of CUDA devices visible (0 without a GPU or a driver).
 int device_count();
-// A one-line description of device 0, or why there is none.
-std::string describe_device();
+// Why there is no usable device, or a one-line list of the devices.
+std::string describe_devices();
+// Opens GPU `gpu` for a run; throws std::runtime_error naming what was found
+// when it cannot be used.
+std::unique_ptr<Device> open_device(int gpu);
 
-// Same contract as nholo::run_window (host/backend.hpp): copies the slice to
-// the device, integrates the window there, copies state and outputs back.
+// The ensemble of one formulation (Sys) on a device from open_device.
 template <class Sys>
-void run_window(const Sys& sys, const IntegratorOptions& opt, HostEnsemble<Sys>& ens,
-                const std::vector<typename Sys::scalar>& save_times, const OutputSelection& sel,
-                WindowOutputs<Sys>& out);
+std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& dev, const Sys& sys,
+                                              const IntegratorOptions& opt,
+                                              const EnsembleLayout& layout);
 
 }  // namespace nholo::cuda_backend

@@ -1,4 +1,4 @@
-// nholo — command line: run | check | models | stats | compare.
+// nholo — command line: run | check | models | stats | compare | diff | devices.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -34,12 +34,15 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   bool overwrite = false, quiet = false, json = false;
   std::string backend;
-  int threads = -1;
+  int threads = -1, gpu = -1;
 
   auto add_run_options = [&](CLI::App* sub) {
     sub->add_option("config", config_path, "TOML configuration (examples/*.toml)")->required();
     sub->add_option("--set", overrides, "override a key: --set integrator.rtol=1e-12 (repeatable)");
-    sub->add_option("--backend", backend, "omp | cpp | cuda (overrides backend.device)");
+    sub->add_option("--backend", backend,
+                    "auto | omp | cpp | cuda (overrides backend.device; auto: the GPU when one is "
+                    "visible, else OpenMP)");
+    sub->add_option("--device", gpu, "CUDA device index (overrides backend.gpu)");
     sub->add_option("--threads", threads, "OpenMP threads, 0 = all cores (overrides backend.threads)");
     sub->add_flag("--overwrite", overwrite, "replace an existing output file");
   };
@@ -57,12 +60,21 @@ int main(int argc, char** argv) {
   compare->add_option("file", file_path, "an nholo HDF5 file")->required();
   compare->add_option("--formulations", formulations, "restrict to these, comma separated");
 
+  CLI::App* devices = app.add_subcommand("devices", "list the backends built in and the CUDA devices visible");
+  std::string file_b;
+  double rtol = 1e-10;
+  CLI::App* diff = app.add_subcommand("diff", "compare two result files of one config (e.g. GPU vs CPU)");
+  diff->add_option("a", file_path, "an nholo HDF5 file")->required();
+  diff->add_option("b", file_b, "another, of the same config")->required();
+  diff->add_option("--rtol", rtol, "tolerance, relative to each dataset's largest value (default 1e-10)");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (*run || *check) {
       if (!backend.empty()) overrides.push_back("backend.device=\"" + backend + "\"");
       if (threads >= 0) overrides.push_back("backend.threads=" + std::to_string(threads));
+      if (gpu >= 0) overrides.push_back("backend.gpu=" + std::to_string(gpu));
       const nholo::RunConfig cfg = nholo::load_config(config_path, overrides);
       nholo::CommandOptions opts;
       opts.overwrite = overwrite;
@@ -79,6 +91,15 @@ int main(int argc, char** argv) {
                      static_cast<long long>(s.projected), static_cast<long long>(s.rejected));
         for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
       }
+      if (!s.fault.empty()) {
+        std::fprintf(stderr,
+                     "nholo: error: the device failed: %s\nnholo: %lld of %lld trajectories finished "
+                     "before it; they are in %s.partial (root attributes complete = 0 and fault; "
+                     "the rest have status not_run)\n",
+                     s.fault.c_str(), static_cast<long long>(s.completed),
+                     static_cast<long long>(s.trajectories), cfg.output_path.c_str());
+        return 3;
+      }
       if (s.interrupted) {
         std::fprintf(stderr,
                      "nholo: interrupted: %lld of %lld trajectories finished; the valid but incomplete "
@@ -88,6 +109,12 @@ int main(int argc, char** argv) {
                      cfg.output_path.c_str());
         return 130;
       }
+      if (!quiet)
+        std::fprintf(stderr,
+                     "nholo: timing: %.3f s integrating (device), %.3f s waiting for the writer, "
+                     "%.3f s writing (writer thread), %lld steps, %.4g trajectory-steps/s\n",
+                     s.compute_seconds, s.wait_seconds, s.output_seconds, static_cast<long long>(s.steps),
+                     s.seconds > 0 ? s.steps / s.seconds : 0.0);
       if (!quiet)
         std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", cfg.output_path.c_str(),
                      static_cast<long long>(s.trajectories), s.seconds);
@@ -100,6 +127,16 @@ int main(int argc, char** argv) {
     if (*stats) {
       std::cout << nholo::stats_command(file_path);
       return 0;
+    }
+    if (*devices) {
+      std::cout << nholo::devices_command();
+      return 0;
+    }
+    if (*diff) {
+      std::string report;
+      const bool same = nholo::diff_command(file_path, file_b, rtol, report);
+      std::cout << report;
+      return same ? 0 : 1;
     }
     if (*compare) {
       std::cout << nholo::compare_command(file_path, split_commas(formulations));

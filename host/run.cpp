@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <cmath>
 #include <csignal>
 #include <ctime>
@@ -12,6 +14,9 @@
 
 #include "host/model_info.hpp"
 #include "models/registry.hpp"
+#ifdef NHOLO_WITH_CUDA
+#include "host/cuda_ensemble.hpp"
+#endif
 
 #ifndef NHOLO_VERSION
 #define NHOLO_VERSION "0.0.0"
@@ -66,30 +71,75 @@ void check_output_path(const std::string& path, bool overwrite) {
   }
 }
 
-Backend backend_of(const RunConfig& cfg) {
-  if (cfg.device == "cuda")
-    throw ConfigError("backend.device", "'cuda' is not available in this build (a CPU build); "
-                                        "accepted: omp, cpp");
-  return cfg.device == "cpp" ? Backend::cpp : Backend::omp;
+// Refuses a backend this build or machine cannot give, before anything is written.
+void check_backend(const RunConfig& cfg) {
+  if (cfg.device != "cuda") return;
+#ifdef NHOLO_WITH_CUDA
+  if (cuda_backend::device_count() == 0)
+    throw ConfigError("backend.device", "'cuda' requested but " + cuda_backend::describe_devices() +
+                                            "; accepted here: auto, omp, cpp");
+  if (cfg.gpu >= cuda_backend::device_count())
+    throw ConfigError("backend.gpu", std::to_string(cfg.gpu) + " is not a CUDA device here (" +
+                                         cuda_backend::describe_devices() + ")");
+#else
+  throw ConfigError("backend.device", "'cuda' is not available: this nholo was built without CUDA "
+                                      "(configure with -DNHOLO_WITH_CUDA=ON); accepted: auto, omp, cpp");
+#endif
 }
 
 }  // namespace
 
+std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note) {
+  check_backend(cfg);
+  if (note) note->clear();
+  if (cfg.device == "cpp") return std::make_unique<CpuDevice>(Backend::cpp, 1);
+  if (cfg.device == "omp") return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+#ifdef NHOLO_WITH_CUDA
+  if (cfg.device == "cuda" || cuda_backend::device_count() > 0)
+    return cuda_backend::open_device(cfg.gpu);
+  if (note) *note = "auto: " + cuda_backend::describe_devices();
+#else
+  if (note) *note = "auto: this nholo was built without CUDA";
+#endif
+  return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+}
+
+std::string describe_device(const DeviceInfo& d) {
+  std::string s = std::string(backend_name(d.backend)) + ": " + d.name;
+  if (d.backend == Backend::cuda)
+    s += " (GPU " + std::to_string(d.gpu) + ", compute " + d.compute_capability + ", driver " +
+         d.driver_version + ", runtime " + d.runtime_version + ", " +
+         std::to_string(d.memory_bytes >> 20) + " MiB)";
+  return s;
+}
+
+namespace {
+
+}  // namespace
+
 std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
-  backend_of(cfg);
+  std::string note;
+  const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
   check_output_path(cfg.output_path, opts.overwrite);
   const ModelInfo& mi = *find_model(cfg.model);
   std::ostringstream os;
   os << "config ok: model " << cfg.model << " (n = " << mi.n << ", m = " << mi.m << "), "
      << cfg.size << " trajectories (" << cfg.sampler << " sampler), formulations "
      << join(cfg.formulations) << ", " << cfg.save_times.size() << " saves in [" << cfg.t_start
-     << ", " << cfg.t_end << "], output " << cfg.output_path << "\n";
+     << ", " << cfg.t_end << "], output " << cfg.output_path
+     << (cfg.fields.empty() ? " (statistics only)" : "") << ", backend "
+     << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")") << "\n";
   return os.str();
 }
 
 RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
-  backend_of(cfg);
   check_output_path(cfg.output_path, opts.overwrite);
+  std::string note;
+  const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
+  const DeviceInfo& di = dev->info();
+  if (!opts.quiet)
+    std::fprintf(stderr, "nholo: backend %s%s\n", describe_device(di).c_str(),
+                 note.empty() ? "" : (" (" + note + ")").c_str());
   const std::string partial = cfg.output_path + ".partial";
   if (opts.overwrite) fs::remove(partial);
   interrupt_flag().store(false);
@@ -123,7 +173,17 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
     root.set_attr("ensemble_size", cfg.size);
     root.set_attr("ensemble_sampler", cfg.sampler);
     root.set_attr("ensemble_seed", static_cast<int64_t>(cfg.seed));
-    root.set_attr("backend", cfg.device);
+    root.set_attr("backend", backend_name(di.backend));
+    root.set_attr("backend_requested", cfg.device);
+    root.set_attr("device_name", di.name);
+    root.set_attr("threads", static_cast<int64_t>(di.threads));
+    if (di.backend == Backend::cuda) {
+      root.set_attr("gpu", static_cast<int64_t>(di.gpu));
+      root.set_attr("compute_capability", di.compute_capability);
+      root.set_attr("cuda_driver_version", di.driver_version);
+      root.set_attr("cuda_runtime_version", di.runtime_version);
+    }
+    root.set_attr("output_mode", cfg.fields.empty() ? "statistics" : "full");
     root.set_attr("output_compression", static_cast<int64_t>(cfg.compression));
     root.set_attr("config", cfg.text);
     root.set_attr("nholo_version", nholo_version());
@@ -135,7 +195,7 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
     ro.tty = isatty(STDERR_FILENO);
     bool found = models::visit_model(cfg.model.c_str(), [&](auto tag) {
       using M = typename decltype(tag)::type;
-      sum = run_model<M>(cfg, ro, root);
+      sum = run_model<M>(cfg, ro, root, *dev);
     });
     if (!found) throw ConfigError("model", "unknown model '" + cfg.model + "'");
     root.set_attr("completed_trajectories", sum.completed);
@@ -146,6 +206,10 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
     root.set_attr("wall_seconds", sum.seconds);
     root.set_attr("output_seconds", sum.output_seconds);
     root.set_attr("output_bytes", sum.output_bytes);
+    root.set_attr("compute_seconds", sum.compute_seconds);
+    root.set_attr("output_wait_seconds", sum.wait_seconds);
+    root.set_attr("slice_size", sum.slice_size);
+    if (!sum.fault.empty()) root.set_attr("fault", sum.fault);
     if (!sum.interrupted) root.set_attr("complete", int64_t(1));
     file.flush();
     file.close();
@@ -274,9 +338,10 @@ std::string stats_command(const std::string& path) {
       }
       std::sort(fin.begin(), fin.end());
       auto quant = [&](double p) { return fin.empty() ? NAN : fin[static_cast<size_t>(p * (fin.size() - 1))]; };
-      os << "  rolling coin drift (PHYSICS.md item 10): horizontal drift velocity mean " << md.mean
-         << ", downslope band mean " << mb.mean << " (max " << mb.max << ")\n"
-         << "  drift / (g sin(slope) / (3 theta_dot)): mean " << mr.mean << ", std "
+      const std::string pred = sg.has_attr("drift_prediction") ? sg.attr_string("drift_prediction") : "prediction";
+      os << "  drift statistic of the model: drift velocity mean " << md.mean
+         << ", band mean " << mb.mean << " (max " << mb.max << ")\n"
+         << "  drift / (" << pred << "): mean " << mr.mean << ", std "
          << std::sqrt(mr.variance()) << ", quantiles 5% " << quant(0.05) << ", 50% " << quant(0.5)
          << ", 95% " << quant(0.95) << " over " << mr.count << " trajectories\n";
     }
@@ -322,6 +387,107 @@ std::string compare_command(const std::string& path, const std::vector<std::stri
     }
   if (pairs == 0) os << path << " holds a single formulation: nothing to compare (run with formulations = [\"a\", \"b\"])\n";
   return os.str();
+}
+
+std::string devices_command() {
+  std::ostringstream os;
+  os << "nholo " << nholo_version() << " (" << nholo_git_revision() << ")\n";
+  os << "backends: omp (OpenMP, " << CpuDevice(Backend::omp, 0).info().threads
+     << " threads here), cpp (serial)";
+#ifdef NHOLO_WITH_CUDA
+  os << ", cuda\n";
+  os << "CUDA devices: " << cuda_backend::describe_devices() << "\n";
+  os << "backend.device = \"auto\" runs on "
+     << (cuda_backend::device_count() > 0 ? "the GPU backend.gpu (default 0)" : "OpenMP") << "\n";
+#else
+  os << "\nCUDA: not built in (configure with -DNHOLO_WITH_CUDA=ON); auto runs on OpenMP\n";
+#endif
+  return os.str();
+}
+
+namespace {
+
+// Largest |a - b| over a dataset relative to its largest |b| (NaN positions
+// must agree: a NaN against a number counts as a mismatch).
+struct DiffStat {
+  double rel = 0;
+  int64_t nan_mismatch = 0;
+  size_t count = 0;
+};
+
+DiffStat diff_values(const std::vector<double>& a, const std::vector<double>& b) {
+  DiffStat d;
+  d.count = a.size();
+  double scale = 0, worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool na = std::isnan(a[i]), nb = std::isnan(b[i]);
+    if (na != nb) {
+      ++d.nan_mismatch;
+      continue;
+    }
+    if (na) continue;
+    scale = std::max(scale, std::abs(b[i]));
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  }
+  d.rel = scale > 0 ? worst / scale : worst;
+  return d;
+}
+
+}  // namespace
+
+bool diff_command(const std::string& path_a, const std::string& path_b, double rtol,
+                  std::string& report) {
+  h5::File fa = open_result(path_a), fb = open_result(path_b);
+  h5::Group ra = fa.root(), rb = fb.root();
+  std::ostringstream os;
+  os << std::setprecision(3);
+  if (ra.attr_string("model") != rb.attr_string("model"))
+    throw std::runtime_error("diff: " + path_a + " is model " + ra.attr_string("model") + ", " + path_b +
+                             " is model " + rb.attr_string("model"));
+  bool ok = true;
+  int compared = 0;
+  for (const auto& form : ra.attr_strings("formulations")) {
+    if (!rb.exists(form)) {
+      os << form << ": only in " << path_a << "\n";
+      ok = false;
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const auto& f : known_fields()) names.push_back(form + "/" + f);
+    names.push_back(form + "/fail_time");
+    for (const char* st : {"mean", "variance", "min", "max", "qdot_mean", "qdot_variance"})
+      names.push_back("statistics/" + form + "/" + st);
+    for (const auto& ds : names) {
+      if (!ra.exists(ds) || !rb.exists(ds)) continue;
+      const auto a = ra.open_dataset(ds).read<double>();
+      const auto b = rb.open_dataset(ds).read<double>();
+      if (a.size() != b.size()) {
+        os << ds << ": shapes differ (" << a.size() << " vs " << b.size() << " values)\n";
+        ok = false;
+        continue;
+      }
+      const DiffStat d = diff_values(a, b);
+      const bool good = d.rel <= rtol && d.nan_mismatch == 0;
+      ok = ok && good;
+      ++compared;
+      os << (good ? "  ok   " : "  FAIL ") << std::left << std::setw(44) << ds << " max |a-b| / max |b| = "
+         << d.rel;
+      if (d.nan_mismatch) os << ", " << d.nan_mismatch << " NaN mismatches";
+      os << "\n";
+    }
+    const auto sa = ra.open_dataset(form + "/status").read<int32_t>();
+    const auto sb = rb.open_dataset(form + "/status").read<int32_t>();
+    int64_t differ = 0;
+    for (size_t i = 0; i < std::min(sa.size(), sb.size()); ++i) differ += sa[i] != sb[i];
+    if (sa.size() != sb.size() || differ) ok = false;
+    os << (sa.size() == sb.size() && !differ ? "  ok   " : "  FAIL ") << std::left << std::setw(44)
+       << (form + "/status") << " " << differ << " trajectories differ\n";
+  }
+  if (compared == 0) throw std::runtime_error("diff: no common datasets in " + path_a + " and " + path_b);
+  os << (ok ? "agree" : "DIFFER") << " to " << rtol << " relative (" << ra.attr_string("backend") << " vs "
+     << rb.attr_string("backend") << ")\n";
+  report = os.str();
+  return ok;
 }
 
 }  // namespace nholo

@@ -3,6 +3,7 @@
 // a message naming what is wrong and what is accepted.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ struct CommandOptions {
   bool quiet = false;
 };
 
-// `nholo run`: validates everything, writes PATH.partial, renames it to PATH
+// `nholo run`: validates everything (the backend included), writes PATH.partial, renames it to PATH
 // when complete. Refuses to overwrite PATH (or a leftover PATH.partial) without
 // `overwrite`. On SIGINT: stops at the next window, leaves PATH.partial as a
 // valid file (root attribute complete = 0, finished trajectories' status set,
@@ -33,6 +34,21 @@ std::string models_command(const std::string& name, bool json);
 // `nholo stats FILE`, `nholo compare FILE [--formulations a,b]`
 std::string stats_command(const std::string& path);
 std::string compare_command(const std::string& path, const std::vector<std::string>& formulations);
+
+// The device of a run: cfg.device = omp | cpp | cuda | auto (the GPU
+// backend.gpu when a CUDA device is visible and nholo was built with CUDA,
+// else OpenMP; *note then says why). Throws ConfigError when the requested
+// backend cannot be had, naming what was found.
+std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note = nullptr);
+// "cuda: NVIDIA H100 (GPU 0, compute 9.0, driver 13.0, runtime 13.0, 81559 MiB)"
+std::string describe_device(const DeviceInfo& d);
+
+// `nholo devices`: the backends built in and the CUDA devices visible.
+std::string devices_command();
+// `nholo diff A B [--rtol R]`: compares two result files of the same config
+// (e.g. one run on the GPU, one on OpenMP): every time series, statistics and
+// status; true when all agree to rtol relative to each dataset's largest value.
+bool diff_command(const std::string& a, const std::string& b, double rtol, std::string& report);
 
 // Installs the SIGINT handler that sets interrupt_flag().
 void install_interrupt_handler();

@@ -1,21 +1,26 @@
-// nholo/host/runner.hpp — one run: config -> ensemble of initial states ->
-// slices integrated window by window on the backend -> statistics and HDF5.
+// nholo/host/runner.hpp — one run of one model, as a list of stages:
 //
-//   RunSummary s = run_model<Model>(cfg, opts, file_root);
+//   RunSummary s = run_model<Model>(cfg, opts, file_root, device);
 //
-// Loop structure (peak memory is set by the slice size and the window, never
-// by the ensemble size or the number of saves):
-//   for each slice [begin, end) of trajectories (a whole number of
-//   kStatBlock-sized blocks, sized to the memory budget):
-//     sample the initial states, complete them from the constraints, project /
-//     reject / refuse the inconsistent ones (on_violation);
-//     for each formulation: pack the states (same initial conditions for all);
-//     for each window of saves:
-//       for each formulation: integrate the window (kernels/ensemble.hpp),
-//         write the blocks [begin, end) x [k0, k1) of every field, update the
-//         statistics;
-//       compare the formulations pairwise (max distance, first exceedance);
-//       check for an interrupt (SIGINT) between windows.
+//   1. slice plan      slices [begin, end) of whole kStatBlock blocks, sized
+//                      from output.memory_budget_mb and the device's free memory
+//   2. output layout   every dataset of the file created up front (HDF5)
+//   3. device ensembles one per formulation (host/device_ensemble.hpp), state
+//                      allocated once, kept on the device for a whole slice
+//   for each slice:
+//   4. initial states  sampled (counter-based), completed from the constraints,
+//                      projected / rejected / refused (on_violation)
+//      for each window of saves:
+//   5.   integrate     every formulation, on the device
+//   6.   reduce        on the device: block moments of q and qdot, pairwise
+//                      distances between formulations, the model's own
+//                      statistic (e.g. the coin's drift), transposition
+//   7.   output sink   the writer thread writes window w (fields, statistics
+//                      merge) while the device runs window w+1; host slots are
+//                      double-buffered
+//      interrupts (SIGINT) are honoured between windows.
+// Peak memory is set by the slice size and the window, never by the ensemble
+// size or the number of saves.
 #pragma once
 
 #include <atomic>
@@ -26,8 +31,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "host/backend.hpp"
 #include "host/config.hpp"
+#include "host/cpu_ensemble.hpp"
+#include "host/device_ensemble.hpp"
 #include "host/h5.hpp"
 #include "host/model_info.hpp"
 #include "host/progress.hpp"
@@ -36,6 +42,9 @@
 #include "kernels/consistency.hpp"
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
+#ifdef NHOLO_WITH_CUDA
+#include "host/cuda_ensemble.hpp"
+#endif
 
 namespace nholo {
 
@@ -52,94 +61,19 @@ struct RunSummary {
   int64_t completed = 0;  // trajectories whose integration finished (any status)
   int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
   bool interrupted = false;
+  std::string fault;  // non-empty: the device failed; the file is a marked .partial
   double seconds = 0;
+  // the integrating thread's time issuing and running windows (compute), and
+  // waiting for the writer to free a buffer (the output not hidden behind
+  // compute); the writer's time per job is output_seconds
+  double compute_seconds = 0, wait_seconds = 0;
+  int64_t slice_size = 0;
+  int64_t steps = 0;  // accepted steps of every trajectory and formulation
   // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds
   // spent transposing them to the file layout and writing them (filters included)
   int64_t output_bytes = 0;
   double output_seconds = 0;
   std::vector<std::string> status_lines;  // "udwadia_kalaba: ok 1000, max_steps 2"
-};
-
-// ---------------------------------------------------------------------------
-// One formulation of one model, behind a host-side interface.
-class FormulationRunner {
- public:
-  virtual ~FormulationRunner() = default;
-  virtual const std::string& name() const = 0;
-  virtual int n_extra() const = 0;
-  // Row-major inputs [i * n + c], [i * m + l]; rejected[i] != 0: not integrated.
-  virtual void start_slice(int64_t count, const std::vector<double>& q0,
-                           const std::vector<double>& qd0, const std::vector<double>& lambda0,
-                           const std::vector<uint8_t>& rejected, double t0) = 0;
-  virtual void run_window(const std::vector<double>& saves, const OutputSelection& sel) = 0;
-  virtual const std::vector<double>& field(const std::string& f) const = 0;
-  // layout of field(): false = SoA [(k * nc + c) * count + i] (CUDA),
-  // true = trajectory-major [(i * ns + k) * nc + c] (CPU backends: the file's order)
-  virtual bool trajectory_major() const = 0;
-  virtual const std::vector<int32_t>& status() const = 0;
-  virtual const std::vector<int64_t>& steps() const = 0;
-  virtual const std::vector<int64_t>& rejected_steps() const = 0;
-  virtual const std::vector<double>& fail_time() const = 0;
-};
-
-template <class Sys>
-class FormulationRunnerT final : public FormulationRunner {
- public:
-  FormulationRunnerT(std::string name, const Sys& sys, const IntegratorOptions& opt,
-                     Backend backend, int threads)
-      : name_(std::move(name)), sys_(sys), opt_(opt), backend_(backend), threads_(threads) {}
-  const std::string& name() const override { return name_; }
-  int n_extra() const override { return Sys::n_extra; }
-
-  void start_slice(int64_t count, const std::vector<double>& q0, const std::vector<double>& qd0,
-                   const std::vector<double>& lambda0, const std::vector<uint8_t>& rejected,
-                   double t0) override {
-    constexpr int n = Sys::n, m = Sys::m, N = Sys::N;
-    std::vector<double> y0(static_cast<size_t>(N) * count);
-    for (int64_t i = 0; i < count; ++i) {
-      Vec<double, n> q, qd;
-      Vec<double, m> lam = Vec<double, m>::zero();
-      for (int c = 0; c < n; ++c) {
-        q[c] = q0[i * n + c];
-        qd[c] = qd0[i * n + c];
-      }
-      for (int l = 0; l < m; ++l) lam[l] = lambda0[i * m + l];
-      Vec<double, N> y;
-      sys_.pack(q, qd, lam, y);
-      for (int c = 0; c < N; ++c) y0[c * count + i] = y[c];
-    }
-    ens_.start(y0, count, t0, opt_);
-    for (int64_t i = 0; i < count; ++i)
-      if (rejected[i]) ens_.status[i] = static_cast<int32_t>(Status::rejected);
-  }
-  void run_window(const std::vector<double>& saves, const OutputSelection& sel) override {
-    nholo::run_window(backend_, threads_, sys_, opt_, ens_, saves, sel, out_,
-                      /*trajectory_major=*/backend_ != Backend::cuda);
-  }
-  bool trajectory_major() const override { return out_.trajectory_major; }
-  const std::vector<double>& field(const std::string& f) const override {
-    if (f == "q") return out_.q;
-    if (f == "qdot") return out_.qdot;
-    if (f == "qddot") return out_.qddot;
-    if (f == "force_ideal") return out_.force_ideal;
-    if (f == "force_nonideal") return out_.force_nonideal;
-    if (f == "multiplier") return out_.multiplier;
-    if (f == "constraint_residual") return out_.constraint_residual;
-    return out_.energy;
-  }
-  const std::vector<int32_t>& status() const override { return ens_.status; }
-  const std::vector<int64_t>& steps() const override { return ens_.steps; }
-  const std::vector<int64_t>& rejected_steps() const override { return ens_.rejected; }
-  const std::vector<double>& fail_time() const override { return ens_.fail_time; }
-
- private:
-  std::string name_;
-  Sys sys_;
-  IntegratorOptions opt_;
-  Backend backend_;
-  int threads_;
-  HostEnsemble<Sys> ens_;
-  WindowOutputs<Sys> out_;
 };
 
 template <class Model>
@@ -149,15 +83,24 @@ typename Model::Params params_from_config(const RunConfig& cfg) {
   return Model::make_params(v);
 }
 
+// The device ensemble of formulation f of Model on dev (CPU or CUDA).
 template <class Model>
-std::unique_ptr<FormulationRunner> make_formulation(const std::string& f, const RunConfig& cfg,
-                                                    Backend backend) {
+std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const RunConfig& cfg,
+                                                 Device& dev, const EnsembleLayout& layout) {
   const auto p = params_from_config<Model>(cfg);
-  auto make = [&](auto sys) -> std::unique_ptr<FormulationRunner> {
+  auto make = [&](auto sys) -> std::unique_ptr<DeviceEnsemble> {
     using Sys = decltype(sys);
     sys.params = p;
     sys.eval = cfg.eval;
-    return std::make_unique<FormulationRunnerT<Sys>>(f, sys, cfg.integrator, backend, cfg.threads);
+    if (dev.info().backend == Backend::cuda) {
+#ifdef NHOLO_WITH_CUDA
+      return cuda_backend::make_ensemble<Sys>(f, dev, sys, cfg.integrator, layout);
+#else
+      throw std::runtime_error("backend cuda: this nholo was built without CUDA");
+#endif
+    }
+    return std::make_unique<CpuEnsemble<Sys>>(f, static_cast<CpuDevice&>(dev), sys,
+                                              cfg.integrator, layout);
   };
   if (f == "udwadia_kalaba") return make(UdwadiaKalabaSystem<Model>{});
   if (f == "lagrange_multiplier") return make(LagrangeMultiplierSystem<Model>{});
@@ -169,9 +112,9 @@ std::unique_ptr<FormulationRunner> make_formulation(const std::string& f, const 
   throw ConfigError("formulations", "'" + f + "' is not available for model " + Model::name);
 }
 
-// The whole run for one model, writing into the open file's root group.
+// The whole run for one model on dev, writing into the open file's root group.
 template <class Model>
-RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root);
+RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root, Device& dev);
 
 }  // namespace nholo
 

@@ -6,9 +6,12 @@
 //     n = na + nb, delta = mb - ma, mean = ma + delta nb / n,
 //     M2 = M2a + M2b + delta^2 na nb / n.
 //   Determinism: values are accumulated in blocks of kStatBlock consecutive
-//   trajectories, in index order, and blocks are merged in index order; slices
-//   are whole numbers of blocks. The result is then bitwise independent of the
-//   slice size and the thread count.
+//   trajectories, in index order (kernels/reduce.hpp BlockMomentsKernel, on
+//   the device), and blocks are merged in index order; slices are whole
+//   numbers of blocks, and every window covers all blocks of its slice, so
+//   each (save, component) sees its blocks in global block order. The result
+//   is then bitwise independent of the slice size, the thread count and the
+//   device.
 #pragma once
 
 #include <algorithm>
@@ -17,9 +20,9 @@
 #include <limits>
 #include <vector>
 
-namespace nholo {
+#include "kernels/reduce.hpp"
 
-constexpr int64_t kStatBlock = 1024;
+namespace nholo {
 
 struct Moments {
   double count = 0, mean = 0, m2 = 0;
@@ -56,78 +59,51 @@ class FieldStatistics {
  public:
   FieldStatistics() = default;
   FieldStatistics(int64_t n_times, int n_comp) : n_comp_(n_comp), m_(n_times * n_comp) {}
-  // Window data in SoA layout v[(k * n_comp + c) * count + i], saves k0 + k.
-  // v holds one window of n_saves saves: v[(k * n_comp + c) * count + i], or
-  // v[(i * n_saves + k) * n_comp + c] when trajectory_major. Each trajectory
-  // enters its (k, c) moments in the same order either way: same bits.
+  // Window data v[(k * n_comp + c) * count + i] (SoA), or
+  // v[(i * n_saves + k) * n_comp + c] when trajectory_major, saves k0 + k:
+  // moments of each block of kStatBlock trajectories (kernels/reduce.hpp),
+  // merged in block order. Each trajectory enters its (k, c) moments in the
+  // same order in either layout: same bits.
   void add_window(const std::vector<double>& v, int64_t count, int64_t k0, int64_t n_saves,
                   bool trajectory_major = false) {
-    const int64_t stride = trajectory_major ? n_saves * n_comp_ : 1;
+    const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+    const size_t len = static_cast<size_t>(blocks * n_saves * n_comp_);
+    std::vector<double> out(5 * len);
+    BlockMomentsKernel<double> k{v.data(), trajectory_major, count, n_saves, n_comp_,
+                                 out.data(), out.data() + len, out.data() + 2 * len,
+                                 out.data() + 3 * len, out.data() + 4 * len};
+    for (int64_t j = 0; j < static_cast<int64_t>(len); ++j) k(j);
+    const double* parts[5] = {out.data(), out.data() + len, out.data() + 2 * len,
+                              out.data() + 3 * len, out.data() + 4 * len};
+    add_block_moments(parts, count, k0, n_saves);
+  }
+  // Block moments of a window (BlockMomentsKernel's output: count, mean, M2,
+  // min, max, each [(b * n_saves + k) * n_comp + c]) for saves k0 + k, folded
+  // in block order.
+  void add_block_moments(const double* const parts[5], int64_t count, int64_t k0, int64_t n_saves) {
+    const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
     for (int64_t k = 0; k < n_saves; ++k)
       for (int c = 0; c < n_comp_; ++c) {
-        const double* row =
-            v.data() + (trajectory_major ? k * n_comp_ + c : (k * n_comp_ + c) * count);
-        // blocks of kStatBlock trajectories (slices start at multiples of it),
-        // folded one by one in index order by end_slice()
-        for (int64_t b = 0; b < count; b += kStatBlock) {
+        Moments& acc = m_[(k0 + k) * n_comp_ + c];
+        for (int64_t b = 0; b < blocks; ++b) {
+          const int64_t j = (b * n_saves + k) * n_comp_ + c;
           Moments blk;
-          const int64_t e = std::min(count, b + kStatBlock);
-          for (int64_t i = b; i < e; ++i) {
-            const double x = row[i * stride];
-            if (std::isfinite(x)) blk.add(x);
-          }
-          pending_(k0 + k, c).push_back(blk);
+          blk.count = parts[0][j];
+          blk.mean = parts[1][j];
+          blk.m2 = parts[2][j];
+          blk.min = parts[3][j];
+          blk.max = parts[4][j];
+          acc.merge(blk);
         }
       }
-  }
-  // Fold the slices seen so far, in slice order (call after each slice).
-  void end_slice() {
-    for (size_t j = 0; j < m_.size(); ++j) {
-      for (const Moments& s : pend_[j]) m_[j].merge(s);
-      pend_[j].clear();
-    }
   }
   const Moments& at(int64_t k, int c) const { return m_[k * n_comp_ + c]; }
   int n_comp() const { return n_comp_; }
   int64_t n_times() const { return n_comp_ ? static_cast<int64_t>(m_.size()) / n_comp_ : 0; }
 
  private:
-  std::vector<Moments>& pending_(int64_t k, int c) {
-    if (pend_.size() != m_.size()) pend_.resize(m_.size());
-    return pend_[k * n_comp_ + c];
-  }
   int n_comp_ = 0;
   std::vector<Moments> m_;
-  std::vector<std::vector<Moments>> pend_;
-};
-
-// Least-squares slope of x(t) and the range of y, per trajectory, streamed
-// over saves (times centred on t_mid to avoid cancellation).
-struct DriftAccumulator {
-  double t_mid = 0;
-  std::vector<double> n, st, sx, stt, stx, ymin, ymax;
-  void reset(int64_t count, double t_mid_) {
-    t_mid = t_mid_;
-    for (auto* v : {&n, &st, &sx, &stt, &stx}) v->assign(count, 0.0);
-    ymin.assign(count, std::numeric_limits<double>::infinity());
-    ymax.assign(count, -std::numeric_limits<double>::infinity());
-  }
-  void add(int64_t i, double t, double x, double y) {
-    if (!std::isfinite(x) || !std::isfinite(y)) return;
-    const double tc = t - t_mid;
-    n[i] += 1;
-    st[i] += tc;
-    sx[i] += x;
-    stt[i] += tc * tc;
-    stx[i] += tc * x;
-    ymin[i] = std::min(ymin[i], y);
-    ymax[i] = std::max(ymax[i], y);
-  }
-  double slope(int64_t i) const {
-    const double den = n[i] * stt[i] - st[i] * st[i];
-    return n[i] >= 2 && den > 0 ? (n[i] * stx[i] - st[i] * sx[i]) / den : NAN;
-  }
-  double band(int64_t i) const { return n[i] >= 1 ? ymax[i] - ymin[i] : NAN; }
 };
 
 }  // namespace nholo

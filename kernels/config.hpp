@@ -22,10 +22,12 @@
 // terms, SVD or LU) into each call site of each of the ~50 systems of the CUDA
 // build multiplies device-code size and compile time many times over. Host
 // builds leave the choice to the compiler (no change to CPU code).
+#if !defined(NHOLO_RHS_NOINLINE)
 #if defined(__CUDACC__)
 #define NHOLO_RHS_NOINLINE __noinline__
 #else
 #define NHOLO_RHS_NOINLINE
+#endif
 #endif
 
 #define NHOLO_HDI NHOLO_HD inline

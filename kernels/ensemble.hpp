@@ -1,9 +1,11 @@
 // nholo/kernels/ensemble.hpp — the ensemble functor: one index = one
 // trajectory integrated over a whole output window, structure-of-arrays I/O.
 //
-// Launched by the host (host/backend.hpp) as
+// Launched by the host as
 //   thrust::for_each(policy, counting_iterator(0), counting_iterator(count), functor)
-// on the OMP, CPP or CUDA system. Nothing here knows which.
+// on the OMP or CPP system (host/backend.hpp), or as one CUDA thread per
+// trajectory calling functor.run<Method>(i) (host/cuda_ensemble_impl.cuh).
+// Nothing here knows which.
 //
 // Layout (count = trajectories in the slice, i the trajectory, fastest index):
 //   state arrays   y[c * count + i]            c in [0, N)
@@ -69,7 +71,19 @@ struct EnsembleWindow {
   int n_saves;
   bool trajectory_major = false;  // output layout (see above)
 
+  // The method chosen at run time (CPU backends: one switch per trajectory).
   NHOLO_HD void operator()(int64_t i) const {
+    switch (opt.method) {
+      case Method::rk4: run<Method::rk4>(i); break;
+      case Method::dopri5: run<Method::dopri5>(i); break;
+      case Method::dop853: run<Method::dop853>(i); break;
+    }
+  }
+
+  // Trajectory i through the window with the method fixed at compile time
+  // (the CUDA backend launches one kernel per method).
+  template <Method M>
+  NHOLO_HD void run(int64_t i) const {
     Sys local = sys;
     if (arr.params) {
       double pv[Model::n_params > 0 ? Model::n_params : 1];
@@ -88,7 +102,7 @@ struct EnsembleWindow {
     ts.status = static_cast<Status>(arr.status[i]);
     ts.dydt_valid = false;
     for (int k = 0; k < n_saves; ++k) {
-      advance_to(local, ts, save_times[k], opt);
+      advance_to_method<M>(local, ts, save_times[k], opt);
       store(local, ts, k, i);
     }
     // write back

@@ -180,6 +180,21 @@ NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
 
 }  // namespace detail
 
+// The same with the method fixed at compile time (one GPU kernel per method:
+// no run-time switch holding the registers of all three steppers).
+template <Method M, class Sys, class S, int N>
+NHOLO_HDI void advance_to_method(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                                 const IntegratorOptions& opt) {
+  if (ts.status != Status::ok) return;
+  if constexpr (M == Method::rk4) {
+    detail::advance_fixed(sys, ts, t_out, opt);
+  } else if constexpr (M == Method::dopri5) {
+    detail::advance_adaptive<TableauDopri5>(sys, ts, t_out, opt);
+  } else {
+    detail::advance_adaptive<TableauDop853>(sys, ts, t_out, opt);
+  }
+}
+
 template <class Sys, class S, int N>
 NHOLO_HDI void advance_to(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
                           const IntegratorOptions& opt) {

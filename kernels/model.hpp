@@ -82,6 +82,16 @@ NHOLO_DETECT_MEMBER(has_hand_dynamics,
                                          std::declval<Vec<double, Model::n>&>()))
 #undef NHOLO_DETECT_MEMBER
 
+// has_drift_statistic<M>: the model supplies an ensemble statistic of a
+// drifting coordinate (a nested `DriftStatistic` with drift_coordinate,
+// band_coordinate, prediction(params, q0, qd0) and prediction_doc): the
+// run fits the drift velocity and the band per trajectory on the device
+// (kernels/reduce.hpp LineFitKernel) and compares it with the prediction.
+template <class Model, class = void>
+struct has_drift_statistic : std::false_type {};
+template <class Model>
+struct has_drift_statistic<Model, std::void_t<typename Model::DriftStatistic>> : std::true_type {};
+
 // Conflated<Model>: the same system with its conflated Lagrangian L+ taken as
 // the "unconstrained" Lagrangian (Hamel's paradox, seed 000). Constraints,
 // forces and parameters are the model's own; only L changes.

@@ -61,6 +61,19 @@ struct RollingCoin {
     return lagrangian(p, q, qd, t) - 2.0 * p.mass * p.g * sin(p.slope) * q[1];
   }
 
+  // The coin's "bounded drift" as an ensemble statistic: the least-squares
+  // velocity of x(t) against the closed form g sin(alpha) / (3 theta_dot) of
+  // the nonholonomic motion (Lemos 2022, eqs. 31-40), and the band of y(t).
+  struct DriftStatistic {
+    static constexpr int drift_coordinate = 0;  // x: drifts sideways
+    static constexpr int band_coordinate = 1;   // y: stays in a band down the slope
+    static constexpr const char* prediction_doc =
+        "g sin(slope) / (3 theta_dot)  (Lemos 2022, nonholonomic rolling coin, eqs. 31-40)";
+    NHOLO_HDI static double prediction(const Params& p, const double* /*q0*/, const double* qd0) {
+      return p.g * sin(p.slope) / (3.0 * qd0[3]);
+    }
+  };
+
   // Hand-written M = diag(m, m, m R^2/2, m R^2/4), F = (0, m g sin(alpha), 0, 0);
   // tested equal to the AD result, used for speed.
   template <class S>

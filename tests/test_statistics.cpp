@@ -59,7 +59,6 @@ TEST(FieldStatistics, IndependentOfSliceSize) {
         for (int c = 0; c < nc; ++c)
           for (int64_t i = 0; i < count; ++i) soa[(k * nc + c) * count + i] = data[((b + i) * T + k) * nc + c];
       fs.add_window(soa, count, 0, T);
-      fs.end_slice();
     }
     return fs;
   };
@@ -70,7 +69,6 @@ TEST(FieldStatistics, IndependentOfSliceSize) {
       const int64_t e = std::min(N, b + slice), count = e - b;
       std::vector<double> tm(data.begin() + b * T * nc, data.begin() + e * T * nc);
       fs.add_window(tm, count, 0, T, /*trajectory_major=*/true);
-      fs.end_slice();
     }
     return fs;
   };
@@ -85,17 +83,32 @@ TEST(FieldStatistics, IndependentOfSliceSize) {
   EXPECT_EQ(a.at(0, 1).count, N - 1);  // the NaN (i = 1, k = 0, c = 1) was skipped
 }
 
-TEST(DriftAccumulator, ExactSlopeAndBandForLinearMotion) {
-  DriftAccumulator d;
-  d.reset(2, 5.0);
-  for (int k = 0; k <= 100; ++k) {
-    const double t = 0.1 * k;
-    d.add(0, t, 3.0 + 0.25 * t, std::sin(t));
-    d.add(1, t, NAN, 0.0);  // failed: ignored
+// The model drift statistic's kernel (kernels/reduce.hpp): exact slope of a
+// linear x(t), range of y, failed saves ignored, streamed over two windows.
+TEST(LineFitKernel, ExactSlopeAndBandForLinearMotion) {
+  const int64_t count = 2;
+  const int n = 2;
+  std::vector<double> acc(7 * count);
+  LineFitResetKernel reset{count, acc.data()};
+  for (int64_t i = 0; i < count; ++i) reset(i);
+  for (int w = 0; w < 2; ++w) {
+    const int64_t ns = 51;
+    std::vector<double> times(ns), q(count * ns * n);  // trajectory-major
+    for (int64_t k = 0; k < ns; ++k) {
+      const double t = 0.1 * (w * ns + k);
+      times[k] = t;
+      q[(0 * ns + k) * n + 0] = 3.0 + 0.25 * t;
+      q[(0 * ns + k) * n + 1] = std::sin(t);
+      q[(1 * ns + k) * n + 0] = NAN;  // failed: ignored
+      q[(1 * ns + k) * n + 1] = 0.0;
+    }
+    LineFitKernel<double> lf{q.data(), true, count, ns, n, 0, 1, times.data(), 5.0, acc.data()};
+    for (int64_t i = 0; i < count; ++i) lf(i);
   }
-  EXPECT_NEAR(d.slope(0), 0.25, 1e-14);
-  EXPECT_NEAR(d.band(0), 2.0, 1e-3);  // sin over [0, 10] reaches close to +-1
-  EXPECT_TRUE(std::isnan(d.slope(1)));
+  EXPECT_NEAR(line_fit_slope(acc.data(), count, 0), 0.25, 1e-14);
+  EXPECT_NEAR(line_fit_range(acc.data(), count, 0), 2.0, 1e-3);  // sin over [0, 10.1] reaches close to +-1
+  EXPECT_TRUE(std::isnan(line_fit_slope(acc.data(), count, 1)));
+  EXPECT_TRUE(std::isnan(line_fit_range(acc.data(), count, 1)));
 }
 
 }  // namespace

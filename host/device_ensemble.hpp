@@ -1,0 +1,161 @@
+// nholo/host/device_ensemble.hpp — where an ensemble is integrated, as the run
+// pipeline (host/runner_impl.hpp) sees it: a Device (CPU cores or one CUDA
+// GPU) and, per formulation, a DeviceEnsemble whose state lives on it for a
+// whole slice. Plain C++: no Thrust, no CUDA types, so every backend shares it.
+//
+//   expression                                   meaning
+//   Device& dev = *open_device(cfg, log)         the backend chosen (auto: the GPU
+//                                                when one is visible, else OpenMP)
+//   dev.info()                                   backend, device name, versions
+//   dev.set_save_times(times)                    the run's output times, copied once
+//   DeviceArray a(dev, n); dev.fill(a, v, n)     device memory (host memory on CPU)
+//   dev.pair_distance(kernel, count)             kernels/reduce.hpp, on the device
+//   dev.to_host(dst, a, n)                       synchronous copy back
+//   e->start_slice(count, q0, qd0, l0, rej, t0)  a slice's initial states to the device
+//   e->run_window(k0, ns, slot)                  integrate saves [k0, k0+ns); the
+//                                                requested fields (file layout) and the
+//                                                block moments of q, qdot reach host
+//                                                slot `slot` (0 or 1); may return early
+//   e->wait(slot)                                until that slot's data is on the host
+//   e->slot(s)                                   its host arrays
+//   e->device_q(&tm)                             the last window's q on the device
+//   e->finish_slice(res)                         per-trajectory results, synchronous
+//
+// Device memory is allocated once per run (sized for the largest slice) and
+// reused across slices and windows. Two host slots per ensemble let the
+// writer thread (host/output_sink.hpp) write window w while window w+1 runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/ensemble_data.hpp"
+#include "kernels/reduce.hpp"
+
+namespace nholo {
+
+// The device failed mid-run (a CUDA error, a kernel fault). The run stops;
+// what finished stays in the marked .partial file.
+class DeviceFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What ran the ensemble, for the log and the file's root attributes.
+struct DeviceInfo {
+  Backend backend = Backend::omp;
+  std::string name;                // "CPU (OpenMP, 2 threads)" or the GPU's name
+  std::string compute_capability;  // "9.0" (CUDA), "" otherwise
+  std::string driver_version;      // CUDA driver / runtime versions ("13.0"), "" otherwise
+  std::string runtime_version;
+  int gpu = -1;                    // CUDA device index
+  int threads = 0;                 // OpenMP threads (CPU backends)
+  std::size_t memory_bytes = 0;    // device memory (CUDA), 0 for the host
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  // Bytes the run may allocate on the device for its slices (0: no device
+  // limit beyond the host's memory budget).
+  virtual std::size_t usable_memory() const = 0;
+  virtual void* alloc_bytes(std::size_t bytes) = 0;
+  virtual void release(void* p) noexcept = 0;
+  virtual void fill(double* p, double v, std::size_t n) = 0;
+  virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;  // synchronous
+  virtual void set_save_times(const std::vector<double>& times) = 0;
+  virtual const double* save_times() const = 0;  // on the device
+  virtual void pair_distance(const PairDistanceKernel<double>& k, int64_t count) = 0;
+  virtual void synchronize() = 0;
+};
+
+// Device memory owned by the holder.
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(Device& d, std::size_t n) : dev_(&d), n_(n) {
+    p_ = static_cast<double*>(n ? d.alloc_bytes(n * sizeof(double)) : nullptr);
+  }
+  DeviceArray(DeviceArray&& o) noexcept : dev_(o.dev_), p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    if (this != &o) {
+      reset();
+      dev_ = o.dev_;
+      p_ = o.p_;
+      n_ = o.n_;
+      o.p_ = nullptr;
+    }
+    return *this;
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { reset(); }
+  double* get() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void reset() {
+    if (p_ && dev_) dev_->release(p_);
+    p_ = nullptr;
+  }
+  Device* dev_ = nullptr;
+  double* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// What an ensemble computes and hands to the host, fixed for the run.
+struct EnsembleLayout {
+  int64_t max_count = 0;              // slice capacity (trajectories)
+  int window = 1;                     // saves per window (the last may be shorter)
+  std::vector<std::string> fields;    // fields handed to the host, file layout
+  std::vector<int> components;        // per field: n, m or 1
+  OutputSelection sel;                // observables computed (q, qdot always)
+  // a model's drift statistic (kernels/reduce.hpp LineFitKernel)
+  bool line_fit = false;
+  int fit_x = 0, fit_y = 0;
+  double t_mid = 0;
+};
+
+// One window's results on the host.
+struct WindowSlot {
+  std::vector<double*> fields;  // as EnsembleLayout::fields: [(i ns + k) nc + c]
+  // block moments of q (0) and qdot (1): count, mean, M2, min, max, each
+  // [(b ns + k) n + c] for the slice's blocks b
+  double* moments[2][5] = {};
+};
+
+// Per-trajectory results of a slice.
+struct SliceResults {
+  std::vector<int32_t> status;
+  std::vector<int64_t> steps, rejected;
+  std::vector<double> fail_time;
+  std::vector<double> line_fit;  // LineFitKernel sums [a * count + i], when line_fit
+};
+
+class DeviceEnsemble {
+ public:
+  virtual ~DeviceEnsemble() = default;
+  virtual const std::string& name() const = 0;
+  // Initial states, row-major host arrays [i n + c], [i m + l]; rejected[i]
+  // != 0: not integrated (status rejected).
+  virtual void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
+                           const uint8_t* rejected, double t0) = 0;
+  virtual void run_window(int64_t k0, int ns, int slot) = 0;
+  virtual void wait(int slot) = 0;
+  virtual const WindowSlot& slot(int s) const = 0;
+  virtual const double* device_q(bool* trajectory_major) const = 0;
+  virtual void finish_slice(SliceResults& out) = 0;
+};
+
+// Moments arrays per slot: 2 fields x 5 quantities x blocks x window x n.
+inline std::size_t moments_size(int64_t max_count, int window, int n) {
+  const int64_t blocks = (max_count + kStatBlock - 1) / kStatBlock;
+  return static_cast<std::size_t>(blocks) * window * n;
+}
+
+}  // namespace nholo

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# scripts/gpu_check.sh — the GPU check, in one command, for anyone with a GPU.
+#
+#   bash scripts/gpu_check.sh                      # build the CUDA nholo, then check
+#   bash scripts/gpu_check.sh --nholo B/bin/nholo  # a prebuilt nholo (a bundle from
+#                                                  # scripts/bundle.sh: no compiler needed)
+# Options:
+#   --nholo PATH     use this nholo instead of building build/gpu
+#   --build DIR      build (or bring up to date) the nholo of this configured
+#                    build folder instead of configuring build/gpu
+#   --sizes "..."    ensemble sizes of the throughput runs (default "1e4 1e5 1e6 1e7")
+#   --out DIR        where files and the report go (default out/gpu_check)
+#   --allow-no-gpu   without a GPU, stop after the CPU-side steps (build, bundle,
+#                    `nholo devices`) and exit 0; CI runs it this way
+#
+# Steps:
+#   1. nholo: built with CUDA (cmake -DNHOLO_WITH_CUDA=ON, build/gpu) and bundled
+#      (scripts/bundle.sh -> OUT/bundle), or the one given with --nholo
+#   2. `nholo devices`: the GPU it sees (no GPU: exit 2, or 0 with --allow-no-gpu)
+#   3. CLI integration on the GPU: every example configuration with --backend cuda
+#      (small ensembles), read back with `nholo stats`
+#   4. agreement: every model under every formulation it supports, the same
+#      initial states on cuda and on omp at rtol 1e-12 (DOP853), compared with
+#      `nholo diff --rtol 1e-10` (bitwise equality is not expected across compilers)
+#   5. throughput: rolling coin, skate and Appell at each size, statistics-only
+#      output, DOPRI5 rtol 1e-10: trajectory-steps/s and the split between
+#      integrating (device), waiting for the writer and writing
+#   6. one table: stdout and OUT/gpu_check.md
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NHOLO=""
+BUILD=""
+SIZES="1e4 1e5 1e6 1e7"
+OUT="$ROOT/out/gpu_check"
+ALLOW_NO_GPU=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nholo) NHOLO=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --build) BUILD=$(cd "$2" && pwd); shift 2 ;;
+    --sizes) SIZES=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --allow-no-gpu) ALLOW_NO_GPU=1; shift ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) echo "gpu_check: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+log() { echo "[gpu_check] $*"; }
+
+# examples: next to this script in a bundle, else the repository's
+EX="$ROOT/examples"
+[ -d "$(dirname "$0")/../examples" ] && EX=$(cd "$(dirname "$0")/../examples" && pwd)
+
+# ---- 1. nholo
+if [ -z "$NHOLO" ]; then
+  if [ -n "$BUILD" ] && [ -f "$BUILD/CMakeCache.txt" ]; then
+    log "bringing the nholo of $BUILD up to date"
+    grep -q '^NHOLO_WITH_CUDA:BOOL=ON' "$BUILD/CMakeCache.txt" ||
+      { echo "gpu_check: $BUILD was configured without CUDA (NHOLO_WITH_CUDA=OFF)" >&2; exit 2; }
+  else
+    BUILD="$ROOT/build/gpu"
+    log "building the CUDA nholo in $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNHOLO_WITH_CUDA=ON \
+      -DNHOLO_BUILD_TESTS=OFF >/dev/null
+  fi
+  cmake --build "$BUILD" -j "$(nproc)" --target nholo
+  bash "$ROOT/scripts/bundle.sh" "$BUILD" "$OUT/bundle"
+  NHOLO="$OUT/bundle/bin/nholo"
+fi
+[ -x "$NHOLO" ] || { echo "gpu_check: $NHOLO is not an executable" >&2; exit 2; }
+
+# ---- 2. the GPU
+"$NHOLO" devices | tee "$OUT/devices.txt"
+if ! grep -q "^CUDA devices: GPU 0" "$OUT/devices.txt"; then
+  if [ "$ALLOW_NO_GPU" = 1 ]; then
+    log "no usable GPU here: the CPU-side steps (build, bundle, devices) passed; stopping"
+    exit 0
+  fi
+  echo "gpu_check: no usable CUDA device (see above); nothing to check" >&2
+  exit 2
+fi
+DEVICE=$(sed -n 's/^CUDA devices: GPU 0: \([^;]*\).*/\1/p' "$OUT/devices.txt")
+WORK="$OUT/runs"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+report="$OUT/gpu_check.md"
+fail=0
+
+# ---- 3. every example on the GPU
+log "examples with --backend cuda"
+examples_ok=0
+examples_n=0
+for cfg in "$EX"/*.toml; do
+  name=$(basename "$cfg" .toml)
+  examples_n=$((examples_n + 1))
+  if (cd "$EX" && "$NHOLO" run "$cfg" --backend cuda -q --set ensemble.size=2048 \
+        --set output.path="\"$WORK/ex_$name.h5\"") >"$WORK/ex_$name.log" 2>&1 &&
+     "$NHOLO" stats "$WORK/ex_$name.h5" >>"$WORK/ex_$name.log" 2>&1; then
+    examples_ok=$((examples_ok + 1))
+  else
+    log "FAILED: example $name (see $WORK/ex_$name.log)"
+    fail=1
+  fi
+done
+
+# ---- 4. agreement with the CPU backend, every model and formulation
+log "agreement cuda vs omp (rtol 1e-12, nholo diff --rtol 1e-10)"
+agree_rows=""
+for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
+  cfg="$EX/$model.toml"
+  [ -f "$cfg" ] || cfg="$EX/${model%_redundant}.toml"
+  [ -f "$cfg" ] || { log "no example for $model: skipped"; continue; }
+  forms=$("$NHOLO" models "$model" | sed -n 's/^  formulations: //p' | sed 's/ //g')
+  list="[\"${forms//,/\",\"}\"]"
+  common=(--set "model=\"$model\"" --set "formulations=$list" --set ensemble.size=4096
+          --set integrator.method='"dop853"' --set integrator.rtol=1e-12 --set integrator.atol=1e-12)
+  for b in cuda omp; do
+    (cd "$EX" && "$NHOLO" run "$cfg" --backend "$b" -q "${common[@]}" \
+       --set output.path="\"$WORK/agree_${model}_$b.h5\"") >"$WORK/agree_${model}_$b.log" 2>&1 ||
+      { log "FAILED: $model on $b (see $WORK/agree_${model}_$b.log)"; fail=1; }
+  done
+  if "$NHOLO" diff "$WORK/agree_${model}_cuda.h5" "$WORK/agree_${model}_omp.h5" --rtol 1e-10 \
+       >"$WORK/agree_$model.txt" 2>&1; then
+    verdict="agree"
+  else
+    verdict="DIFFER"
+    fail=1
+  fi
+  worst=$(grep -o '= [0-9.e+-]*' "$WORK/agree_$model.txt" | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
+  agree_rows+="| $model | ${forms//,/, } | $worst | $verdict |"$'\n'
+done
+
+# ---- 5. throughput
+log "throughput (sizes: $SIZES)"
+tp_rows=""
+for sys in rolling_coin skate appell; do
+  for size in $SIZES; do
+    n=$(awk -v s="$size" 'BEGIN { printf "%d", s }')
+    n=$(( (n + 1023) / 1024 * 1024 ))
+    logf="$WORK/tp_${sys}_$n.log"
+    if (cd "$EX" && "$NHOLO" run "$EX/$sys.toml" --backend cuda --set ensemble.size=$n \
+          --set 'formulations=["udwadia_kalaba"]' --set integrator.method='"dopri5"' \
+          --set integrator.rtol=1e-10 --set output.mode='"statistics"' --set output.fields=[] \
+          --set output.path="\"$WORK/tp_${sys}_$n.h5\"") >"$logf" 2>&1; then
+      t=$(sed -n 's/^nholo: timing: \([0-9.]*\) s integrating.*, \([0-9.]*\) s waiting.*, \([0-9.]*\) s writing.*, \([0-9]*\) steps, \([0-9.e+-]*\) trajectory-steps.*/\1 \2 \3 \4 \5/p' "$logf")
+      wall=$(sed -n 's/^nholo: wrote .*(\([0-9]*\) trajectories, \([0-9.]*\) s).*/\2/p' "$logf")
+      read -r comp wait write steps rate <<<"$t"
+      tp_rows+="| $sys | $n | $steps | $wall | $rate | $comp | $wait | $write |"$'\n'
+    else
+      log "FAILED: throughput $sys $n (see $logf)"
+      tp_rows+="| $sys | $n | failed | | | | | |"$'\n'
+      fail=1
+    fi
+  done
+done
+
+# ---- 6. the table
+{
+  echo "## GPU check: $DEVICE"
+  echo
+  echo "nholo: \`$NHOLO\` ($("$NHOLO" --version 2>/dev/null))"
+  echo
+  echo "Examples on the GPU (2048 trajectories each, read back with nholo stats): $examples_ok of $examples_n ran."
+  echo
+  echo "Agreement with the OpenMP backend (4096 trajectories, DOP853 rtol = atol = 1e-12; max |cuda - omp| / max |omp| over every dataset and statistic):"
+  echo
+  echo "| model | formulations | worst relative difference | verdict (1e-10) |"
+  echo "|---|---|---|---|"
+  printf "%s" "$agree_rows"
+  echo
+  echo "Throughput (Udwadia–Kalaba, DOPRI5 rtol 1e-10, statistics only; seconds: integrating = the device's time as the run's main thread sees it, waiting = for the writer thread, writing = the writer thread's own):"
+  echo
+  echo "| system | trajectories | steps | wall [s] | trajectory-steps/s | integrating [s] | waiting [s] | writing [s] |"
+  echo "|---|---|---|---|---|---|---|---|"
+  printf "%s" "$tp_rows"
+} | tee "$report"
+log "report: $report"
+exit $fail

@@ -1,0 +1,315 @@
+// Tests of the run pipeline (host/runner_impl.hpp, host/output_sink.hpp,
+// host/device_ensemble.hpp): the device reducers' statistics against an
+// independent two-pass computation, bitwise independence of slicing, threads
+// and output mode, the statistics-only mode, the writer thread, and the
+// backend choice (auto / omp / cpp / cuda) through the nholo command.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/h5.hpp"
+#include "host/output_sink.hpp"
+#include "host/statistics.hpp"
+
+namespace fs = std::filesystem;
+using nholo::h5::File;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result nholo_cmd(const std::string& args, const fs::path& dir) {
+  const fs::path log = dir / "nholo.log";
+  const std::string cmd = "cd '" + dir.string() + "' && '" + std::string(NHOLO_BINARY) + "' " +
+                          args + " > '" + log.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(log);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("nholo_pipeline_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+// A coin ensemble under two formulations (so that the pairwise comparison
+// runs too), 3 slices of 1024 at a 1 MB budget.
+const char* kConfig = R"(
+model = "rolling_coin"
+formulations = ["udwadia_kalaba", "lagrange_multiplier"]
+[time]
+t_end = 3.0
+save_every = 0.25
+[integrator]
+method = "dopri5"
+rtol = 1e-9
+atol = 1e-11
+[ensemble]
+size = 2500
+seed = 11
+[ensemble.q0]
+x = 0.0
+y = 0.0
+phi = 0.0
+theta = { uniform = [0.0, 6.283185307179586] }
+[ensemble.qd0]
+theta = { uniform = [1.0, 3.0] }
+phi = { normal = [0.0, 2.0] }
+[output]
+path = "a.h5"
+fields = ["q", "qdot", "energy"]
+[backend]
+device = "omp"
+)";
+
+std::vector<double> read(const File& f, const std::string& ds) {
+  return f.root().open_dataset(ds).read<double>();
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// The statistics of the device reducer path (block moments on the device,
+// merged in block order) equal a plain two-pass computation over the
+// trajectories written to the file, to 1e-14 relative; min and max exactly.
+TEST(Pipeline, DeviceReducedStatisticsEqualTwoPassReference) {
+  const fs::path dir = temp_dir("twopass");
+  write_file(dir / "c.toml", kConfig);
+  ASSERT_EQ(nholo_cmd("run -q c.toml --set output.memory_budget_mb=1", dir).code, 0);
+  const File f = File::open_ro((dir / "a.h5").string());
+  EXPECT_GE(f.root().attr_int64("slice_size"), 1024);
+  EXPECT_LT(f.root().attr_int64("slice_size"), 2500);  // really sliced
+  for (const char* form : {"udwadia_kalaba", "lagrange_multiplier"}) {
+    for (const char* field : {"q", "qdot"}) {
+      const auto v = read(f, std::string(form) + "/" + field);  // [i][k][c]
+      const std::string pre = std::string("statistics/") + form + "/" + (field[1] ? "qdot_" : "");
+      const auto mean = read(f, pre + "mean"), var = read(f, pre + "variance");
+      const auto mn = read(f, pre + "min"), mx = read(f, pre + "max");
+      const size_t nk = 13, nc = 4, N = 2500;  // saves 0, 0.25, ..., 3
+      ASSERT_EQ(v.size(), N * nk * nc);
+      for (size_t k = 0; k < nk; ++k)
+        for (size_t c = 0; c < nc; ++c) {
+          double s = 0, cnt = 0, lo = HUGE_VAL, hi = -HUGE_VAL, scale = 0;
+          for (size_t i = 0; i < N; ++i) {
+            const double x = v[(i * nk + k) * nc + c];
+            if (!std::isfinite(x)) continue;
+            s += x;
+            cnt += 1;
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+            scale = std::max(scale, std::abs(x));
+          }
+          const double m = s / cnt;
+          double ss = 0;
+          for (size_t i = 0; i < N; ++i) {
+            const double x = v[(i * nk + k) * nc + c];
+            if (std::isfinite(x)) ss += (x - m) * (x - m);
+          }
+          const double var_ref = ss / (cnt - 1);
+          const size_t j = k * nc + c;
+          EXPECT_NEAR(mean[j], m, 1e-14 * std::max(scale, 1e-300)) << form << field << k << c;
+          EXPECT_NEAR(var[j], var_ref, 1e-14 * std::max(var_ref, scale * scale * 1e-2)) << form << field << k << c;
+          EXPECT_EQ(mn[j], lo);
+          EXPECT_EQ(mx[j], hi);
+        }
+    }
+  }
+}
+
+// Slicing, thread count, backend (OpenMP / serial), window length and the
+// statistics-only mode give the same statistics and comparisons, bit for bit.
+TEST(Pipeline, StatisticsBitwiseAcrossSlicingThreadsBackendsAndModes) {
+  const fs::path dir = temp_dir("bitwise");
+  write_file(dir / "c.toml", kConfig);
+  ASSERT_EQ(nholo_cmd("run -q c.toml --threads 2 --set output.memory_budget_mb=256", dir).code, 0);
+  ASSERT_EQ(nholo_cmd("run -q c.toml --threads 1 --set output.memory_budget_mb=1 --set output.path=b.h5", dir).code, 0);
+  ASSERT_EQ(nholo_cmd("run -q c.toml --backend cpp --set output.window=5 --set output.path=c.h5", dir).code, 0);
+  // statistics only: no time series written, fields = [] and mode = "statistics" alike
+  ASSERT_EQ(nholo_cmd("run -q c.toml --set output.fields=[] --set output.path=d.h5 --set output.memory_budget_mb=1", dir).code, 0);
+  ASSERT_EQ(nholo_cmd("run -q c.toml --set output.mode='\"statistics\"' --set output.fields=[] --set output.path=e.h5", dir).code, 0);
+  const File a = File::open_ro((dir / "a.h5").string());
+  for (const char* other : {"b.h5", "c.h5", "d.h5", "e.h5"}) {
+    const File b = File::open_ro((dir / other).string());
+    for (const char* form : {"udwadia_kalaba", "lagrange_multiplier"})
+      for (const char* st : {"mean", "variance", "min", "max", "qdot_mean", "qdot_variance", "count",
+                             "drift_velocity", "band", "drift_ratio"}) {
+        const std::string ds = std::string("statistics/") + form + "/" + st;
+        EXPECT_TRUE(same_bits(read(a, ds), read(b, ds))) << ds << " vs " << other;
+      }
+    for (const char* ds : {"compare/udwadia_kalaba__lagrange_multiplier/max_distance",
+                           "compare/udwadia_kalaba__lagrange_multiplier/first_exceed_time",
+                           "initial/q0", "initial/qdot0", "udwadia_kalaba/fail_time"})
+      EXPECT_TRUE(same_bits(read(a, ds), read(b, ds))) << ds << " vs " << other;
+    EXPECT_EQ(a.root().open_dataset("udwadia_kalaba/steps").read<int64_t>(),
+              b.root().open_dataset("udwadia_kalaba/steps").read<int64_t>());
+  }
+  for (const char* stats_only : {"d.h5", "e.h5"}) {
+    const File d = File::open_ro((dir / stats_only).string());
+    EXPECT_EQ(d.root().attr_string("output_mode"), "statistics");
+    EXPECT_FALSE(d.root().exists("udwadia_kalaba/q"));
+    EXPECT_FALSE(d.root().exists("udwadia_kalaba/energy"));
+    EXPECT_TRUE(d.root().exists("udwadia_kalaba/status"));
+    EXPECT_EQ(d.root().attr_int64("output_bytes"), 0);
+  }
+  EXPECT_EQ(a.root().attr_string("output_mode"), "full");
+  // the drift statistic is the model's (rolling coin): the device's streamed
+  // least-squares slope of x(t) and band of y(t) equal a direct fit of the
+  // trajectories in the file, and the ratio uses g sin(slope) / (3 theta_dot(0))
+  const auto vel = read(a, "statistics/udwadia_kalaba/drift_velocity");
+  const auto band = read(a, "statistics/udwadia_kalaba/band");
+  const auto ratio = read(a, "statistics/udwadia_kalaba/drift_ratio");
+  const auto q = read(a, "udwadia_kalaba/q"), qd0 = read(a, "initial/qdot0");
+  const auto t = read(a, "udwadia_kalaba/time");
+  const size_t N = 2500, nk = t.size(), nc = 4;
+  ASSERT_EQ(vel.size(), N);
+  ASSERT_EQ(q.size(), N * nk * nc);
+  const double slope_angle = a.root().attr_double("param_slope"), g = a.root().attr_double("param_g");
+  for (size_t i = 0; i < N; i += 7) {
+    double st = 0, sx = 0, stt = 0, stx = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
+    for (size_t k = 0; k < nk; ++k) {
+      const double x = q[(i * nk + k) * nc + 0], y = q[(i * nk + k) * nc + 1];
+      st += t[k];
+      sx += x;
+      stt += t[k] * t[k];
+      stx += t[k] * x;
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+    const double K = static_cast<double>(nk);
+    const double v_ref = (K * stx - st * sx) / (K * stt - st * st);
+    EXPECT_NEAR(vel[i], v_ref, 1e-10 * std::max(1.0, std::abs(v_ref))) << i;
+    EXPECT_EQ(band[i], hi - lo) << i;
+    const double pred = g * std::sin(slope_angle) / (3.0 * qd0[i * nc + 3]);
+    EXPECT_NEAR(ratio[i], vel[i] / pred, 1e-14 * std::abs(vel[i] / pred)) << i;
+  }
+}
+
+TEST(Pipeline, ModeAndFieldsContradictionsAreRefused) {
+  const fs::path dir = temp_dir("modes");
+  write_file(dir / "c.toml", kConfig);
+  Result r = nholo_cmd("check c.toml --set output.mode='\"statistics\"'", dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("output.mode"), std::string::npos) << r.output;
+  r = nholo_cmd("check c.toml --set output.mode='\"full\"' --set output.fields=[]", dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("output.mode"), std::string::npos) << r.output;
+  r = nholo_cmd("check c.toml --set output.mode='\"fast\"'", dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("statistics"), std::string::npos) << r.output;
+  r = nholo_cmd("check c.toml --set 'output.fields=[\"q\", \"q\"]'", dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("twice"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "a.h5"));
+}
+
+// Without a GPU (this machine, CI): auto runs on OpenMP and says so; cuda is
+// a clear error naming what was found, and nothing is written.
+TEST(Backend, AutoUsesOpenMPWithoutAGpuAndRecordsIt) {
+  const fs::path dir = temp_dir("auto");
+  write_file(dir / "c.toml", kConfig);
+  const Result r = nholo_cmd("run c.toml --set backend.device='\"auto\"' --set ensemble.size=64", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const File f = File::open_ro((dir / "a.h5").string());
+  const std::string backend = f.root().attr_string("backend");
+  EXPECT_EQ(f.root().attr_string("backend_requested"), "auto");
+  if (backend == "cuda") {
+    GTEST_SKIP() << "a CUDA device is visible here (" << f.root().attr_string("device_name")
+                 << "): auto chose it; scripts/gpu_check.sh checks that backend";
+  }
+  EXPECT_EQ(backend, "omp");
+  EXPECT_NE(f.root().attr_string("device_name").find("OpenMP"), std::string::npos);
+  EXPECT_NE(r.output.find("backend omp"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("auto:"), std::string::npos) << r.output;  // why not the GPU
+}
+
+TEST(Backend, CudaWithoutAUsableGpuIsAClearErrorAndWritesNothing) {
+  const fs::path dir = temp_dir("cuda");
+  write_file(dir / "c.toml", kConfig);
+  const Result r = nholo_cmd("run c.toml --backend cuda --set ensemble.size=64", dir);
+  if (r.code == 0) GTEST_SKIP() << "a CUDA device is visible here: scripts/gpu_check.sh tests it";
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("backend.device"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cuda"), std::string::npos) << r.output;
+  // what was found: no device / no driver, or a build without CUDA
+  EXPECT_TRUE(r.output.find("CUDA device") != std::string::npos ||
+              r.output.find("without CUDA") != std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("accepted"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "a.h5"));
+  EXPECT_FALSE(fs::exists(dir / "a.h5.partial"));
+  const Result c = nholo_cmd("check c.toml --backend gpu", dir);
+  EXPECT_EQ(c.code, 2) << c.output;
+  EXPECT_NE(c.output.find("auto, omp, cpp, cuda"), std::string::npos) << c.output;
+}
+
+// The writer thread runs jobs in order, hands slots back, and reports the
+// first error of a job at the next post, acquire or drain, dropping later jobs.
+TEST(OutputSink, RunsJobsInOrderAndPropagatesTheFirstError) {
+  nholo::OutputSink sink(true);
+  std::vector<int> seen;
+  for (int i = 0; i < 100; ++i) {
+    sink.acquire(i % 2);
+    sink.post([&seen, &sink, i] {
+      seen.push_back(i);
+      sink.release(i % 2);
+    });
+  }
+  sink.drain();
+  ASSERT_EQ(seen.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(seen[i], i);
+
+  // the writer is held in a job until both jobs below are posted, so the
+  // failure cannot be seen by the second post() already
+  std::atomic<int> after{0};
+  std::promise<void> go;
+  std::shared_future<void> gate = go.get_future().share();
+  sink.post([gate] { gate.wait(); });
+  sink.post([] { throw std::runtime_error("disk full"); });
+  sink.post([&after] { ++after; });
+  go.set_value();
+  EXPECT_THROW(sink.drain(), std::runtime_error);
+  EXPECT_THROW(sink.post([] {}), std::runtime_error);
+  EXPECT_THROW(sink.acquire(0), std::runtime_error);
+  EXPECT_EQ(after.load(), 0);  // dropped after the failure
+  sink.drain_quietly();        // forgets it: the run can finish its file
+  sink.post([&after] { ++after; });
+  sink.drain();
+  EXPECT_EQ(after.load(), 1);
+}
+
+TEST(OutputSink, UnthreadedRunsAtPost) {
+  nholo::OutputSink sink(false);
+  int x = 0;
+  sink.post([&x] { x = 1; });
+  EXPECT_EQ(x, 1);
+  EXPECT_THROW(sink.post([] { throw std::runtime_error("bad"); }), std::runtime_error);
+  EXPECT_THROW(sink.drain(), std::runtime_error);
+}
+
+}  // namespace
