@@ -570,9 +570,22 @@ def main():
     L.append("")
     L.append(NOTES)
     L.append("")
+    # sections measured outside bench/run.sh (the run pipeline, the GPU
+    # check) follow KEEP_MARKER in the existing file and are carried over
+    kept = ""
+    if os.path.exists(out_path):
+        with open(out_path) as f:
+            old = f.read()
+        if KEEP_MARKER in old:
+            kept = old[old.index(KEEP_MARKER):]
     with open(out_path, "w") as f:
         f.write("\n".join(L))
+        if kept:
+            f.write("\n" + kept)
     return 0
+
+
+KEEP_MARKER = "<!-- bench/report.py keeps what follows: measured outside bench/run.sh -->"
 
 
 NOTES = """\

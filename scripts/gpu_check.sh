@@ -8,8 +8,13 @@
 #   --nholo PATH     use this nholo instead of building build/gpu
 #   --build DIR      build (or bring up to date) the nholo of this configured
 #                    build folder instead of configuring build/gpu
+#   --ensemble N     trajectories per example and per agreement run (default
+#                    2048 and 4096)
 #   --sizes "..."    ensemble sizes of the throughput runs (default "1e4 1e5 1e6 1e7")
 #   --out DIR        where files and the report go (default out/gpu_check)
+#   --backend B      the backend checked against OpenMP (default cuda); `cpp`
+#                    runs every step on the serial CPU backend instead, which
+#                    checks this script itself on a machine without a GPU
 #   --allow-no-gpu   without a GPU, stop after the CPU-side steps (build, bundle,
 #                    `nholo devices`) and exit 0; CI runs it this way
 #
@@ -33,13 +38,18 @@ BUILD=""
 SIZES="1e4 1e5 1e6 1e7"
 OUT="$ROOT/out/gpu_check"
 ALLOW_NO_GPU=0
+BACKEND=cuda
+EX_SIZE=2048
+AGREE_SIZE=4096
 while [ $# -gt 0 ]; do
   case "$1" in
     --nholo) NHOLO=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --build) BUILD=$(cd "$2" && pwd); shift 2 ;;
     --sizes) SIZES=$2; shift 2 ;;
+    --ensemble) EX_SIZE=$2; AGREE_SIZE=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --allow-no-gpu) ALLOW_NO_GPU=1; shift ;;
+    --backend) BACKEND=$2; shift 2 ;;
     -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "gpu_check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -72,7 +82,9 @@ fi
 
 # ---- 2. the GPU
 "$NHOLO" devices | tee "$OUT/devices.txt"
-if ! grep -q "^CUDA devices: GPU 0" "$OUT/devices.txt"; then
+if [ "$BACKEND" != cuda ]; then
+  log "checking backend $BACKEND instead of a GPU (a dry run of this script)"
+elif ! grep -q "^CUDA devices: GPU 0" "$OUT/devices.txt"; then
   if [ "$ALLOW_NO_GPU" = 1 ]; then
     log "no usable GPU here: the CPU-side steps (build, bundle, devices) passed; stopping"
     exit 0
@@ -81,6 +93,7 @@ if ! grep -q "^CUDA devices: GPU 0" "$OUT/devices.txt"; then
   exit 2
 fi
 DEVICE=$(sed -n 's/^CUDA devices: GPU 0: \([^;]*\).*/\1/p' "$OUT/devices.txt")
+[ "$BACKEND" != cuda ] && DEVICE="backend $BACKEND (no GPU)"
 WORK="$OUT/runs"
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -88,13 +101,16 @@ report="$OUT/gpu_check.md"
 fail=0
 
 # ---- 3. every example on the GPU
-log "examples with --backend cuda"
+log "examples with --backend $BACKEND"
 examples_ok=0
 examples_n=0
 for cfg in "$EX"/*.toml; do
   name=$(basename "$cfg" .toml)
   examples_n=$((examples_n + 1))
-  if (cd "$EX" && "$NHOLO" run "$cfg" --backend cuda -q --set ensemble.size=2048 \
+  # grids fix their own size
+  size_arg=(--set ensemble.size=$EX_SIZE)
+  grep -qE '^sampler *= *"grid"' "$cfg" && size_arg=()
+  if (cd "$EX" && "$NHOLO" run "$cfg" --backend "$BACKEND" -q "${size_arg[@]}" \
         --set output.path="\"$WORK/ex_$name.h5\"") >"$WORK/ex_$name.log" 2>&1 &&
      "$NHOLO" stats "$WORK/ex_$name.h5" >>"$WORK/ex_$name.log" 2>&1; then
     examples_ok=$((examples_ok + 1))
@@ -105,7 +121,7 @@ for cfg in "$EX"/*.toml; do
 done
 
 # ---- 4. agreement with the CPU backend, every model and formulation
-log "agreement cuda vs omp (rtol 1e-12, nholo diff --rtol 1e-10)"
+log "agreement $BACKEND vs omp (rtol 1e-12, nholo diff --rtol 1e-10)"
 agree_rows=""
 for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
   cfg="$EX/$model.toml"
@@ -113,14 +129,16 @@ for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
   [ -f "$cfg" ] || { log "no example for $model: skipped"; continue; }
   forms=$("$NHOLO" models "$model" | sed -n 's/^  formulations: //p' | sed 's/ //g')
   list="[\"${forms//,/\",\"}\"]"
-  common=(--set "model=\"$model\"" --set "formulations=$list" --set ensemble.size=4096
+  size_arg=(--set ensemble.size=$AGREE_SIZE)
+  grep -qE '^sampler *= *"grid"' "$cfg" && size_arg=()
+  common=(--set "model=\"$model\"" --set "formulations=$list" "${size_arg[@]}"
           --set integrator.method='"dop853"' --set integrator.rtol=1e-12 --set integrator.atol=1e-12)
-  for b in cuda omp; do
+  for b in "$BACKEND" omp; do
     (cd "$EX" && "$NHOLO" run "$cfg" --backend "$b" -q "${common[@]}" \
        --set output.path="\"$WORK/agree_${model}_$b.h5\"") >"$WORK/agree_${model}_$b.log" 2>&1 ||
       { log "FAILED: $model on $b (see $WORK/agree_${model}_$b.log)"; fail=1; }
   done
-  if "$NHOLO" diff "$WORK/agree_${model}_cuda.h5" "$WORK/agree_${model}_omp.h5" --rtol 1e-10 \
+  if "$NHOLO" diff "$WORK/agree_${model}_$BACKEND.h5" "$WORK/agree_${model}_omp.h5" --rtol 1e-10 \
        >"$WORK/agree_$model.txt" 2>&1; then
     verdict="agree"
   else
@@ -139,7 +157,7 @@ for sys in rolling_coin skate appell; do
     n=$(awk -v s="$size" 'BEGIN { printf "%d", s }')
     n=$(( (n + 1023) / 1024 * 1024 ))
     logf="$WORK/tp_${sys}_$n.log"
-    if (cd "$EX" && "$NHOLO" run "$EX/$sys.toml" --backend cuda --set ensemble.size=$n \
+    if (cd "$EX" && "$NHOLO" run "$EX/$sys.toml" --backend "$BACKEND" --set ensemble.size=$n \
           --set 'formulations=["udwadia_kalaba"]' --set integrator.method='"dopri5"' \
           --set integrator.rtol=1e-10 --set output.mode='"statistics"' --set output.fields=[] \
           --set output.path="\"$WORK/tp_${sys}_$n.h5\"") >"$logf" 2>&1; then
@@ -161,9 +179,9 @@ done
   echo
   echo "nholo: \`$NHOLO\` ($("$NHOLO" --version 2>/dev/null))"
   echo
-  echo "Examples on the GPU (2048 trajectories each, read back with nholo stats): $examples_ok of $examples_n ran."
+  echo "Examples on the GPU ($EX_SIZE trajectories each, read back with nholo stats): $examples_ok of $examples_n ran."
   echo
-  echo "Agreement with the OpenMP backend (4096 trajectories, DOP853 rtol = atol = 1e-12; max |cuda - omp| / max |omp| over every dataset and statistic):"
+  echo "Agreement with the OpenMP backend ($AGREE_SIZE trajectories, DOP853 rtol = atol = 1e-12; max |cuda - omp| / max |omp| over every dataset and statistic):"
   echo
   echo "| model | formulations | worst relative difference | verdict (1e-10) |"
   echo "|---|---|---|---|"
