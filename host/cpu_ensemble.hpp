@@ -81,6 +81,10 @@ class CpuEnsemble final : public DeviceEnsemble {
     if (field_index("q") < 0) scratch_q_.resize(per_save * n);
     if (field_index("qdot") < 0) scratch_qd_.resize(per_save * n);
     if (L_.line_fit) fit_.resize(7 * static_cast<std::size_t>(L_.max_count));
+    // failpoint (testing aid): NHOLO_FAILPOINT_DEVICE_FAULT=N makes window N
+    // (counted from 0 over the run) fail like a faulting GPU, so that the
+    // pipeline's fault handling is tested on machines without one
+    if (const char* fp = std::getenv("NHOLO_FAILPOINT_DEVICE_FAULT")) fault_at_ = std::atoll(fp);
   }
 
   const std::string& name() const override { return name_; }
@@ -107,6 +111,9 @@ class CpuEnsemble final : public DeviceEnsemble {
   }
 
   void run_window(int64_t k0, int ns, int slot) override {
+    if (fault_at_ >= 0 && windows_++ == fault_at_)
+      throw DeviceFault("injected fault at window " + std::to_string(fault_at_) +
+                        " (NHOLO_FAILPOINT_DEVICE_FAULT)");
     const int64_t count = ens_.count;
     const Backend b = dev_.info().backend;
     const int threads = dev_.threads();
@@ -188,6 +195,7 @@ class CpuEnsemble final : public DeviceEnsemble {
   WindowSlot slots_[2];
   std::vector<double> scratch_q_, scratch_qd_, fit_;
   const double* q_ = nullptr;
+  int64_t fault_at_ = -1, windows_ = 0;
 };
 
 }  // namespace nholo

@@ -77,7 +77,7 @@ struct WindowOutputs {
   bool trajectory_major = false;
   // index of component c (of nc) of save k (of ns) of trajectory i (of count)
   int64_t at(int64_t k, int c, int nc, int64_t i, int64_t ns, int64_t count) const {
-    return trajectory_major ? (i * ns + k) * nc + c : (k * nc + c) * count + i;
+    return window_index(trajectory_major, k, c, nc, i, ns, count);
   }
 };
 

@@ -299,7 +299,10 @@ std::string stats_command(const std::string& path) {
   os << std::setprecision(6);
   os << path << ": model " << root.attr_string("model") << ", "
      << root.attr_int64("ensemble_size") << " trajectories, "
-     << (root.attr_int64("complete") ? "complete" : "INCOMPLETE (interrupted run)") << "\n";
+     << (root.attr_int64("complete") ? "complete"
+         : root.has_attr("fault")    ? "INCOMPLETE (the device failed: " + root.attr_string("fault") + ")"
+                                     : std::string("INCOMPLETE (interrupted run)"))
+     << "\n";
   const auto coords = root.attr_strings("coordinates");
   for (const auto& fname : root.attr_strings("formulations")) {
     h5::Group sg = root.open_group("statistics/" + fname);

@@ -296,6 +296,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
   OutputSink sink(true);
   Progress progress(size * plan.n_windows * nf, ro.quiet, ro.tty, static_cast<double>(plan.n_windows * nf));
   int64_t done_units = 0, reached = 0;
+  int64_t written_end = 0;  // trajectories [0, written_end) have their results in the file (writer thread)
   std::vector<double> q0, qd0, l0;
   std::vector<uint8_t> rejected;
   int64_t window_counter = 0;  // selects the host slot (double buffering)
@@ -435,9 +436,12 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
           pout[p].max_distance.write_block({H(begin)}, {H(count)}, md.data());
           pout[p].first_exceed.write_block({H(begin)}, {H(count)}, fe.data());
         }
+        // the slice is in the file (counted here, on the writer thread, so
+        // that a device fault seen later counts only what was written)
+        if (slice_complete) sum.completed += count;
+        written_end = begin + count;
       });
       if (slice_complete) {
-        sum.completed += count;
         std::ostringstream msg;
         msg << "trajectories [" << begin << ", " << end << ") finished";
         progress.message(msg.str());
@@ -446,16 +450,18 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
     }
     sink.drain();
   } catch (const DeviceFault& e) {
-    // the device failed: keep what was written, mark the rest not_run
+    // the device failed: keep every slice whose results reached the file;
+    // the rest keep the fill value not_run (the writer may have been a slice
+    // behind the device, so this is the writer's count, not the loop's)
     sink.drain_quietly();
     sum.fault = e.what();
     sum.interrupted = true;
+    reached = written_end;
     status_count.assign(status_count.size(), 0);
-    for (int f = 0; f < nf; ++f) {
-      const std::vector<int32_t> st = fout[f].status.read<int32_t>();
+    for (int f = 0; f < nf && reached > 0; ++f) {
+      const std::vector<int32_t> st = fout[f].status.read_block<int32_t>({0}, {H(reached)});
       for (int32_t s : st) ++status_count[f * kStatusCount + s];
     }
-    reached = size;  // counted from the file
   } catch (...) {
     sink.drain_quietly();
     throw;

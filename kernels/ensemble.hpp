@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "integrate.hpp"
+#include "reduce.hpp"
 #include "system.hpp"
 
 namespace nholo {
@@ -119,7 +120,7 @@ struct EnsembleWindow {
  private:
   // index of component c (of nc) of save k of trajectory i in an output array
   NHOLO_HDI int64_t at(int k, int c, int nc, int64_t i) const {
-    return trajectory_major ? (i * n_saves + k) * nc + c : (int64_t(k) * nc + c) * count + i;
+    return window_index(trajectory_major, k, c, nc, i, n_saves, count);
   }
 
   NHOLO_HDI void store(const Sys& local, const TrajectoryState<S, N>& ts, int k,

@@ -34,10 +34,10 @@ struct Result {
   std::string output;
 };
 
-Result nholo_cmd(const std::string& args, const fs::path& dir) {
+Result nholo_cmd(const std::string& args, const fs::path& dir, const std::string& env = "") {
   const fs::path log = dir / "nholo.log";
-  const std::string cmd = "cd '" + dir.string() + "' && '" + std::string(NHOLO_BINARY) + "' " +
-                          args + " > '" + log.string() + "' 2>&1";
+  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" + std::string(NHOLO_BINARY) +
+                          "' " + args + " > '" + log.string() + "' 2>&1";
   const int rc = std::system(cmd.c_str());
   std::ifstream f(log);
   std::stringstream ss;
@@ -266,6 +266,46 @@ TEST(Backend, CudaWithoutAUsableGpuIsAClearErrorAndWritesNothing) {
   const Result c = nholo_cmd("check c.toml --backend gpu", dir);
   EXPECT_EQ(c.code, 2) << c.output;
   EXPECT_NE(c.output.find("auto, omp, cpp, cuda"), std::string::npos) << c.output;
+}
+
+// A device that fails mid-run (a CUDA error or kernel fault; injected here on
+// the CPU backend through the NHOLO_FAILPOINT_DEVICE_FAULT testing aid) ends
+// the run with exit code 3 and a clear message, and leaves a valid .partial
+// marked with the fault, holding every slice finished before it.
+TEST(Pipeline, DeviceFaultLeavesAValidMarkedPartialFile) {
+  const fs::path dir = temp_dir("fault");
+  write_file(dir / "c.toml", kConfig);
+  // 1 MB budget: slices of 1024; window 4: 4 windows per slice (13 saves);
+  // window 6 (counted per formulation) is the third window of the second slice
+  const Result r = nholo_cmd(
+      "run c.toml --set output.memory_budget_mb=1 --set output.window=4 "
+      "--set 'formulations=[\"udwadia_kalaba\"]'",
+      dir, "NHOLO_FAILPOINT_DEVICE_FAULT=6");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("the device failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("injected fault at window 6"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "a.h5"));
+  ASSERT_TRUE(fs::exists(dir / "a.h5.partial"));
+  const File f = File::open_ro((dir / "a.h5.partial").string());
+  EXPECT_EQ(f.root().attr_int64("complete"), 0);
+  EXPECT_NE(f.root().attr_string("fault").find("injected fault"), std::string::npos);
+  EXPECT_EQ(f.root().attr_int64("completed_trajectories"), 1024);
+  const auto st = f.root().open_dataset("udwadia_kalaba/status").read<int32_t>();
+  const auto traj = f.root().open_dataset("udwadia_kalaba/trajectory").read<int64_t>();
+  ASSERT_EQ(st.size(), 2500u);
+  for (size_t i = 0; i < st.size(); ++i) {
+    EXPECT_EQ(st[i], i < 1024 ? 0 : 5) << i;  // ok, then not_run
+    EXPECT_EQ(traj[i], static_cast<int64_t>(i));
+  }
+  // the finished slice's data are there, the rest NaN-free fill is not claimed
+  const auto q = read(f, "udwadia_kalaba/q");
+  for (size_t i = 0; i < 1024; ++i) EXPECT_TRUE(std::isfinite(q[(i * 13 + 12) * 4 + 0])) << i;
+  const auto sg = f.root().open_group("statistics/udwadia_kalaba");
+  EXPECT_EQ(sg.attr_int64("status_ok"), 1024);
+  EXPECT_EQ(sg.attr_int64("status_not_run"), 2500 - 1024);
+  const Result st_out = nholo_cmd("stats a.h5.partial", dir);
+  EXPECT_EQ(st_out.code, 0) << st_out.output;
+  EXPECT_NE(st_out.output.find("INCOMPLETE (the device failed"), std::string::npos) << st_out.output;
 }
 
 // The writer thread runs jobs in order, hands slots back, and reports the
