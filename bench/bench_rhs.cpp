@@ -1,7 +1,7 @@
 // bench_rhs — cost of one rolling-coin right-hand side, three ways:
 //   generic_ad     M, F, A, b all by automatic differentiation + fundamental equation
 //   hand_MF        hand-written M, F (the model's hand_dynamics), AD constraints
-//   closed_form    the closed-form accelerations (PHYSICS.md item 10), no linear algebra
+//   closed_form    the closed-form accelerations (docs/physics.md, item 10), no linear algebra
 // Run: build/release/bench_rhs [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
 

@@ -1,8 +1,8 @@
 // nholo/bench/eigen_direct.hpp — baseline 3: the fundamental equation written
 // directly with Eigen, the way one would prototype it: dynamic-size matrices
 // (heap-allocated on every evaluation), Cholesky (LLT) for M and a JacobiSVD
-// pseudoinverse of K = A M^-1 A^T per evaluation (seed 000 eq 2.6 with the
-// nonideal term of seed 001):
+// pseudoinverse of K = A M^-1 A^T per evaluation (Udwadia & Wanichanon (2010)
+// eq 2.6 with the nonideal term of Udwadia (2005)):
 //   a = M^-1 F,  c = M^-1 C,  K = A M^-1 A^T,
 //   qdd = a + c + M^-1 A^T K^+ (b - A (a + c))
 // M, F, A, b, C are the hand-written ones of bench_systems.hpp (Hand<Model>),

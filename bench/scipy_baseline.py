@@ -8,8 +8,8 @@ the system, tolerances, save times, the initial states of the first
 trajectories, nholo's end states and the reference end states (closed form,
 DOP853 at rtol 1e-13). Each trajectory is integrated with solve_ivp at the same
 rtol/atol, saving at the same times (t_eval), with the right-hand side written
-the way a numpy user writes the fundamental equation (seed 000 eq 2.6 with the
-nonideal term):
+the way a numpy user writes the fundamental equation (Udwadia & Wanichanon
+(2010) eq 2.6 with the nonideal term of Udwadia (2005)):
 
     a = M^-1 F,  c = M^-1 C,  K = A M^-1 A^T,
     qdd = a + c + M^-1 A^T pinv(K) (b - A (a + c))

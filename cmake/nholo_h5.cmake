@@ -9,7 +9,7 @@
 #                     includes hdf5.h) and HL (H5DS dimension scales; test_h5
 #                     calls H5DS directly to check them)
 #   h5_layout_writer  tests/h5_layout_writer.cpp: writes the output layout of
-#                     DESIGN.md section 6 to the path given as argv[1]
+#                     docs/usage.md ("Output (HDF5)") to the path given as argv[1]
 #   python_h5_layout  ctest: pytest tests/python/test_h5_layout.py, which runs
 #                     h5_layout_writer (path in NHOLO_H5_LAYOUT_WRITER) and
 #                     reads the file with h5py and xarray (engine="h5netcdf")

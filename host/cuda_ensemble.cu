@@ -3,6 +3,7 @@
 // themselves (host/cuda_ensemble_impl.cuh) are instantiated per model in the
 // translation units CMakeLists.txt generates.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,18 @@ std::string describe_devices() {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     cudaGetLastError();
+    // the runtime says "insufficient driver" also when there is no driver at all
+    if (e == cudaErrorInsufficientDriver) {
+      void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (!lib) return "no usable CUDA device (no NVIDIA driver: libcuda.so.1 cannot be loaded)";
+      dlclose(lib);
+      int drv = 0;
+      cudaDriverGetVersion(&drv);
+      int rt = 0;
+      cudaRuntimeGetVersion(&rt);
+      return "no usable CUDA device (the NVIDIA driver supports CUDA " + version_string(drv) +
+             ", older than the CUDA runtime " + version_string(rt) + " nholo was built with)";
+    }
     return std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
   }
   if (n == 0) return "no CUDA device";

@@ -1,6 +1,6 @@
 // nholo/host/h5.hpp — a thin RAII layer over the HDF5 C library (+ H5DS
 // dimension scales from hdf5_hl), enough to stream nholo's output layout
-// (DESIGN.md section 6) so that h5py and xarray (engine="h5netcdf") read it
+// (docs/usage.md, "Output (HDF5)") so that h5py and xarray (engine="h5netcdf") read it
 // with named dimensions.
 //
 // Ownership: every hid_t lives in exactly one detail::Handle, which closes it

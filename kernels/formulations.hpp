@@ -11,8 +11,8 @@
 // nonideal vector (zero for ideal constraints); see dynamics.hpp.
 //
 //   LagrangeMultiplierSystem<Model>   "lagrange_multiplier", y = (q, qd)
-//     Chetaev / d'Alembert–Lagrange with multipliers (seed 002 eq 3.16, seed
-//     003 eq 8), the nonideal C added to the impressed force:
+//     Chetaev / d'Alembert–Lagrange with multipliers (Flannery (2011) eq 3.16,
+//     Lemos (2022) eq 8), the nonideal C added to the impressed force:
 //       [ M  -A^T ] [ qdd    ]   [ F + C ]
 //       [ A   0   ] [ lambda ] = [ b     ]
 //     solved by LU with partial pivoting (lu.hpp). A singular saddle-point
@@ -23,9 +23,10 @@
 //
 //   NullSpaceSystem<Model>            "null_space", y = (q, qd)
 //     Maggi / Kane: the constraint force is eliminated by projecting the
-//     equations onto the null space of A. DEPARTURE FROM DESIGN.md section 4:
-//     DESIGN.md describes the velocity-level embedding qd = S(q) u with extra
-//     state u, S^T M S ud = S^T (F - M Sdot u). A null-space basis S(q) from an
+//     equations onto the null space of A. DEPARTURE FROM THE DESIGN (see
+//     docs/architecture.md, "Departures from the design"): the design
+//     describes the velocity-level embedding qd = S(q) u with extra state u,
+//     S^T M S ud = S^T (F - M Sdot u). A null-space basis S(q) from an
 //     SVD (the only basis available generically, per thread) is not a
 //     continuous function of q: its columns may rotate or flip from one state
 //     to the next, so u would jump and Sdot does not exist. This is the
@@ -41,17 +42,18 @@
 //       multiplier = (A^+)^T force_ideal (the minimum-norm multipliers).
 //
 //   VakonomicSystem<Model>            "vakonomic", y = (q, qd, lambda), n_extra = m
-//     Vakonomic mechanics (PHYSICS.md sec. 3, seed 003 eq 17, seed 002 eq 6.9):
+//     Vakonomic mechanics (docs/physics.md, section 3; Lemos (2022) eq 17;
+//     Flannery (2011) eq 6.9):
 //     the Euler–Lagrange equations of L_lambda = L + lambda . g with lambda as
 //     extra coordinates,
 //       (M + sum_l lambda_l d2g_l/dqd2) qdd + A^T lambdadot
 //           = F + C + sum_l lambda_l (dg_l/dq - (d2g_l/dqd dq) qd - d2g_l/dqd dt),
 //       A qdd = b,
 //     solved for (qdd, lambdadot) by the same LU (singular -> Status::singular).
-//     Sign convention: exactly seed 003 eq 17 (multipliers enter as + lambda . g);
-//     for the rolling coin it reproduces seed 003 eqs 41-44 term by term
-//     (m xdd = -lambdadot_1, m ydd = m g sin(alpha) - lambdadot_2, ...), so no
-//     flip was needed, and Lemos' level-plane choice lambda_1(0) = -m xd(0),
+//     Sign convention: exactly Lemos (2022) eq 17 (multipliers enter as
+//     + lambda . g); for the rolling coin it reproduces Lemos (2022) eqs 41-44
+//     term by term (m xdd = -lambdadot_1, m ydd = m g sin(alpha) - lambdadot_2,
+//     ...), so no flip was needed, and Lemos' level-plane choice lambda_1(0) = -m xd(0),
 //     lambda_2(0) = -m yd(0) reproduces the nonholonomic motion
 //     (tests/test_formulations.cpp). All derivatives of g (d2g/dqd2 for
 //     constraints nonlinear in qd such as Appell's, d2g/dqd dq, d2g/dqd dt) come
@@ -59,19 +61,20 @@
 //     same way as M and F come from L (dynamics.hpp).
 //     Position constraints phi(q, t) = 0 enter through their velocity form
 //     g = phidot = J(q, t) qd + phi_t (one more forward derivative of phi); for
-//     them the lambda terms cancel (seed 003 eq 20) and the vakonomic motion is
+//     them the lambda terms cancel (Lemos (2022) eq 20) and the vakonomic motion is
 //     the nonholonomic one with lambdadot = -(Lagrange multiplier).
 //     Acceleration-level constraints have no vakonomic form: a model with
 //     m_acceleration > 0 is rejected at compile time.
 //     The nonideal C, where a model has one, is added to the impressed force
 //     (the vakonomic principle has no notion of it). The initial multipliers
 //     are inputs (pack's lambda0). Outputs: force_ideal = M qdd - F - C (the
-//     vakonomic constraint force, seed 003 eq 22), force_nonideal = C,
+//     vakonomic constraint force, Lemos (2022) eq 22), force_nonideal = C,
 //     multiplier = lambda (the state), qdd.
 //
 //   ConflatedSystem<Model> (system.hpp) = UdwadiaKalabaSystem<Conflated<Model>>,
 //     "conflated": the fundamental equation on the model's conflated Lagrangian,
-//     with the singular-mass form (seed 000 eq 2.7) chosen automatically.
+//     with the singular-mass form (Udwadia & Wanichanon (2010) eq 2.7) chosen
+//     automatically.
 //
 // Drift control (eval.drift) works as in system.hpp for all of them: Baumgarte
 // corrects b, projection moves (q, qd) (never the vakonomic multipliers).
@@ -349,7 +352,7 @@ NHOLO_HDI VakonomicAcceleration<S, Model::n, m_of<Model>> vakonomic_acceleration
   }
   for (int i = 0; i < n; ++i) out.qdd[i] = x[i];
   for (int l = 0; l < m; ++l) out.lambdadot[l] = x[n + l];
-  // the vakonomic constraint force (seed 003 eq 22): M qdd - F - C
+  // the vakonomic constraint force (Lemos (2022) eq 22): M qdd - F - C
   out.force_ideal = w.M * out.qdd - w.F - w.C;
   out.status = all_finite(x) ? Status::ok : Status::non_finite;
   return out;

@@ -1,5 +1,5 @@
 // nholo/kernels/fundamental.hpp — the Udwadia–Kalaba fundamental equation,
-// ideal and nonideal, and its singular-mass form (PHYSICS.md section 1).
+// ideal and nonideal, and its singular-mass form (docs/physics.md, section 1).
 //
 //   qdd = a + M^-1 C + M^-1 A^T K^+ (b - A (a + M^-1 C)),  a = M^-1 F,  K = A M^-1 A^T
 //   Q_i^c  = A^T K^+ (b - A a)                     (ideal constraint force)
@@ -9,11 +9,11 @@
 // Evaluated without squaring condition numbers and without M^1/2: with the
 // Cholesky factor M = L L^T and W = A L^-T (so K = W W^T),
 //   A^T K^+ r = L W^+ r,      K^+ r = (W^+)^T W^+ r  (the multipliers),
-// i.e. seed 001 eq (24)/(26) with M^1/2 replaced by L. W^+ comes from the
+// i.e. Udwadia (2005) eq (24)/(26) with M^1/2 replaced by L. W^+ comes from the
 // one-sided Jacobi SVD of pinv.hpp, so rank-deficient A (redundant
 // constraints, Appell's A = 0 at rest) gives the Moore–Penrose answer.
 //
-// Singular M (seed 000 eq 2.7), valid when rank [M | A^T] = n:
+// Singular M (Udwadia & Wanichanon (2010) eq 2.7), valid when rank [M | A^T] = n:
 //   qdd = [ (I - A^+ A) M ; A ]^+ [ F ; b ]
 //
 //   FundamentalResult<S,n,m> r = udwadia_kalaba(M, F, A, b, C, opts);
@@ -100,7 +100,7 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba(const Mat<S, n, n>& M, const
   return r;
 }
 
-// Singular-mass form (seed 000 eq 2.7), ideal constraints:
+// Singular-mass form (Udwadia & Wanichanon (2010) eq 2.7), ideal constraints:
 //   qdd = [ (I - A^+ A) M ; A ]^+ [ F ; b ]
 // status singular when rank [M | A^T] < n (the motion is then not determined).
 // force_ideal = M qdd - F (the constraint force that the formulation implies).

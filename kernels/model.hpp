@@ -93,8 +93,9 @@ template <class Model>
 struct has_drift_statistic<Model, std::void_t<typename Model::DriftStatistic>> : std::true_type {};
 
 // Conflated<Model>: the same system with its conflated Lagrangian L+ taken as
-// the "unconstrained" Lagrangian (Hamel's paradox, seed 000). Constraints,
-// forces and parameters are the model's own; only L changes.
+// the "unconstrained" Lagrangian (Hamel's paradox, Udwadia & Wanichanon
+// (2010)). Constraints, forces and parameters are the model's own; only L
+// changes.
 template <class Model>
 struct Conflated : Model {
   static_assert(has_conflated_lagrangian<Model>::value,

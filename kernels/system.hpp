@@ -21,7 +21,8 @@
 //
 // State layout: y = (q, qd, extra) (N = 2n + n_extra). Formulations here:
 //   udwadia_kalaba    M qdd = F + Q_i^c + Q_ni^c   (fundamental.hpp), with the
-//                     singular-mass form (seed 000 eq 2.7) chosen automatically
+//                     singular-mass form (Udwadia & Wanichanon (2010) eq 2.7)
+//                     chosen automatically
 //                     when M is not positive definite;
 //   conflated         the same on Conflated<Model> (Hamel's paradox): pass
 //                     Conflated<Model> as the model (ConflatedSystem<Model>).

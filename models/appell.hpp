@@ -1,23 +1,24 @@
 // nholo/models/appell.hpp — Appell's particle: a nonholonomic constraint
-// quadratic in the velocities, optionally nonideal (seed 000 ex. 1, seed 001
-// ex. 1; PHYSICS.md item 3).
+// quadratic in the velocities, optionally nonideal (Udwadia & Wanichanon (2010)
+// ex. 1, Udwadia (2005) ex. 1; docs/physics.md, item 3).
 //
 // q = (x, y, z), unit mass, a constant impressed force (Fx, Fy, Fz) written as
 // the potential V = -(Fx x + Fy y + Fz z) in the Lagrangian:
 //   L = (xd^2 + yd^2 + zd^2)/2 + Fx x + Fy y + Fz z
-// Constraint (velocity level, nonlinear in qd), seed 001:
+// Constraint (velocity level, nonlinear in qd), Udwadia (2005):
 //   xd^2 + yd^2 - zd^2 = 2 alpha g(t),
 // stored halved, (xd^2 + yd^2 - zd^2)/2 - alpha g(t) = 0, so that
-//   A = [xd, yd, -zd],  b = alpha gdot(t)             (seed 001 eq 28)
-// alpha = 0 is Appell's (and seed 000's) constraint zd^2 = xd^2 + yd^2.
-// Seed 001 leaves g(t) "a given, known function of time"; this model uses the
+//   A = [xd, yd, -zd],  b = alpha gdot(t)             (Udwadia (2005) eq 28)
+// alpha = 0 is Appell's (and Udwadia & Wanichanon's) constraint zd^2 = xd^2 + yd^2.
+// Udwadia (2005) leaves g(t) "a given, known function of time"; this model uses the
 // smooth
 //   g(t) = g_amplitude sin(g_frequency t),   gdot = g_amplitude g_frequency cos(g_frequency t).
-// Nonideal constraint (seed 001 eq 27): the constraint force does the work
-// v^T C with C = -drag |u| (xd, yd, zd), u the speed (drag = seed's a0);
+// Nonideal constraint (Udwadia (2005) eq 27): the constraint force does the work
+// v^T C with C = -drag |u| (xd, yd, zd), u the speed (drag = the paper's a0);
 // drag = 0 makes the constraint ideal.
-// Conflated (seed 000 eq 3.8): zd^2 substituted from the constraint (alpha = 0)
-// gives T+ = xd^2 + yd^2 with the singular mass matrix diag(2, 2, 0) (eq 3.14);
+// Conflated (Udwadia & Wanichanon (2010) eq 3.8): zd^2 substituted from the
+// constraint (alpha = 0) gives T+ = xd^2 + yd^2 with the singular mass matrix
+// diag(2, 2, 0) (eq 3.14);
 // the same impressed force is kept. The fundamental equation in its
 // singular-mass form (eq 2.7) then gives the wrong (3.11)-(3.13).
 // At rest (u = 0) A = 0: the constraint row vanishes and the pseudoinverse
@@ -33,7 +34,7 @@ struct Appell {
   static constexpr const char* name = "appell";
   static constexpr const char* description =
       "Appell's particle, xd^2 + yd^2 - zd^2 = 2 alpha g(t), with optional velocity-squared "
-      "constraint drag (seed 000 ex. 1, seed 001 ex. 1)";
+      "constraint drag (Udwadia & Wanichanon 2010 ex. 1, Udwadia 2005 ex. 1)";
   static constexpr int n = 3;
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;
@@ -92,7 +93,7 @@ struct Appell {
     return C;
   }
 
-  // Seed 000's T+ = xd^2 + yd^2 (eq 3.8), same impressed force
+  // Udwadia & Wanichanon's T+ = xd^2 + yd^2 (eq 3.8), same impressed force
   template <class S>
   NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
                                           const S& /*t*/) {

@@ -1,13 +1,13 @@
 // nholo/models/incline_block.hpp — a block sliding on an inclined plane with
-// Coulomb friction, a nonideal holonomic constraint (seed 001 ex. 2;
-// PHYSICS.md item 7).
+// Coulomb friction, a nonideal holonomic constraint (Udwadia (2005) ex. 2;
+// docs/physics.md, item 7).
 //
 // q = (x, y): x horizontal, y up; mass m under gravity:
 //   L = m/2 (xd^2 + yd^2) - m g y
 // Constraint (position level), eq (32):
 //   y - x tan(theta) = 0          A = [-tan theta, 1],  b = 0      (eq 34)
-// Coulomb friction as the nonideal vector (seed 001 eq 36/37; sign as in
-// PHYSICS.md item 7, opposing the motion):
+// Coulomb friction as the nonideal vector (Udwadia (2005) eq 36/37; sign as in
+// docs/physics.md, item 7, opposing the motion):
 //   C = -mu m g cos(theta) sgn(xd) (cos theta, sin theta)
 // With s the distance up the slope: sdd = -g sin(theta) - mu g cos(theta) sgn(sd).
 // sgn(0) = 0: a block at rest feels no friction (no static-friction model).
@@ -21,7 +21,8 @@ namespace nholo::models {
 struct InclineBlock {
   static constexpr const char* name = "incline_block";
   static constexpr const char* description =
-      "block on an inclined plane with Coulomb friction as a nonideal constraint (seed 001 ex. 2)";
+      "block on an inclined plane with Coulomb friction as a nonideal constraint "
+      "(Udwadia 2005 ex. 2)";
   static constexpr int n = 2;
   static constexpr int m_position = 1;
   static constexpr int m_velocity = 0;

@@ -1,8 +1,8 @@
 // nholo/models/integrable_constraint.hpp — a linear velocity constraint that is
-// integrable through the integrating factor q1^2 (seed 002 ex. 2, eqs 4.20-4.23;
-// PHYSICS.md item 9).
+// integrable through the integrating factor q1^2 (Flannery (2011) ex. 2,
+// eqs 4.20-4.23; docs/physics.md, item 9).
 //
-// q = (q1, q2); the seed gives no Lagrangian, so a free particle of unit mass:
+// q = (q1, q2); the paper gives no Lagrangian, so a free particle of unit mass:
 //   L = (q1d^2 + q2d^2)/2
 // Constraint (velocity level, linear in qd), eq (4.20):
 //   (4 q1 + 3 q2^2) q1d + 2 q1 q2 q2d = 0
@@ -24,7 +24,7 @@ struct IntegrableConstraint {
   static constexpr const char* name = "integrable_constraint";
   static constexpr const char* description =
       "free particle under the integrable constraint (4 q1 + 3 q2^2) q1d + 2 q1 q2 q2d = 0 "
-      "(seed 002 ex. 2)";
+      "(Flannery 2011 ex. 2)";
   static constexpr int n = 2;
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;

@@ -1,6 +1,6 @@
 // nholo/models/parallel_velocities.hpp — two planar particles whose velocities
-// are kept parallel, a homogeneous quadratic nonholonomic constraint (seed 002
-// ex. 1, eq 3.8; PHYSICS.md item 8).
+// are kept parallel, a homogeneous quadratic nonholonomic constraint
+// (Flannery (2011) ex. 1, eq 3.8; docs/physics.md, item 8).
 //
 // q = (x1, y1, x2, y2), masses m1, m2, no impressed force:
 //   L = m1/2 (xd1^2 + yd1^2) + m2/2 (xd2^2 + yd2^2)
@@ -18,7 +18,8 @@ namespace nholo::models {
 struct ParallelVelocities {
   static constexpr const char* name = "parallel_velocities";
   static constexpr const char* description =
-      "two planar particles with parallel velocities, xd1 yd2 - xd2 yd1 = 0 (seed 002 ex. 1)";
+      "two planar particles with parallel velocities, xd1 yd2 - xd2 yd1 = 0 "
+      "(Flannery 2011 ex. 1)";
   static constexpr int n = 4;
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;

@@ -1,5 +1,6 @@
 // nholo/models/rolling_coin.hpp — a coin (thin disk) rolling without slipping
-// on an inclined plane (seed 003 sec. IV; seed 002 App. B; PHYSICS.md item 10).
+// on an inclined plane (Lemos (2022) sec. IV; Flannery (2011) App. B;
+// docs/physics.md, item 10).
 //
 // q = (x, y, phi, theta): contact point (x horizontal, y down the slope), phi
 // the rolling angle, theta the heading. Vertical disk of mass m, radius R:
@@ -16,7 +17,8 @@ namespace nholo::models {
 struct RollingCoin {
   static constexpr const char* name = "rolling_coin";
   static constexpr const char* description =
-      "vertical coin rolling without slipping on an inclined plane (seed 003 IV, seed 002 App. B)";
+      "vertical coin rolling without slipping on an inclined plane "
+      "(Lemos 2022 sec. IV, Flannery 2011 App. B)";
   static constexpr int n = 4;
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 2;

@@ -1,18 +1,19 @@
-// nholo/models/skate.hpp — Hamel's skate (seed 000 sec. 1) and, with gravity
-// along an inclined plane, the sleigh of seed 004 sec. 4 (PHYSICS.md items 1, 2).
+// nholo/models/skate.hpp — Hamel's skate (Udwadia & Wanichanon (2010) sec. 1)
+// and, with gravity along an inclined plane, the sleigh of Wang & Gao sec. 4
+// (docs/physics.md, items 1, 2).
 //
 // q = (x, y, theta): (x, y) the contact point B of the blade, x pointing down
 // the slope, theta the heading of the blade measured from the x axis. Mass m,
 // centre of mass a distance s ahead of B along the blade, I_B the moment of
 // inertia about B (I_B > m s^2: I_B = I_cm + m s^2). The unconstrained
-// Lagrangian (kinetic energy (1.1) of seed 000, potential of the centre of
-// mass, whose height is -(x + s cos theta) sin(alpha)):
+// Lagrangian (kinetic energy (1.1) of Udwadia & Wanichanon (2010), potential
+// of the centre of mass, whose height is -(x + s cos theta) sin(alpha)):
 //   L = m/2 (xd^2 + yd^2) + m s thd (yd cos th - xd sin th) + I_B/2 thd^2
 //       + m g (x + s cos th) sin(alpha)
 // Knife-edge constraint (velocity level, linear in qd), eq (1.2):
 //   yd cos th - xd sin th = 0        A = [-sin th, cos th, 0],
 //                                    b = thd (yd sin th + xd cos th)  (eqs 2.4, 2.5)
-// slope = 0 is Hamel's skate on level ice; seed 004's potential m g x sin(alpha)
+// slope = 0 is Hamel's skate on level ice; Wang & Gao's potential m g x sin(alpha)
 // is the centre of mass's height only for s = 0, the physical one is used here.
 // Conflated (Hamel's T+, eq 1.13): the constraint substituted into L, i.e. the
 // m s thd (...) term removed; gives the wrong equations (1.14).
@@ -27,7 +28,7 @@ struct Skate {
   static constexpr const char* name = "skate";
   static constexpr const char* description =
       "Hamel's skate / sleigh with a knife-edge constraint on an inclined plane "
-      "(seed 000 sec. 1, seed 004 sec. 4)";
+      "(Udwadia & Wanichanon 2010 sec. 1, Wang & Gao sec. 4)";
   static constexpr int n = 3;
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;

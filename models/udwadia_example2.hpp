@@ -1,6 +1,6 @@
-// nholo/models/udwadia_example2.hpp — Udwadia & Wanichanon's example 2 (seed 000
-// sec. 3.2; PHYSICS.md item 4): a free particle under a linear nonholonomic
-// constraint, and the partly conflated kinetic energy T+(alpha).
+// nholo/models/udwadia_example2.hpp — example 2 of Udwadia & Wanichanon (2010)
+// (sec. 3.2; docs/physics.md, item 4): a free particle under a linear
+// nonholonomic constraint, and the partly conflated kinetic energy T+(alpha).
 //
 // q = (x, y, z), unit mass, no impressed force:
 //   L = T = (xd^2 + yd^2 + zd^2)/2
@@ -23,7 +23,7 @@ struct UdwadiaExample2 {
   static constexpr const char* name = "udwadia_example2";
   static constexpr const char* description =
       "free particle with yd = c z xd, correct and partly conflated T+(alpha) "
-      "(seed 000 sec. 3.2)";
+      "(Udwadia & Wanichanon 2010 sec. 3.2)";
   static constexpr int n = 3;
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;

@@ -1,6 +1,6 @@
-// nholo/models/udwadia_example3.hpp — Udwadia & Wanichanon's example 3 (seed 000
-// sec. 3.3; PHYSICS.md item 5): a constraint that ties a coordinate to a
-// product of velocities, and the conflated Lagrangian L+ that substitutes it
+// nholo/models/udwadia_example3.hpp — example 3 of Udwadia & Wanichanon (2010)
+// (sec. 3.3; docs/physics.md, item 5): a constraint that ties a coordinate to
+// a product of velocities, and the conflated Lagrangian L+ that substitutes it
 // into the potential.
 //
 // q = (x, y, z), unit mass, potential x^2/2:
@@ -24,7 +24,7 @@ struct UdwadiaExample3 {
   static constexpr const char* name = "udwadia_example3";
   static constexpr const char* description =
       "particle in the potential x^2/2 with x = c yd zd, correct and conflated L+ "
-      "(seed 000 sec. 3.3)";
+      "(Udwadia & Wanichanon 2010 sec. 3.3)";
   static constexpr int n = 3;
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;

@@ -1,7 +1,7 @@
-// nholo/models/udwadia_example4.hpp — Udwadia & Wanichanon's example 4 (seed 000
-// sec. 3.4; PHYSICS.md item 6): a holonomic constraint, for which substituting
-// the constraint into the Lagrangian is a change of coordinates and gives the
-// correct motion.
+// nholo/models/udwadia_example4.hpp — example 4 of Udwadia & Wanichanon (2010)
+// (sec. 3.4; docs/physics.md, item 6): a holonomic constraint, for which
+// substituting the constraint into the Lagrangian is a change of coordinates
+// and gives the correct motion.
 //
 // q = (x, y, z), unit mass, constant impressed force (Fx, Fy, Fz) written as the
 // potential V = -(Fx x + Fy y + Fz z):
@@ -24,7 +24,7 @@ struct UdwadiaExample4 {
   static constexpr const char* name = "udwadia_example4";
   static constexpr const char* description =
       "particle on the parabolic cylinder y = z^2/2 under a constant force; conflated = correct "
-      "(seed 000 sec. 3.4)";
+      "(Udwadia & Wanichanon 2010 sec. 3.4)";
   static constexpr int n = 3;
   static constexpr int m_position = 1;
   static constexpr int m_velocity = 0;

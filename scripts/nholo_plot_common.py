@@ -8,7 +8,7 @@ shows as JSON (--summary) so that tests can check them.
   formulations(f), coordinates(f), status_names(group)
   model_units(f)                 units of time, energy and every coordinate
   ok_trajectories(f, form)       boolean mask: status == ok
-  coin_closed_form(f)            PHYSICS.md item 10 for every coin of the file
+  coin_closed_form(f)            docs/physics.md, item 10, for every coin of the file
   coin_drift_statistics(f, form) drift velocity, band, drift ratio (stored or recomputed)
   pyplot()                       matplotlib.pyplot on the Agg backend, styled
   base_parser(...), save_figure(...), write_summary(...)
@@ -31,9 +31,9 @@ BLOCK = 4096
 DEFAULT_STATUS_NAMES = ["ok", "max_steps", "step_underflow", "non_finite",
                         "singular", "not_run", "rejected"]
 
-# The HDF5 file stores no units: these follow DESIGN.md section 8 and
-# `nholo models` (SI for the physical models, arbitrary units for the
-# dimensionless examples of seed 000).
+# The HDF5 file stores no units: these follow the parameter units that
+# `nholo models` lists (SI for the physical models, arbitrary units for the
+# dimensionless examples of Udwadia & Wanichanon (2010)).
 _SI = {"time": "s", "energy": "J", "length": "m", "angle": "rad"}
 _ARB = {"time": "arb. units", "energy": "arb. units", "length": "arb. units",
         "angle": "rad"}
@@ -45,7 +45,7 @@ _MODEL_SYSTEM = {
     "integrable_constraint": _ARB,
 }
 
-# Which coordinate points down the slope (DESIGN.md section 8).
+# Which coordinate points down the slope (docs/physics.md, items 2 and 10).
 DOWNSLOPE = {"rolling_coin": "y", "skate": "x"}
 
 # Readable at 100 % on a laptop screen: >= 10 pt everywhere.
@@ -205,7 +205,7 @@ def least_squares_slope(t, x):
 
 
 def coin_closed_form(f):
-    """PHYSICS.md item 10 for every coin of a rolling_coin file, from the
+    """docs/physics.md, item 10, for every coin of a rolling_coin file, from the
     initial states actually integrated (/initial):
 
       theta = Omega t + theta0,  phid = omega + 2 g sin(a) / (3 R Omega) sin(theta)
@@ -244,7 +244,7 @@ def coin_closed_form(f):
 
 
 def coin_closed_form_path(cf, index, t):
-    """Closed-form x(t), y(t) (PHYSICS.md item 10) of the coins `index`
+    """Closed-form x(t), y(t) (docs/physics.md, item 10) of the coins `index`
     relative to their start: arrays (len(index), len(t)) of x - x0, y - y0."""
     index = np.asarray(index)
     A, B, Om, v = (cf[k][index, None] for k in ("A", "B", "Omega", "v"))

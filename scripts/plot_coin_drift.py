@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The rolling coin's bounded drift (PHYSICS.md item 10) from an nholo file.
+"""The rolling coin's bounded drift (docs/physics.md, item 10) from an nholo file.
 
 Three panels:
   (a) contact-point paths (x, y) of a sample of coins spread over theta_dot,
@@ -12,7 +12,7 @@ Three panels:
       (/statistics/<formulation>/drift_ratio, or recomputed from q with
       --recompute), with the closed form sampled at the same saves and fitted
       the same way (outline) and its long-run value 1.
-The closed form (PHYSICS.md item 10) is the nonholonomic one, whatever
+The closed form (docs/physics.md, item 10) is the nonholonomic one, whatever
 --formulation is drawn.
 
 Example:

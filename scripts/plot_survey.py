@@ -4,7 +4,7 @@
 Left: heat map of the statistic over the grid read from /initial/q0 and
 /initial/qdot0 (the axes are found automatically or named with --x/--y as
 q.<coordinate> or qdot.<coordinate>), with the closed form's contours
-(dashed) where PHYSICS.md item 10 gives one. Right: the statistic against
+(dashed) where docs/physics.md, item 10 gives one. Right: the statistic against
 its closed form (drift velocity against theta_dot with g sin(slope) /
 (3 theta_dot); band against the closed-form band; drift ratio against the
 closed form fitted over the same saves), or its distribution.
@@ -228,7 +228,7 @@ def main(argv=None):
                                 linestyles="--", linewidths=1.0)
             if args.stat != "drift_ratio":  # its many unit contours only clutter
                 ax_map.clabel(cs, fontsize=9, fmt="%g")
-            ax_map.plot([], [], "k--", lw=1.0, label="closed form (PHYSICS.md 10)")
+            ax_map.plot([], [], "k--", lw=1.0, label="closed form (Lemos 2022)")
             ax_map.legend(loc="upper right", framealpha=0.9)
     ax_map.set_xlabel(axis_label(xs, units))
     ax_map.set_ylabel(axis_label(ys, units))

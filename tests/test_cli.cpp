@@ -108,7 +108,7 @@ TEST(Cli, EveryExampleConfigRuns) {
   EXPECT_GE(count, 9);  // one per model at least
 }
 
-// PHYSICS.md item 10 with the integration constants taken from /initial.
+// docs/physics.md, item 10 with the integration constants taken from /initial.
 TEST(Cli, CoinEnsembleMatchesClosedFormAndDriftStatistic) {
   const fs::path dir = temp_dir("coin");
   write_file(dir / "coin.toml", kCoinConfig);

@@ -96,7 +96,7 @@ TEST(Conservation, AppellEnergyOver1000TimeUnits) {
   }
 }
 
-// Block on an incline with Coulomb friction (PHYSICS.md item 7), sliding up:
+// Block on an incline with Coulomb friction (docs/physics.md, item 7), sliding up:
 //   s'' = -g sin(theta) - mu g cos(theta)   while s' > 0,
 // and the energy falls at the rate mu m g cos(theta) |v|: E(t) - E(0) =
 // -mu m g cos(theta) (s(t) - s(0)).
@@ -125,7 +125,7 @@ TEST(Conservation, FrictionBlockLosesEnergyAtCoulombRate) {
   }
 }
 
-// q1^4 + q1^3 q2^2 is conserved by the integrable constraint (PHYSICS.md item 9).
+// q1^4 + q1^3 q2^2 is conserved by the integrable constraint (docs/physics.md, item 9).
 TEST(Conservation, IntegrableConstraintInvariant) {
   const IntegrableConstraint::Params p{};
   const double q1 = 1.2, q2 = 0.5, q2d = 0.7;
@@ -149,7 +149,7 @@ TEST(Conservation, IntegrableConstraintInvariant) {
   EXPECT_LT(worst, 1e-10);
 }
 
-// Sleigh on a slope with the centre of mass at the blade (a = 0), PHYSICS.md
+// Sleigh on a slope with the centre of mass at the blade (a = 0), docs/physics.md,
 // item 2: phi = Omega t + phi0, v = v0 + (g sin(alpha)/Omega)(sin(phi) - sin(phi0)).
 TEST(Conservation, SleighClosedFormVelocity) {
   const Skate::Params p{1.0, 0.0, 0.7, 9.81, 0.25};

@@ -5,7 +5,7 @@
 //  1. Accelerations: udwadia_kalaba, lagrange_multiplier and null_space agree
 //     to 1e-10 at >= 100 random consistent states of every model (linear and
 //     nonlinear constraints), forces and multipliers included; the vakonomic
-//     equations reproduce seed 003 eqs 41-44 (coin), the hand-derived
+//     equations reproduce Lemos (2022) eqs 41-44 (coin), the hand-derived
 //     d2g/dqd2 terms (Appell, example 3) and the position-dependent
 //     dg/dq - d/dt dg/dqd terms (integrable constraint).
 //  2. Whole trajectories (DOP853, rtol = atol = 1e-13, 10 time units): UK,
@@ -309,7 +309,7 @@ TEST(Accelerations, ThreeFormulationsAgreeOnNonlinearConstraints) {
 }
 
 // The vakonomic equations at lambda = 0 are the nonholonomic ones with
-// lambdadot = -lambda_LM (seed 003 eq 17 vs eq 8: the multiplier terms
+// lambdadot = -lambda_LM (Lemos (2022) eq 17 vs eq 8: the multiplier terms
 // vanish, A^T lambdadot takes the place of -A^T lambda).
 template <class Model>
 void check_vakonomic_at_zero_multipliers(uint64_t seed) {
@@ -337,12 +337,12 @@ TEST(Vakonomic, ZeroMultipliersGiveTheNonholonomicAcceleration) {
   check_vakonomic_at_zero_multipliers<IntegrableConstraint>(19);
 }
 
-// Seed 003 eqs (41)-(44), the vakonomic coin, term by term, with arbitrary
+// Lemos (2022) eqs (41)-(44), the vakonomic coin, term by term, with arbitrary
 // lambda (this fixes the sign convention: + lambda . g in L_lambda):
 //   m xdd = -l1d,  m ydd = m g sin(alpha) - l2d,
 //   m R^2/2 phidd = l1 R thd cos th - l2 R thd sin th + l1d R sin th + l2d R cos th,
 //   m R^2/4 thdd = -l1 R phid cos th + l2 R phid sin th;  A qdd = b.
-TEST(Vakonomic, CoinReproducesSeed003Eqs41To44) {
+TEST(Vakonomic, CoinReproducesLemosEqs41To44) {
   Rng rng(21);
   for (int k = 0; k < kStates; ++k) {
     const auto s = Gen<RollingCoin>::draw(rng);
@@ -426,7 +426,7 @@ TEST(Vakonomic, SecondDerivativesOfTheConstraintsByNestedAd) {
 }
 
 // Position constraints enter the vakonomic form through phidot: the lambda
-// terms cancel (seed 003 eq 20), so any lambda gives the nonholonomic qdd.
+// terms cancel (Lemos (2022) eq 20), so any lambda gives the nonholonomic qdd.
 TEST(Vakonomic, PositionConstraintsCancelTheMultiplierTerms) {
   Rng rng(23);
   for (int k = 0; k < kStates; ++k) {
@@ -629,7 +629,7 @@ TEST(Trajectories, NonlinearConstraintsUdwadiaKalabaAndMultipliersAgree) {
 
 // ------------------------------------------------------ 3. Hamel's paradox
 // A hand-written right-hand side qdd = f(t, q, qd) as a System for the
-// integrator (the equations as printed in seed 000).
+// integrator (the equations as printed in Udwadia & Wanichanon (2010)).
 template <int n, class Fn>
 struct HandSystem {
   using scalar = double;
@@ -849,7 +849,7 @@ TEST(HamelParadox, Example4ConflatedEqualsCorrect) {
 
 // ------------------------------------------------------ 4. Lemos' proposition
 
-// The nonholonomic coin in closed form (PHYSICS.md item 10).
+// The nonholonomic coin in closed form (docs/physics.md, item 10).
 struct CoinMotion {
   RollingCoin::Params p;
   double Omega, omega, theta0;
@@ -913,7 +913,7 @@ TEST(Lemos, LevelPlaneMultipliersReproduceTheNonholonomicCoin) {
   EXPECT_LT(worst_lambda, 1e-8);
 }
 
-// On a slope no lambda(0) reproduces the nonholonomic motion (seed 003,
+// On a slope no lambda(0) reproduces the nonholonomic motion (Lemos (2022),
 // proposition): for 8 initial conditions, a 32 x 32 grid of lambda(0) around
 // the level-plane values (half-width kHalfWidth in each component) is
 // integrated as one ensemble (OMP backend); for every member the largest
@@ -1015,8 +1015,8 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
 
 // For an integrable constraint g = fdot / q1^2 (f = q1^4 + q1^3 q2^2), L +
 // lambda g = L + mu fdot with mu = lambda / q1^2: the vakonomic equations are
-// those of a holonomic constraint, in which only mudot appears (seed 003 eq
-// 21), so EVERY lambda(0) gives the nonholonomic motion. Likewise for the
+// those of a holonomic constraint, in which only mudot appears (Lemos (2022)
+// eq 21), so EVERY lambda(0) gives the nonholonomic motion. Likewise for the
 // position constraint of example 4 (velocity form phidot).
 TEST(Vakonomic, IntegrableAndHolonomicConstraintsCoincideForAnyLambda0) {
   const IntegratorOptions opt = tight();

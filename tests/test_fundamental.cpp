@@ -14,7 +14,7 @@ using models::RollingCoin;
 namespace {
 
 // Rolling coin: theta'' = 0 and, differentiating the constraints,
-//   phi'' = 2 g sin(alpha) cos(theta) / (3 R)   (from PHYSICS.md item 10)
+//   phi'' = 2 g sin(alpha) cos(theta) / (3 R)   (from docs/physics.md, item 10)
 //   x'' = R phi'' sin(theta) + R phi' theta' cos(theta)
 //   y'' = R phi'' cos(theta) - R phi' theta' sin(theta)
 TEST(Fundamental, RollingCoinMatchesClosedForm) {

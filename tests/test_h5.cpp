@@ -11,7 +11,7 @@
 //  5. RAII: no HDF5 identifier outlives the objects (checked after every
 //     test), moved-from objects are empty, a file reopens after its objects
 //     are gone.
-//  6. Dimension scales and the output layout of DESIGN.md section 6 as
+//  6. Dimension scales and the output layout of docs/usage.md ("Output (HDF5)") as
 //     tests/h5_layout_writer.cpp writes it (included here), read back.
 #include <gtest/gtest.h>
 #include <hdf5_hl.h>

@@ -1,6 +1,6 @@
 // Tests of kernels/steppers.hpp, kernels/integrate.hpp, kernels/ensemble.hpp
 // and host/backend.hpp on the rolling coin, whose motion is known in closed
-// form (PHYSICS.md item 10):
+// form (docs/physics.md, item 10):
 //   theta = Omega t + theta0
 //   phid  = omega + 2 g sin(alpha)/(3 R Omega) sin(theta)
 //   x = x0 + g sin(alpha)/(3 Omega) t - [omega R/Omega + g sin(alpha)/(3 Omega^2) sin(theta)] cos(theta)

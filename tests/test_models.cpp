@@ -6,12 +6,12 @@
 //     Lagrangian / constraints (1e-6) and with hand derivations written below
 //     (1e-12); the nonideal vector C with its hand form; the rolling coin's
 //     hand_dynamics with AD (1e-14).
-//  2. Closed forms: every item 1-9 of PHYSICS.md section 2 (correct and
+//  2. Closed forms: every item 1-9 of docs/physics.md, section 2 (correct and
 //     conflated), at >= 100 random consistent states, to 1e-12.
 //  3. Energy balance dE/dt = qd . (Q_i + Q_ni) for every model; Appell at rest.
-//  4. The misprints PHYSICS.md lists really are misprints (the printed form
+//  4. The misprints docs/physics.md lists really are misprints (the printed form
 //     disagrees with the fundamental equation; the corrected one agrees).
-//  5. Registry: all eleven models (nine seed systems, two redundant variants),
+//  5. Registry: all eleven models (nine systems of the papers, two redundant variants),
 //     unique names, defaults -> make_params, float.
 //
 // "to tol" means |got_i - want_i| <= tol * (1 + max_j |want_j|) (as in
@@ -283,7 +283,8 @@ struct Case<Skate> {
   // dL/dq = (m g sin(alpha), 0, -m s thd (yd sin th + xd cos th) - m g s sin(alpha) sin th)
   // D_v dL/dqd = (-m s thd^2 cos th, -m s thd^2 sin th, -m s thd (yd sin th + xd cos th))
   // F = (m g sin(alpha) + m s thd^2 cos th, m s thd^2 sin th, -m g s sin(alpha) sin th)
-  // A = [-sin th, cos th, 0], b = thd (yd sin th + xd cos th)      (seed 000 eq 2.4, 2.5)
+  // A = [-sin th, cos th, 0], b = thd (yd sin th + xd cos th)
+  //                                        (Udwadia & Wanichanon 2010 eqs 2.4, 2.5)
   static TermsOf<Skate> hand(const P& p, const V<3>& q, const V<3>& qd, double) {
     TermsOf<Skate> h;
     const double m = p.mass, s = p.offset, c = std::cos(q[2]), sn = std::sin(q[2]);
@@ -376,7 +377,7 @@ struct Case<UdwadiaExample2> {
     s.t = uni(r, -5.0, 5.0);
     return s;
   }
-  // M = I, F = 0, A = [-c z, 1, 0], b = c xd zd        (seed 000 eq 3.19)
+  // M = I, F = 0, A = [-c z, 1, 0], b = c xd zd        (Udwadia & Wanichanon 2010 eq 3.19)
   static TermsOf<UdwadiaExample2> hand(const P& p, const V<3>& q, const V<3>& qd, double) {
     TermsOf<UdwadiaExample2> h;
     h.M = Mx<3, 3>::identity();
@@ -388,7 +389,7 @@ struct Case<UdwadiaExample2> {
     return h;
   }
   // T+(alpha): M = diag(1 + c^2 alpha z^2, 1 - alpha, 1),
-  // F = (-2 c^2 alpha xd z zd, 0, c^2 alpha xd^2 z)      (seed 000 eq 3.23)
+  // F = (-2 c^2 alpha xd z zd, 0, c^2 alpha xd^2 z)      (Udwadia & Wanichanon 2010 eq 3.23)
   static TermsOf<UdwadiaExample2> hand_conflated(const P& p, const V<3>& q, const V<3>& qd,
                                                  double t) {
     TermsOf<UdwadiaExample2> h = hand(p, q, qd, t);
@@ -419,7 +420,7 @@ struct Case<UdwadiaExample3> {
     s.t = uni(r, -5.0, 5.0);
     return s;
   }
-  // M = I, F = (-x, 0, 0), A = [0, c zd, c yd], b = xd    (seed 000 eq 3.36)
+  // M = I, F = (-x, 0, 0), A = [0, c zd, c yd], b = xd    (Udwadia & Wanichanon 2010 eq 3.36)
   static TermsOf<UdwadiaExample3> hand(const P& p, const V<3>& q, const V<3>& qd, double) {
     TermsOf<UdwadiaExample3> h;
     h.M = Mx<3, 3>::identity();
@@ -431,7 +432,7 @@ struct Case<UdwadiaExample3> {
     return h;
   }
   // L+ = T - (c yd zd)^2/2: M = [[1, 0, 0], [0, 1 - c^2 zd^2, -2 c^2 yd zd],
-  // [0, -2 c^2 yd zd, 1 - c^2 yd^2]] (seed 000 eq 3.39), F = 0
+  // [0, -2 c^2 yd zd, 1 - c^2 yd^2]] (Udwadia & Wanichanon 2010 eq 3.39), F = 0
   static TermsOf<UdwadiaExample3> hand_conflated(const P& p, const V<3>& q, const V<3>& qd,
                                                  double t) {
     TermsOf<UdwadiaExample3> h = hand(p, q, qd, t);
@@ -459,7 +460,7 @@ struct Case<UdwadiaExample4> {
     s.t = uni(r, -5.0, 5.0);
     return s;
   }
-  // M = I, F = (Fx, Fy, Fz), A = [0, 1, -z], b = zd^2     (seed 000 eq 3.50)
+  // M = I, F = (Fx, Fy, Fz), A = [0, 1, -z], b = zd^2     (Udwadia & Wanichanon 2010 eq 3.50)
   static TermsOf<UdwadiaExample4> hand(const P& p, const V<3>& q, const V<3>& qd, double) {
     TermsOf<UdwadiaExample4> h;
     h.M = Mx<3, 3>::identity();
@@ -471,7 +472,7 @@ struct Case<UdwadiaExample4> {
     return h;
   }
   // T+ = xd^2/2 + (1 + z^2) zd^2/2: M = diag(1, 0, 1 + z^2),
-  // F = (Fx, Fy, Fz - z zd^2)                                (seed 000 eq 3.66)
+  // F = (Fx, Fy, Fz - z zd^2)                           (Udwadia & Wanichanon 2010 eq 3.66)
   static TermsOf<UdwadiaExample4> hand_conflated(const P& p, const V<3>& q, const V<3>& qd,
                                                  double t) {
     TermsOf<UdwadiaExample4> h = hand(p, q, qd, t);
@@ -498,7 +499,7 @@ struct Case<InclineBlock> {
     s.t = uni(r, -5.0, 5.0);
     return s;
   }
-  // M = m I, F = (0, -m g), A = [-tan theta, 1], b = 0   (seed 001 eqs 31, 34)
+  // M = m I, F = (0, -m g), A = [-tan theta, 1], b = 0   (Udwadia (2005) eqs 31, 34)
   static TermsOf<InclineBlock> hand(const P& p, const V<2>&, const V<2>&, double) {
     TermsOf<InclineBlock> h;
     h.M = p.mass * Mx<2, 2>::identity();
@@ -749,7 +750,7 @@ void expect_on_constraint(const typename LM::Params& p, const State<LM>& s, cons
   EXPECT_TRUE(close(tr.A * qdd, tr.b, kTolHand)) << "A qdd = b";
 }
 
-// ------------------------------------------ 2.1 Hamel's skate (PHYSICS item 1)
+// ------------------------------- 2.1 Hamel's skate (docs/physics.md, item 1)
 
 // m = 1, no forces (slope 0): correct motion (1.12) as printed
 //   xdd = s thd^2 cos th - xd thd tan th,  ydd = s thd^2 sin th + xd thd,
@@ -821,7 +822,7 @@ TEST(ClosedForm, SkateConflated_1_14) {
   }
 }
 
-// ------------------------------------------ 2.2 sleigh, a = 0 (PHYSICS item 2)
+// ------------------------------- 2.2 sleigh, a = 0 (docs/physics.md, item 2)
 // phi = Omega t + phi0, v = v0 + (g sin(alpha)/Omega)(sin(Omega t + phi0) - sin phi0),
 // xd = v cos phi, yd = v sin phi. Differentiated at time t:
 //   thdd = 0,  vdot = g sin(alpha) cos phi,
@@ -848,7 +849,7 @@ TEST(ClosedForm, SleighZeroOffset) {
   }
 }
 
-// ------------------------------------------ 2.3 Appell (PHYSICS item 3)
+// ------------------------------- 2.3 Appell (docs/physics.md, item 3)
 
 // Ideal, alpha = 0: (3.7) as printed, both of its forms
 TEST(ClosedForm, AppellIdeal_3_7) {
@@ -874,7 +875,7 @@ TEST(ClosedForm, AppellIdeal_3_7) {
   }
 }
 
-// Nonideal drag, alpha != 0 (seed 001 eq 30 with x^2 -> xd^2):
+// Nonideal drag, alpha != 0 (Udwadia (2005) eq 30 with x^2 -> xd^2):
 //   qdd = F + (alpha gdot - xd Fx - yd Fy + zd Fz)/u^2 (xd, yd, -zd)
 //         - a0/|u| (2 xd zd^2, 2 yd zd^2, 2 zd (xd^2 + yd^2))
 // with the middle term the ideal force Q_i^c, the last Q_ni^c.
@@ -944,7 +945,7 @@ TEST(ClosedForm, AppellAtRestIsUnconstrained) {
   }
 }
 
-// ------------------------------------------ 2.4 example 2 (PHYSICS item 4)
+// ------------------------------- 2.4 example 2 (docs/physics.md, item 4)
 
 // Correct: (3.20) with z zd and z^2 for the printed zd zd and zd^2
 //   xdd = -c^2 z xd zd/(1 + c^2 z^2), ydd = c xd zd/(1 + c^2 z^2), zdd = 0
@@ -965,7 +966,7 @@ TEST(ClosedForm, Example2Correct_3_20_corrected) {
 //   xdd = -c^2 (alpha + 1) xd z zd/(1 + c^2 z^2),
 //   ydd = c (1 - c^2 alpha z^2) xd zd/(1 + c^2 z^2),  zdd = c^2 alpha xd^2 z
 // (alpha = 0 is the correct motion); alpha = 1 (singular M) by eq 2.7 gives
-// the same expressions at alpha = 1 ((3.32), seed 000 sec. 3.2.2).
+// the same expressions at alpha = 1 ((3.32), Udwadia & Wanichanon (2010) sec. 3.2.2).
 TEST(ClosedForm, Example2Conflated_3_25) {
   Rng rng(302);
   const double alphas[] = {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0};
@@ -986,7 +987,7 @@ TEST(ClosedForm, Example2Conflated_3_25) {
   }
 }
 
-// ------------------------------------------ 2.5 example 3 (PHYSICS item 5)
+// ------------------------------- 2.5 example 3 (docs/physics.md, item 5)
 
 // Correct: (3.37) as printed
 //   xdd = -x, ydd = xd zd/(c (yd^2 + zd^2)), zdd = xd yd/(c (yd^2 + zd^2))
@@ -1040,7 +1041,7 @@ TEST(ClosedForm, Example3Conflated_3_40_corrected) {
   }
 }
 
-// ------------------------------------------ 2.6 example 4 (PHYSICS item 6)
+// ------------------------------- 2.6 example 4 (docs/physics.md, item 6)
 
 // (3.51): xdd = Fx, ydd = (zd^2 + z^2 Fy + z Fz)/(1 + z^2),
 //         zdd = (-z zd^2 + z Fy + Fz)/(1 + z^2);
@@ -1065,11 +1066,11 @@ TEST(ClosedForm, Example4CorrectAndConflated_3_51) {
   }
 }
 
-// ------------------------------------------ 2.7 incline block (PHYSICS item 7)
+// ------------------------------- 2.7 incline block (docs/physics.md, item 7)
 
 // s the distance up the slope (x = s cos theta, y = s sin theta):
 //   sdd = -g sin theta - mu g cos theta sgn(sd), no acceleration normal to the plane,
-// and seed 001 eq (39) term by term: Q_i^c = m g (-sin cos, cos^2),
+// and Udwadia (2005) eq (39) term by term: Q_i^c = m g (-sin cos, cos^2),
 // Q_ni^c = -mu m g (cos^2, cos sin) sgn(xd).
 TEST(ClosedForm, InclineBlockCoulomb_39) {
   Rng rng(601);

@@ -1,4 +1,4 @@
-"""nholo's HDF5 output layout (DESIGN.md section 6), read by h5py and xarray.
+"""nholo's HDF5 output layout (docs/usage.md, "Output (HDF5)"), read by h5py and xarray.
 
 Runs the C++ program h5_layout_writer (tests/h5_layout_writer.cpp, written
 through host/h5.hpp; its path comes in the environment variable

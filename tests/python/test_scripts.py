@@ -8,7 +8,7 @@ to a temporary folder, runs every script headless with --summary, and checks
     /statistics/<formulation> drift_ratio_mean, drift_ratio_std, band,
     drift_velocity, status_* counts, /compare/<a>__<b>/max_distance, and
     the residual and energy error recomputed here from the datasets;
-  * the numbers agree with the rolling coin's closed form (PHYSICS.md item 10):
+  * the numbers agree with the rolling coin's closed form (docs/physics.md, item 10):
     - the drift ratio (fitted drift / (g sin(slope) / (3 theta_dot))) of every
       coin lies within the bound the fit itself allows: a least-squares line
       through x(t) = x0' + v t - f(theta) cos(theta) over saves t_k misses v by
@@ -187,7 +187,7 @@ def draw(script, h5, tmp, name, *args):
 
 
 def closed_form(f):
-    """PHYSICS.md item 10, written out again here (independently of the
+    """docs/physics.md, item 10, written out again here (independently of the
     scripts' helper): Omega, omega, A, B, v, band, H per coin."""
     g, slope, radius = (float(f.attrs[f"param_{k}"]) for k in ("g", "slope", "radius"))
     names = [c.decode() if isinstance(c, bytes) else c for c in f.attrs["coordinates"]]
@@ -348,7 +348,7 @@ def test_formulations_vakonomic_path_distance(runs, tmp_path):
     with h5py.File(runs["vak"], "r") as f:
         d = np.linalg.norm(f["udwadia_kalaba/q"][i, :, :2] - f["vakonomic/q"][i, :, :2], axis=1)
     np.testing.assert_allclose(s["pairs"]["vakonomic"]["distance"], d, rtol=1e-12)
-    # on a slope no lambda(0) reproduces the nonholonomic motion (seed 003)
+    # on a slope no lambda(0) reproduces the nonholonomic motion (Lemos 2022)
     assert s["pairs"]["vakonomic"]["ensemble_max_distance"]["min"] > 0.1
 
 
