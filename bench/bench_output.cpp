@@ -107,7 +107,8 @@ double run_h5(const std::string& path, int64_t count, int64_t ns, int W, bool fi
     const hsize_t H = static_cast<hsize_t>(count), S = static_cast<hsize_t>(ns);
     const std::vector<hsize_t> chunk = {std::min<hsize_t>(H, 1024), std::min<hsize_t>(S, W), n};
     h5::Dataset dq = root.create_dataset<double>("q", {H, S, n}, chunk, filters ? 1 : 0, filters);
-    h5::Dataset dqd = root.create_dataset<double>("qdot", {H, S, n}, chunk, filters ? 1 : 0, filters);
+    h5::Dataset dqd =
+        root.create_dataset<double>("qdot", {H, S, n}, chunk, filters ? 1 : 0, filters);
     for (int64_t k0 = 0; k0 < ns; k0 += W) {
       const hsize_t w = static_cast<hsize_t>(std::min<int64_t>(W, ns - k0));
       dq.write_block({0, static_cast<hsize_t>(k0), 0}, {H, w, n}, block.data());
@@ -127,19 +128,27 @@ int main(int argc, char** argv) {
   int threads = 1, reps = 1;
   for (int a = 1; a + 1 < argc; a += 2) {
     const std::string k = argv[a], v = argv[a + 1];
-    if (k == "--config") config = v;
-    else if (k == "--n") n = std::atoll(v.c_str());
-    else if (k == "--threads") threads = std::atoi(v.c_str());
-    else if (k == "--dir") dir = v;
-    else if (k == "--reps") reps = std::atoi(v.c_str());
+    if (k == "--config")
+      config = v;
+    else if (k == "--n")
+      n = std::atoll(v.c_str());
+    else if (k == "--threads")
+      threads = std::atoi(v.c_str());
+    else if (k == "--dir")
+      dir = v;
+    else if (k == "--reps")
+      reps = std::atoi(v.c_str());
     else {
-      std::fprintf(stderr, "bench_output: unknown option %s (accepted: --config --n --threads --dir --reps)\n",
-                   k.c_str());
+      std::fprintf(
+          stderr,
+          "bench_output: unknown option %s (accepted: --config --n --threads --dir --reps)\n",
+          k.c_str());
       return 2;
     }
   }
   if ((argc - 1) % 2 != 0 || n < 1 || threads < 1 || reps < 1) {
-    std::fprintf(stderr, "usage: bench_output --config FILE --n N --threads T --dir DIR [--reps R]\n");
+    std::fprintf(stderr,
+                 "usage: bench_output --config FILE --n N --threads T --dir DIR [--reps R]\n");
     return 2;
   }
   std::filesystem::create_directories(dir);
@@ -160,7 +169,7 @@ int main(int argc, char** argv) {
   const int64_t bytes = n * ns * models::RollingCoin::n * 8 * 2;
   double off = 1e300, on = 1e300, on_z = 1e300, wr = 1e300, h5d = 1e300, h5p = 1e300;
   double z_bytes = 0, w_on = 1e300, w_z = 1e300;  // RunSummary::output_seconds
-  double wait_on = 1e300;                          // RunSummary::wait_seconds
+  double wait_on = 1e300;                         // RunSummary::wait_seconds
   RunConfig cfg_z = cfg;
   cfg_z.compression = 1;
   cfg_z.output_path = dir + "/bench_output_z.h5";
@@ -203,7 +212,7 @@ int main(int argc, char** argv) {
       "\"seconds_writing\": %.6g, \"seconds_writing_deflate\": %.6g, \"seconds_waiting\": %.6g, "
       "\"on_over_off\": %.4g}\n",
       static_cast<long long>(n), threads, static_cast<long long>(ns), static_cast<long long>(bytes),
-      h5_bytes, off, on, wr, out_rate, raw_rate, out_rate / raw_rate, h5d, h5p, on_z, z_bytes, out_rate_z, w_on, w_z,
-      wait_on, on / off);
+      h5_bytes, off, on, wr, out_rate, raw_rate, out_rate / raw_rate, h5d, h5p, on_z, z_bytes,
+      out_rate_z, w_on, w_z, wait_on, on / off);
   return 0;
 }

@@ -75,7 +75,8 @@ class CpuEnsemble final : public DeviceEnsemble {
       moments_[s].resize(10 * moments_size(L_.max_count, L_.window, n));
       for (int f = 0; f < 2; ++f)
         for (int a = 0; a < 5; ++a)
-          slots_[s].moments[f][a] = moments_[s].data() + (f * 5 + a) * moments_size(L_.max_count, L_.window, n);
+          slots_[s].moments[f][a] =
+              moments_[s].data() + (f * 5 + a) * moments_size(L_.max_count, L_.window, n);
     }
     // q and qdot feed the statistics even when the file does not get them
     if (field_index("q") < 0) scratch_q_.resize(per_save * n);
@@ -107,7 +108,9 @@ class CpuEnsemble final : public DeviceEnsemble {
     ens_.start(y0, count, t0, opt_);
     for (int64_t i = 0; i < count; ++i)
       if (rejected[i]) ens_.status[i] = static_cast<int32_t>(Status::rejected);
-    if (L_.line_fit) for_each_index(dev_.info().backend, dev_.threads(), count, LineFitResetKernel{count, fit_.data()});
+    if (L_.line_fit)
+      for_each_index(dev_.info().backend, dev_.threads(), count,
+                     LineFitResetKernel{count, fit_.data()});
   }
 
   void run_window(int64_t k0, int ns, int slot) override {
@@ -153,14 +156,22 @@ class CpuEnsemble final : public DeviceEnsemble {
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
     const double* src[2] = {f.arr.q, f.arr.qdot};
     for (int fi = 0; fi < 2; ++fi) {
-      BlockMomentsKernel<double> bm{src[fi], true, count, ns, n,
-                                    W.moments[fi][0], W.moments[fi][1], W.moments[fi][2],
-                                    W.moments[fi][3], W.moments[fi][4]};
+      BlockMomentsKernel<double> bm{src[fi],
+                                    true,
+                                    count,
+                                    ns,
+                                    n,
+                                    W.moments[fi][0],
+                                    W.moments[fi][1],
+                                    W.moments[fi][2],
+                                    W.moments[fi][3],
+                                    W.moments[fi][4]};
       for_each_index(b, threads, blocks * ns * n, bm);
     }
     if (L_.line_fit) {
-      LineFitKernel<double> lf{f.arr.q, true, count, ns, n, L_.fit_x, L_.fit_y,
-                               dev_.save_times() + k0, L_.t_mid, fit_.data()};
+      LineFitKernel<double> lf{f.arr.q,  true,       count,    ns,
+                               n,        L_.fit_x,   L_.fit_y, dev_.save_times() + k0,
+                               L_.t_mid, fit_.data()};
       for_each_index(b, threads, count, lf);
     }
   }

@@ -44,15 +44,16 @@ std::string describe_devices() {
       return "no usable CUDA device (the NVIDIA driver supports CUDA " + version_string(drv) +
              ", older than the CUDA runtime " + version_string(rt) + " nholo was built with)";
     }
-    return std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+    return std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " +
+           cudaGetErrorString(e) + ")";
   }
   if (n == 0) return "no CUDA device";
   std::string s;
   for (int d = 0; d < n; ++d) {
     cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) continue;
-    s += (d ? "; " : "") + std::string("GPU ") + std::to_string(d) + ": " + prop.name + " (compute " +
-         std::to_string(prop.major) + "." + std::to_string(prop.minor) + ", " +
+    s += (d ? "; " : "") + std::string("GPU ") + std::to_string(d) + ": " + prop.name +
+         " (compute " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + ", " +
          std::to_string(prop.totalGlobalMem >> 20) + " MiB)";
   }
   return s;
@@ -60,11 +61,13 @@ std::string describe_devices() {
 
 std::unique_ptr<Device> open_device(int gpu) {
   const int n = device_count();
-  if (n == 0) throw std::runtime_error("backend cuda: " + describe_devices() + "; accepted here: auto, omp, cpp");
+  if (n == 0)
+    throw std::runtime_error("backend cuda: " + describe_devices() +
+                             "; accepted here: auto, omp, cpp");
   if (gpu < 0 || gpu >= n)
-    throw std::runtime_error("backend.gpu = " + std::to_string(gpu) + ": there are " + std::to_string(n) +
-                             " CUDA devices (" + describe_devices() + "); accepted: 0.." +
-                             std::to_string(n - 1));
+    throw std::runtime_error("backend.gpu = " + std::to_string(gpu) + ": there are " +
+                             std::to_string(n) + " CUDA devices (" + describe_devices() +
+                             "); accepted: 0.." + std::to_string(n - 1));
   return std::make_unique<CudaDevice>(gpu);
 }
 
@@ -137,8 +140,10 @@ void CudaDevice::set_save_times(const std::vector<double>& t) {
   make_current();
   if (times_) check(cudaFree(times_), "cudaFree");
   times_ = nullptr;
-  check(cudaMalloc(reinterpret_cast<void**>(&times_), t.size() * sizeof(double)), "cudaMalloc(save times)");
-  check(cudaMemcpy(times_, t.data(), t.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy(save times)");
+  check(cudaMalloc(reinterpret_cast<void**>(&times_), t.size() * sizeof(double)),
+        "cudaMalloc(save times)");
+  check(cudaMemcpy(times_, t.data(), t.size() * sizeof(double), cudaMemcpyHostToDevice),
+        "cudaMemcpy(save times)");
 }
 
 void CudaDevice::pair_distance(const PairDistanceKernel<double>& k, int64_t count) {

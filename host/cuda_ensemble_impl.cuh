@@ -98,7 +98,8 @@ class PinnedArray {
  public:
   PinnedArray() = default;
   explicit PinnedArray(std::size_t n) : n_(n) {
-    if (n) check(cudaMallocHost(reinterpret_cast<void**>(&p_), n * sizeof(double)), "cudaMallocHost");
+    if (n)
+      check(cudaMallocHost(reinterpret_cast<void**>(&p_), n * sizeof(double)), "cudaMallocHost");
   }
   PinnedArray(PinnedArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
   PinnedArray& operator=(PinnedArray&& o) noexcept {
@@ -158,7 +159,8 @@ class CudaEnsemble final : public DeviceEnsemble {
         slots_[k].fields[j] = host_[k].back().get();
       }
       for (int f = 0; f < 2; ++f)
-        for (int a = 0; a < 5; ++a) slots_[k].moments[f][a] = moments_host_[k].get() + (f * 5 + a) * ms;
+        for (int a = 0; a < 5; ++a)
+          slots_[k].moments[f][a] = moments_host_[k].get() + (f * 5 + a) * ms;
       check(cudaEventCreateWithFlags(&computed_[k], cudaEventDisableTiming), "cudaEventCreate");
       check(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming), "cudaEventCreate");
     }
@@ -199,7 +201,8 @@ class CudaEnsemble final : public DeviceEnsemble {
     // the previous slice's copies must be done before its buffers are reused
     check(cudaStreamSynchronize(dev_.copy()), "cudaStreamSynchronize(copy)");
     auto up = [&](void* dst, const void* src, std::size_t bytes) {
-      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, dev_.compute()), "cudaMemcpyAsync(state)");
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, dev_.compute()),
+            "cudaMemcpyAsync(state)");
     };
     up(y_.get(), h.y.data(), h.y.size() * sizeof(double));
     up(t_.get(), h.t.data(), count * sizeof(double));
@@ -209,7 +212,8 @@ class CudaEnsemble final : public DeviceEnsemble {
     up(steps_.get(), h.steps.data(), count * sizeof(int64_t));
     up(rej_.get(), h.rejected.data(), count * sizeof(int64_t));
     up(status_.get(), h.status.data(), count * sizeof(int32_t));
-    if (L_.line_fit) launch(LineFitResetKernel{count, fit_.get()}, count, dev_.compute(), "line fit reset");
+    if (L_.line_fit)
+      launch(LineFitResetKernel{count, fit_.get()}, count, dev_.compute(), "line fit reset");
     // pageable sources: wait before they go out of scope
     check(cudaStreamSynchronize(dev_.compute()), "cudaStreamSynchronize(start_slice)");
   }
@@ -245,9 +249,15 @@ class CudaEnsemble final : public DeviceEnsemble {
     f.arr.energy = en_.get();
     const unsigned grid = static_cast<unsigned>((count + kIntegrateBlock - 1) / kIntegrateBlock);
     switch (opt_.method) {
-      case Method::rk4: integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f); break;
-      case Method::dopri5: integrate_kernel<Sys, Method::dopri5><<<grid, kIntegrateBlock, 0, cs>>>(f); break;
-      case Method::dop853: integrate_kernel<Sys, Method::dop853><<<grid, kIntegrateBlock, 0, cs>>>(f); break;
+      case Method::rk4:
+        integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f);
+        break;
+      case Method::dopri5:
+        integrate_kernel<Sys, Method::dopri5><<<grid, kIntegrateBlock, 0, cs>>>(f);
+        break;
+      case Method::dop853:
+        integrate_kernel<Sys, Method::dop853><<<grid, kIntegrateBlock, 0, cs>>>(f);
+        break;
     }
     check(cudaGetLastError(), "integration kernel launch");
     // reductions: block moments of q and qdot, the model's drift sums
@@ -257,12 +267,14 @@ class CudaEnsemble final : public DeviceEnsemble {
     const double* src[2] = {q_.get(), qd_.get()};
     for (int fi = 0; fi < 2; ++fi) {
       double* o = md + fi * 5 * ms;
-      BlockMomentsKernel<double> bm{src[fi], false, count, ns, n, o, o + ms, o + 2 * ms, o + 3 * ms, o + 4 * ms};
+      BlockMomentsKernel<double> bm{src[fi], false,  count,      ns,         n,
+                                    o,       o + ms, o + 2 * ms, o + 3 * ms, o + 4 * ms};
       launch(bm, blocks * ns * n, cs, "block moments");
     }
     if (L_.line_fit) {
-      LineFitKernel<double> lf{q_.get(), false, count, ns, n, L_.fit_x, L_.fit_y,
-                               dev_.save_times() + k0, L_.t_mid, fit_.get()};
+      LineFitKernel<double> lf{q_.get(), false,     count,    ns,
+                               n,        L_.fit_x,  L_.fit_y, dev_.save_times() + k0,
+                               L_.t_mid, fit_.get()};
       launch(lf, count, cs, "line fit");
     }
     // the requested fields in the file's layout
@@ -277,12 +289,13 @@ class CudaEnsemble final : public DeviceEnsemble {
     check(cudaStreamWaitEvent(cp, computed_[slot], 0), "cudaStreamWaitEvent");
     for (size_t j = 0; j < L_.fields.size(); ++j)
       check(cudaMemcpyAsync(host_[slot][j].get(), staging_[slot][j].get(),
-                            count * ns * L_.components[j] * sizeof(double), cudaMemcpyDeviceToHost, cp),
+                            count * ns * L_.components[j] * sizeof(double), cudaMemcpyDeviceToHost,
+                            cp),
             "cudaMemcpyAsync(fields)");
     // only the blocks of this window: [(b ns + k) n + c] for b < blocks
     for (int a = 0; a < 10; ++a)
-      check(cudaMemcpyAsync(moments_host_[slot].get() + a * ms, md + a * ms, blocks * ns * n * sizeof(double),
-                            cudaMemcpyDeviceToHost, cp),
+      check(cudaMemcpyAsync(moments_host_[slot].get() + a * ms, md + a * ms,
+                            blocks * ns * n * sizeof(double), cudaMemcpyDeviceToHost, cp),
             "cudaMemcpyAsync(moments)");
     check(cudaEventRecord(copied_[slot], cp), "cudaEventRecord");
   }
@@ -355,8 +368,8 @@ std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& d
 // acceleration-level constraints, which the vakonomic form rejects at compile
 // time); conflated only where the model has a conflated Lagrangian (the
 // generated file says which, and checks it with has_conflated_lagrangian).
-#define NHOLO_CUDA_INSTANTIATE_SYSTEM(Sys)                                                    \
-  template std::unique_ptr<DeviceEnsemble> make_ensemble<Sys>(                                \
+#define NHOLO_CUDA_INSTANTIATE_SYSTEM(Sys)                     \
+  template std::unique_ptr<DeviceEnsemble> make_ensemble<Sys>( \
       const std::string&, Device&, const Sys&, const IntegratorOptions&, const EnsembleLayout&);
 #define NHOLO_CUDA_INSTANTIATE_MODEL(Model)                      \
   NHOLO_CUDA_INSTANTIATE_SYSTEM(UdwadiaKalabaSystem<Model>)      \

@@ -52,9 +52,9 @@ struct DeviceInfo {
   std::string compute_capability;  // "9.0" (CUDA), "" otherwise
   std::string driver_version;      // CUDA driver / runtime versions ("13.0"), "" otherwise
   std::string runtime_version;
-  int gpu = -1;                    // CUDA device index
-  int threads = 0;                 // OpenMP threads (CPU backends)
-  std::size_t memory_bytes = 0;    // device memory (CUDA), 0 for the host
+  int gpu = -1;                  // CUDA device index
+  int threads = 0;               // OpenMP threads (CPU backends)
+  std::size_t memory_bytes = 0;  // device memory (CUDA), 0 for the host
 };
 
 class Device {
@@ -110,11 +110,11 @@ class DeviceArray {
 
 // What an ensemble computes and hands to the host, fixed for the run.
 struct EnsembleLayout {
-  int64_t max_count = 0;              // slice capacity (trajectories)
-  int window = 1;                     // saves per window (the last may be shorter)
-  std::vector<std::string> fields;    // fields handed to the host, file layout
-  std::vector<int> components;        // per field: n, m or 1
-  OutputSelection sel;                // observables computed (q, qdot always)
+  int64_t max_count = 0;            // slice capacity (trajectories)
+  int window = 1;                   // saves per window (the last may be shorter)
+  std::vector<std::string> fields;  // fields handed to the host, file layout
+  std::vector<int> components;      // per field: n, m or 1
+  OutputSelection sel;              // observables computed (q, qdot always)
   // a model's drift statistic (kernels/reduce.hpp LineFitKernel)
   bool line_fit = false;
   int fit_x = 0, fit_y = 0;

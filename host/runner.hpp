@@ -99,8 +99,8 @@ std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const Run
       throw std::runtime_error("backend cuda: this nholo was built without CUDA");
 #endif
     }
-    return std::make_unique<CpuEnsemble<Sys>>(f, static_cast<CpuDevice&>(dev), sys,
-                                              cfg.integrator, layout);
+    return std::make_unique<CpuEnsemble<Sys>>(f, static_cast<CpuDevice&>(dev), sys, cfg.integrator,
+                                              layout);
   };
   if (f == "udwadia_kalaba") return make(UdwadiaKalabaSystem<Model>{});
   if (f == "lagrange_multiplier") return make(LagrangeMultiplierSystem<Model>{});

@@ -3,8 +3,6 @@
 // them.
 #pragma once
 
-#include "host/runner.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <sstream>
 
 #include "host/output_sink.hpp"
+#include "host/runner.hpp"
 
 namespace nholo {
 
@@ -22,11 +21,14 @@ using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
-inline hsize_t H(int64_t v) { return static_cast<hsize_t>(v); }
+inline hsize_t H(int64_t v) {
+  return static_cast<hsize_t>(v);
+}
 
 // Components per save of an output field.
 inline int field_components(const std::string& f, int n, int m) {
-  if (f == "q" || f == "qdot" || f == "qddot" || f == "force_ideal" || f == "force_nonideal") return n;
+  if (f == "q" || f == "qdot" || f == "qddot" || f == "force_ideal" || f == "force_nonideal")
+    return n;
   if (f == "multiplier") return m;
   return 1;
 }
@@ -51,11 +53,12 @@ inline SlicePlan plan_slices(const RunConfig& cfg, const Device& dev, int n, int
   // host bytes per trajectory: initial states, per formulation the state, two
   // output slots, q/qdot scratch, fit sums and per-slice results; pair sums
   const double host = (2.0 * n + m + N + 2) * 8 +
-                      nf * ((N + 8) * 8 + 2 * W * fields * 8 + 2 * W * n * 8 + 7 * 8 + 40) + pairs * 16;
+                      nf * ((N + 8) * 8 + 2 * W * fields * 8 + 2 * W * n * 8 + 7 * 8 + 40) +
+                      pairs * 16;
   // device bytes (CUDA): state, every observable of a window (SoA), two
   // staging copies in the file layout, fit sums; pair sums
-  const double device = nf * ((N + 8) * 8 + W * (3.0 * n + m + 2) * 8 + 2 * W * fields * 8 + 7 * 8) +
-                        pairs * 16;
+  const double device =
+      nf * ((N + 8) * 8 + W * (3.0 * n + m + 2) * 8 + 2 * W * fields * 8 + 7 * 8) + pairs * 16;
   int64_t slice = static_cast<int64_t>(cfg.memory_budget_mb * 1048576.0 / host);
   if (dev.usable_memory() > 0)
     slice = std::min<int64_t>(slice, static_cast<int64_t>(dev.usable_memory() / device));
@@ -128,8 +131,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
     h5::Dataset cons = h5::dimension(G.g, "constraint", mi.constraints);
     for (const auto& fname : cfg.fields) {
       const int nc = field_components(fname, n, m);
-      const bool per_coord = nc == n && fname != "multiplier" && fname != "constraint_residual" &&
-                             fname != "energy";
+      const bool per_coord =
+          nc == n && fname != "multiplier" && fname != "constraint_residual" && fname != "energy";
       const bool per_cons = fname == "multiplier";
       std::vector<hsize_t> dims = {H(size), H(n_saves)};
       std::vector<hsize_t> chunk = {chunk_t, chunk_k};
@@ -174,17 +177,20 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
   std::vector<PairOutput> pout;
   for (int a = 0; a < nf; ++a)
     for (int b = a + 1; b < nf; ++b) {
-      h5::Group g = root.create_group("compare/" + cfg.formulations[a] + "__" + cfg.formulations[b]);
+      h5::Group g =
+          root.create_group("compare/" + cfg.formulations[a] + "__" + cfg.formulations[b]);
       g.set_attr("formulation_a", cfg.formulations[a]);
       g.set_attr("formulation_b", cfg.formulations[b]);
       g.set_attr("threshold", cfg.compare_threshold);
       PairOutput P{a, b, trajectory_dimension(g, size, chunk_t, gz), {}, {}};
       P.max_distance = g.create_dataset<double>("max_distance", {H(size)}, {chunk_t}, gz, gz > 0);
-      P.first_exceed = g.create_dataset<double>("first_exceed_time", {H(size)}, {chunk_t}, gz, gz > 0);
+      P.first_exceed =
+          g.create_dataset<double>("first_exceed_time", {H(size)}, {chunk_t}, gz, gz > 0);
       P.max_distance.attach_scale(P.traj, 0);
       P.first_exceed.attach_scale(P.traj, 0);
       P.max_distance.set_attr("long_name", "max over saves of |q_a - q_b|_2");
-      P.first_exceed.set_attr("long_name", "first save time with |q_a - q_b|_2 > threshold (NaN: never)");
+      P.first_exceed.set_attr("long_name",
+                              "first save time with |q_a - q_b|_2 > threshold (NaN: never)");
       pout.push_back(std::move(P));
     }
   // the model's drift statistic, per trajectory, streamed slice by slice
@@ -201,7 +207,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
     D.ratio = sg.create_dataset<double>("drift_ratio", {H(size)}, {chunk_t}, gz, gz > 0);
     D.velocity.set_attr("long_name", "least-squares slope of x(t) (horizontal drift)");
     D.band.set_attr("long_name", "max y - min y over the saves (downslope band)");
-    D.ratio.set_attr("long_name", "drift_velocity / prediction (statistics group attribute drift_prediction)");
+    D.ratio.set_attr("long_name",
+                     "drift_velocity / prediction (statistics group attribute drift_prediction)");
     for (auto* d : {&D.velocity, &D.band, &D.ratio}) d->attach_scale(D.traj, 0);
   }
 
@@ -229,7 +236,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
   }
   dev.set_save_times(cfg.save_times);
   std::vector<std::unique_ptr<DeviceEnsemble>> ens;
-  for (const auto& f : cfg.formulations) ens.push_back(make_formulation<Model>(f, cfg, dev, layout));
+  for (const auto& f : cfg.formulations)
+    ens.push_back(make_formulation<Model>(f, cfg, dev, layout));
   std::vector<PairState> pairs;
   for (const auto& P : pout)
     pairs.push_back({P.a, P.b, DeviceArray(dev, plan.slice), DeviceArray(dev, plan.slice)});
@@ -265,7 +273,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
         qd[c] = qd0[i * n + c];
       }
       if constexpr (m > 0) {
-        ConsistencyResult<double> r = complete_state<Model, double>(params, q, q_given, qd, qd_given, t0);
+        ConsistencyResult<double> r =
+            complete_state<Model, double>(params, q, q_given, qd, qd_given, t0);
         if (any_free && r.converged) ++sum.completed_from_constraints;
         if (!r.converged) {
           if (cfg.on_violation == "error") {
@@ -294,9 +303,11 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
 
   // ---- 7. the output sink (writer thread)
   OutputSink sink(true);
-  Progress progress(size * plan.n_windows * nf, ro.quiet, ro.tty, static_cast<double>(plan.n_windows * nf));
+  Progress progress(size * plan.n_windows * nf, ro.quiet, ro.tty,
+                    static_cast<double>(plan.n_windows * nf));
   int64_t done_units = 0, reached = 0;
-  int64_t written_end = 0;  // trajectories [0, written_end) have their results in the file (writer thread)
+  int64_t written_end =
+      0;  // trajectories [0, written_end) have their results in the file (writer thread)
   std::vector<double> q0, qd0, l0;
   std::vector<uint8_t> rejected;
   int64_t window_counter = 0;  // selects the host slot (double buffering)
@@ -315,7 +326,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
         iout.l0.write_block({H(begin), 0}, {H(count), H(m)}, l0.data());
       });
       const auto c0 = Clock::now();
-      for (auto& e : ens) e->start_slice(count, q0.data(), qd0.data(), l0.data(), rejected.data(), t0);
+      for (auto& e : ens)
+        e->start_slice(count, q0.data(), qd0.data(), l0.data(), rejected.data(), t0);
       for (auto& P : pairs) {
         dev.fill(P.max_dist.get(), 0.0, count);
         dev.fill(P.first_exceed.get(), NAN, count);
@@ -342,8 +354,17 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
           bool ta = true, tb = true;
           const double* qa = ens[P.a]->device_q(&ta);
           const double* qb = ens[P.b]->device_q(&tb);
-          PairDistanceKernel<double> k{qa, qb, ta, tb, count, ns, n, dev.save_times() + k0,
-                                       cfg.compare_threshold, P.max_dist.get(), P.first_exceed.get()};
+          PairDistanceKernel<double> k{qa,
+                                       qb,
+                                       ta,
+                                       tb,
+                                       count,
+                                       ns,
+                                       n,
+                                       dev.save_times() + k0,
+                                       cfg.compare_threshold,
+                                       P.max_dist.get(),
+                                       P.first_exceed.get()};
           dev.pair_distance(k, count);
         }
         sum.compute_seconds += seconds_since(w0);
@@ -358,7 +379,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
               if (nc == 1 && cfg.fields[j] != "multiplier")
                 fout[f].fields[j].write_block({H(begin), H(k0)}, {H(count), H(ns)}, S.fields[j]);
               else
-                fout[f].fields[j].write_block({H(begin), H(k0), 0}, {H(count), H(ns), H(nc)}, S.fields[j]);
+                fout[f].fields[j].write_block({H(begin), H(k0), 0}, {H(count), H(ns), H(nc)},
+                                              S.fields[j]);
               sum.output_bytes += count * ns * nc * static_cast<int64_t>(sizeof(double));
             }
             st_q[f].add_block_moments(S.moments[0], count, k0, ns);

@@ -69,9 +69,16 @@ class FieldStatistics {
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
     const size_t len = static_cast<size_t>(blocks * n_saves * n_comp_);
     std::vector<double> out(5 * len);
-    BlockMomentsKernel<double> k{v.data(), trajectory_major, count, n_saves, n_comp_,
-                                 out.data(), out.data() + len, out.data() + 2 * len,
-                                 out.data() + 3 * len, out.data() + 4 * len};
+    BlockMomentsKernel<double> k{v.data(),
+                                 trajectory_major,
+                                 count,
+                                 n_saves,
+                                 n_comp_,
+                                 out.data(),
+                                 out.data() + len,
+                                 out.data() + 2 * len,
+                                 out.data() + 3 * len,
+                                 out.data() + 4 * len};
     for (int64_t j = 0; j < static_cast<int64_t>(len); ++j) k(j);
     const double* parts[5] = {out.data(), out.data() + len, out.data() + 2 * len,
                               out.data() + 3 * len, out.data() + 4 * len};

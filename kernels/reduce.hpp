@@ -62,7 +62,8 @@ struct BlockMomentsKernel {
     const int64_t i1 = i0 + kStatBlock < count ? i0 + kStatBlock : count;
     double n = 0, mean = 0, m2 = 0, mn = HUGE_VAL, mx = -HUGE_VAL;
     for (int64_t i = i0; i < i1; ++i) {
-      const double x = static_cast<double>(v[window_index(trajectory_major, k, c, nc, i, ns, count)]);
+      const double x =
+          static_cast<double>(v[window_index(trajectory_major, k, c, nc, i, ns, count)]);
       if (!isfinite(x)) continue;
       // Welford: the same operations, in the same order, as Moments::add
       n += 1;
@@ -128,16 +129,18 @@ struct LineFitKernel {
   bool trajectory_major;
   int64_t count, ns;
   int n;
-  int x, y;                   // coordinates fitted / ranged
-  const double* save_times;   // [ns]
+  int x, y;                  // coordinates fitted / ranged
+  const double* save_times;  // [ns]
   double t_mid;
   double* acc;
 
   NHOLO_HD void operator()(int64_t i) const {
     double* a = acc;
     for (int64_t k = 0; k < ns; ++k) {
-      const double xv = static_cast<double>(q[window_index(trajectory_major, k, x, n, i, ns, count)]);
-      const double yv = static_cast<double>(q[window_index(trajectory_major, k, y, n, i, ns, count)]);
+      const double xv =
+          static_cast<double>(q[window_index(trajectory_major, k, x, n, i, ns, count)]);
+      const double yv =
+          static_cast<double>(q[window_index(trajectory_major, k, y, n, i, ns, count)]);
       if (!isfinite(xv) || !isfinite(yv)) continue;
       const double tc = save_times[k] - t_mid;
       a[0 * count + i] += 1;
@@ -164,8 +167,8 @@ struct LineFitResetKernel {
 
 // Slope of the fit and range of y from LineFitKernel's sums (NaN where undefined).
 NHOLO_HDI double line_fit_slope(const double* acc, int64_t count, int64_t i) {
-  const double n = acc[i], st = acc[count + i], sx = acc[2 * count + i],
-               stt = acc[3 * count + i], stx = acc[4 * count + i];
+  const double n = acc[i], st = acc[count + i], sx = acc[2 * count + i], stt = acc[3 * count + i],
+               stx = acc[4 * count + i];
   const double den = n * stt - st * st;
   return n >= 2 && den > 0 ? (n * stx - st * sx) / den : NAN;
 }

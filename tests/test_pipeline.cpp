@@ -46,7 +46,8 @@ Result nholo_cmd(const std::string& args, const fs::path& dir, const std::string
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("nholo_pipeline_" + name + "_" + std::to_string(getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("nholo_pipeline_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -134,7 +135,8 @@ TEST(Pipeline, DeviceReducedStatisticsEqualTwoPassReference) {
           const double var_ref = ss / (cnt - 1);
           const size_t j = k * nc + c;
           EXPECT_NEAR(mean[j], m, 1e-14 * std::max(scale, 1e-300)) << form << field << k << c;
-          EXPECT_NEAR(var[j], var_ref, 1e-14 * std::max(var_ref, scale * scale * 1e-2)) << form << field << k << c;
+          EXPECT_NEAR(var[j], var_ref, 1e-14 * std::max(var_ref, scale * scale * 1e-2))
+              << form << field << k << c;
           EXPECT_EQ(mn[j], lo);
           EXPECT_EQ(mx[j], hi);
         }
@@ -148,17 +150,32 @@ TEST(Pipeline, StatisticsBitwiseAcrossSlicingThreadsBackendsAndModes) {
   const fs::path dir = temp_dir("bitwise");
   write_file(dir / "c.toml", kConfig);
   ASSERT_EQ(nholo_cmd("run -q c.toml --threads 2 --set output.memory_budget_mb=256", dir).code, 0);
-  ASSERT_EQ(nholo_cmd("run -q c.toml --threads 1 --set output.memory_budget_mb=1 --set output.path=b.h5", dir).code, 0);
-  ASSERT_EQ(nholo_cmd("run -q c.toml --backend cpp --set output.window=5 --set output.path=c.h5", dir).code, 0);
+  ASSERT_EQ(
+      nholo_cmd("run -q c.toml --threads 1 --set output.memory_budget_mb=1 --set output.path=b.h5",
+                dir)
+          .code,
+      0);
+  ASSERT_EQ(
+      nholo_cmd("run -q c.toml --backend cpp --set output.window=5 --set output.path=c.h5", dir)
+          .code,
+      0);
   // statistics only: no time series written, fields = [] and mode = "statistics" alike
-  ASSERT_EQ(nholo_cmd("run -q c.toml --set output.fields=[] --set output.path=d.h5 --set output.memory_budget_mb=1", dir).code, 0);
-  ASSERT_EQ(nholo_cmd("run -q c.toml --set output.mode='\"statistics\"' --set output.fields=[] --set output.path=e.h5", dir).code, 0);
+  ASSERT_EQ(nholo_cmd("run -q c.toml --set output.fields=[] --set output.path=d.h5 --set "
+                      "output.memory_budget_mb=1",
+                      dir)
+                .code,
+            0);
+  ASSERT_EQ(nholo_cmd("run -q c.toml --set output.mode='\"statistics\"' --set output.fields=[] "
+                      "--set output.path=e.h5",
+                      dir)
+                .code,
+            0);
   const File a = File::open_ro((dir / "a.h5").string());
   for (const char* other : {"b.h5", "c.h5", "d.h5", "e.h5"}) {
     const File b = File::open_ro((dir / other).string());
     for (const char* form : {"udwadia_kalaba", "lagrange_multiplier"})
-      for (const char* st : {"mean", "variance", "min", "max", "qdot_mean", "qdot_variance", "count",
-                             "drift_velocity", "band", "drift_ratio"}) {
+      for (const char* st : {"mean", "variance", "min", "max", "qdot_mean", "qdot_variance",
+                             "count", "drift_velocity", "band", "drift_ratio"}) {
         const std::string ds = std::string("statistics/") + form + "/" + st;
         EXPECT_TRUE(same_bits(read(a, ds), read(b, ds))) << ds << " vs " << other;
       }
@@ -189,7 +206,8 @@ TEST(Pipeline, StatisticsBitwiseAcrossSlicingThreadsBackendsAndModes) {
   const size_t N = 2500, nk = t.size(), nc = 4;
   ASSERT_EQ(vel.size(), N);
   ASSERT_EQ(q.size(), N * nk * nc);
-  const double slope_angle = a.root().attr_double("param_slope"), g = a.root().attr_double("param_g");
+  const double slope_angle = a.root().attr_double("param_slope"),
+               g = a.root().attr_double("param_g");
   for (size_t i = 0; i < N; i += 7) {
     double st = 0, sx = 0, stt = 0, stx = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
     for (size_t k = 0; k < nk; ++k) {
@@ -233,7 +251,8 @@ TEST(Pipeline, ModeAndFieldsContradictionsAreRefused) {
 TEST(Backend, AutoUsesOpenMPWithoutAGpuAndRecordsIt) {
   const fs::path dir = temp_dir("auto");
   write_file(dir / "c.toml", kConfig);
-  const Result r = nholo_cmd("run c.toml --set backend.device='\"auto\"' --set ensemble.size=64", dir);
+  const Result r =
+      nholo_cmd("run c.toml --set backend.device='\"auto\"' --set ensemble.size=64", dir);
   ASSERT_EQ(r.code, 0) << r.output;
   const File f = File::open_ro((dir / "a.h5").string());
   const std::string backend = f.root().attr_string("backend");
@@ -305,7 +324,8 @@ TEST(Pipeline, DeviceFaultLeavesAValidMarkedPartialFile) {
   EXPECT_EQ(sg.attr_int64("status_not_run"), 2500 - 1024);
   const Result st_out = nholo_cmd("stats a.h5.partial", dir);
   EXPECT_EQ(st_out.code, 0) << st_out.output;
-  EXPECT_NE(st_out.output.find("INCOMPLETE (the device failed"), std::string::npos) << st_out.output;
+  EXPECT_NE(st_out.output.find("INCOMPLETE (the device failed"), std::string::npos)
+      << st_out.output;
 }
 
 // The writer thread runs jobs in order, hands slots back, and reports the
