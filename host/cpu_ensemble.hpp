@@ -92,22 +92,7 @@ class CpuEnsemble final : public DeviceEnsemble {
 
   void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
                    const uint8_t* rejected, double t0) override {
-    std::vector<double> y0(static_cast<size_t>(N) * count);
-    for (int64_t i = 0; i < count; ++i) {
-      Vec<double, n> q, qd;
-      Vec<double, m> lam = Vec<double, m>::zero();
-      for (int c = 0; c < n; ++c) {
-        q[c] = q0[i * n + c];
-        qd[c] = qd0[i * n + c];
-      }
-      for (int l = 0; l < m; ++l) lam[l] = l0[i * m + l];
-      Vec<double, N> y;
-      sys_.pack(q, qd, lam, y);
-      for (int c = 0; c < N; ++c) y0[c * count + i] = y[c];
-    }
-    ens_.start(y0, count, t0, opt_);
-    for (int64_t i = 0; i < count; ++i)
-      if (rejected[i]) ens_.status[i] = static_cast<int32_t>(Status::rejected);
+    ens_.start_from_states(sys_, count, q0, qd0, l0, rejected, t0, opt_);
     if (L_.line_fit)
       for_each_index(dev_.info().backend, dev_.threads(), count,
                      LineFitResetKernel{count, fit_.data()});

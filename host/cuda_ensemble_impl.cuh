@@ -182,22 +182,7 @@ class CudaEnsemble final : public DeviceEnsemble {
     dev_.make_current();
     count_ = count;
     HostEnsemble<Sys> h;
-    std::vector<double> y0(static_cast<size_t>(N) * count);
-    for (int64_t i = 0; i < count; ++i) {
-      Vec<double, n> q, qd;
-      Vec<double, m> lam = Vec<double, m>::zero();
-      for (int c = 0; c < n; ++c) {
-        q[c] = q0[i * n + c];
-        qd[c] = qd0[i * n + c];
-      }
-      for (int l = 0; l < m; ++l) lam[l] = l0[i * m + l];
-      Vec<double, N> y;
-      sys_.pack(q, qd, lam, y);
-      for (int c = 0; c < N; ++c) y0[c * count + i] = y[c];
-    }
-    h.start(y0, count, t0, opt_);
-    for (int64_t i = 0; i < count; ++i)
-      if (rejected[i]) h.status[i] = static_cast<int32_t>(Status::rejected);
+    h.start_from_states(sys_, count, q0, qd0, l0, rejected, t0, opt_);
     // the previous slice's copies must be done before its buffers are reused
     check(cudaStreamSynchronize(dev_.copy()), "cudaStreamSynchronize(copy)");
     auto up = [&](void* dst, const void* src, std::size_t bytes) {

@@ -41,6 +41,32 @@ struct HostEnsemble {
   std::vector<int32_t> status;
   std::vector<double> params;  // empty: the system's parameters for all
 
+  // A slice's initial states as the run pipeline holds them (row-major host
+  // arrays q0[i n + c], qd0[i n + c], l0[i m + l]), packed into the system's
+  // state (Sys::pack) in SoA layout; rejected[i] != 0 marks trajectory i
+  // `rejected` (not integrated).
+  void start_from_states(const Sys& sys, int64_t n_traj, const double* q0, const double* qd0,
+                         const double* l0, const uint8_t* rejected_states, S t0,
+                         const IntegratorOptions& opt) {
+    constexpr int n = Sys::n, m = Sys::m;
+    std::vector<S> y0(static_cast<size_t>(N) * n_traj);
+    for (int64_t i = 0; i < n_traj; ++i) {
+      Vec<S, n> q, qd;
+      Vec<S, m> lam = Vec<S, m>::zero();
+      for (int c = 0; c < n; ++c) {
+        q[c] = S(q0[i * n + c]);
+        qd[c] = S(qd0[i * n + c]);
+      }
+      for (int l = 0; l < m; ++l) lam[l] = S(l0[i * m + l]);
+      Vec<S, N> yi;
+      sys.pack(q, qd, lam, yi);
+      for (int c = 0; c < N; ++c) y0[c * n_traj + i] = yi[c];
+    }
+    start(y0, n_traj, t0, opt);
+    for (int64_t i = 0; i < n_traj; ++i)
+      if (rejected_states[i]) status[i] = static_cast<int32_t>(Status::rejected);
+  }
+
   // y0 in SoA layout: y0[c * count + i], c < N (q then qd)
   void start(const std::vector<S>& y0, int64_t n_traj, S t0, const IntegratorOptions& opt) {
     if (static_cast<int64_t>(y0.size()) != n_traj * N)

@@ -53,7 +53,7 @@ cp "$ROOT/scripts/gpu_check.sh" "$OUT/scripts/"
 
 # the newest glibc symbol version any binary in the bundle needs
 glibc=$(objdump -T "$OUT/lib/nholo.bin" "$OUT"/lib/*.so* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)
-cuda=$("$OUT/bin/nholo" devices 2>/dev/null | grep -c "CUDA devices" || true)
+if "$OUT/bin/nholo" devices | grep -q "^backends:.*cuda"; then cuda=yes; else cuda=no; fi
 cat > "$OUT/README.txt" <<EOF
 nholo $("$OUT/bin/nholo" --version 2>/dev/null || echo "") — relocatable bundle made by scripts/bundle.sh
 
@@ -64,7 +64,7 @@ GPU:   bash scripts/gpu_check.sh --nholo bin/nholo
 Needs: Linux x86-64 with glibc >= ${glibc#GLIBC_}; for the GPU backend an NVIDIA driver
        supporting CUDA $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' || echo "?")
        (the CUDA runtime is linked into nholo; the driver's libcuda comes from the machine).
-CUDA backend built in: $([ "$cuda" -gt 0 ] && echo yes || echo no)
+CUDA backend built in: $cuda
 EOF
 
 # check: a copy of the bundle elsewhere, an empty environment

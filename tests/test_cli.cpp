@@ -21,39 +21,19 @@
 #include <vector>
 
 #include "host/h5.hpp"
+#include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string output;
-};
+using nholo_test::Result;
+using nholo_test::write_file;
 
 // Runs `nholo args` in `dir`, stdout and stderr captured together.
-Result nholo(const std::string& args, const fs::path& dir) {
-  const fs::path log = dir / "nholo.log";
-  const std::string cmd = "cd '" + dir.string() + "' && '" + std::string(NHOLO_BINARY) + "' " +
-                          args + " > '" + log.string() + "' 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::ifstream f(log);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
-}
+Result nholo(const std::string& args, const fs::path& dir) { return nholo_test::run_nholo(args, dir); }
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("nholo_cli_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
-}
+fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_cli", name); }
 
 const char* kCoinConfig = R"(
 model = "rolling_coin"

@@ -23,40 +23,21 @@
 #include "host/h5.hpp"
 #include "host/output_sink.hpp"
 #include "host/statistics.hpp"
+#include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
 using nholo::h5::File;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string output;
-};
+using nholo_test::Result;
+using nholo_test::write_file;
 
 Result nholo_cmd(const std::string& args, const fs::path& dir, const std::string& env = "") {
-  const fs::path log = dir / "nholo.log";
-  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" + std::string(NHOLO_BINARY) +
-                          "' " + args + " > '" + log.string() + "' 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::ifstream f(log);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+  return nholo_test::run_nholo(args, dir, env);
 }
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("nholo_pipeline_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
-}
+fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_pipeline", name); }
 
 // A coin ensemble under two formulations (so that the pairwise comparison
 // runs too), 3 slices of 1024 at a 1 MB budget.

@@ -1,0 +1,51 @@
+// Helpers for the tests that run the nholo command (tests/test_cli.cpp,
+// tests/test_pipeline.cpp): run it in a folder with its output captured, make
+// a fresh temporary folder, write a file.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace nholo_test {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;            // exit status (-1: killed by a signal)
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `[env] nholo args` in `dir` (env: e.g. "VAR=1", prefixed to the command).
+inline Result run_nholo(const std::string& args, const fs::path& dir, const std::string& env = "") {
+  const fs::path log = dir / "nholo.log";
+  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" +
+                          std::string(NHOLO_BINARY) + "' " + args + " > '" + log.string() +
+                          "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(log);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+}
+
+// An empty folder under the system's temporary folder, unique to this process.
+inline fs::path temp_dir(const std::string& prefix, const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / (prefix + "_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+inline void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+}  // namespace nholo_test
