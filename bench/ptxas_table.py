@@ -4,6 +4,7 @@
     cmake -S . -B build/cuda -DNHOLO_CUDA_RESOURCE_USAGE=ON
     cmake --build build/cuda --target nholo 2>&1 | tee build.log
     python3 bench/ptxas_table.py build.log [--sm 90] [--models RollingCoin,Skate,Appell]
+                                 [--before OLD.log]
 
 Reads ptxas' `-v` report of every `integrate_kernel<System, Method>` (one per
 model, formulation and integration method, host/cuda_ensemble_impl.cuh) and
@@ -11,6 +12,11 @@ prints a markdown table: registers per thread, stack frame, spill stores and
 loads, and the theoretical occupancy of 128-thread blocks from the registers
 (65536 registers and 64 warps per SM on sm_80/sm_90; registers are allocated
 per warp in units of 256).
+
+--before OLD.log: the same report of a build before one kernel per method
+(the ensemble functor launched by thrust::for_each with a run-time switch
+between the methods, cub's for_each static_kernel); prints instead one row per
+model and formulation, that kernel against the per-method kernels.
 """
 import argparse
 import re
@@ -35,6 +41,7 @@ def main():
     ap.add_argument("log")
     ap.add_argument("--sm", default="90")
     ap.add_argument("--models", default="RollingCoin,Skate,Appell")
+    ap.add_argument("--before", help="ptxas report of the thrust::for_each build")
     a = ap.parse_args()
     txt = open(a.log).read()
     pat = re.compile(r"Compiling entry function '(\S+)' for 'sm_(\d+)'\n"
@@ -60,10 +67,55 @@ def main():
         meth = METHODS[re.search(r"\(nholo::Method\)(\d)", d).group(1)]
         rows.append((models.index(mm.group(1)), mm.group(1), form, meth, int(regs), int(stack), int(ss), int(sl)))
     rows.sort()
+    if a.before:
+        return print_before_after(a, rows, models)
     print(f"| model | formulation | method | registers | stack frame [B] | spill stores [B] | spill loads [B] | occupancy (128-thread blocks) |")
     print("|---|---|---|---|---|---|---|---|")
     for _, mo, f, me, r, st, ss, sl in rows:
         print(f"| {mo} | {f} | {me} | {r} | {st:,} | {ss} | {sl} | {100 * occupancy(r):.1f} % |")
+    return 0
+
+
+def parse(path, sm, keep):
+    """(demangled name, regs, stack, spill stores, spill loads) of the kernels keep() selects."""
+    txt = open(path).read()
+    pat = re.compile(r"Compiling entry function '(\S+)' for 'sm_(\d+)'\n"
+                     r"ptxas info\s+: Function properties for \S+\n"
+                     r"\s+(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads\n"
+                     r"ptxas info\s+: Used (\d+) registers")
+    found = [m.groups() for m in pat.finditer(txt) if m.group(2) == sm]
+    dem = subprocess.run(["c++filt"], input="\n".join(f[0] for f in found), capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    return [(d, int(f[5]), int(f[2]), int(f[3]), int(f[4])) for f, d in zip(found, dem) if keep(d)]
+
+
+def model_form(d):
+    mm = re.search(r"models::(\w+)", d)
+    if not mm:
+        return None, None
+    form = next((f for k, f in FORMS if k in d), None)
+    if "Conflated<" in d:
+        form = "conflated"
+    return mm.group(1), form
+
+
+def print_before_after(a, rows, models):
+    before = {}
+    for d, r, st, ss, sl in parse(a.before, a.sm, lambda d: "EnsembleWindow<" in d):
+        mo, fo = model_form(d)
+        if mo in models and fo:
+            before[(mo, fo)] = (r, st, ss + sl)
+    after = {(mo, f, me): (r, st, ss + sl) for _, mo, f, me, r, st, ss, sl in rows}
+    print("| model | formulation | before: registers / stack [B] / spills [B] (one kernel, run-time method) "
+          "| after, rk4 | after, dopri5 | after, dop853 |")
+    print("|---|---|---|---|---|---|")
+    cell = lambda v: f"{v[0]} / {v[1]:,} / {v[2]}" if v else "—"
+    for mo in models:
+        for fo in ["udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic", "conflated"]:
+            if (mo, fo) not in before and (mo, fo, "dopri5") not in after:
+                continue
+            print(f"| {mo} | {fo} | {cell(before.get((mo, fo)))} | {cell(after.get((mo, fo, 'rk4')))} | "
+                  f"{cell(after.get((mo, fo, 'dopri5')))} | {cell(after.get((mo, fo, 'dop853')))} |")
     return 0
 
 
