@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "host/model_info.hpp"
+#include "host/sampling.hpp"
 
 namespace nholo {
 
@@ -315,6 +316,11 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
   cfg.save_times.push_back(cfg.t_start);
   if (sa) {
     const auto v = as_number_list(*sa, "time.saveat");
+    if (v.empty())
+      throw ConfigError("time.saveat", "is empty; give at least one time in (time.t_start, time.t_end], "
+                                       "or use time.save_every");
+    if (v.size() > 10000000)
+      throw ConfigError("time.saveat", std::to_string(v.size()) + " saves: at most 10^7");
     double prev = cfg.t_start;
     for (double t : v) {
       if (!(t > prev)) throw ConfigError("time.saveat", "times must increase and exceed time.t_start");
@@ -326,9 +332,25 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     const double dt = se ? as_number(*se, "time.save_every") : (cfg.t_end - cfg.t_start) / 100.0;
     if (!(dt > 0)) throw ConfigError("time.save_every", "must be > 0");
     const double span = cfg.t_end - cfg.t_start;
-    const int64_t k_max = static_cast<int64_t>(std::floor(span / dt * (1 + 1e-12)));
-    if (k_max > 10000000) throw ConfigError("time.save_every", "more than 10^7 saves; choose a larger interval");
-    for (int64_t k = 1; k <= k_max; ++k) cfg.save_times.push_back(cfg.t_start + k * dt);
+    // counted in floating point: (t_end - t_start) / save_every can exceed any integer
+    const double saves = std::floor(span / dt * (1 + 1e-12));
+    if (!(saves <= 1e7)) {
+      std::ostringstream os;
+      os << "(time.t_end - time.t_start) / time.save_every = " << span << " / " << dt << " would make "
+         << saves << " saves; at most 10^7 (choose a larger save_every, a shorter span, or time.saveat)";
+      throw ConfigError("time.save_every", os.str());
+    }
+    const int64_t k_max = static_cast<int64_t>(saves);
+    for (int64_t k = 1; k <= k_max; ++k) {
+      const double t = cfg.t_start + k * dt;
+      if (!(t > cfg.save_times.back())) {
+        std::ostringstream os;
+        os << "save_every = " << dt << " is below the resolution of the times near t = " << t
+           << " (two saves would fall on the same double)";
+        throw ConfigError("time.save_every", os.str());
+      }
+      cfg.save_times.push_back(t);
+    }
     if (cfg.save_times.back() < cfg.t_end - 1e-12 * span) cfg.save_times.push_back(cfg.t_end);
     cfg.save_times.back() = std::min(cfg.save_times.back(), cfg.t_end);
   }
@@ -367,6 +389,14 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     positive("baumgarte_alpha", cfg.eval.baumgarte_alpha);
     positive("baumgarte_beta", cfg.eval.baumgarte_beta);
     positive("pinv_rtol", cfg.eval.pinv.rtol);
+    // the rank tolerance decides which constraints count: large values drop
+    // real constraints (every trajectory would still say ok)
+    if (!(cfg.eval.pinv.rtol >= 1e-16 && cfg.eval.pinv.rtol <= 1e-6)) {
+      std::ostringstream os;
+      os << cfg.eval.pinv.rtol << " is outside [1e-16, 1e-6]: a relative rank tolerance above 1e-6 "
+         << "discards constraints that hold (default 1e-12)";
+      throw ConfigError("integrator.pinv_rtol", os.str());
+    }
   }
 
   // [ensemble]
@@ -424,8 +454,12 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     });
   } else if (cfg.sampler == "file") {
     if (cfg.file.empty()) throw ConfigError("ensemble.file", "missing (sampler = \"file\" needs a file of initial states)");
-    std::ifstream f(cfg.file);
-    if (!f) throw ConfigError("ensemble.file", "cannot read '" + cfg.file + "'");
+    const int64_t rows = state_file_rows(cfg.file);
+    if (size_given && cfg.size != rows)
+      throw ConfigError("ensemble.size", "is " + std::to_string(cfg.size) + " but " + cfg.file + " has " +
+                                             std::to_string(rows) + " rows of initial states (omit size "
+                                             "to run every row)");
+    cfg.size = rows;
   }
 
   // [output]

@@ -1,6 +1,7 @@
 // nholo — command line: run | check | models | stats | compare | diff | devices.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -68,7 +69,13 @@ int main(int argc, char** argv) {
   diff->add_option("b", file_b, "another, of the same config")->required();
   diff->add_option("--rtol", rtol, "tolerance, relative to each dataset's largest value (default 1e-10)");
 
-  CLI11_PARSE(app, argc, argv);
+  // usage errors exit 2 like every other user error (CLI11's own codes are
+  // 100+); --help and --version exit 0
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   try {
     if (*run || *check) {
@@ -107,7 +114,9 @@ int main(int argc, char** argv) {
                      "status not_run)\n",
                      static_cast<long long>(s.completed), static_cast<long long>(s.trajectories),
                      cfg.output_path.c_str());
-        return 130;
+        // 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), as a shell reports a signal
+        const int sig = nholo::interrupt_signal();
+        return 128 + (sig > 0 ? sig : SIGINT);
       }
       if (!quiet)
         std::fprintf(stderr,

@@ -35,10 +35,18 @@ std::atomic<bool>& interrupt_flag() {
 }
 
 namespace {
-extern "C" void on_sigint(int) { interrupt_flag().store(true); }
+std::atomic<int> g_interrupt_signal{0};
+extern "C" void on_interrupt(int sig) {
+  g_interrupt_signal.store(sig);
+  interrupt_flag().store(true);
+}
 }  // namespace
 
-void install_interrupt_handler() { std::signal(SIGINT, on_sigint); }
+int interrupt_signal() { return g_interrupt_signal.load(); }
+
+void install_interrupt_handler() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_interrupt);
+}
 
 std::string nholo_version() { return NHOLO_VERSION; }
 std::string nholo_git_revision() { return NHOLO_GIT_REVISION; }
@@ -285,9 +293,23 @@ std::string models_command(const std::string& name, bool json) {
 
 namespace {
 
+// An nholo result file (complete or .partial), or an error that says why not.
 h5::File open_result(const std::string& path) {
   if (!fs::exists(path)) throw std::runtime_error("cannot open '" + path + "': no such file");
-  return h5::File::open_ro(path);
+  if (!fs::is_regular_file(path)) throw std::runtime_error("'" + path + "' is not a regular file");
+  h5::File f;
+  try {
+    f = h5::File::open_ro(path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("'" + path + "' is not an nholo result file (not a readable HDF5 file: " +
+                             e.what() + ")");
+  }
+  const h5::Group root = f.root();
+  for (const char* a : {"nholo_version", "model", "formulations", "coordinates", "ensemble_size"})
+    if (!root.has_attr(a))
+      throw std::runtime_error("'" + path + "' is not an nholo result file (an HDF5 file without the root "
+                               "attribute '" + a + "' that nholo writes)");
+  return f;
 }
 
 }  // namespace

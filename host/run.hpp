@@ -50,8 +50,11 @@ std::string devices_command();
 // status; true when all agree to rtol relative to each dataset's largest value.
 bool diff_command(const std::string& a, const std::string& b, double rtol, std::string& report);
 
-// Installs the SIGINT handler that sets interrupt_flag().
+// Installs the handler of SIGINT, SIGTERM and SIGHUP that sets
+// interrupt_flag(): the run stops at the next window boundary.
 void install_interrupt_handler();
+// The signal that interrupted the run (0: none).
+int interrupt_signal();
 
 std::string nholo_version();
 std::string nholo_git_revision();

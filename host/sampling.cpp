@@ -111,6 +111,25 @@ double normal_quantile(double p) {
   return x - u / (1 + x * u / 2);
 }
 
+namespace {
+// A state file's line that carries data (not blank, not a '#' comment).
+bool is_data_line(const std::string& line) {
+  const size_t p = line.find_first_not_of(" \t,\r");
+  return p != std::string::npos && line[p] != '#';
+}
+}  // namespace
+
+int64_t state_file_rows(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError("ensemble.file", "cannot read '" + path + "'");
+  int64_t lines = 0;
+  for (std::string line; std::getline(f, line);) lines += is_data_line(line);
+  if (lines < 2)
+    throw ConfigError("ensemble.file", path + ": expected a header line (q0.<name>, qd0.<name>, "
+                                       "lambda0.<name>) and at least one row");
+  return lines - 1;
+}
+
 Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
     : sampler_(cfg.sampler), seed_(cfg.seed), size_(cfg.size), n_(mi.n), m_(mi.m) {
   q_given.assign(n_, false);
@@ -127,8 +146,7 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
       for (char& ch : line)
         if (ch == ',' || ch == '\t') ch = ' ';
       std::istringstream ls(line);
-      if (line.find_first_not_of(' ') == std::string::npos || line[line.find_first_not_of(' ')] == '#')
-        continue;
+      if (!is_data_line(line)) continue;
       if (header.empty()) {
         for (std::string w; ls >> w;) header.push_back(w);
         continue;

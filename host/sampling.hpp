@@ -23,6 +23,11 @@
 
 namespace nholo {
 
+// Rows of initial states in a state file (sampler = "file"): lines that are
+// neither blank nor comments ('#'), after the header line. Throws ConfigError
+// (key ensemble.file) when the file cannot be read or has no header or rows.
+int64_t state_file_rows(const std::string& path);
+
 class Sampler {
  public:
   Sampler(const RunConfig& cfg, const ModelInfo& mi);

@@ -200,12 +200,22 @@ TEST(Cli, BadInputsGiveClearErrorsAndWriteNothing) {
       {"cuda backend on a CPU build", "--backend cuda", "", {"backend.device", "cuda", "omp"}},
       {"negative threads", "--threads 5000", "", {"backend.threads"}},
       {"compression out of range", "--set output.compression=12", "", {"output.compression", "[0, 9]"}},
+      // regressions (found by an adversarial review): each was accepted before
+      {"empty saveat", "", with("save_every = 0.25", "saveat = []"), {"time.saveat", "empty"}},
+      {"t_end so large that the save count overflows", "--set time.t_end=1e18", "",
+       {"time.save_every", "would make", "saves", "at most 10^7"}},
+      {"pinv_rtol that drops constraints", "--set integrator.pinv_rtol=1", "",
+       {"integrator.pinv_rtol", "[1e-16, 1e-6]"}},
+      {"file sampler, size larger than the file",
+       "--set ensemble.sampler=file --set ensemble.file=states.csv --set ensemble.size=5", "",
+       {"ensemble.size", "is 5", "3 rows"}},
   };
   for (const auto& c : cases) {
     const fs::path dir = temp_dir("bad");
     write_file(dir / "bad.toml", c.config.empty() ? coin : c.config);
+    write_file(dir / "states.csv", "q0.theta qd0.theta qd0.phi\n0.1 1.0 0.5\n0.2 2.0 0.5\n0.3 3.0 0.5\n");
     const Result r = nholo("run -q bad.toml " + c.args, dir);
-    EXPECT_NE(r.code, 0) << c.what;
+    EXPECT_EQ(r.code, 2) << c.what << "\n" << r.output;
     for (const auto& s : c.expect)
       EXPECT_NE(r.output.find(s), std::string::npos) << c.what << ": expected '" << s << "' in\n" << r.output;
     EXPECT_FALSE(fs::exists(dir / "coin.h5")) << c.what;
@@ -215,6 +225,50 @@ TEST(Cli, BadInputsGiveClearErrorsAndWriteNothing) {
     EXPECT_NE(k.code, 0) << c.what;
   }
   std::printf("%zu bad inputs rejected with messages naming the key\n", cases.size());
+}
+
+// The state file's rows are the ensemble (size omitted): every row runs, in
+// order (a regression: size defaulted to 1 and ran one row of three).
+TEST(Cli, FileSamplerRunsEveryRow) {
+  const fs::path dir = temp_dir("file_sampler");
+  write_file(dir / "coin.toml", kCoinConfig);
+  write_file(dir / "states.csv",
+             "# three coins\nq0.theta, qd0.theta, qd0.phi\n0.1, 1.0, 0.5\n\n0.2, 2.0, 0.5\n0.3, 3.0, 0.5\n");
+  // kCoinConfig's ensemble tables give distributions; the file replaces them
+  const Result r = nholo(
+      "run -q coin.toml --set ensemble.sampler=file --set ensemble.file=states.csv "
+      "--set 'ensemble.q0={}' --set 'ensemble.qd0={}' --set ensemble.size=3",
+      dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string no_size = kCoinConfig;
+  no_size.replace(no_size.find("size = 300"), 10, "");
+  write_file(dir / "nosize.toml", no_size);
+  const Result r2 = nholo(
+      "run -q nosize.toml --set ensemble.sampler=file --set ensemble.file=states.csv "
+      "--set 'ensemble.q0={}' --set 'ensemble.qd0={}' --set output.path='\"b.h5\"'",
+      dir);
+  ASSERT_EQ(r2.code, 0) << r2.output;
+  for (const char* out : {"coin.h5", "b.h5"}) {
+    auto file = nholo::h5::File::open_ro((dir / out).string());
+    const auto qd0 = file.root().open_dataset("initial/qdot0").read<double>();
+    ASSERT_EQ(qd0.size(), 3u * 4u) << out;
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(qd0[i * 4 + 3], 1.0 + i) << out;  // theta_dot per row
+  }
+}
+
+// Every usage error exits 2 (CLI11's own codes are 100+); --help exits 0;
+// stats on a file nholo did not write says so.
+TEST(Cli, UsageErrorsExit2) {
+  const fs::path dir = temp_dir("usage");
+  for (const char* args : {"run", "run --bogus x.toml", "frobnicate", "run a.toml --threads many"}) {
+    const Result r = nholo(args, dir);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+  }
+  EXPECT_EQ(nholo("--help", dir).code, 0);
+  write_file(dir / "text.h5", "not hdf5");
+  const Result st = nholo("stats text.h5", dir);
+  EXPECT_EQ(st.code, 2);
+  EXPECT_NE(st.output.find("not an nholo result file"), std::string::npos) << st.output;
 }
 
 TEST(Cli, ExistingFileIsKeptWithoutOverwrite) {
@@ -233,8 +287,11 @@ TEST(Cli, ExistingFileIsKeptWithoutOverwrite) {
   EXPECT_EQ(file.root().attr_int64("complete"), 1);
 }
 
-TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
-  const fs::path dir = temp_dir("sigint");
+// SIGINT, SIGTERM and SIGHUP stop the run at the next window: a valid
+// .partial with the finished slices, exit 128 + signal.
+void interrupted_run_leaves_valid_file(int sig, int expected_code, const std::string& name) {
+  SCOPED_TRACE(name);
+  const fs::path dir = temp_dir(name);
   write_file(dir / "coin.toml", kCoinConfig);
   // many small slices (the memory budget) so that some finish before the signal
   const pid_t pid = fork();
@@ -260,11 +317,11 @@ TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
   for (int i = 0; i < 6000 && !log_says_finished(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_TRUE(log_says_finished()) << "no slice finished within 300 s";
-  kill(pid, SIGINT);
+  kill(pid, sig);
   int st = 0;
   waitpid(pid, &st, 0);
   ASSERT_TRUE(WIFEXITED(st));
-  EXPECT_EQ(WEXITSTATUS(st), 130);
+  EXPECT_EQ(WEXITSTATUS(st), expected_code);
   EXPECT_FALSE(fs::exists(dir / "coin.h5"));
   ASSERT_TRUE(fs::exists(partial));
   auto file = nholo::h5::File::open_ro(partial.string());
@@ -286,6 +343,15 @@ TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
   // finished trajectories have finite data at the last save
   const auto q = root.open_dataset("udwadia_kalaba/q").read_block<double>({0, 0, 0}, {1, 81, 4});
   EXPECT_TRUE(std::isfinite(q.back()));
+}
+
+TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
+  interrupted_run_leaves_valid_file(SIGINT, 130, "sigint");
+}
+
+TEST(Cli, SigtermAndSighupStopLikeSigint) {
+  interrupted_run_leaves_valid_file(SIGTERM, 143, "sigterm");
+  interrupted_run_leaves_valid_file(SIGHUP, 129, "sighup");
 }
 
 // Same seed -> identical datasets with 1 or 2 threads and different batch sizes.
