@@ -1,11 +1,15 @@
 #include "host/run.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -62,9 +66,82 @@ std::string now_iso8601() {
   return buf;
 }
 
-// The output path is usable: its folder exists and is writable, and neither
-// PATH nor PATH.partial exists (unless overwrite).
-void check_output_path(const std::string& path, bool overwrite) {
+// Exclusive use of an output path: an advisory lock (flock) on PATH.lock,
+// held for the whole run. A second run on the same path is refused at once,
+// naming the process that holds it; --overwrite never touches a path another
+// run holds. The lock file records "pid host time" and is removed when the
+// holder finishes; a holder killed outright leaves the file but not the lock
+// (the kernel releases flock), so the next run takes it over.
+class OutputLock {
+ public:
+  OutputLock() = default;
+  explicit OutputLock(const std::string& path) : path_(path + ".lock") {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd_ < 0)
+        throw ConfigError("output.path", "cannot create the lock file '" + path_ + "': " + std::strerror(errno));
+      if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        // the holder writes its name right after taking the lock: give it a moment
+        std::string holder = read_holder();
+        for (int i = 0; i < 20 && holder.empty() && err == EWOULDBLOCK; ++i) {
+          ::usleep(10000);
+          holder = read_holder();
+        }
+        ::close(fd_);
+        fd_ = -1;
+        if (err == EWOULDBLOCK)
+          throw ConfigError("output.path", "'" + path + "' is being written by another nholo run (" +
+                                               (holder.empty() ? std::string("see ") + path_ : holder) +
+                                               "); wait for it to finish or choose another output.path");
+        throw ConfigError("output.path", "cannot lock '" + path_ + "': " + std::strerror(err));
+      }
+      // the file may have been removed by its previous holder between our
+      // open and our lock: then the lock is on a dead inode, and we retry
+      struct stat a {}, b {};
+      if (::fstat(fd_, &a) == 0 && ::stat(path_.c_str(), &b) == 0 && a.st_ino == b.st_ino &&
+          a.st_dev == b.st_dev) {
+        char host[256] = "?";
+        ::gethostname(host, sizeof host - 1);
+        const std::string me = "pid " + std::to_string(::getpid()) + " on " + host + ", since " + now_iso8601();
+        if (::ftruncate(fd_, 0) == 0) {
+          const ssize_t w = ::write(fd_, me.data(), me.size());
+          (void)w;
+        }
+        return;
+      }
+      ::close(fd_);
+      fd_ = -1;
+    }
+    throw ConfigError("output.path", "could not take the lock '" + path_ + "' (it keeps being replaced)");
+  }
+  OutputLock(OutputLock&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_) { o.fd_ = -1; }
+  OutputLock& operator=(OutputLock&& o) noexcept {
+    std::swap(path_, o.path_);
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  ~OutputLock() {
+    if (fd_ >= 0) {
+      ::unlink(path_.c_str());  // while still holding it: a waiting opener retries
+      ::close(fd_);
+    }
+  }
+
+ private:
+  std::string read_holder() const {
+    char buf[512] = {0};
+    const ssize_t r = ::pread(fd_, buf, sizeof buf - 1, 0);
+    return r > 0 ? std::string(buf, static_cast<size_t>(r)) : std::string();
+  }
+  std::string path_;
+  int fd_ = -1;
+};
+
+// The output path's folder exists and is writable, and the path is not a folder.
+void check_output_folder(const std::string& path) {
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir))
@@ -73,10 +150,20 @@ void check_output_path(const std::string& path, bool overwrite) {
     throw ConfigError("output.path", "folder '" + dir.string() + "' is not writable");
   if (p.has_filename() == false || fs::is_directory(p))
     throw ConfigError("output.path", "'" + path + "' is a folder; expected a file name");
-  for (const std::string& q : std::vector<std::string>{path, path + ".partial"}) {
-    if (fs::exists(q) && !overwrite)
-      throw ConfigError("output.path", "'" + q + "' exists; pass --overwrite to replace it");
-  }
+}
+
+// The output path is usable (check_output_folder), and neither PATH nor
+// PATH.partial exists (unless overwrite).
+void check_output_path(const std::string& path, bool overwrite) {
+  check_output_folder(path);
+  if (fs::exists(path) && !overwrite)
+    throw ConfigError("output.path", "'" + path + "' exists; pass --overwrite to replace it");
+  if (fs::exists(path + ".partial") && !overwrite)
+    throw ConfigError("output.path", "'" + path + ".partial' exists: the incomplete result of an earlier run "
+                                     "that was interrupted, failed on its device or was killed (no run is "
+                                     "writing it now; after a signal or a device fault it holds the "
+                                     "trajectories that finished, `nholo stats` reads it). Move it away to "
+                                     "keep it, or pass --overwrite to discard it and run again");
 }
 
 // Refuses a backend this build or machine cannot give, before anything is written.
@@ -128,6 +215,8 @@ namespace {
 std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
   std::string note;
   const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
+  check_output_folder(cfg.output_path);
+  { const OutputLock probe(cfg.output_path); }  // refused while another run writes the path
   check_output_path(cfg.output_path, opts.overwrite);
   const ModelInfo& mi = *find_model(cfg.model);
   std::ostringstream os;
@@ -141,6 +230,9 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
 }
 
 RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
+  // everything below, --overwrite's removals included, happens under the lock
+  check_output_folder(cfg.output_path);
+  const OutputLock lock(cfg.output_path);
   check_output_path(cfg.output_path, opts.overwrite);
   std::string note;
   const std::unique_ptr<Device> dev = open_run_device(cfg, &note);

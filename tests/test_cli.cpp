@@ -271,6 +271,112 @@ TEST(Cli, UsageErrorsExit2) {
   EXPECT_NE(st.output.find("not an nholo result file"), std::string::npos) << st.output;
 }
 
+// Starts `nholo args...` in dir with its output in `log`; returns its pid.
+pid_t spawn_nholo(const fs::path& dir, const std::vector<std::string>& args, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(99);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    dup2(fd, 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(NHOLO_BINARY));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(NHOLO_BINARY, argv.data());
+    _exit(98);
+  }
+  return pid;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Two or three runs started together on one output path, 40 trials: exactly
+// one writes the file; the others are refused at once (exit 2) because the
+// path is locked by the other run or already written; nothing is lost and no
+// .partial or lock file is left behind.
+TEST(Cli, ConcurrentRunsOnOnePathOneWinsTheOthersAreRefused) {
+  const fs::path dir = temp_dir("concurrent");
+  write_file(dir / "coin.toml", kCoinConfig);
+  int locked = 0, existed = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    fs::remove(dir / "coin.h5");
+    const int runs = 2 + trial % 2;
+    std::vector<pid_t> pids;
+    for (int r = 0; r < runs; ++r)
+      pids.push_back(spawn_nholo(dir, {"run", "coin.toml", "--set", "ensemble.size=400", "--threads", "1"},
+                                 "run" + std::to_string(r) + ".log"));
+    int winners = 0;
+    for (int r = 0; r < runs; ++r) {
+      int st = 0;
+      waitpid(pids[r], &st, 0);
+      ASSERT_TRUE(WIFEXITED(st));
+      const std::string out = read_text(dir / ("run" + std::to_string(r) + ".log"));
+      if (WEXITSTATUS(st) == 0) {
+        ++winners;
+        continue;
+      }
+      EXPECT_EQ(WEXITSTATUS(st), 2) << out;
+      const bool is_locked = out.find("is being written by another nholo run (") != std::string::npos;
+      const bool is_there = out.find("exists; pass --overwrite") != std::string::npos;
+      EXPECT_TRUE(is_locked || is_there) << out;
+      locked += is_locked;
+      existed += is_there;
+    }
+    EXPECT_EQ(winners, 1) << "trial " << trial;
+    ASSERT_TRUE(fs::exists(dir / "coin.h5"));
+    EXPECT_EQ(nholo::h5::File::open_ro((dir / "coin.h5").string()).root().attr_int64("complete"), 1);
+    EXPECT_FALSE(fs::exists(dir / "coin.h5.partial"));
+    EXPECT_FALSE(fs::exists(dir / "coin.h5.lock"));
+  }
+  std::printf("40 trials of 2-3 concurrent runs: one winner each; losers refused %d times as locked, "
+              "%d times as already written\n", locked, existed);
+  EXPECT_GT(locked, 0);  // the runs did overlap
+}
+
+// --overwrite started while another run writes the path is refused and
+// removes nothing; the first run goes on and its result is kept.
+TEST(Cli, OverwriteDuringARunIsRefused) {
+  const fs::path dir = temp_dir("overwrite_during");
+  write_file(dir / "coin.toml", kCoinConfig);
+  const pid_t pid = spawn_nholo(
+      dir, {"run", "coin.toml", "--set", "ensemble.size=50000", "--set", "output.memory_budget_mb=1",
+            "--set", "time.t_end=20", "--set", "integrator.rtol=1e-8", "--threads", "1"},
+      "first.log");
+  for (int i = 0; i < 6000 && read_text(dir / "first.log").find(") finished") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(read_text(dir / "first.log").find(") finished"), std::string::npos);
+  const Result r = nholo("run -q coin.toml --overwrite --set ensemble.size=10", dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is being written by another nholo run (pid " + std::to_string(pid)),
+            std::string::npos)
+      << r.output;
+  const Result c = nholo("check coin.toml --overwrite", dir);
+  EXPECT_EQ(c.code, 2) << c.output;
+  EXPECT_TRUE(fs::exists(dir / "coin.h5.partial"));  // the first run's file is untouched
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  const auto status = nholo::h5::File::open_ro((dir / "coin.h5.partial").string())
+                          .root()
+                          .open_dataset("udwadia_kalaba/status")
+                          .read<int32_t>();
+  EXPECT_EQ(status.size(), 50000u);
+  EXPECT_EQ(status[0], 0);  // the first slice finished and is kept
+  // the stale .partial is named as what it is
+  const Result again = nholo("run -q coin.toml", dir);
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.output.find("incomplete result of an earlier run"), std::string::npos) << again.output;
+  EXPECT_FALSE(fs::exists(dir / "coin.h5.lock"));
+}
+
 TEST(Cli, ExistingFileIsKeptWithoutOverwrite) {
   const fs::path dir = temp_dir("overwrite");
   write_file(dir / "coin.toml", kCoinConfig);
