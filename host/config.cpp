@@ -300,6 +300,30 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
       cfg.params[name] = as_number(v, "params." + name);
     }
   }
+  // each parameter inside the range its model declares, then the relations
+  // between them (a model that would integrate with a non-physical inertia or
+  // a negative mass reports every trajectory ok, so it is refused here)
+  std::vector<double> pvals;
+  for (const auto& p : mi->params) {
+    const double v = cfg.params.at(p.name);
+    if (!p.admits(v)) {
+      std::ostringstream os;
+      os << "is " << v << "; model '" << cfg.model << "' needs a finite value"
+         << (p.range_text().empty() ? "" : " " + p.range_text()) << " (" << p.doc << ")";
+      throw ConfigError("params." + p.name, os.str());
+    }
+    pvals.push_back(v);
+  }
+  if (mi->check_params) {
+    const std::string bad = mi->check_params(pvals);
+    if (!bad.empty()) {
+      std::ostringstream os;
+      os << bad << " (model '" << cfg.model << "' with";
+      for (const auto& p : mi->params) os << " " << p.name << " = " << cfg.params.at(p.name);
+      os << ")";
+      throw ConfigError("params", os.str());
+    }
+  }
 
   // [time]
   const toml::table* tt = subtable(root, "time");

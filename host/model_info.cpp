@@ -1,5 +1,8 @@
 #include "host/model_info.hpp"
 
+#include <cmath>
+#include <sstream>
+
 #include "kernels/model.hpp"
 #include "models/registry.hpp"
 
@@ -27,7 +30,15 @@ const std::vector<ModelInfo>& model_infos() {
       }
       for (int j = 0; j < M::n_params; ++j)
         mi.params.push_back({M::param_info[j].name, M::param_info[j].default_value,
-                             M::param_info[j].unit, M::param_info[j].doc});
+                             M::param_info[j].unit, M::param_info[j].doc, M::param_info[j].range});
+      mi.check_params = [](const std::vector<double>& values) -> std::string {
+        if constexpr (has_check_params<M>::value) {
+          const char* e = M::check_params(M::make_params(values.data()));
+          return e ? e : "";
+        }
+        (void)values;
+        return "";
+      };
       mi.has_energy = has_energy<M>::value;
       mi.has_nonideal = has_nonideal_force<M>::value;
       mi.has_conflated = has_conflated_lagrangian<M>::value;
@@ -39,6 +50,24 @@ const std::vector<ModelInfo>& model_infos() {
     return v;
   }();
   return infos;
+}
+
+std::string ParamDescription::range_text() const {
+  std::ostringstream os;
+  if (range.has_lo && range.has_hi)
+    os << "in " << (range.lo_open ? "(" : "[") << range.lo << ", " << range.hi << (range.hi_open ? ")" : "]");
+  else if (range.has_lo)
+    os << (range.lo_open ? "> " : ">= ") << range.lo;
+  else if (range.has_hi)
+    os << (range.hi_open ? "< " : "<= ") << range.hi;
+  return os.str();
+}
+
+bool ParamDescription::admits(double v) const {
+  if (!std::isfinite(v)) return false;
+  if (range.has_lo && (range.lo_open ? !(v > range.lo) : !(v >= range.lo))) return false;
+  if (range.has_hi && (range.hi_open ? !(v < range.hi) : !(v <= range.hi))) return false;
+  return true;
 }
 
 const ModelInfo* find_model(const std::string& name) {

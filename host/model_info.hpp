@@ -3,8 +3,11 @@
 // the config reader, `nholo models` and the HDF5 attributes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "kernels/model.hpp"
 
 namespace nholo {
 
@@ -13,6 +16,9 @@ struct ParamDescription {
   double default_value;
   std::string unit;
   std::string doc;
+  ParamRange range;
+  std::string range_text() const;       // "> 0", "in [0, 1]", "" (any)
+  bool admits(double v) const;          // finite and inside the range
 };
 
 struct ModelInfo {
@@ -28,6 +34,9 @@ struct ModelInfo {
   bool has_nonideal = false;
   bool has_conflated = false;
   bool has_hand_dynamics = false;
+  // the relation the parameters (in params order) break together, "" when
+  // none (Model::check_params, e.g. the skate's I_B > m s^2)
+  std::function<std::string(const std::vector<double>&)> check_params;
 };
 
 const std::vector<ModelInfo>& model_infos();

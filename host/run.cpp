@@ -356,7 +356,7 @@ std::string models_command(const std::string& name, bool json) {
         const auto& p = mi.params[j];
         os << (j ? ", " : "") << "{\"name\": " << quote(p.name) << ", \"default\": "
            << std::setprecision(17) << p.default_value << ", \"unit\": " << quote(p.unit)
-           << ", \"doc\": " << quote(p.doc) << "}";
+           << ", \"doc\": " << quote(p.doc) << ", \"range\": " << quote(p.range_text()) << "}";
       }
       os << "], \"energy\": " << (mi.has_energy ? "true" : "false")
          << ", \"nonideal\": " << (mi.has_nonideal ? "true" : "false") << "}"
@@ -377,7 +377,8 @@ std::string models_command(const std::string& name, bool json) {
     os << "\n";
     for (const auto& p : mi.params)
       os << "    " << std::left << std::setw(12) << p.name << " = " << std::setw(8) << p.default_value
-         << " [" << p.unit << "]  " << p.doc << "\n";
+         << " [" << p.unit << "]  " << p.doc
+         << (p.range_text().empty() ? "" : "; " + p.range_text()) << "\n";
     if (name.empty()) os << "\n";
   }
   return os.str();

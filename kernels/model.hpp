@@ -11,7 +11,7 @@
 //   Model::m_position, m_velocity, m_acceleration    constraint counts by kind
 //   Model::coordinates[n]                            coordinate names
 //   Model::constraint_names[m]                       constraint row names
-//   Model::n_params, Model::param_info[]             {name, default, unit, doc}; a model
+//   Model::n_params, Model::param_info[]             {name, default, unit, doc, range}; a model
 //                                                    without parameters has n_params = 0
 //                                                    and one sentinel entry
 //   Model::Params, Model::make_params(const double*) parameters in param_info order
@@ -25,6 +25,10 @@
 //   energy(P, q, qd, t) -> S                                     total energy
 //   conflated_lagrangian(P, q, qd, t) -> S                       Hamel-style L+ (formulation `conflated`)
 //   hand_dynamics(P, q, qd, t, M, F)                             hand-written M, F (must equal AD)
+//   check_params(P) -> const char*                               host only: nullptr, or the relation
+//                                                                the parameters break (I_B > m s^2)
+//   DriftStatistic                                               a drifting coordinate's ensemble
+//                                                                statistic (see has_drift_statistic)
 //
 // Constraint rows are ordered position, velocity, acceleration.
 #pragma once
@@ -35,11 +39,29 @@
 
 namespace nholo {
 
+// Admissible values of a parameter (checked when a run is configured):
+// lo < v or lo <= v when has_lo, v < hi or v <= hi when has_hi.
+struct ParamRange {
+  bool has_lo = false;
+  double lo = 0;
+  bool lo_open = false;
+  bool has_hi = false;
+  double hi = 0;
+  bool hi_open = false;
+};
+constexpr ParamRange positive() { return {true, 0.0, true, false, 0.0, false}; }      // v > 0
+constexpr ParamRange nonnegative() { return {true, 0.0, false, false, 0.0, false}; }  // v >= 0
+constexpr ParamRange closed(double lo, double hi) { return {true, lo, false, true, hi, false}; }
+constexpr ParamRange open_interval(double lo, double hi) { return {true, lo, true, true, hi, true}; }
+// |v| < pi/2: an inclination that keeps a plane a plane
+constexpr ParamRange inclination() { return open_interval(-1.5707963267948966, 1.5707963267948966); }
+
 struct ParamInfo {
   const char* name;
   double default_value;
   const char* unit;
   const char* doc;
+  ParamRange range = {};  // default: any finite value
 };
 
 enum class ConstraintKind : int { position = 0, velocity = 1, acceleration = 2 };
@@ -80,6 +102,11 @@ NHOLO_DETECT_MEMBER(has_hand_dynamics,
                                          detail::vec_v<Model>(), 0.0,
                                          std::declval<Mat<double, Model::n, Model::n>&>(),
                                          std::declval<Vec<double, Model::n>&>()))
+// check_params(P) -> const char*: nullptr when the parameters are
+// admissible together, else the relation they break (e.g. the skate's
+// I_B > m s^2); host-side, checked when a run is configured
+NHOLO_DETECT_MEMBER(has_check_params,
+                    Model::check_params(detail::params_v<Model>()))
 #undef NHOLO_DETECT_MEMBER
 
 // has_drift_statistic<M>: the model supplies an ensemble statistic of a

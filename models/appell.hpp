@@ -44,7 +44,7 @@ struct Appell {
   static constexpr const char* constraint_names[1] = {"appell"};
   static constexpr ParamInfo param_info[n_params] = {
       {"alpha", 0.0, "m^2/s^2", "constraint right-hand side scale: xd^2+yd^2-zd^2 = 2 alpha g(t)"},
-      {"drag", 0.0, "1/m", "a0: nonideal constraint force C = -a0 |u| (xd, yd, zd)"},
+      {"drag", 0.0, "1/m", "a0: nonideal constraint force C = -a0 |u| (xd, yd, zd)", nonnegative()},
       {"force_x", 0.0, "N", "constant impressed force, x component"},
       {"force_y", 0.0, "N", "constant impressed force, y component"},
       {"force_z", -9.81, "N", "constant impressed force, z component"},

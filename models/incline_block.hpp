@@ -31,10 +31,10 @@ struct InclineBlock {
   static constexpr const char* coordinates[n] = {"x", "y"};
   static constexpr const char* constraint_names[1] = {"plane"};
   static constexpr ParamInfo param_info[n_params] = {
-      {"mass", 1.0, "kg", "block mass m"},
-      {"g", 9.81, "m/s^2", "gravitational acceleration"},
-      {"angle", 0.5, "rad", "inclination theta of the plane, 0 < theta < pi/2"},
-      {"friction", 0.3, "1", "Coulomb friction coefficient mu"},
+      {"mass", 1.0, "kg", "block mass m", positive()},
+      {"g", 9.81, "m/s^2", "gravitational acceleration", nonnegative()},
+      {"angle", 0.5, "rad", "inclination theta of the plane, 0 < theta < pi/2", open_interval(0.0, 1.5707963267948966)},
+      {"friction", 0.3, "1", "Coulomb friction coefficient mu", nonnegative()},
   };
   struct Params {
     double mass, g, angle, friction;

@@ -28,8 +28,8 @@ struct ParallelVelocities {
   static constexpr const char* coordinates[n] = {"x1", "y1", "x2", "y2"};
   static constexpr const char* constraint_names[1] = {"parallel"};
   static constexpr ParamInfo param_info[n_params] = {
-      {"mass1", 1.0, "kg", "mass of particle 1"},
-      {"mass2", 2.0, "kg", "mass of particle 2"},
+      {"mass1", 1.0, "kg", "mass of particle 1", positive()},
+      {"mass2", 2.0, "kg", "mass of particle 2", positive()},
   };
   struct Params {
     double mass1, mass2;

@@ -27,10 +27,10 @@ struct RollingCoin {
   static constexpr const char* coordinates[n] = {"x", "y", "phi", "theta"};
   static constexpr const char* constraint_names[2] = {"roll_x", "roll_y"};
   static constexpr ParamInfo param_info[] = {
-      {"mass", 1.0, "kg", "coin mass m"},
-      {"radius", 1.0, "m", "coin radius R"},
-      {"g", 9.81, "m/s^2", "gravitational acceleration"},
-      {"slope", 0.3, "rad", "inclination alpha of the plane"},
+      {"mass", 1.0, "kg", "coin mass m", positive()},
+      {"radius", 1.0, "m", "coin radius R", positive()},
+      {"g", 9.81, "m/s^2", "gravitational acceleration", nonnegative()},
+      {"slope", 0.3, "rad", "inclination alpha of the plane", inclination()},
   };
   struct Params {
     double mass, radius, g, slope;

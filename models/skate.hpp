@@ -37,17 +37,24 @@ struct Skate {
   static constexpr const char* coordinates[n] = {"x", "y", "theta"};
   static constexpr const char* constraint_names[1] = {"knife_edge"};
   static constexpr ParamInfo param_info[n_params] = {
-      {"mass", 1.0, "kg", "skate mass m"},
+      {"mass", 1.0, "kg", "skate mass m", positive()},
       {"offset", 0.5, "m", "distance s (= a) of the centre of mass ahead of the contact point B"},
-      {"inertia", 1.0, "kg m^2", "moment of inertia I_B about B (must exceed mass * offset^2)"},
-      {"g", 9.81, "m/s^2", "gravitational acceleration"},
-      {"slope", 0.3, "rad", "inclination alpha of the plane (0: Hamel's level ice)"},
+      {"inertia", 1.0, "kg m^2", "moment of inertia I_B about B (must exceed mass * offset^2)", positive()},
+      {"g", 9.81, "m/s^2", "gravitational acceleration", nonnegative()},
+      {"slope", 0.3, "rad", "inclination alpha of the plane (0: Hamel's level ice)", inclination()},
   };
   struct Params {
     double mass, offset, inertia, g, slope;
   };
   NHOLO_HDI static Params make_params(const double* v) {
     return Params{v[0], v[1], v[2], v[3], v[4]};
+  }
+  // the inertia about the contact point includes m s^2 (parallel axes): the
+  // mass matrix is positive definite only if I_B > m s^2
+  static const char* check_params(const Params& p) {
+    return p.inertia > p.mass * p.offset * p.offset
+               ? nullptr
+               : "inertia (I_B, about the contact point) must exceed mass * offset^2";
   }
 
   // L = T + m g (x + s cos th) sin(alpha)

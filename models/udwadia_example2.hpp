@@ -33,7 +33,7 @@ struct UdwadiaExample2 {
   static constexpr const char* constraint_names[1] = {"yd_eq_czxd"};
   static constexpr ParamInfo param_info[n_params] = {
       {"c", 1.0, "1/m", "constraint constant c in yd = c z xd"},
-      {"alpha", 0.5, "1", "conflation fraction of T+(alpha), 0 <= alpha <= 1 (conflated only)"},
+      {"alpha", 0.5, "1", "conflation fraction of T+(alpha), 0 <= alpha <= 1 (conflated only)", closed(0.0, 1.0)},
   };
   struct Params {
     double c, alpha;

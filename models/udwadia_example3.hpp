@@ -39,6 +39,10 @@ struct UdwadiaExample3 {
     double c;
   };
   NHOLO_HDI static Params make_params(const double* v) { return Params{v[0]}; }
+  // c = 0 turns the constraint x = c yd zd into x = 0 (holonomic, not the example)
+  static const char* check_params(const Params& p) {
+    return p.c != 0.0 ? nullptr : "c must be nonzero (x = c yd zd)";
+  }
 
   // L = T - x^2/2
   template <class S>

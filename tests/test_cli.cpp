@@ -377,6 +377,36 @@ TEST(Cli, OverwriteDuringARunIsRefused) {
   EXPECT_FALSE(fs::exists(dir / "coin.h5.lock"));
 }
 
+// Parameters outside the range their model declares, or breaking a relation
+// the model states, are refused before anything runs (regressions: a skate
+// with negative mass, or with I_B below m s^2, ran and reported ok).
+TEST(Cli, ModelParameterRangesAreChecked) {
+  const fs::path dir = temp_dir("params");
+  fs::copy_file(fs::path(NHOLO_SOURCE_DIR) / "examples" / "skate.toml", dir / "skate.toml");
+  struct Case {
+    std::string args;
+    std::vector<std::string> expect;
+  };
+  const std::vector<Case> cases = {
+      {"--set params.mass=-1", {"params.mass", "is -1", "> 0"}},
+      {"--set params.inertia=0.1", {"params", "inertia", "must exceed mass * offset^2", "inertia = 0.1"}},
+      {"--set params.slope=2", {"params.slope", "in (-1.5708, 1.5708)"}},
+      {"--set model=rolling_coin --set 'formulations=[\"udwadia_kalaba\"]' --set params={radius=0}"
+       " --set 'ensemble.q0={}' --set 'ensemble.qd0={}'",
+       {"params.radius", "> 0"}},
+  };
+  for (const auto& c : cases) {
+    const Result r = nholo("run -q skate.toml " + c.args, dir);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    for (const auto& e : c.expect) EXPECT_NE(r.output.find(e), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "skate.h5"));
+  EXPECT_FALSE(fs::exists(dir / "skate.h5.partial"));
+  // the boundary itself: I_B = m s^2 exactly is singular, just above is fine
+  EXPECT_EQ(nholo("check skate.toml --set params.inertia=0.25", dir).code, 2);
+  EXPECT_EQ(nholo("check skate.toml --set params.inertia=0.2500001", dir).code, 0);
+}
+
 TEST(Cli, ExistingFileIsKeptWithoutOverwrite) {
   const fs::path dir = temp_dir("overwrite");
   write_file(dir / "coin.toml", kCoinConfig);
