@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -532,6 +533,17 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     }
   }
   if (cfg.output_path.empty()) throw ConfigError("output.path", "missing (the HDF5 file to write)");
+  if (cfg.output_path.find('\0') != std::string::npos)
+    throw ConfigError("output.path", "contains a NUL character");
+  {
+    // only a new path or a regular file can be (over)written: not a device
+    // node, a FIFO or a folder, with or without --overwrite
+    std::error_code ec;
+    const auto st = std::filesystem::symlink_status(cfg.output_path, ec);
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+      throw ConfigError("output.path", "'" + cfg.output_path + "' exists and is not a regular file "
+                                       "(a device, FIFO, link or folder); choose a file path");
+  }
 
   // [backend]
   if (const toml::table* bt = subtable(root, "backend")) {
@@ -558,6 +570,14 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  // a regular file of sane size: not /dev/zero, a FIFO or a folder
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw ConfigError("", "cannot read config file '" + path + "': no such file");
+  if (!std::filesystem::is_regular_file(st))
+    throw ConfigError("", "config file '" + path + "' is not a regular file (a TOML file is expected)");
+  if (std::filesystem::file_size(path, ec) > (64u << 20))
+    throw ConfigError("", "config file '" + path + "' is larger than 64 MiB; not a configuration");
   std::ifstream f(path);
   if (!f) throw ConfigError("", "cannot read config file '" + path + "'");
   std::stringstream ss;

@@ -265,6 +265,18 @@ TEST(Cli, UsageErrorsExit2) {
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
   }
   EXPECT_EQ(nholo("--help", dir).code, 0);
+  // non-regular config files and output paths (regressions: `run /dev/zero`)
+  for (const char* cfg : {"/dev/zero", "/dev/null", "."}) {
+    const Result r = nholo(std::string("check ") + cfg, dir);
+    EXPECT_EQ(r.code, 2) << cfg << "\n" << r.output;
+    EXPECT_NE(r.output.find("not a regular file"), std::string::npos) << r.output;
+  }
+  write_file(dir / "coin.toml", kCoinConfig);
+  for (const char* out : {"/dev/null", "'\"a\\u0000b.h5\"'"}) {
+    const Result r = nholo(std::string("check coin.toml --overwrite --set output.path=") + out, dir);
+    EXPECT_EQ(r.code, 2) << out << "\n" << r.output;
+    EXPECT_NE(r.output.find("output.path"), std::string::npos) << r.output;
+  }
   write_file(dir / "text.h5", "not hdf5");
   const Result st = nholo("stats text.h5", dir);
   EXPECT_EQ(st.code, 2);
