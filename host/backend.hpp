@@ -26,11 +26,11 @@
 
 namespace nholo {
 
-// f(i) for i in [0, count) on a CPU backend (omp: `threads` OpenMP threads,
+// f(i) for i in [begin, end) (or [0, count)) on a CPU backend (omp: `threads` OpenMP threads,
 // 0 = all; cpp: serial, in index order).
 template <class F>
-void for_each_index(Backend backend, int threads, int64_t count, const F& f) {
-  thrust::counting_iterator<int64_t> first(0), last(count);
+void for_each_index(Backend backend, int threads, int64_t begin, int64_t end, const F& f) {
+  thrust::counting_iterator<int64_t> first(begin), last(end);
   switch (backend) {
     case Backend::omp: {
       const int saved = omp_get_max_threads();
@@ -44,6 +44,10 @@ void for_each_index(Backend backend, int threads, int64_t count, const F& f) {
       throw std::invalid_argument("for_each_index: the CUDA backend runs its own kernels "
                                   "(host/cuda_ensemble_impl.cuh)");
   }
+}
+template <class F>
+void for_each_index(Backend backend, int threads, int64_t count, const F& f) {
+  for_each_index(backend, threads, int64_t(0), count, f);
 }
 
 // Integrate every trajectory of `ens` through the output times `save_times`

@@ -10,6 +10,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -135,7 +137,29 @@ class CpuEnsemble final : public DeviceEnsemble {
     f.arr.multiplier = out("multiplier", L_.sel.multiplier, none);
     f.arr.constraint_residual = out("constraint_residual", L_.sel.constraint_residual, none);
     f.arr.energy = out("energy", L_.sel.energy, none);
-    for_each_index(b, threads, count, f);
+    // in chunks of trajectories, so that an interrupt (L_.stop) is honoured
+    // within about kChunkSeconds even inside a long window: the chunk adapts
+    // to the measured cost per trajectory. The trajectories are independent,
+    // so the results do not depend on the chunking.
+    complete_ = true;
+    const int64_t per_thread = std::max(threads, 1);
+    if (chunk_ == 0) chunk_ = 32 * per_thread;  // grows 4x per chunk while chunks are fast
+    for (int64_t i0 = 0; i0 < count;) {
+      if (L_.stop && L_.stop->load()) {
+        complete_ = false;
+        return;
+      }
+      const int64_t i1 = std::min(count, i0 + chunk_);
+      const auto c0 = std::chrono::steady_clock::now();
+      for_each_index(b, threads, i0, i1, f);
+      const double dt =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      const double scale = dt > 0 ? std::min(4.0, std::max(0.25, kChunkSeconds / dt)) : 4.0;
+      chunk_ = std::min<int64_t>(
+          int64_t(1) << 22,
+          std::max<int64_t>(32 * per_thread, static_cast<int64_t>(chunk_ * scale)));
+      i0 = i1;
+    }
     q_ = f.arr.q;
     // block moments of q and qdot (kernels/reduce.hpp)
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
@@ -160,6 +184,7 @@ class CpuEnsemble final : public DeviceEnsemble {
       for_each_index(b, threads, count, lf);
     }
   }
+  bool window_complete() const override { return complete_; }
   void wait(int) override {}
   const WindowSlot& slot(int s) const override { return slots_[s]; }
   const double* device_q(bool* trajectory_major) const override {
@@ -192,6 +217,9 @@ class CpuEnsemble final : public DeviceEnsemble {
   std::vector<double> scratch_q_, scratch_qd_, fit_;
   const double* q_ = nullptr;
   int64_t fault_at_ = -1, windows_ = 0;
+  bool complete_ = true;
+  static constexpr double kChunkSeconds = 0.1;
+  int64_t chunk_ = 0;  // trajectories per chunk of a window (adapted; 0: not yet)
 };
 
 }  // namespace nholo

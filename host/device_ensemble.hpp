@@ -26,6 +26,7 @@
 // writer thread (host/output_sink.hpp) write window w while window w+1 runs.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -119,6 +120,10 @@ struct EnsembleLayout {
   bool line_fit = false;
   int fit_x = 0, fit_y = 0;
   double t_mid = 0;
+  // set asynchronously (an interrupt): a backend that integrates a window in
+  // parts may stop between them (the CPU backends check it every chunk of
+  // trajectories; a GPU window runs to its end)
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // One window's results on the host.
@@ -146,6 +151,9 @@ class DeviceEnsemble {
   virtual void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
                            const uint8_t* rejected, double t0) = 0;
   virtual void run_window(int64_t k0, int ns, int slot) = 0;
+  // false when the last run_window stopped early because EnsembleLayout::stop
+  // was set: its outputs and the slice's state are unusable (not_run)
+  virtual bool window_complete() const { return true; }
   virtual void wait(int slot) = 0;
   virtual const WindowSlot& slot(int s) const = 0;
   virtual const double* device_q(bool* trajectory_major) const = 0;

@@ -18,7 +18,9 @@
 //   7.   output sink   the writer thread writes window w (fields, statistics
 //                      merge) while the device runs window w+1; host slots are
 //                      double-buffered
-//      interrupts (SIGINT) are honoured between windows.
+//      interrupts (SIGINT, SIGTERM, SIGHUP) are honoured between windows and,
+//      on the CPU backends, between chunks of trajectories inside a window
+//      (about 0.1 s apart) and during the initial states.
 // Peak memory is set by the slice size and the window, never by the ensemble
 // size or the number of saves.
 #pragma once

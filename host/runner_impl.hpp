@@ -221,6 +221,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
   auto wants = [&](const char* f) {
     return std::find(cfg.fields.begin(), cfg.fields.end(), f) != cfg.fields.end();
   };
+  layout.stop = &interrupt_flag();
   layout.sel.q = layout.sel.qdot = true;
   layout.sel.qddot = wants("qddot");
   layout.sel.force_ideal = wants("force_ideal");
@@ -267,6 +268,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
     sampler.fill(begin, begin + count, q0, qd0, l0);
     rejected.assign(count, 0);
     for (int64_t i = 0; i < count; ++i) {
+      // an interrupt during setup: stop completing (the slice will not run)
+      if (i % 4096 == 0 && interrupt_flag().load()) return;
       Vec<double, n> q, qd;
       for (int c = 0; c < n; ++c) {
         q[c] = q0[i * n + c];
@@ -350,6 +353,17 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
         // 5. integrate, 6. reduce (on the device; may return before it is done)
         const auto w0 = Clock::now();
         for (auto& e : ens) e->run_window(k0, static_cast<int>(ns), slot);
+        bool window_done = true;
+        for (auto& e : ens) window_done = window_done && e->window_complete();
+        if (!window_done) {
+          // interrupted inside the window: nothing of it is written, the
+          // slice's trajectories stay not_run
+          sink.release(slot);
+          sum.compute_seconds += seconds_since(w0);
+          sum.interrupted = true;
+          slice_complete = false;
+          break;
+        }
         for (auto& P : pairs) {
           bool ta = true, tb = true;
           const double* qa = ens[P.a]->device_q(&ta);

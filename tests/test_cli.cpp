@@ -497,6 +497,36 @@ TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
   interrupted_run_leaves_valid_file(SIGINT, 130, "sigint");
 }
 
+// SIGINT inside one long window (the whole run is one window here) is
+// honoured within about a chunk of trajectories' time, not at the window's
+// end (a regression: several SIGINTs in a long window were ignored).
+TEST(Cli, SigintInsideALongWindowIsHonouredPromptly) {
+  const fs::path dir = temp_dir("sigint_window");
+  write_file(dir / "coin.toml", kCoinConfig);
+  const pid_t pid = spawn_nholo(
+      dir, {"run", "coin.toml", "--set", "ensemble.size=20000", "--set", "time.t_end=400", "--set",
+            "output.window=100000", "--set", "output.fields=[]", "--threads", "1"},
+      "run.log");
+  for (int i = 0; i < 600 && read_text(dir / "run.log").find("nholo: backend") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // well inside the (minutes long) window
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("SIGINT inside a window: exited %.2f s after the signal\n", waited);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130) << read_text(dir / "run.log");
+  EXPECT_LT(waited, 10.0);
+  const auto status = nholo::h5::File::open_ro((dir / "coin.h5.partial").string())
+                          .root()
+                          .open_dataset("udwadia_kalaba/status")
+                          .read<int32_t>();
+  ASSERT_EQ(status.size(), 20000u);
+  for (int32_t s : status) EXPECT_EQ(s, 5);  // the window did not finish: every trajectory not_run
+}
+
 TEST(Cli, SigtermAndSighupStopLikeSigint) {
   interrupted_run_leaves_valid_file(SIGTERM, 143, "sigterm");
   interrupted_run_leaves_valid_file(SIGHUP, 129, "sighup");
