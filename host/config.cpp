@@ -1,5 +1,7 @@
 #include "host/config.hpp"
 
+#include <cstdio>
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -261,6 +263,22 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     std::ostringstream os;
     os << root;
     cfg.text = os.str();
+    toml::table r = root;
+    r.erase("backend");
+    if (toml::table* o = r["output"].as_table()) {
+      o->erase("path");
+      o->erase("memory_budget_mb");
+    }
+    std::ostringstream rs;
+    rs << r;
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : rs.str()) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    cfg.result_hash = hex;
   }
   check_keys(root, "", "");
   for (const char* t : {"time", "integrator", "ensemble", "output", "backend", "compare"})

@@ -44,6 +44,11 @@ struct Distribution {
 struct RunConfig {
   std::string source;  // file name, for messages
   std::string text;    // the effective configuration (after overrides) as TOML
+  // A hash (16 hex digits, FNV-1a 64) of what decides the results: the
+  // effective configuration without backend.*, output.path and
+  // output.memory_budget_mb. `run --resume` continues a .partial only with the
+  // same hash.
+  std::string result_hash;
   std::string model;
   std::vector<std::string> formulations;
   std::map<std::string, double> params;  // complete: defaults filled in

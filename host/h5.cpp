@@ -441,6 +441,69 @@ Dataset Group::create_dataset_raw(const std::string& name, Scalar type,
   return Dataset(Handle(check_id(d, "cannot create dataset", id(), name), H5Dclose));
 }
 
+Dataset Group::create_dataset_as(Scalar type, const std::string& name, std::vector<hsize_t> dims,
+                                 std::vector<hsize_t> chunk, int gzip_level, bool shuffle,
+                                 double fill) {
+  switch (type) {
+    case Scalar::f64: return create_dataset<double>(name, dims, chunk, gzip_level, shuffle, fill);
+    case Scalar::f32:
+      return create_dataset<float>(name, dims, chunk, gzip_level, shuffle, static_cast<float>(fill));
+    case Scalar::i32:
+      return create_dataset<std::int32_t>(name, dims, chunk, gzip_level, shuffle,
+                                          static_cast<std::int32_t>(fill));
+    case Scalar::i64:
+      return create_dataset<std::int64_t>(name, dims, chunk, gzip_level, shuffle,
+                                          static_cast<std::int64_t>(fill));
+    case Scalar::u8:
+      return create_dataset<std::uint8_t>(name, dims, chunk, gzip_level, shuffle,
+                                          static_cast<std::uint8_t>(fill));
+  }
+  throw_error("unknown element type for", where(id(), name), "");
+}
+
+Dataset Group::create_virtual(Scalar type, const std::string& name,
+                              const std::vector<hsize_t>& dims, double fill,
+                              const std::vector<VirtualSource>& sources) {
+  quiet();
+  Handle vspace = simple_space(dims, id(), name);
+  Handle dcpl = make_plist(H5P_DATASET_CREATE, id());
+  union {
+    double d;
+    float f;
+    std::int32_t i32;
+    std::int64_t i64;
+    std::uint8_t u8;
+  } fv{};
+  switch (type) {
+    case Scalar::f64: fv.d = fill; break;
+    case Scalar::f32: fv.f = static_cast<float>(fill); break;
+    case Scalar::i32: fv.i32 = static_cast<std::int32_t>(fill); break;
+    case Scalar::i64: fv.i64 = static_cast<std::int64_t>(fill); break;
+    case Scalar::u8: fv.u8 = static_cast<std::uint8_t>(fill); break;
+  }
+  check(H5Pset_fill_value(dcpl.get(), mem_type(type), &fv), "cannot set the fill value of", id(),
+        name);
+  for (const VirtualSource& s : sources) {
+    bool ok = s.offset.size() == dims.size() && s.count.size() == dims.size();
+    for (std::size_t i = 0; ok && i < dims.size(); ++i)
+      ok = s.count[i] <= dims[i] && s.offset[i] <= dims[i] - s.count[i];
+    if (!ok) throw_error("a virtual source block does not fit", where(id(), name), "");
+    if (Dataset::product(s.count) == 0) continue;
+    check(H5Sselect_hyperslab(vspace.get(), H5S_SELECT_SET, s.offset.data(), nullptr,
+                              s.count.data(), nullptr),
+          "cannot select a virtual block of", id(), name);
+    Handle sspace = simple_space(s.count, id(), name);
+    check(H5Pset_virtual(dcpl.get(), vspace.get(), s.file.c_str(), s.dataset.c_str(),
+                         sspace.get()),
+          "cannot map '" + s.file + ":" + s.dataset + "' into", id(), name);
+  }
+  H5Sselect_all(vspace.get());
+  Handle lcpl = intermediate_lcpl(id());
+  hid_t d = H5Dcreate2(id(), name.c_str(), file_type(type), vspace.get(), lcpl.get(), dcpl.get(),
+                       H5P_DEFAULT);
+  return Dataset(Handle(check_id(d, "cannot create virtual dataset", id(), name), H5Dclose));
+}
+
 Dataset Group::create_string_dataset(const std::string& name,
                                      const std::vector<std::string>& values) {
   quiet();
@@ -641,6 +704,27 @@ void File::close() {
 }
 
 // ---------------------------------------------------------------- helpers
+
+void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset) {
+  quiet();
+  const std::vector<hsize_t> count = src.dims();
+  const hsize_t n = Dataset::product(count);
+  Handle ftype(check_id(H5Dget_type(src.id()), "cannot read the type of", src.id(), ""), H5Tclose);
+  Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND),
+                        "cannot read the type of", src.id(), ""),
+               H5Tclose);
+  const std::size_t esize = H5Tget_size(mtype.get());
+  std::vector<unsigned char> buf(static_cast<std::size_t>(n) * esize);
+  if (n > 0)
+    check(H5Dread(src.id(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
+          "cannot read dataset", src.id(), "");
+  Handle fspace = select_block(dst.id(), offset, count);
+  if (n == 0) return;
+  Handle mspace = simple_space(count, dst.id(), "");
+  check(H5Dwrite(dst.id(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
+        "cannot write a block " + shape_text(offset) + "+" + shape_text(count) + " of", dst.id(),
+        "");
+}
 
 Dataset dimension(Group& g, const std::string& name, const std::vector<double>& values) {
   Dataset d = g.create_dataset<double>(name, {values.size()});

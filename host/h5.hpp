@@ -31,6 +31,15 @@
 //                                   fixed dims; chunk non-empty -> chunked
 //                                   (+ shuffle + deflate); unwritten elements
 //                                   read as fill (NaN for floating T, 0 else)
+//   g.create_dataset_as(type, name, dims, chunk, gzip, shuffle, fill)
+//                                   the same with the type chosen at run time
+//   g.create_virtual(type, name, dims, fill, sources)
+//                                   an HDF5 virtual dataset (VDS): each source
+//                                   (a whole dataset in another file, named
+//                                   relative to this file's folder) fills the
+//                                   block [offset, offset + count); blocks
+//                                   whose file is missing read as fill
+//   copy_into(src, dst, offset)     src, whole, into dst's block at offset
 //   g.create_string_dataset(name, strings)   1-D vlen UTF-8
 //   d.write(const T* all) / d.write(vector<T>)           row-major, whole
 //   d.write_block(offset, count, const T*|vector<T>)      row-major block
@@ -124,6 +133,14 @@ constexpr Scalar scalar_of() {
 
 class Dataset;
 
+// One block of a virtual dataset: the whole dataset `dataset` of `file`
+// (relative to the virtual dataset's folder, or absolute) shown at
+// [offset, offset + count).
+struct VirtualSource {
+  std::vector<hsize_t> offset, count;
+  std::string file, dataset;
+};
+
 // What Groups and Datasets share: an identifier and attributes.
 class Object {
  public:
@@ -178,6 +195,17 @@ class Group : public Object {
   Dataset create_dataset(const std::string& name, std::vector<hsize_t> dims,
                          std::vector<hsize_t> chunk = {}, int gzip_level = 4, bool shuffle = true,
                          std::optional<T> fill = std::nullopt);
+
+  // create_dataset with the element type given at run time, fill converted from double.
+  Dataset create_dataset_as(detail::Scalar type, const std::string& name,
+                            std::vector<hsize_t> dims, std::vector<hsize_t> chunk, int gzip_level,
+                            bool shuffle, double fill);
+  // A virtual dataset of shape dims over sources (blocks that do not
+  // overlap); elements no source covers, or whose file does not exist (yet),
+  // read as fill.
+  Dataset create_virtual(detail::Scalar type, const std::string& name,
+                         const std::vector<hsize_t>& dims, double fill,
+                         const std::vector<VirtualSource>& sources);
 
   // A 1-D dataset of variable-length UTF-8 strings (h5py/xarray read str).
   Dataset create_string_dataset(const std::string& name, const std::vector<std::string>& values);
@@ -311,6 +339,10 @@ Dataset Group::create_dataset(const std::string& name, std::vector<hsize_t> dims
   }
   return create_dataset_raw(name, type, dims, std::move(chunk), gzip_level, shuffle, &*fill);
 }
+
+// Writes the whole of src into the block of dst at offset (count =
+// src.dims()), in src's own element type.
+void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset);
 
 // A 1-D coordinate dataset name(name) holding values, made the dimension
 // scale of dimension name. Attach it to the axes that run along it.

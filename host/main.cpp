@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
 
   std::string config_path, file_path, model_name, formulations;
   std::vector<std::string> overrides;
-  bool overwrite = false, quiet = false, json = false;
+  bool overwrite = false, quiet = false, json = false, resume = false;
   std::string backend;
   int threads = -1, gpu = -1;
 
@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "integrate the ensemble of CONFIG and write its HDF5 file");
   add_run_options(run);
   run->add_flag("-q,--quiet", quiet, "no progress output");
+  run->add_flag("--resume", resume,
+                "continue PATH.partial of an interrupted or killed run of the same config from "
+                "its first unfinished slice (starts the run when there is none)");
   CLI::App* check = app.add_subcommand("check", "validate CONFIG and its output path; write nothing");
   add_run_options(check);
   CLI::App* models = app.add_subcommand("models", "list the models (coordinates, parameters, formulations)");
@@ -86,12 +89,19 @@ int main(int argc, char** argv) {
       nholo::CommandOptions opts;
       opts.overwrite = overwrite;
       opts.quiet = quiet;
+      opts.resume = resume;
       if (*check) {
         std::cout << nholo::check_command(cfg, opts);
         return 0;
       }
       nholo::install_interrupt_handler();
       const nholo::RunSummary s = nholo::run_command(cfg, opts);
+      if (s.already_complete) {
+        if (!quiet)
+          std::fprintf(stderr, "nholo: %s is complete (same config); nothing to resume\n",
+                       cfg.output_path.c_str());
+        return 0;
+      }
       if (!quiet) {
         std::fprintf(stderr, "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
                      static_cast<long long>(s.completed_from_constraints),

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "host/model_info.hpp"
+#include "host/pieces.hpp"
 #include "models/registry.hpp"
 #ifdef NHOLO_WITH_CUDA
 #include "host/cuda_ensemble.hpp"
@@ -161,9 +162,9 @@ void check_output_path(const std::string& path, bool overwrite) {
   if (fs::exists(path + ".partial") && !overwrite)
     throw ConfigError("output.path", "'" + path + ".partial' exists: the incomplete result of an earlier run "
                                      "that was interrupted, failed on its device or was killed (no run is "
-                                     "writing it now; after a signal or a device fault it holds the "
-                                     "trajectories that finished, `nholo stats` reads it). Move it away to "
-                                     "keep it, or pass --overwrite to discard it and run again");
+                                     "writing it now; it holds the slices that finished, `nholo stats` "
+                                     "reads it). Pass --resume to continue it, or --overwrite to discard "
+                                     "it and run again");
 }
 
 // Refuses a backend this build or machine cannot give, before anything is written.
@@ -229,97 +230,208 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
   return os.str();
 }
 
+namespace {
+
+// The root attributes of a file a run writes: what it is and how it was
+// made, and (with a summary) how it ended.
+void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& di,
+                      const RunSummary* sum) {
+  const ModelInfo& mi = *find_model(cfg.model);
+  root.set_attr("title", "nholo ensemble: " + cfg.model);
+  root.set_attr("model", cfg.model);
+  root.set_attr("model_description", mi.description);
+  root.set_attr("coordinates", mi.coordinates);
+  root.set_attr("constraints", mi.constraints);
+  root.set_attr("formulations", cfg.formulations);
+  std::vector<std::string> pn;
+  std::vector<double> pv;
+  for (const auto& p : mi.params) {
+    pn.push_back(p.name);
+    pv.push_back(cfg.params.at(p.name));
+    root.set_attr("param_" + p.name, cfg.params.at(p.name));
+  }
+  root.set_attr("parameter_names", pn);
+  root.set_attr("parameter_values", pv);
+  const char* methods[] = {"rk4", "dopri5", "dop853"};
+  const char* drifts[] = {"none", "baumgarte", "project"};
+  root.set_attr("integrator_method", methods[static_cast<int>(cfg.integrator.method)]);
+  root.set_attr("integrator_rtol", cfg.integrator.rtol);
+  root.set_attr("integrator_atol", cfg.integrator.atol);
+  root.set_attr("integrator_dt", cfg.integrator.dt);
+  root.set_attr("integrator_drift", drifts[static_cast<int>(cfg.eval.drift)]);
+  root.set_attr("ensemble_size", cfg.size);
+  root.set_attr("ensemble_sampler", cfg.sampler);
+  root.set_attr("ensemble_seed", static_cast<int64_t>(cfg.seed));
+  root.set_attr("backend", backend_name(di.backend));
+  root.set_attr("backend_requested", cfg.device);
+  root.set_attr("device_name", di.name);
+  root.set_attr("threads", static_cast<int64_t>(di.threads));
+  if (di.backend == Backend::cuda) {
+    root.set_attr("gpu", static_cast<int64_t>(di.gpu));
+    root.set_attr("compute_capability", di.compute_capability);
+    root.set_attr("cuda_driver_version", di.driver_version);
+    root.set_attr("cuda_runtime_version", di.runtime_version);
+  }
+  root.set_attr("output_mode", cfg.fields.empty() ? "statistics" : "full");
+  root.set_attr("output_compression", static_cast<int64_t>(cfg.compression));
+  root.set_attr("config", cfg.text);
+  root.set_attr("config_hash", cfg.result_hash);
+  root.set_attr("nholo_version", nholo_version());
+  root.set_attr("git_revision", nholo_git_revision());
+  root.set_attr("created", now_iso8601());
+  root.set_attr("complete", int64_t(sum && !sum->interrupted ? 1 : 0));
+  if (!sum) return;
+  root.set_attr("completed_trajectories", sum->completed);
+  root.set_attr("initial_states_completed", sum->completed_from_constraints);
+  root.set_attr("initial_states_projected", sum->projected);
+  root.set_attr("initial_states_rejected", sum->rejected);
+  root.set_attr("interrupted", int64_t(sum->interrupted ? 1 : 0));
+  root.set_attr("wall_seconds", sum->seconds);
+  root.set_attr("output_seconds", sum->output_seconds);
+  root.set_attr("output_bytes", sum->output_bytes);
+  root.set_attr("compute_seconds", sum->compute_seconds);
+  root.set_attr("output_wait_seconds", sum->wait_seconds);
+  if (!sum->fault.empty()) root.set_attr("fault", sum->fault);
+}
+
+int64_t finished_slices(const PieceDir& pieces) {
+  int64_t k = 0;
+  std::error_code ec;
+  if (!fs::is_directory(pieces.dir(), ec)) return 0;
+  for (const auto& e : fs::directory_iterator(pieces.dir(), ec)) {
+    const std::string name = e.path().filename().string();
+    k += name.rfind("slice_", 0) == 0 && e.path().extension() == ".h5";
+  }
+  return k;
+}
+
+// What `run --resume` continues: the master PATH.partial of the same
+// config, written by this nholo. Returns its slice size.
+int64_t check_resumable(const RunConfig& cfg, const std::string& partial) {
+  h5::File f;
+  try {
+    f = h5::File::open_ro(partial);
+  } catch (const std::exception& e) {
+    throw ConfigError("--resume", "'" + partial + "' cannot be read (" + e.what() +
+                                      "); pass --overwrite to discard it and start again");
+  }
+  const h5::Group root = f.root();
+  for (const char* a : {"config_hash", "nholo_version", "git_revision"})
+    if (!root.has_attr(a))
+      throw ConfigError("--resume", "'" + partial + "' was not written by this version of nholo "
+                                    "(no attribute '" + a + "'); pass --overwrite to start again");
+  const std::string hash = root.attr_string("config_hash");
+  if (hash != cfg.result_hash)
+    throw ConfigError("--resume", "'" + partial + "' is the result of another configuration "
+                                  "(config hash " + hash + ", this one " + cfg.result_hash +
+                                  "; only backend.*, output.path and output.memory_budget_mb may "
+                                  "change); run with the same config and --set options, or pass "
+                                  "--overwrite to discard it");
+  const std::string version = root.attr_string("nholo_version") + " (" +
+                              root.attr_string("git_revision") + ")";
+  const std::string mine = nholo_version() + " (" + nholo_git_revision() + ")";
+  if (version != mine)
+    throw ConfigError("--resume", "'" + partial + "' was written by nholo " + version + ", this is " +
+                                      mine + ": the results could differ in the last bits; finish it "
+                                      "with that nholo, or pass --overwrite to start again");
+  if (!root.has_attr("slice_size"))
+    throw ConfigError("--resume", "'" + partial + "' does not record its slice size");
+  return root.attr_int64("slice_size");
+}
+
+}  // namespace
+
 RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
+  if (opts.resume && opts.overwrite)
+    throw ConfigError("--resume", "--resume and --overwrite exclude each other (--resume continues "
+                                  "PATH.partial, --overwrite discards it)");
   // everything below, --overwrite's removals included, happens under the lock
   check_output_folder(cfg.output_path);
   const OutputLock lock(cfg.output_path);
-  check_output_path(cfg.output_path, opts.overwrite);
+  const std::string& path = cfg.output_path;
+  const std::string partial = path + ".partial";
+  const PieceDir pieces(path);
+  // leftovers of a run killed outright (under the lock, so no run owns them)
+  std::error_code ec;
+  fs::remove(partial + ".tmp", ec);
+  fs::remove(partial + ".assembling", ec);
+  if (!fs::exists(partial)) pieces.remove_all();  // pieces without their master: a run killed at its start or end
+  RunSummary sum;
+  sum.trajectories = cfg.size;
+  int64_t slice_size = 0;
+  bool resuming = false;
+  if (opts.resume) {
+    if (fs::exists(path)) {
+      check_output_folder(path);
+      h5::File f = h5::File::open_ro(path);
+      const h5::Group root = f.root();
+      if (!root.has_attr("config_hash") || root.attr_string("config_hash") != cfg.result_hash)
+        throw ConfigError("--resume", "'" + path + "' exists and is the result of another "
+                                      "configuration; choose another output.path");
+      // complete already (a run killed after writing it leaves its pieces)
+      if (fs::exists(partial)) fs::remove(partial, ec);
+      pieces.remove_all();
+      sum.already_complete = true;
+      sum.completed = cfg.size;
+      return sum;
+    }
+    if (fs::exists(partial)) {
+      slice_size = check_resumable(cfg, partial);
+      resuming = true;
+    }
+  } else {
+    check_output_path(path, opts.overwrite);
+  }
   std::string note;
   const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
   const DeviceInfo& di = dev->info();
-  if (!opts.quiet)
+  if (!opts.quiet) {
     std::fprintf(stderr, "nholo: backend %s%s\n", describe_device(di).c_str(),
                  note.empty() ? "" : (" (" + note + ")").c_str());
-  const std::string partial = cfg.output_path + ".partial";
-  if (opts.overwrite) fs::remove(partial);
+    if (opts.resume)
+      std::fprintf(stderr, "nholo: %s\n",
+                   resuming ? ("resuming " + partial).c_str()
+                            : ("nothing to resume (no " + partial + "): starting the run").c_str());
+  }
+  if (opts.overwrite) {
+    fs::remove(partial, ec);
+    pieces.remove_all();
+  }
   interrupt_flag().store(false);
-  RunSummary sum;
+  RunOptions ro;
+  ro.quiet = opts.quiet;
+  ro.tty = isatty(STDERR_FILENO);
+  ro.path = path;
+  ro.resume = resuming;
+  ro.slice_size = slice_size;
+  ro.root_attrs = [&](h5::Group& root, const RunSummary* s) { write_root_attrs(root, cfg, di, s); };
   try {
-    h5::File file = h5::File::create(partial);
-    h5::Group root = file.root();
-    const ModelInfo& mi = *find_model(cfg.model);
-    root.set_attr("title", "nholo ensemble: " + cfg.model);
-    root.set_attr("model", cfg.model);
-    root.set_attr("model_description", mi.description);
-    root.set_attr("coordinates", mi.coordinates);
-    root.set_attr("constraints", mi.constraints);
-    root.set_attr("formulations", cfg.formulations);
-    std::vector<std::string> pn;
-    std::vector<double> pv;
-    for (const auto& p : mi.params) {
-      pn.push_back(p.name);
-      pv.push_back(cfg.params.at(p.name));
-      root.set_attr("param_" + p.name, cfg.params.at(p.name));
-    }
-    root.set_attr("parameter_names", pn);
-    root.set_attr("parameter_values", pv);
-    const char* methods[] = {"rk4", "dopri5", "dop853"};
-    const char* drifts[] = {"none", "baumgarte", "project"};
-    root.set_attr("integrator_method", methods[static_cast<int>(cfg.integrator.method)]);
-    root.set_attr("integrator_rtol", cfg.integrator.rtol);
-    root.set_attr("integrator_atol", cfg.integrator.atol);
-    root.set_attr("integrator_dt", cfg.integrator.dt);
-    root.set_attr("integrator_drift", drifts[static_cast<int>(cfg.eval.drift)]);
-    root.set_attr("ensemble_size", cfg.size);
-    root.set_attr("ensemble_sampler", cfg.sampler);
-    root.set_attr("ensemble_seed", static_cast<int64_t>(cfg.seed));
-    root.set_attr("backend", backend_name(di.backend));
-    root.set_attr("backend_requested", cfg.device);
-    root.set_attr("device_name", di.name);
-    root.set_attr("threads", static_cast<int64_t>(di.threads));
-    if (di.backend == Backend::cuda) {
-      root.set_attr("gpu", static_cast<int64_t>(di.gpu));
-      root.set_attr("compute_capability", di.compute_capability);
-      root.set_attr("cuda_driver_version", di.driver_version);
-      root.set_attr("cuda_runtime_version", di.runtime_version);
-    }
-    root.set_attr("output_mode", cfg.fields.empty() ? "statistics" : "full");
-    root.set_attr("output_compression", static_cast<int64_t>(cfg.compression));
-    root.set_attr("config", cfg.text);
-    root.set_attr("nholo_version", nholo_version());
-    root.set_attr("git_revision", nholo_git_revision());
-    root.set_attr("created", now_iso8601());
-    root.set_attr("complete", int64_t(0));
-    RunOptions ro;
-    ro.quiet = opts.quiet;
-    ro.tty = isatty(STDERR_FILENO);
     bool found = models::visit_model(cfg.model.c_str(), [&](auto tag) {
       using M = typename decltype(tag)::type;
-      sum = run_model<M>(cfg, ro, root, *dev);
+      sum = run_model<M>(cfg, ro, *dev);
     });
     if (!found) throw ConfigError("model", "unknown model '" + cfg.model + "'");
-    root.set_attr("completed_trajectories", sum.completed);
-    root.set_attr("initial_states_completed", sum.completed_from_constraints);
-    root.set_attr("initial_states_projected", sum.projected);
-    root.set_attr("initial_states_rejected", sum.rejected);
-    root.set_attr("interrupted", int64_t(sum.interrupted ? 1 : 0));
-    root.set_attr("wall_seconds", sum.seconds);
-    root.set_attr("output_seconds", sum.output_seconds);
-    root.set_attr("output_bytes", sum.output_bytes);
-    root.set_attr("compute_seconds", sum.compute_seconds);
-    root.set_attr("output_wait_seconds", sum.wait_seconds);
-    root.set_attr("slice_size", sum.slice_size);
-    if (!sum.fault.empty()) root.set_attr("fault", sum.fault);
-    if (!sum.interrupted) root.set_attr("complete", int64_t(1));
-    file.flush();
-    file.close();
-  } catch (...) {
-    // a failed run leaves nothing that could pass for a result
-    std::error_code ec;
-    fs::remove(partial, ec);
+  } catch (const ConfigError&) {
+    // a run that cannot go on with this config leaves nothing that could
+    // pass for a result (a resumed run keeps what it found)
+    if (!resuming) {
+      fs::remove(partial, ec);
+      pieces.remove_all();
+    }
     throw;
+  } catch (const std::exception& e) {
+    // an I/O error (a full disk) or another failure: finished slices are kept
+    // for --resume; a run that finished none leaves nothing
+    const int64_t kept = finished_slices(pieces);
+    if (!resuming && kept == 0) {
+      fs::remove(partial, ec);
+      pieces.remove_all();
+      throw;
+    }
+    throw std::runtime_error(std::string(e.what()) + "\nnholo: the " + std::to_string(kept) +
+                             " finished slices are kept in " + partial +
+                             "; once the cause is fixed, `nholo run CONFIG --resume` continues");
   }
-  if (!sum.interrupted) fs::rename(partial, cfg.output_path);
   return sum;
 }
 
@@ -386,6 +498,8 @@ std::string models_command(const std::string& name, bool json) {
 
 namespace {
 
+constexpr int64_t kMaxReadableEnsemble = int64_t(1) << 34;
+
 // An nholo result file (complete or .partial), or an error that says why not.
 h5::File open_result(const std::string& path) {
   if (!fs::exists(path)) throw std::runtime_error("cannot open '" + path + "': no such file");
@@ -402,7 +516,26 @@ h5::File open_result(const std::string& path) {
     if (!root.has_attr(a))
       throw std::runtime_error("'" + path + "' is not an nholo result file (an HDF5 file without the root "
                                "attribute '" + a + "' that nholo writes)");
+  const int64_t size = root.attr_int64("ensemble_size");
+  if (size < 1 || size > kMaxReadableEnsemble)
+    throw std::runtime_error("'" + path + "' is not an nholo result file (ensemble_size " +
+                             std::to_string(size) + " is not in [1, 2^34])");
   return f;
+}
+
+// A per-trajectory dataset of a result file, whole; its shape must be the
+// ensemble's (a crafted shape cannot make this allocate more than the file
+// says it holds).
+std::vector<double> read_per_trajectory(const h5::Dataset& d, int64_t size, const std::string& path) {
+  if (d.dims() != std::vector<hsize_t>{static_cast<hsize_t>(size)})
+    throw std::runtime_error("'" + path + "' is not an nholo result file (" + d.path() +
+                             " does not have the shape (ensemble_size,))");
+  std::vector<double> v(static_cast<size_t>(size));
+  for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
+    const int64_t e = std::min(size, b + (int64_t(1) << 20));
+    d.read_block({static_cast<hsize_t>(b)}, {static_cast<hsize_t>(e - b)}, v.data() + b);
+  }
+  return v;
 }
 
 }  // namespace
@@ -416,23 +549,83 @@ std::string stats_command(const std::string& path) {
      << root.attr_int64("ensemble_size") << " trajectories, "
      << (root.attr_int64("complete") ? "complete"
          : root.has_attr("fault")    ? "INCOMPLETE (the device failed: " + root.attr_string("fault") + ")"
-                                     : std::string("INCOMPLETE (interrupted run)"))
+         : root.has_attr("interrupted")
+             ? std::string("INCOMPLETE (interrupted run)")
+             : std::string("INCOMPLETE (a run in progress, or one that was killed: `nholo run CONFIG "
+                           "--resume` continues it)"))
      << "\n";
   const auto coords = root.attr_strings("coordinates");
+  const int64_t size = root.attr_int64("ensemble_size");
   for (const auto& fname : root.attr_strings("formulations")) {
     h5::Group sg = root.open_group("statistics/" + fname);
     os << "\n[" << fname << "]\n  status:";
+    const bool merged = sg.exists("mean");  // else: a .partial being written, or killed
+    std::vector<int64_t> counts(kStatusCount, 0);
+    if (!merged) {
+      // counted here from the status dataset (missing slices read as not_run)
+      h5::Dataset st = root.open_dataset(fname + "/status");
+      if (st.dims() != std::vector<hsize_t>{static_cast<hsize_t>(size)})
+        throw std::runtime_error("'" + path + "' is not an nholo result file (" + fname +
+                                 "/status does not have the ensemble's size)");
+      for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
+        const int64_t e = std::min(size, b + (int64_t(1) << 20));
+        for (int32_t v : st.read_block<int32_t>({static_cast<hsize_t>(b)}, {static_cast<hsize_t>(e - b)}))
+          if (v >= 0 && v < kStatusCount) ++counts[v];
+      }
+    }
     for (int s = 0; s < kStatusCount; ++s) {
       const std::string a = std::string("status_") + status_name(static_cast<Status>(s));
-      if (sg.has_attr(a) && sg.attr_int64(a)) os << " " << status_name(static_cast<Status>(s)) << " " << sg.attr_int64(a);
+      const int64_t c = merged ? (sg.has_attr(a) ? sg.attr_int64(a) : 0) : counts[s];
+      if (c) os << " " << status_name(static_cast<Status>(s)) << " " << c;
     }
     os << "\n";
-    const auto time = sg.open_dataset("time").read<double>();
-    const auto mean = sg.open_dataset("mean").read<double>();
-    const auto var = sg.open_dataset("variance").read<double>();
-    const auto mn = sg.open_dataset("min").read<double>();
-    const auto mx = sg.open_dataset("max").read<double>();
+    h5::Dataset time_ds = sg.open_dataset("time");
+    if (time_ds.dims().size() != 1 || time_ds.dims()[0] > 10000001)
+      throw std::runtime_error("'" + path + "' is not an nholo result file (statistics time axis of "
+                               "an unexpected shape)");
+    const auto time = time_ds.read<double>();
     const size_t nc = coords.size(), nt = time.size();
+    if (nt == 0 || nc == 0) throw std::runtime_error("'" + path + "' is not an nholo result file (no saves)");
+    std::vector<double> mean, var, mn, mx;
+    if (merged) {
+      mean = sg.open_dataset("mean").read<double>();
+      var = sg.open_dataset("variance").read<double>();
+      mn = sg.open_dataset("min").read<double>();
+      mx = sg.open_dataset("max").read<double>();
+    } else {
+      // the block moments of the windows written so far, merged in block order
+      h5::Dataset bm = sg.open_dataset("block_moments_q");
+      const std::vector<hsize_t> d = bm.dims();
+      if (d.size() != 4 || d[0] != 5 || d[2] != nt || d[3] != nc)
+        throw std::runtime_error("'" + path + "' is not an nholo result file (block_moments_q has "
+                                 "an unexpected shape)");
+      const hsize_t blocks = d[1];
+      const auto last = bm.read_block<double>({0, 0, nt - 1, 0}, {5, blocks, 1, nc});
+      mean.assign(nt * nc, NAN);
+      var = mn = mx = mean;
+      for (size_t c = 0; c < nc; ++c) {
+        Moments acc;
+        for (hsize_t b = 0; b < blocks; ++b) {
+          Moments m;
+          const auto at = [&](int part) { return last[(part * blocks + b) * nc + c]; };
+          if (!(at(0) > 0)) continue;  // not written yet (NaN) or empty
+          m.count = at(0);
+          m.mean = at(1);
+          m.m2 = at(2);
+          m.min = at(3);
+          m.max = at(4);
+          acc.merge(m);
+        }
+        const size_t j = (nt - 1) * nc + c;
+        mean[j] = acc.count ? acc.mean : NAN;
+        var[j] = acc.variance();
+        mn[j] = acc.count ? acc.min : NAN;
+        mx[j] = acc.count ? acc.max : NAN;
+      }
+      os << "  (merged here from the windows written so far)\n";
+    }
+    if (mean.size() != nt * nc || var.size() != nt * nc || mn.size() != nt * nc || mx.size() != nt * nc)
+      throw std::runtime_error("'" + path + "' is not an nholo result file (statistics of an unexpected shape)");
     os << "  at t = " << time.back() << " (last save), over the ensemble:\n";
     for (size_t c = 0; c < nc; ++c) {
       const size_t j = (nt - 1) * nc + c;
@@ -441,9 +634,9 @@ std::string stats_command(const std::string& path) {
          << " max " << mx[j] << "\n";
     }
     if (sg.exists("drift_ratio")) {
-      const auto r = sg.open_dataset("drift_ratio").read<double>();
-      const auto band = sg.open_dataset("band").read<double>();
-      const auto dv = sg.open_dataset("drift_velocity").read<double>();
+      const auto r = read_per_trajectory(sg.open_dataset("drift_ratio"), size, path);
+      const auto band = read_per_trajectory(sg.open_dataset("band"), size, path);
+      const auto dv = read_per_trajectory(sg.open_dataset("drift_velocity"), size, path);
       Moments mr, mb, md;
       std::vector<double> fin;
       for (size_t i = 0; i < r.size(); ++i) {
@@ -484,8 +677,9 @@ std::string compare_command(const std::string& path, const std::vector<std::stri
            std::find(formulations.begin(), formulations.end(), all[b]) == formulations.end()))
         continue;
       h5::Group g = root.open_group("compare/" + all[a] + "__" + all[b]);
-      const auto md = g.open_dataset("max_distance").read<double>();
-      const auto fe = g.open_dataset("first_exceed_time").read<double>();
+      const int64_t size = root.attr_int64("ensemble_size");
+      const auto md = read_per_trajectory(g.open_dataset("max_distance"), size, path);
+      const auto fe = read_per_trajectory(g.open_dataset("first_exceed_time"), size, path);
       Moments m;
       int64_t exceeded = 0;
       Moments t;

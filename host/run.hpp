@@ -15,13 +15,18 @@ namespace nholo {
 struct CommandOptions {
   bool overwrite = false;
   bool quiet = false;
+  bool resume = false;  // continue PATH.partial (same config hash) from its first unfinished slice
 };
 
-// `nholo run`: validates everything (the backend included), writes PATH.partial, renames it to PATH
-// when complete. Refuses to overwrite PATH (or a leftover PATH.partial) without
-// `overwrite`. On SIGINT: stops at the next window, leaves PATH.partial as a
-// valid file (root attribute complete = 0, finished trajectories' status set,
-// the rest not_run) and returns the summary with interrupted = true.
+// `nholo run`: validates everything (the backend included), writes the
+// master PATH.partial and its pieces PATH.partial.d/ (host/pieces.hpp), and
+// assembles PATH when every slice is finished. Refuses to overwrite PATH (or
+// a leftover PATH.partial) without `overwrite`; with `resume`, continues
+// PATH.partial. On SIGINT/SIGTERM/SIGHUP: stops at the next safe point,
+// leaves PATH.partial as a valid file (root attribute complete = 0, finished
+// trajectories' status set, the rest not_run) and returns the summary with
+// interrupted = true. After SIGKILL or power loss PATH.partial is valid too
+// (without the statistics, which `nholo stats` then merges itself).
 RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts);
 
 // `nholo check`: validates the config and the output path, writes nothing;

@@ -1,10 +1,13 @@
 // nholo/host/runner.hpp — one run of one model, as a list of stages:
 //
-//   RunSummary s = run_model<Model>(cfg, opts, file_root, device);
+//   RunSummary s = run_model<Model>(cfg, opts, device);
 //
 //   1. slice plan      slices [begin, end) of whole kStatBlock blocks, sized
 //                      from output.memory_budget_mb and the device's free memory
-//   2. output layout   every dataset of the file created up front (HDF5)
+//   2. output layout   the master PATH.partial: every group, attribute and
+//                      scale of the file, each per-trajectory dataset a
+//                      virtual dataset over pieces still to be written
+//                      (host/pieces.hpp: crash-consistent output)
 //   3. device ensembles one per formulation (host/device_ensemble.hpp), state
 //                      allocated once, kept on the device for a whole slice
 //   for each slice:
@@ -15,9 +18,13 @@
 //   6.   reduce        on the device: block moments of q and qdot, pairwise
 //                      distances between formulations, the model's own
 //                      statistic (e.g. the coin's drift), transposition
-//   7.   output sink   the writer thread writes window w (fields, statistics
-//                      merge) while the device runs window w+1; host slots are
-//                      double-buffered
+//   7.   output sink   the writer thread commits window w as a piece (fields,
+//                      block moments) while the device runs window w+1; host
+//                      slots are double-buffered; each slice ends with its
+//                      own piece (status, steps, comparisons, drift)
+//   8. outcome         statistics merged in block order from the pieces of the
+//                      finished slices; PATH assembled (all finished) or the
+//                      master replaced by one with the statistics (stopped)
 //      interrupts (SIGINT, SIGTERM, SIGHUP) are honoured between windows and,
 //      on the CPU backends, between chunks of trajectories inside a window
 //      (about 0.1 s apart) and during the initial states.
@@ -28,6 +35,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -53,9 +61,17 @@ namespace nholo {
 // Set by the SIGINT handler; the run stops at the next window boundary.
 std::atomic<bool>& interrupt_flag();
 
+struct RunSummary;
+
 struct RunOptions {
   bool quiet = false;
   bool tty = false;
+  std::string path;        // the result file PATH (the run writes PATH.partial, PATH.partial.d)
+  bool resume = false;     // keep the finished slices' pieces, run the others
+  int64_t slice_size = 0;  // > 0: the slice size of the run being resumed
+  // Writes the root attributes of a file the run creates: the run's identity
+  // (summary == nullptr, the master at the start) and its outcome.
+  std::function<void(h5::Group&, const RunSummary*)> root_attrs;
 };
 
 struct RunSummary {
@@ -63,6 +79,7 @@ struct RunSummary {
   int64_t completed = 0;  // trajectories whose integration finished (any status)
   int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
   bool interrupted = false;
+  bool already_complete = false;  // run --resume found PATH complete: nothing run
   std::string fault;  // non-empty: the device failed; the file is a marked .partial
   double seconds = 0;
   // the integrating thread's time issuing and running windows (compute), and
@@ -114,9 +131,9 @@ std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const Run
   throw ConfigError("formulations", "'" + f + "' is not available for model " + Model::name);
 }
 
-// The whole run for one model on dev, writing into the open file's root group.
+// The whole run for one model on dev, writing ro.path (through its pieces).
 template <class Model>
-RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root, Device& dev);
+RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev);
 
 }  // namespace nholo
 

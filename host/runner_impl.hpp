@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
 
 #include "host/output_sink.hpp"
+#include "host/pieces.hpp"
 #include "host/runner.hpp"
 
 namespace nholo {
@@ -67,30 +69,73 @@ inline SlicePlan plan_slices(const RunConfig& cfg, const Device& dev, int n, int
   return p;
 }
 
-// ---- 2. output layout: the datasets of the file
-struct FormulationOutput {
-  h5::Group g;
-  h5::Dataset traj;
-  std::vector<h5::Dataset> fields;  // as cfg.fields
-  h5::Dataset status, steps, rejected, fail_time;
-};
-struct PairOutput {
-  int a, b;
-  h5::Dataset traj, max_distance, first_exceed;
-};
-struct InitialOutput {
-  h5::Dataset traj, q0, qd0, l0;
+// ---- 2. output layout: the datasets of the file and the pieces they live in
+enum class PieceKind { init, window, slice };
+
+// A per-trajectory dataset: its place in the file and in the pieces. Along
+// axis `traj_axis` it is split by slices (in units of trajectories, or of
+// kStatBlock blocks when per_block), along axis `time_axis` (>= 0) by
+// windows; each (slice[, window]) block is the whole dataset `path` of one
+// piece of kind `kind`.
+struct Spec {
+  std::string path;
+  h5::detail::Scalar type = h5::detail::Scalar::f64;
+  std::vector<hsize_t> dims, chunk;
+  double fill = NAN;
+  PieceKind kind = PieceKind::slice;
+  int traj_axis = 0, time_axis = -1;
+  bool per_block = false;
+  bool master_only = false;  // block moments: in PATH.partial only (the statistics replace them)
 };
 
-// A trajectory index scale written slice by slice (no ensemble-sized array).
+// The block of slice s (and window w) of a dataset: offset and count.
+inline void spec_block(const Spec& sp, const SlicePlan& p, int64_t s, int64_t w,
+                       std::vector<hsize_t>& off, std::vector<hsize_t>& cnt) {
+  off.assign(sp.dims.size(), 0);
+  cnt = sp.dims;
+  const int64_t b = s * p.slice, e = std::min(p.size, b + p.slice);
+  if (sp.per_block) {
+    off[sp.traj_axis] = H(b / kStatBlock);
+    cnt[sp.traj_axis] = H((e - b + kStatBlock - 1) / kStatBlock);
+  } else {
+    off[sp.traj_axis] = H(b);
+    cnt[sp.traj_axis] = H(e - b);
+  }
+  if (sp.time_axis >= 0) {
+    const int64_t k0 = w * p.window;
+    off[sp.time_axis] = H(k0);
+    cnt[sp.time_axis] = H(std::min(p.n_saves, k0 + p.window) - k0);
+  }
+}
+
+inline std::string piece_name(PieceKind k, int64_t s, int64_t w) {
+  return k == PieceKind::init     ? PieceDir::init_name(s)
+         : k == PieceKind::window ? PieceDir::window_name(s, w)
+                                  : PieceDir::slice_name(s);
+}
+
+// A trajectory index scale 0..size-1, written in pieces of 2^20.
 inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz) {
   h5::Dataset d = g.create_dataset<int64_t>("trajectory", {H(size)}, {chunk}, gz, gz > 0);
+  std::vector<int64_t> idx;
+  for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
+    const int64_t e = std::min(size, b + (int64_t(1) << 20));
+    idx.resize(e - b);
+    for (int64_t i = b; i < e; ++i) idx[i - b] = i;
+    d.write_block({H(b)}, {H(e - b)}, idx.data());
+  }
   d.make_scale("trajectory");
   return d;
 }
 
-// ---- 5/6. reducers on the host side: block moments folded in block order
-// (statistics), pair accumulators, the model's drift statistic.
+// What a run's finished slices add up to (read back from the pieces).
+struct Outcome {
+  std::vector<FieldStatistics> st_q, st_qd;
+  std::vector<Moments> drift_ratio;
+  std::vector<int64_t> status_count;
+};
+
+// ---- 5/6. reducers on the host side: pair accumulators
 struct PairState {
   int a, b;
   DeviceArray max_dist, first_exceed;
@@ -99,8 +144,9 @@ struct PairState {
 }  // namespace detail
 
 template <class Model>
-RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root, Device& dev) {
+RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   using namespace detail;
+  using Scalar = h5::detail::Scalar;
   constexpr int n = Model::n;
   constexpr int m = constraint_count<Model>();
   constexpr int N = 2 * n + m;  // upper bound of any formulation's state
@@ -112,145 +158,265 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
   RunSummary sum;
   sum.trajectories = cfg.size;
 
-  // ---- 1. slice plan
-  const SlicePlan plan = plan_slices(cfg, dev, n, m, N);
+  // ---- 1. slice plan (a resumed run keeps the slices of the run it continues)
+  SlicePlan plan = plan_slices(cfg, dev, n, m, N);
+  if (ro.slice_size > 0) {
+    if (ro.slice_size > plan.slice && ro.slice_size < plan.size)
+      throw ConfigError("--resume", "the run being resumed used slices of " +
+                                        std::to_string(ro.slice_size) +
+                                        " trajectories; this device and output.memory_budget_mb "
+                                        "allow " + std::to_string(plan.slice) +
+                                        " (raise output.memory_budget_mb or resume on a larger device)");
+    plan.slice = std::min(ro.slice_size, plan.size);
+  }
   const int64_t size = plan.size, n_saves = plan.n_saves;
+  const int64_t n_slices = (size + plan.slice - 1) / plan.slice;
+  const int64_t n_blocks = (size + kStatBlock - 1) / kStatBlock;
   sum.slice_size = plan.slice;
   const hsize_t chunk_t = std::min<hsize_t>(H(size), 1024);
   const hsize_t chunk_k = std::min<hsize_t>(H(n_saves), H(plan.window));
+  const PieceDir pieces(ro.path);
+  const std::string partial = ro.path + ".partial";
 
-  // ---- 2. output layout
-  std::vector<FormulationOutput> fout(nf);
-  for (int f = 0; f < nf; ++f) {
-    FormulationOutput& G = fout[f];
-    G.g = root.create_group(cfg.formulations[f]);
-    G.g.set_attr("formulation", cfg.formulations[f]);
-    G.traj = trajectory_dimension(G.g, size, chunk_t, gz);
-    h5::Dataset time = h5::dimension(G.g, "time", cfg.save_times);
-    h5::Dataset coord = h5::dimension(G.g, "coordinate", mi.coordinates);
-    h5::Dataset cons = h5::dimension(G.g, "constraint", mi.constraints);
-    for (const auto& fname : cfg.fields) {
-      const int nc = field_components(fname, n, m);
-      const bool per_coord =
-          nc == n && fname != "multiplier" && fname != "constraint_residual" && fname != "energy";
-      const bool per_cons = fname == "multiplier";
-      std::vector<hsize_t> dims = {H(size), H(n_saves)};
-      std::vector<hsize_t> chunk = {chunk_t, chunk_k};
-      if (per_coord || per_cons) {
-        dims.push_back(per_coord ? H(n) : H(m));
-        chunk.push_back(per_coord ? H(n) : H(m));
+  // ---- 2. output layout: written as the master (virtual datasets over the
+  // pieces, at the start), again with the outcome when the run stops, or as
+  // the result file (real datasets) when every slice is finished
+  std::vector<Spec> specs;
+  auto layout = [&](h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs) {
+    specs.clear();
+    ro.root_attrs(root, rs);
+    root.set_attr("slice_size", plan.slice);  // what --resume keeps
+    auto make = [&](h5::Group& g, const std::string& name, Spec sp) -> h5::Dataset {
+      sp.path = g.path().substr(1) + "/" + name;
+      specs.push_back(sp);
+      if (!virt) {
+        return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz, gz > 0, sp.fill);
       }
-      h5::Dataset d = G.g.create_dataset<double>(fname, dims, chunk, gz, gz > 0);
-      d.attach_scale(G.traj, 0);
-      d.attach_scale(time, 1);
-      if (per_coord) d.attach_scale(coord, 2);
-      if (per_cons) d.attach_scale(cons, 2);
-      G.fields.push_back(std::move(d));
+      std::vector<h5::VirtualSource> src;
+      for (int64_t s = 0; s < n_slices; ++s)
+        for (int64_t w = 0; w < (sp.time_axis >= 0 ? plan.n_windows : 1); ++w) {
+          h5::VirtualSource v;
+          spec_block(sp, plan, s, w, v.offset, v.count);
+          v.file = pieces.relative(piece_name(sp.kind, s, w));
+          v.dataset = sp.path;
+          src.push_back(std::move(v));
+        }
+      return g.create_virtual(sp.type, name, sp.dims, sp.fill, src);
+    };
+    auto per_traj = [&](Scalar type, double fill, PieceKind kind, std::vector<hsize_t> dims) {
+      Spec sp;
+      sp.type = type;
+      sp.fill = fill;
+      sp.kind = kind;
+      sp.dims = dims;
+      sp.chunk.assign(dims.size(), 0);
+      for (size_t a = 0; a < dims.size(); ++a) sp.chunk[a] = dims[a];
+      sp.chunk[0] = chunk_t;
+      if (kind == PieceKind::window) {
+        sp.time_axis = 1;
+        sp.chunk[1] = chunk_k;
+      }
+      return sp;
+    };
+    std::vector<h5::Dataset> trajs;  // one scale per group, as in every nholo file
+    for (int f = 0; f < nf; ++f) {
+      h5::Group g = root.create_group(cfg.formulations[f]);
+      g.set_attr("formulation", cfg.formulations[f]);
+      h5::Dataset traj = trajectory_dimension(g, size, chunk_t, gz);
+      h5::Dataset time = h5::dimension(g, "time", cfg.save_times);
+      h5::Dataset coord = h5::dimension(g, "coordinate", mi.coordinates);
+      h5::Dataset cons = h5::dimension(g, "constraint", mi.constraints);
+      for (const auto& fname : cfg.fields) {
+        const int nc = field_components(fname, n, m);
+        const bool per_coord =
+            nc == n && fname != "multiplier" && fname != "constraint_residual" && fname != "energy";
+        const bool per_cons = fname == "multiplier";
+        std::vector<hsize_t> dims = {H(size), H(n_saves)};
+        if (per_coord || per_cons) dims.push_back(per_coord ? H(n) : H(m));
+        h5::Dataset d = make(g, fname, per_traj(Scalar::f64, NAN, PieceKind::window, dims));
+        d.attach_scale(traj, 0);
+        d.attach_scale(time, 1);
+        if (per_coord) d.attach_scale(coord, 2);
+        if (per_cons) d.attach_scale(cons, 2);
+      }
+      h5::Dataset status =
+          make(g, "status",
+               per_traj(Scalar::i32, static_cast<double>(Status::not_run), PieceKind::slice, {H(size)}));
+      status.attach_scale(traj, 0);
+      make(g, "steps", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size)})).attach_scale(traj, 0);
+      make(g, "rejected", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size)})).attach_scale(traj, 0);
+      make(g, "fail_time", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)})).attach_scale(traj, 0);
+      std::vector<std::string> names;
+      for (int st = 0; st < kStatusCount; ++st) names.push_back(status_name(static_cast<Status>(st)));
+      status.set_attr("flag_meanings", join(names, " "));
+      status.set_attr("flag_values", std::vector<double>{0, 1, 2, 3, 4, 5, 6});
     }
-    G.status = G.g.create_dataset<int32_t>("status", {H(size)}, {chunk_t}, gz, gz > 0,
-                                           static_cast<int32_t>(Status::not_run));
-    G.steps = G.g.create_dataset<int64_t>("steps", {H(size)}, {chunk_t}, gz, gz > 0);
-    G.rejected = G.g.create_dataset<int64_t>("rejected", {H(size)}, {chunk_t}, gz, gz > 0);
-    G.fail_time = G.g.create_dataset<double>("fail_time", {H(size)}, {chunk_t}, gz, gz > 0);
-    for (auto* d : {&G.status, &G.steps, &G.rejected, &G.fail_time}) d->attach_scale(G.traj, 0);
-    std::vector<std::string> names;
-    for (int s = 0; s < kStatusCount; ++s) names.push_back(status_name(static_cast<Status>(s)));
-    G.status.set_attr("flag_meanings", join(names, " "));
-    G.status.set_attr("flag_values", std::vector<double>{0, 1, 2, 3, 4, 5, 6});
-  }
-  InitialOutput iout;
-  {
-    h5::Group init = root.create_group("initial");
-    iout.traj = trajectory_dimension(init, size, chunk_t, gz);
-    h5::Dataset icoord = h5::dimension(init, "coordinate", mi.coordinates);
-    h5::Dataset icons = h5::dimension(init, "constraint", mi.constraints);
-    iout.q0 = init.create_dataset<double>("q0", {H(size), H(n)}, {chunk_t, H(n)}, gz, gz > 0);
-    iout.qd0 = init.create_dataset<double>("qdot0", {H(size), H(n)}, {chunk_t, H(n)}, gz, gz > 0);
-    iout.l0 = init.create_dataset<double>("lambda0", {H(size), H(m)}, {chunk_t, H(m)}, gz, gz > 0);
-    for (auto* d : {&iout.q0, &iout.qd0}) {
-      d->attach_scale(iout.traj, 0);
-      d->attach_scale(icoord, 1);
+    {
+      h5::Group init = root.create_group("initial");
+      h5::Dataset traj = trajectory_dimension(init, size, chunk_t, gz);
+      h5::Dataset icoord = h5::dimension(init, "coordinate", mi.coordinates);
+      h5::Dataset icons = h5::dimension(init, "constraint", mi.constraints);
+      h5::Dataset q0 = make(init, "q0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size), H(n)}));
+      h5::Dataset qd0 =
+          make(init, "qdot0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size), H(n)}));
+      h5::Dataset l0 =
+          make(init, "lambda0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size), H(m)}));
+      for (auto* d : {&q0, &qd0}) {
+        d->attach_scale(traj, 0);
+        d->attach_scale(icoord, 1);
+      }
+      l0.attach_scale(traj, 0);
+      l0.attach_scale(icons, 1);
     }
-    iout.l0.attach_scale(iout.traj, 0);
-    iout.l0.attach_scale(icons, 1);
-  }
-  std::vector<PairOutput> pout;
-  for (int a = 0; a < nf; ++a)
-    for (int b = a + 1; b < nf; ++b) {
-      h5::Group g =
-          root.create_group("compare/" + cfg.formulations[a] + "__" + cfg.formulations[b]);
-      g.set_attr("formulation_a", cfg.formulations[a]);
-      g.set_attr("formulation_b", cfg.formulations[b]);
-      g.set_attr("threshold", cfg.compare_threshold);
-      PairOutput P{a, b, trajectory_dimension(g, size, chunk_t, gz), {}, {}};
-      P.max_distance = g.create_dataset<double>("max_distance", {H(size)}, {chunk_t}, gz, gz > 0);
-      P.first_exceed =
-          g.create_dataset<double>("first_exceed_time", {H(size)}, {chunk_t}, gz, gz > 0);
-      P.max_distance.attach_scale(P.traj, 0);
-      P.first_exceed.attach_scale(P.traj, 0);
-      P.max_distance.set_attr("long_name", "max over saves of |q_a - q_b|_2");
-      P.first_exceed.set_attr("long_name",
-                              "first save time with |q_a - q_b|_2 > threshold (NaN: never)");
-      pout.push_back(std::move(P));
+    for (int a = 0; a < nf; ++a)
+      for (int b = a + 1; b < nf; ++b) {
+        h5::Group g =
+            root.create_group("compare/" + cfg.formulations[a] + "__" + cfg.formulations[b]);
+        g.set_attr("formulation_a", cfg.formulations[a]);
+        g.set_attr("formulation_b", cfg.formulations[b]);
+        g.set_attr("threshold", cfg.compare_threshold);
+        h5::Dataset traj = trajectory_dimension(g, size, chunk_t, gz);
+        h5::Dataset md =
+            make(g, "max_distance", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
+        h5::Dataset fe =
+            make(g, "first_exceed_time", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
+        md.attach_scale(traj, 0);
+        fe.attach_scale(traj, 0);
+        md.set_attr("long_name", "max over saves of |q_a - q_b|_2");
+        fe.set_attr("long_name", "first save time with |q_a - q_b|_2 > threshold (NaN: never)");
+      }
+    for (int f = 0; f < nf; ++f) {
+      const std::string fname = cfg.formulations[f];
+      h5::Group sg = root.create_group("statistics/" + fname);
+      h5::Dataset st_time = h5::dimension(sg, "time", cfg.save_times);
+      h5::Dataset st_coord = h5::dimension(sg, "coordinate", mi.coordinates);
+      if constexpr (has_drift) {
+        h5::Dataset traj = trajectory_dimension(sg, size, chunk_t, gz);
+        h5::Dataset v =
+            make(sg, "drift_velocity", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
+        h5::Dataset band = make(sg, "band", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
+        h5::Dataset ratio =
+            make(sg, "drift_ratio", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
+        v.set_attr("long_name", "least-squares slope of x(t) (horizontal drift)");
+        band.set_attr("long_name", "max y - min y over the saves (downslope band)");
+        ratio.set_attr("long_name",
+                       "drift_velocity / prediction (statistics group attribute drift_prediction)");
+        for (auto* d : {&v, &band, &ratio}) d->attach_scale(traj, 0);
+      }
+      // the block moments of q and qdot (count, mean, M2, min, max per block
+      // of kStatBlock trajectories, save and coordinate): in PATH.partial
+      // only, where `nholo stats` merges them while a run goes on
+      for (const char* which : {"block_moments_q", "block_moments_qdot"}) {
+        Spec sp;
+        sp.kind = PieceKind::window;
+        sp.dims = {5, H(n_blocks), H(n_saves), H(n)};
+        sp.traj_axis = 1;
+        sp.time_axis = 2;
+        sp.per_block = true;
+        sp.master_only = true;
+        if (virt) {
+          h5::Dataset d = make(sg, which, sp);
+          d.set_attr("long_name", "moments of each block of 1024 trajectories: count, mean, M2 "
+                                  "(sum of squared deviations), min, max");
+        } else {
+          sp.path = sg.path().substr(1) + "/" + which;
+          specs.push_back(sp);
+        }
+      }
+      if (!out) continue;
+      // ensemble statistics, merged in block order
+      auto put = [&](const std::string& name, const FieldStatistics& fs, auto getter) {
+        std::vector<double> v(static_cast<size_t>(n_saves) * n);
+        for (int64_t k = 0; k < n_saves; ++k)
+          for (int c = 0; c < n; ++c) v[k * n + c] = getter(fs.at(k, c));
+        h5::Dataset d = sg.create_dataset<double>(name, {H(n_saves), H(n)});
+        d.write(v.data());
+        d.attach_scale(st_time, 0);
+        d.attach_scale(st_coord, 1);
+      };
+      for (auto [prefix, fs] :
+           {std::pair<std::string, const FieldStatistics*>{"", &out->st_q[f]},
+            std::pair<std::string, const FieldStatistics*>{"qdot_", &out->st_qd[f]}}) {
+        put(prefix + "mean", *fs, [](const Moments& mo) { return mo.count ? mo.mean : NAN; });
+        put(prefix + "variance", *fs, [](const Moments& mo) { return mo.variance(); });
+        put(prefix + "min", *fs, [](const Moments& mo) { return mo.count ? mo.min : NAN; });
+        put(prefix + "max", *fs, [](const Moments& mo) { return mo.count ? mo.max : NAN; });
+      }
+      {
+        std::vector<double> cnt(n_saves);
+        for (int64_t k = 0; k < n_saves; ++k) cnt[k] = out->st_q[f].at(k, 0).count;
+        h5::Dataset d = sg.create_dataset<double>("count", {H(n_saves)});
+        d.write(cnt.data());
+        d.attach_scale(st_time, 0);
+      }
+      for (int st = 0; st < kStatusCount; ++st)
+        sg.set_attr(std::string("status_") + status_name(static_cast<Status>(st)),
+                    out->status_count[f * kStatusCount + st]);
+      if constexpr (has_drift) {
+        const Moments& mr = out->drift_ratio[f];
+        sg.set_attr("drift_ratio_mean", mr.count ? mr.mean : NAN);
+        sg.set_attr("drift_ratio_std", std::sqrt(mr.variance()));
+        sg.set_attr("drift_prediction", Model::DriftStatistic::prediction_doc);
+      }
     }
-  // the model's drift statistic, per trajectory, streamed slice by slice
-  struct DriftOutput {
-    h5::Dataset traj, velocity, band, ratio;
   };
-  std::vector<DriftOutput> dout(has_drift ? nf : 0);
-  for (auto& D : dout) {
-    const size_t f = &D - dout.data();
-    h5::Group sg = root.create_group("statistics/" + cfg.formulations[f]);
-    D.traj = trajectory_dimension(sg, size, chunk_t, gz);
-    D.velocity = sg.create_dataset<double>("drift_velocity", {H(size)}, {chunk_t}, gz, gz > 0);
-    D.band = sg.create_dataset<double>("band", {H(size)}, {chunk_t}, gz, gz > 0);
-    D.ratio = sg.create_dataset<double>("drift_ratio", {H(size)}, {chunk_t}, gz, gz > 0);
-    D.velocity.set_attr("long_name", "least-squares slope of x(t) (horizontal drift)");
-    D.band.set_attr("long_name", "max y - min y over the saves (downslope band)");
-    D.ratio.set_attr("long_name",
-                     "drift_velocity / prediction (statistics group attribute drift_prediction)");
-    for (auto* d : {&D.velocity, &D.band, &D.ratio}) d->attach_scale(D.traj, 0);
-  }
+  std::map<std::string, Spec> spec_of;
+  auto write_master = [&](const Outcome* out, const RunSummary* rs) {
+    const std::string tmp = partial + ".tmp";
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    {
+      h5::File mf = h5::File::create(tmp);
+      h5::Group root = mf.root();
+      layout(root, true, out, rs);
+      mf.close();
+    }
+    commit_file(tmp, partial);
+  };
+  pieces.create();
+  pieces.remove_temporaries();
+  write_master(nullptr, nullptr);
+  for (const Spec& sp : specs) spec_of[sp.path] = sp;
+  auto chunk_of = [&](const std::string& path) { return spec_of.at(path).chunk; };
 
   // ---- 3. device ensembles (state allocated once, for the largest slice)
-  EnsembleLayout layout;
-  layout.max_count = plan.slice;
-  layout.window = plan.window;
-  layout.fields = cfg.fields;
-  for (const auto& f : cfg.fields) layout.components.push_back(field_components(f, n, m));
+  EnsembleLayout layout_e;
+  layout_e.max_count = plan.slice;
+  layout_e.window = plan.window;
+  layout_e.fields = cfg.fields;
+  for (const auto& f : cfg.fields) layout_e.components.push_back(field_components(f, n, m));
   auto wants = [&](const char* f) {
     return std::find(cfg.fields.begin(), cfg.fields.end(), f) != cfg.fields.end();
   };
-  layout.stop = &interrupt_flag();
-  layout.sel.q = layout.sel.qdot = true;
-  layout.sel.qddot = wants("qddot");
-  layout.sel.force_ideal = wants("force_ideal");
-  layout.sel.force_nonideal = wants("force_nonideal");
-  layout.sel.multiplier = wants("multiplier");
-  layout.sel.constraint_residual = wants("constraint_residual");
-  layout.sel.energy = wants("energy");
+  layout_e.stop = &interrupt_flag();
+  layout_e.sel.q = layout_e.sel.qdot = true;
+  layout_e.sel.qddot = wants("qddot");
+  layout_e.sel.force_ideal = wants("force_ideal");
+  layout_e.sel.force_nonideal = wants("force_nonideal");
+  layout_e.sel.multiplier = wants("multiplier");
+  layout_e.sel.constraint_residual = wants("constraint_residual");
+  layout_e.sel.energy = wants("energy");
   if constexpr (has_drift) {
-    layout.line_fit = true;
-    layout.fit_x = Model::DriftStatistic::drift_coordinate;
-    layout.fit_y = Model::DriftStatistic::band_coordinate;
-    layout.t_mid = 0.5 * (cfg.t_start + cfg.t_end);
+    layout_e.line_fit = true;
+    layout_e.fit_x = Model::DriftStatistic::drift_coordinate;
+    layout_e.fit_y = Model::DriftStatistic::band_coordinate;
+    layout_e.t_mid = 0.5 * (cfg.t_start + cfg.t_end);
   }
   dev.set_save_times(cfg.save_times);
   std::vector<std::unique_ptr<DeviceEnsemble>> ens;
   for (const auto& f : cfg.formulations)
-    ens.push_back(make_formulation<Model>(f, cfg, dev, layout));
+    ens.push_back(make_formulation<Model>(f, cfg, dev, layout_e));
   std::vector<PairState> pairs;
-  for (const auto& P : pout)
-    pairs.push_back({P.a, P.b, DeviceArray(dev, plan.slice), DeviceArray(dev, plan.slice)});
-
-  // ---- reducers folded on the writer thread, in block order
-  std::vector<FieldStatistics> st_q, st_qd;
-  for (int f = 0; f < nf; ++f) {
-    st_q.emplace_back(n_saves, n);
-    st_qd.emplace_back(n_saves, n);
-  }
-  std::vector<Moments> drift_ratio_moments(nf);
-  std::vector<int64_t> status_count(static_cast<size_t>(nf) * kStatusCount, 0);
+  std::vector<std::pair<int, int>> pair_ab;
+  for (int a = 0; a < nf; ++a)
+    for (int b = a + 1; b < nf; ++b) {
+      pairs.push_back({a, b, DeviceArray(dev, plan.slice), DeviceArray(dev, plan.slice)});
+      pair_ab.emplace_back(a, b);
+    }
+  auto pair_path = [&](size_t p, const char* what) {
+    return "compare/" + cfg.formulations[pair_ab[p].first] + "__" +
+           cfg.formulations[pair_ab[p].second] + "/" + what;
+  };
 
   // ---- 4. initial states
   Sampler sampler(cfg, mi);
@@ -262,9 +428,12 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
     any_free = any_free || !q_given[c] || !qd_given[c];
   }
   const double t0 = cfg.t_start;
+  struct InitCounts {
+    int64_t completed = 0, projected = 0, rejected = 0;
+  };
   auto initial_states = [&](int64_t begin, int64_t count, std::vector<double>& q0,
                             std::vector<double>& qd0, std::vector<double>& l0,
-                            std::vector<uint8_t>& rejected) {
+                            std::vector<uint8_t>& rejected, InitCounts& ic) {
     sampler.fill(begin, begin + count, q0, qd0, l0);
     rejected.assign(count, 0);
     for (int64_t i = 0; i < count; ++i) {
@@ -278,7 +447,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
       if constexpr (m > 0) {
         ConsistencyResult<double> r =
             complete_state<Model, double>(params, q, q_given, qd, qd_given, t0);
-        if (any_free && r.converged) ++sum.completed_from_constraints;
+        if (any_free && r.converged) ++ic.completed;
         if (!r.converged) {
           if (cfg.on_violation == "error") {
             std::ostringstream os;
@@ -289,11 +458,11 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
           }
           if (cfg.on_violation == "project") {
             r = project_state<Model, double>(params, q, qd, t0);
-            if (r.converged) ++sum.projected;
+            if (r.converged) ++ic.projected;
           }
           if (!r.converged) {
             rejected[i] = 1;
-            ++sum.rejected;
+            ++ic.rejected;
           }
         }
       }
@@ -304,29 +473,47 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
     }
   };
 
-  // ---- 7. the output sink (writer thread)
+  // ---- 7. the output sink (writer thread): every piece is written and
+  // committed there, in order
   OutputSink sink(true);
-  Progress progress(size * plan.n_windows * nf, ro.quiet, ro.tty,
+  int64_t todo_slices = 0, todo_traj = 0;
+  for (int64_t s = 0; s < n_slices; ++s)
+    if (!pieces.has(PieceDir::slice_name(s))) {
+      ++todo_slices;
+      todo_traj += std::min(size, (s + 1) * plan.slice) - s * plan.slice;
+    }
+  Progress progress(std::max<int64_t>(1, todo_traj * plan.n_windows * nf), ro.quiet, ro.tty,
                     static_cast<double>(plan.n_windows * nf));
-  int64_t done_units = 0, reached = 0;
-  int64_t written_end =
-      0;  // trajectories [0, written_end) have their results in the file (writer thread)
+  if (ro.resume && todo_slices < n_slices)
+    progress.message("resuming: " + std::to_string(n_slices - todo_slices) + " of " +
+                     std::to_string(n_slices) + " slices are finished in " + partial);
+  int64_t done_units = 0;
   std::vector<double> q0, qd0, l0;
   std::vector<uint8_t> rejected;
   int64_t window_counter = 0;  // selects the host slot (double buffering)
 
   try {
-    for (int64_t begin = 0; begin < size && !sum.interrupted; begin += plan.slice) {
+    for (int64_t s = 0; s < n_slices && !sum.interrupted; ++s) {
+      if (pieces.has(PieceDir::slice_name(s))) continue;  // finished by the run resumed
+      const int64_t begin = s * plan.slice;
       const int64_t end = std::min(size, begin + plan.slice), count = end - begin;
-      // 4. initial states of the slice, written by the sink
-      initial_states(begin, count, q0, qd0, l0, rejected);
-      sink.post([&iout, begin, count, q0, qd0, l0] {
-        std::vector<int64_t> idx(count);
-        for (int64_t i = 0; i < count; ++i) idx[i] = begin + i;
-        iout.traj.write_block({H(begin)}, {H(count)}, idx.data());
-        iout.q0.write_block({H(begin), 0}, {H(count), H(n)}, q0.data());
-        iout.qd0.write_block({H(begin), 0}, {H(count), H(n)}, qd0.data());
-        iout.l0.write_block({H(begin), 0}, {H(count), H(m)}, l0.data());
+      // 4. initial states of the slice, committed by the sink
+      InitCounts ic;
+      initial_states(begin, count, q0, qd0, l0, rejected, ic);
+      if (interrupt_flag().load()) {
+        sum.interrupted = true;
+        break;
+      }
+      sink.post([&, s, count, q0, qd0, l0, ic] {
+        Piece p(pieces, PieceDir::init_name(s));
+        p.write("initial/q0", {H(count), H(n)}, chunk_of("initial/q0"), gz, q0.data());
+        p.write("initial/qdot0", {H(count), H(n)}, chunk_of("initial/qdot0"), gz, qd0.data());
+        p.write("initial/lambda0", {H(count), H(m)}, chunk_of("initial/lambda0"), gz, l0.data());
+        h5::Group r = p.root();
+        r.set_attr("completed_from_constraints", ic.completed);
+        r.set_attr("projected", ic.projected);
+        r.set_attr("rejected", ic.rejected);
+        p.commit();
       });
       const auto c0 = Clock::now();
       for (auto& e : ens)
@@ -382,32 +569,43 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
           dev.pair_distance(k, count);
         }
         sum.compute_seconds += seconds_since(w0);
-        // 7. the writer: wait for the slot's data, write the fields, fold the statistics
-        sink.post([&, slot, begin, count, k0, ns] {
+        // 7. the writer: wait for the slot's data, write the window's piece
+        sink.post([&, slot, s, w, count, ns] {
           const auto o0 = Clock::now();
+          Piece p(pieces, PieceDir::window_name(s, w));
+          const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+          const size_t len = static_cast<size_t>(blocks * ns * n);
+          std::vector<double> mom(5 * len);
           for (int f = 0; f < nf; ++f) {
             ens[f]->wait(slot);
             const WindowSlot& S = ens[f]->slot(slot);
+            const std::string& form = cfg.formulations[f];
             for (size_t j = 0; j < cfg.fields.size(); ++j) {
-              const int nc = layout.components[j];
-              if (nc == 1 && cfg.fields[j] != "multiplier")
-                fout[f].fields[j].write_block({H(begin), H(k0)}, {H(count), H(ns)}, S.fields[j]);
-              else
-                fout[f].fields[j].write_block({H(begin), H(k0), 0}, {H(count), H(ns), H(nc)},
-                                              S.fields[j]);
+              const int nc = layout_e.components[j];
+              const std::string path = form + "/" + cfg.fields[j];
+              std::vector<hsize_t> dims = {H(count), H(ns)};
+              if (spec_of.at(path).dims.size() == 3) dims.push_back(H(nc));
+              p.write(path, dims, chunk_of(path), gz, S.fields[j]);
               sum.output_bytes += count * ns * nc * static_cast<int64_t>(sizeof(double));
             }
-            st_q[f].add_block_moments(S.moments[0], count, k0, ns);
-            st_qd[f].add_block_moments(S.moments[1], count, k0, ns);
+            for (int which = 0; which < 2; ++which) {
+              for (int part = 0; part < 5; ++part)
+                std::copy(S.moments[which][part], S.moments[which][part] + len,
+                          mom.begin() + part * len);
+              p.write("statistics/" + form + (which ? "/block_moments_qdot" : "/block_moments_q"),
+                      {5, H(blocks), H(ns), H(n)}, {}, 0, mom.data());
+            }
           }
-          sum.output_seconds += seconds_since(o0);
           sink.release(slot);
+          p.commit();
+          sum.output_seconds += seconds_since(o0);
         });
         done_units += count * nf;
         std::ostringstream what;
         what << end << "/" << size << " traj, window " << (w + 1) << "/" << plan.n_windows;
         progress.update(done_units, what.str());
       }
+      if (!slice_complete) break;  // its pieces so far stay; the slice is not finished
 
       // per-slice results (synchronous: waits for the device)
       const auto r0 = Clock::now();
@@ -430,135 +628,155 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, h5::Group& root
         for (int64_t i = 0; i < count; ++i)
           pred[i] = Model::DriftStatistic::prediction(params, &q0[i * n], &qd0[i * n]);
       }
-      sink.post([&, begin, count, slice_complete, results, pair_res, pred = std::move(pred)] {
-        std::vector<int64_t> idx(count);
-        for (int64_t i = 0; i < count; ++i) idx[i] = begin + i;
+      sink.post([&, s, begin, end, count, results, pair_res, pred = std::move(pred)] {
+        Piece p(pieces, PieceDir::slice_name(s));
+        const std::vector<hsize_t> one = {H(count)};
         for (int f = 0; f < nf; ++f) {
           SliceResults& R = (*results)[f];
-          if (!slice_complete)
-            for (auto& s : R.status) s = static_cast<int32_t>(Status::not_run);
-          for (int64_t i = 0; i < count; ++i) {
-            ++status_count[f * kStatusCount + R.status[i]];
-            sum.steps += R.steps[i];
-          }
-          fout[f].traj.write_block({H(begin)}, {H(count)}, idx.data());
-          fout[f].status.write_block({H(begin)}, {H(count)}, R.status.data());
-          fout[f].steps.write_block({H(begin)}, {H(count)}, R.steps.data());
-          fout[f].rejected.write_block({H(begin)}, {H(count)}, R.rejected.data());
-          fout[f].fail_time.write_block({H(begin)}, {H(count)}, R.fail_time.data());
+          const std::string& form = cfg.formulations[f];
+          p.write(form + "/status", one, chunk_of(form + "/status"), gz, R.status.data());
+          p.write(form + "/steps", one, chunk_of(form + "/steps"), gz, R.steps.data());
+          p.write(form + "/rejected", one, chunk_of(form + "/rejected"), gz, R.rejected.data());
+          p.write(form + "/fail_time", one, chunk_of(form + "/fail_time"), gz, R.fail_time.data());
           if constexpr (has_drift) {
             std::vector<double> v(count), band(count), ratio(count);
             for (int64_t i = 0; i < count; ++i) {
-              v[i] = slice_complete ? line_fit_slope(R.line_fit.data(), count, i) : NAN;
-              band[i] = slice_complete ? line_fit_range(R.line_fit.data(), count, i) : NAN;
-              ratio[i] = slice_complete ? v[i] / pred[i] : NAN;
-              if (std::isfinite(ratio[i])) drift_ratio_moments[f].add(ratio[i]);
+              v[i] = line_fit_slope(R.line_fit.data(), count, i);
+              band[i] = line_fit_range(R.line_fit.data(), count, i);
+              ratio[i] = v[i] / pred[i];
             }
-            dout[f].traj.write_block({H(begin)}, {H(count)}, idx.data());
-            dout[f].velocity.write_block({H(begin)}, {H(count)}, v.data());
-            dout[f].band.write_block({H(begin)}, {H(count)}, band.data());
-            dout[f].ratio.write_block({H(begin)}, {H(count)}, ratio.data());
+            const std::string sg = "statistics/" + form + "/";
+            p.write(sg + "drift_velocity", one, chunk_of(sg + "drift_velocity"), gz, v.data());
+            p.write(sg + "band", one, chunk_of(sg + "band"), gz, band.data());
+            p.write(sg + "drift_ratio", one, chunk_of(sg + "drift_ratio"), gz, ratio.data());
           }
         }
-        for (size_t p = 0; p < pout.size(); ++p) {
-          auto& md = (*pair_res)[2 * p];
-          auto& fe = (*pair_res)[2 * p + 1];
+        for (size_t q = 0; q < pair_ab.size(); ++q) {
+          auto& md = (*pair_res)[2 * q];
+          auto& fe = (*pair_res)[2 * q + 1];
           // a pair is undefined where either formulation failed
-          const auto& sa = (*results)[pout[p].a].status;
-          const auto& sb = (*results)[pout[p].b].status;
+          const auto& sa = (*results)[pair_ab[q].first].status;
+          const auto& sb = (*results)[pair_ab[q].second].status;
           for (int64_t i = 0; i < count; ++i)
-            if (sa[i] != 0 || sb[i] != 0 || !slice_complete) md[i] = fe[i] = NAN;
-          pout[p].traj.write_block({H(begin)}, {H(count)}, idx.data());
-          pout[p].max_distance.write_block({H(begin)}, {H(count)}, md.data());
-          pout[p].first_exceed.write_block({H(begin)}, {H(count)}, fe.data());
+            if (sa[i] != 0 || sb[i] != 0) md[i] = fe[i] = NAN;
+          p.write(pair_path(q, "max_distance"), one, chunk_of(pair_path(q, "max_distance")), gz,
+                  md.data());
+          p.write(pair_path(q, "first_exceed_time"), one,
+                  chunk_of(pair_path(q, "first_exceed_time")), gz, fe.data());
         }
-        // the slice is in the file (counted here, on the writer thread, so
-        // that a device fault seen later counts only what was written)
-        if (slice_complete) sum.completed += count;
-        written_end = begin + count;
-      });
-      if (slice_complete) {
+        p.commit();  // the slice is finished: it is in the file
         std::ostringstream msg;
         msg << "trajectories [" << begin << ", " << end << ") finished";
         progress.message(msg.str());
-      }
-      reached = end;
+      });
     }
     sink.drain();
   } catch (const DeviceFault& e) {
-    // the device failed: keep every slice whose results reached the file;
-    // the rest keep the fill value not_run (the writer may have been a slice
-    // behind the device, so this is the writer's count, not the loop's)
+    // the device failed: every slice whose piece was committed is kept; the
+    // rest keep the fill value not_run
     sink.drain_quietly();
     sum.fault = e.what();
     sum.interrupted = true;
-    reached = written_end;
-    status_count.assign(status_count.size(), 0);
-    for (int f = 0; f < nf && reached > 0; ++f) {
-      const std::vector<int32_t> st = fout[f].status.read_block<int32_t>({0}, {H(reached)});
-      for (int32_t s : st) ++status_count[f * kStatusCount + s];
-    }
   } catch (...) {
     sink.drain_quietly();
     throw;
   }
-  // trajectories never reached keep the fill value not_run
-  for (int f = 0; f < nf; ++f)
-    status_count[f * kStatusCount + static_cast<int>(Status::not_run)] += size - reached;
-  // trajectory indices never reached (an interrupted run): still a valid scale
-  if (reached < size) {
-    std::vector<int64_t> idx(size - reached);
-    for (int64_t i = reached; i < size; ++i) idx[i - reached] = i;
-    for (auto& G : fout) G.traj.write_block({H(reached)}, {H(size - reached)}, idx.data());
-    iout.traj.write_block({H(reached)}, {H(size - reached)}, idx.data());
-    for (auto& P : pout) P.traj.write_block({H(reached)}, {H(size - reached)}, idx.data());
-    for (auto& D : dout) D.traj.write_block({H(reached)}, {H(size - reached)}, idx.data());
-  }
 
-  // ---- ensemble statistics per formulation
-  for (int f = 0; f < nf; ++f) {
-    const std::string path = "statistics/" + cfg.formulations[f];
-    h5::Group sg = root.exists(path) ? root.open_group(path) : root.create_group(path);
-    h5::Dataset st_time = h5::dimension(sg, "time", cfg.save_times);
-    h5::Dataset st_coord = h5::dimension(sg, "coordinate", mi.coordinates);
-    auto put = [&](const std::string& name, const FieldStatistics& fs, auto getter) {
-      std::vector<double> v(static_cast<size_t>(n_saves) * n);
-      for (int64_t k = 0; k < n_saves; ++k)
-        for (int c = 0; c < n; ++c) v[k * n + c] = getter(fs.at(k, c));
-      h5::Dataset d = sg.create_dataset<double>(name, {H(n_saves), H(n)});
-      d.write(v.data());
-      d.attach_scale(st_time, 0);
-      d.attach_scale(st_coord, 1);
-    };
-    for (auto [prefix, fs] : {std::pair<std::string, FieldStatistics*>{"", &st_q[f]},
-                              std::pair<std::string, FieldStatistics*>{"qdot_", &st_qd[f]}}) {
-      put(prefix + "mean", *fs, [](const Moments& mo) { return mo.count ? mo.mean : NAN; });
-      put(prefix + "variance", *fs, [](const Moments& mo) { return mo.variance(); });
-      put(prefix + "min", *fs, [](const Moments& mo) { return mo.count ? mo.min : NAN; });
-      put(prefix + "max", *fs, [](const Moments& mo) { return mo.count ? mo.max : NAN; });
+  // ---- 8. the outcome, from the pieces of the finished slices, in block order
+  Outcome out;
+  out.st_q.assign(nf, FieldStatistics(n_saves, n));
+  out.st_qd.assign(nf, FieldStatistics(n_saves, n));
+  out.drift_ratio.assign(nf, Moments());
+  out.status_count.assign(static_cast<size_t>(nf) * kStatusCount, 0);
+  sum.completed = sum.steps = 0;
+  for (int64_t s = 0; s < n_slices; ++s) {
+    const int64_t begin = s * plan.slice, count = std::min(size, begin + plan.slice) - begin;
+    if (pieces.has(PieceDir::init_name(s))) {
+      const h5::File fi = h5::File::open_ro(pieces.path(PieceDir::init_name(s)));
+      const h5::Group r = fi.root();
+      sum.completed_from_constraints += r.attr_int64("completed_from_constraints");
+      sum.projected += r.attr_int64("projected");
+      sum.rejected += r.attr_int64("rejected");
     }
+    if (!pieces.has(PieceDir::slice_name(s))) {
+      for (int f = 0; f < nf; ++f)
+        out.status_count[f * kStatusCount + static_cast<int>(Status::not_run)] += count;
+      continue;
+    }
+    sum.completed += count;
     {
-      std::vector<double> cnt(n_saves);
-      for (int64_t k = 0; k < n_saves; ++k) cnt[k] = st_q[f].at(k, 0).count;
-      h5::Dataset d = sg.create_dataset<double>("count", {H(n_saves)});
-      d.write(cnt.data());
-      d.attach_scale(st_time, 0);
+      const h5::File fs_ = h5::File::open_ro(pieces.path(PieceDir::slice_name(s)));
+      const h5::Group r = fs_.root();
+      for (int f = 0; f < nf; ++f) {
+        const std::string& form = cfg.formulations[f];
+        for (int32_t st : r.open_dataset(form + "/status").read<int32_t>())
+          ++out.status_count[f * kStatusCount + st];
+        for (int64_t k : r.open_dataset(form + "/steps").read<int64_t>()) sum.steps += k;
+        if constexpr (has_drift)
+          for (double x : r.open_dataset("statistics/" + form + "/drift_ratio").read<double>())
+            if (std::isfinite(x)) out.drift_ratio[f].add(x);
+      }
     }
+    for (int64_t w = 0; w < plan.n_windows; ++w) {
+      const int64_t k0 = w * plan.window, ns = std::min(n_saves, k0 + plan.window) - k0;
+      const h5::File fw = h5::File::open_ro(pieces.path(PieceDir::window_name(s, w)));
+      const h5::Group r = fw.root();
+      for (int f = 0; f < nf; ++f)
+        for (int which = 0; which < 2; ++which) {
+          const std::vector<double> mom =
+              r.open_dataset("statistics/" + cfg.formulations[f] +
+                             (which ? "/block_moments_qdot" : "/block_moments_q"))
+                  .read<double>();
+          const size_t len = mom.size() / 5;
+          const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
+                                    mom.data() + 3 * len, mom.data() + 4 * len};
+          (which ? out.st_qd : out.st_q)[f].add_block_moments(parts, count, k0, ns);
+        }
+    }
+  }
+  for (int f = 0; f < nf; ++f) {
     std::ostringstream line;
     line << cfg.formulations[f] << ":";
-    for (int s = 0; s < kStatusCount; ++s) {
-      const int64_t c = status_count[f * kStatusCount + s];
-      sg.set_attr(std::string("status_") + status_name(static_cast<Status>(s)), c);
-      if (c) line << " " << status_name(static_cast<Status>(s)) << " " << c;
-    }
+    for (int st = 0; st < kStatusCount; ++st)
+      if (const int64_t c = out.status_count[f * kStatusCount + st])
+        line << " " << status_name(static_cast<Status>(st)) << " " << c;
     sum.status_lines.push_back(line.str());
-    if constexpr (has_drift) {
-      const Moments& mr = drift_ratio_moments[f];
-      sg.set_attr("drift_ratio_mean", mr.count ? mr.mean : NAN);
-      sg.set_attr("drift_ratio_std", std::sqrt(mr.variance()));
-      sg.set_attr("drift_prediction", Model::DriftStatistic::prediction_doc);
-    }
   }
+  sum.seconds = progress.elapsed();
+
+  if (sum.completed < size) {
+    // stopped: the master again, with the statistics of the finished slices
+    sum.interrupted = true;
+    write_master(&out, &sum);
+    return sum;
+  }
+  // every slice finished: the result file, assembled from the pieces
+  const std::string tmp = ro.path + ".partial.assembling";
+  {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    h5::File ff = h5::File::create(tmp);
+    h5::Group root = ff.root();
+    layout(root, false, &out, &sum);
+    for (int64_t s = 0; s < n_slices; ++s)
+      for (PieceKind kind : {PieceKind::init, PieceKind::window, PieceKind::slice})
+        for (int64_t w = 0; w < (kind == PieceKind::window ? plan.n_windows : 1); ++w) {
+          const h5::File pf = h5::File::open_ro(pieces.path(piece_name(kind, s, w)));
+          const h5::Group pr = pf.root();
+          for (const Spec& sp : specs) {
+            if (sp.kind != kind || sp.master_only) continue;
+            std::vector<hsize_t> off, cnt;
+            spec_block(sp, plan, s, w, off, cnt);
+            h5::Dataset dst = root.open_dataset(sp.path);
+            h5::copy_into(pr.open_dataset(sp.path), dst, off);
+          }
+        }
+    ff.close();
+  }
+  commit_file(tmp, ro.path);
+  std::error_code ec;
+  std::filesystem::remove(partial, ec);
+  pieces.remove_all();
   sum.seconds = progress.elapsed();
   return sum;
 }
