@@ -44,7 +44,8 @@ struct HostEnsemble {
   // A slice's initial states as the run pipeline holds them (row-major host
   // arrays q0[i n + c], qd0[i n + c], l0[i m + l]), packed into the system's
   // state (Sys::pack) in SoA layout; rejected[i] != 0 marks trajectory i
-  // `rejected` (not integrated).
+  // not integrated: status singular when rejected[i] is that status' code,
+  // else rejected.
   void start_from_states(const Sys& sys, int64_t n_traj, const double* q0, const double* qd0,
                          const double* l0, const uint8_t* rejected_states, S t0,
                          const IntegratorOptions& opt) {
@@ -64,7 +65,13 @@ struct HostEnsemble {
     }
     start(y0, n_traj, t0, opt);
     for (int64_t i = 0; i < n_traj; ++i)
-      if (rejected_states[i]) status[i] = static_cast<int32_t>(Status::rejected);
+      if (rejected_states[i]) {
+        // the initial state's verdict: rejected, or singular (not integrated)
+        status[i] = rejected_states[i] == static_cast<uint8_t>(Status::singular)
+                        ? static_cast<int32_t>(Status::singular)
+                        : static_cast<int32_t>(Status::rejected);
+        if (status[i] == static_cast<int32_t>(Status::singular)) fail_time[i] = t0;
+      }
   }
 
   // y0 in SoA layout: y0[c * count + i], c < N (q then qd)

@@ -705,6 +705,8 @@ void File::close() {
 
 // ---------------------------------------------------------------- helpers
 
+void skip_library_cleanup_at_exit() { H5dont_atexit(); }
+
 void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset) {
   quiet();
   const std::vector<hsize_t> count = src.dims();

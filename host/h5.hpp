@@ -340,6 +340,12 @@ Dataset Group::create_dataset(const std::string& name, std::vector<hsize_t> dims
   return create_dataset_raw(name, type, dims, std::move(chunk), gzip_level, shuffle, &*fill);
 }
 
+// Keeps the HDF5 library from closing its files at process exit (call first
+// thing in main). After a failed write (a full disk) HDF5 1.10 can leave a
+// file it could not close whose clean-up at exit crashes; nholo closes every
+// file it writes explicitly, so nothing is lost by skipping it.
+void skip_library_cleanup_at_exit();
+
 // Writes the whole of src into the block of dst at offset (count =
 // src.dims()), in src's own element type.
 void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset);

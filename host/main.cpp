@@ -27,6 +27,9 @@ std::vector<std::string> split_commas(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nholo::h5::skip_library_cleanup_at_exit();
+  // `run` stops cleanly on SIGINT/SIGTERM/SIGHUP from its first instruction on
+  if (argc > 1 && std::string(argv[1]) == "run") nholo::install_interrupt_handler();
   CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", nholo::nholo_version() + " (" + nholo::nholo_git_revision() + ")");
@@ -94,7 +97,6 @@ int main(int argc, char** argv) {
         std::cout << nholo::check_command(cfg, opts);
         return 0;
       }
-      nholo::install_interrupt_handler();
       const nholo::RunSummary s = nholo::run_command(cfg, opts);
       if (s.already_complete) {
         if (!quiet)
@@ -106,6 +108,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
                      static_cast<long long>(s.completed_from_constraints),
                      static_cast<long long>(s.projected), static_cast<long long>(s.rejected));
+        if (s.singular_initial > 0)
+          std::fprintf(stderr,
+                     "nholo: %lld initial states are degenerate (the constraint matrix loses rank "
+                     "there, or completing them from the constraints blew a velocity up): status "
+                     "singular in every formulation, not integrated\n",
+                     static_cast<long long>(s.singular_initial));
         for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
       }
       if (!s.fault.empty()) {

@@ -285,6 +285,7 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("initial_states_completed", sum->completed_from_constraints);
   root.set_attr("initial_states_projected", sum->projected);
   root.set_attr("initial_states_rejected", sum->rejected);
+  root.set_attr("initial_states_singular", sum->singular_initial);
   root.set_attr("interrupted", int64_t(sum->interrupted ? 1 : 0));
   root.set_attr("wall_seconds", sum->seconds);
   root.set_attr("output_seconds", sum->output_seconds);
@@ -414,6 +415,8 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
   } catch (const ConfigError&) {
     // a run that cannot go on with this config leaves nothing that could
     // pass for a result (a resumed run keeps what it found)
+    fs::remove(partial + ".tmp", ec);
+    fs::remove(partial + ".assembling", ec);
     if (!resuming) {
       fs::remove(partial, ec);
       pieces.remove_all();
@@ -422,13 +425,23 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
   } catch (const std::exception& e) {
     // an I/O error (a full disk) or another failure: finished slices are kept
     // for --resume; a run that finished none leaves nothing
+    fs::remove(partial + ".tmp", ec);
+    fs::remove(partial + ".assembling", ec);
+    // the system's reason first (HDF5 buries it in its error stack)
+    std::string what = e.what();
+    const std::string tag = "error message = '";
+    if (const size_t at = what.find(tag); at != std::string::npos) {
+      const size_t end = what.find('\'', at + tag.size());
+      what = "cannot write the output (" + what.substr(at + tag.size(), end - at - tag.size()) +
+             "): " + what;
+    }
     const int64_t kept = finished_slices(pieces);
     if (!resuming && kept == 0) {
       fs::remove(partial, ec);
       pieces.remove_all();
-      throw;
+      throw std::runtime_error(what);
     }
-    throw std::runtime_error(std::string(e.what()) + "\nnholo: the " + std::to_string(kept) +
+    throw std::runtime_error(what + "\nnholo: the " + std::to_string(kept) +
                              " finished slices are kept in " + partial +
                              "; once the cause is fixed, `nholo run CONFIG --resume` continues");
   }

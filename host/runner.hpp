@@ -78,6 +78,7 @@ struct RunSummary {
   int64_t trajectories = 0;
   int64_t completed = 0;  // trajectories whose integration finished (any status)
   int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
+  int64_t singular_initial = 0;  // degenerate initial states (status singular, not integrated)
   bool interrupted = false;
   bool already_complete = false;  // run --resume found PATH complete: nothing run
   std::string fault;  // non-empty: the device failed; the file is a marked .partial

@@ -128,6 +128,26 @@ inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chun
   return d;
 }
 
+// The rank the model's constraint matrix A has at its regular states: m,
+// unless the model declares redundant rows (static constexpr int
+// constraint_rank, e.g. the redundant coin).
+template <class Model, class = void>
+struct declared_constraint_rank {
+  static constexpr int value = constraint_count<Model>();
+};
+template <class Model>
+struct declared_constraint_rank<Model, std::void_t<decltype(Model::constraint_rank)>> {
+  static constexpr int value = Model::constraint_rank;
+};
+
+// An initial state is degenerate (status singular, in every formulation
+// alike) when A has lost rank there — sigma_min below this times sigma_max,
+// or A = 0 —, or when completing it from the constraints made a velocity more
+// than kCompletionGrowth times the given ones (a division by a vanishing
+// coefficient, e.g. the skate heading at +-pi/2 with xd given).
+constexpr double kDegenerateRankRtol = 1e-10;
+constexpr double kCompletionGrowth = 1e6;
+
 // What a run's finished slices add up to (read back from the pieces).
 struct Outcome {
   std::vector<FieldStatistics> st_q, st_qd;
@@ -367,8 +387,10 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     std::filesystem::remove(tmp, ec);
     {
       h5::File mf = h5::File::create(tmp);
-      h5::Group root = mf.root();
-      layout(root, true, out, rs);
+      {
+        h5::Group root = mf.root();
+        layout(root, true, out, rs);
+      }  // every object closed before the file (a failed close leaves none open)
       mf.close();
     }
     commit_file(tmp, partial);
@@ -429,7 +451,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   }
   const double t0 = cfg.t_start;
   struct InitCounts {
-    int64_t completed = 0, projected = 0, rejected = 0;
+    int64_t completed = 0, projected = 0, rejected = 0, singular = 0;
   };
   auto initial_states = [&](int64_t begin, int64_t count, std::vector<double>& q0,
                             std::vector<double>& qd0, std::vector<double>& l0,
@@ -461,8 +483,28 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
             if (r.converged) ++ic.projected;
           }
           if (!r.converged) {
-            rejected[i] = 1;
+            rejected[i] = static_cast<uint8_t>(Status::rejected);
             ++ic.rejected;
+          }
+        }
+        if (!rejected[i]) {
+          // a degenerate state: A loses rank where the model says it does
+          // not, or completion blew a velocity up
+          Mat<double, m, n> A;
+          Vec<double, m> b, res, vres;
+          constraint_terms<Model, double>(params, q, qd, t0, A, b, &res, &vres);
+          bool degenerate =
+              numerical_rank(A, kDegenerateRankRtol) < declared_constraint_rank<Model>::value;
+          double given = 0, solved = 0;
+          for (int c = 0; c < n; ++c) {
+            double& bound = qd_given[c] ? given : solved;
+            bound = std::max(bound, std::fabs(qd[c]));
+          }
+          if (solved > kCompletionGrowth * (1.0 + given) || !std::isfinite(solved))
+            degenerate = true;
+          if (degenerate) {
+            rejected[i] = static_cast<uint8_t>(Status::singular);
+            ++ic.singular;
           }
         }
       }
@@ -509,10 +551,13 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
         p.write("initial/q0", {H(count), H(n)}, chunk_of("initial/q0"), gz, q0.data());
         p.write("initial/qdot0", {H(count), H(n)}, chunk_of("initial/qdot0"), gz, qd0.data());
         p.write("initial/lambda0", {H(count), H(m)}, chunk_of("initial/lambda0"), gz, l0.data());
-        h5::Group r = p.root();
-        r.set_attr("completed_from_constraints", ic.completed);
-        r.set_attr("projected", ic.projected);
-        r.set_attr("rejected", ic.rejected);
+        {
+          h5::Group r = p.root();
+          r.set_attr("completed_from_constraints", ic.completed);
+          r.set_attr("projected", ic.projected);
+          r.set_attr("rejected", ic.rejected);
+          r.set_attr("singular", ic.singular);
+        }
         p.commit();
       });
       const auto c0 = Clock::now();
@@ -697,6 +742,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       sum.completed_from_constraints += r.attr_int64("completed_from_constraints");
       sum.projected += r.attr_int64("projected");
       sum.rejected += r.attr_int64("rejected");
+      sum.singular_initial += r.attr_int64("singular");
     }
     if (!pieces.has(PieceDir::slice_name(s))) {
       for (int f = 0; f < nf; ++f)
@@ -756,6 +802,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     std::error_code ec;
     std::filesystem::remove(tmp, ec);
     h5::File ff = h5::File::create(tmp);
+    {
     h5::Group root = ff.root();
     layout(root, false, &out, &sum);
     for (int64_t s = 0; s < n_slices; ++s)
@@ -771,6 +818,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
             h5::copy_into(pr.open_dataset(sp.path), dst, off);
           }
         }
+    }  // every object closed before the file
     ff.close();
   }
   commit_file(tmp, ro.path);

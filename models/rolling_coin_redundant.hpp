@@ -19,6 +19,8 @@ struct RollingCoinRedundant : RollingCoin {
       "the rolling coin with a redundant third constraint (the sum of the two rolling "
       "conditions): rank-deficient A";
   static constexpr int m_velocity = 3;
+  // the redundant row makes A rank 2 at every state (host: degenerate-state check)
+  static constexpr int constraint_rank = 2;
   static constexpr const char* constraint_names[3] = {"roll_x", "roll_y", "roll_sum"};
 
   // (g1, g2, g1 + g2)

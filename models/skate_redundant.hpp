@@ -17,6 +17,8 @@ struct SkateRedundant : Skate {
       "Hamel's skate / sleigh with its knife-edge constraint listed twice (second scaled by 2): "
       "rank-deficient A";
   static constexpr int m_velocity = 2;
+  // the redundant row makes A rank 1 at every state (host: degenerate-state check)
+  static constexpr int constraint_rank = 1;
   static constexpr const char* constraint_names[2] = {"knife_edge", "knife_edge_x2"};
 
   // (g, 2 g)

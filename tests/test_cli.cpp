@@ -389,6 +389,56 @@ TEST(Cli, OverwriteDuringARunIsRefused) {
   EXPECT_FALSE(fs::exists(dir / "coin.h5.lock"));
 }
 
+// Degenerate initial states are flagged singular, alike in every
+// formulation, instead of running `ok` (regressions: Appell's particle at
+// rest stayed frozen under gravity with status ok; a skate heading at pi/2
+// was completed to a velocity of 1.6e16 and ran ok; UK said ok where the
+// multipliers said singular). Redundant constraints the model declares are
+// not degenerate.
+TEST(Cli, DegenerateInitialStatesAreSingularInEveryFormulation) {
+  const fs::path dir = temp_dir("degenerate");
+  for (const char* ex : {"appell.toml", "skate.toml"})
+    fs::copy_file(fs::path(NHOLO_SOURCE_DIR) / "examples" / ex, dir / ex);
+  struct Case {
+    std::string what, config, args;
+    int32_t expect;
+  };
+  const std::vector<Case> cases = {
+      {"Appell at rest (A = 0)", "appell.toml",
+       "--set 'ensemble.qd0={x=0.0,y=0.0,z=0.0}' --set 'formulations=[\"udwadia_kalaba\", "
+       "\"lagrange_multiplier\", \"null_space\"]'",
+       4},
+      {"skate heading pi/2, xd given (yd = xd tan(theta) diverges)", "skate.toml",
+       "--set ensemble.q0.theta=1.5707963267948966", 4},
+      {"skate heading 1.2 (regular)", "skate.toml", "--set ensemble.q0.theta=1.2", 0},
+      {"redundant coin (rank 2 of 3, as the model declares)", "skate.toml",
+       "--set model=rolling_coin_redundant --set params={} --set 'ensemble.q0={theta=0.3}' "
+       "--set 'ensemble.qd0={theta=1.5,phi=0.7}' --set 'formulations=[\"udwadia_kalaba\", "
+       "\"null_space\"]'",
+       0},
+  };
+  for (const auto& c : cases) {
+    fs::remove(dir / "out.h5");
+    const Result r =
+        nholo("run " + c.config + " --set ensemble.size=16 --set output.path=out.h5 " + c.args, dir);
+    ASSERT_EQ(r.code, 0) << c.what << "\n" << r.output;
+    const auto file = nholo::h5::File::open_ro((dir / "out.h5").string());
+    const auto root = file.root();
+    for (const auto& form : root.attr_strings("formulations")) {
+      const auto st = root.open_dataset(form + "/status").read<int32_t>();
+      for (int32_t s : st) EXPECT_EQ(s, c.expect) << c.what << ", " << form;
+      if (c.expect == 4) {
+        const auto q = root.open_dataset(form + "/q").read<double>();
+        for (double x : q) EXPECT_TRUE(std::isnan(x)) << c.what << ": data of a singular trajectory";
+      }
+    }
+    EXPECT_EQ(root.attr_int64("initial_states_singular"), c.expect == 4 ? 16 : 0) << c.what;
+    if (c.expect == 4) {
+      EXPECT_NE(r.output.find("initial states are degenerate"), std::string::npos) << r.output;
+    }
+  }
+}
+
 // Parameters outside the range their model declares, or breaking a relation
 // the model states, are refused before anything runs (regressions: a skate
 // with negative mass, or with I_B below m s^2, ran and reported ok).

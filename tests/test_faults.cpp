@@ -1,0 +1,299 @@
+// The fault suite (issue: nothing lost, nothing wrong marked ok): runs killed
+// or interrupted at random moments in every phase leave a file h5py opens in
+// which every trajectory is either finished (bitwise equal to an
+// uninterrupted run) or not_run, and `run --resume` then gives a file
+// identical in every dataset to the uninterrupted run; a full disk (a small
+// tmpfs where one can be mounted, and a file-size limit, which works
+// everywhere) ends the run with a clear error, exit 2, no crash, the previous
+// result intact and the finished slices resumable.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/nholo_cli.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using nholo_test::Result;
+using nholo_test::write_file;
+
+// Three slices of 1024 (the memory budget), four windows each, two
+// formulations (the comparison datasets too), every field of the coin.
+const char* kConfig = R"(
+model = "rolling_coin"
+formulations = ["udwadia_kalaba", "lagrange_multiplier"]
+[params]
+slope = 0.3
+[time]
+t_end = 3.0
+save_every = 0.25
+[integrator]
+method = "dopri5"
+rtol = 1e-9
+atol = 1e-9
+[ensemble]
+size = 2600
+seed = 11
+[ensemble.q0]
+x = 0.0
+y = 0.0
+phi = 0.0
+theta = { uniform = [0.0, 6.283185307179586] }
+[ensemble.qd0]
+theta = { uniform = [1.0, 3.0] }
+phi = { uniform = [0.5, 1.5] }
+[output]
+path = "out.h5"
+memory_budget_mb = 1
+window = 4
+)";
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// `python3 tests/python/fault_check.py mode ref file` (h5py reads the file).
+Result fault_check(const std::string& mode, const fs::path& ref, const fs::path& file) {
+  const fs::path log = file.parent_path() / "check.log";
+  const std::string cmd = std::string(NHOLO_PYTHON3) + " '" + NHOLO_SOURCE_DIR +
+                          "/tests/python/fault_check.py' " + mode + " '" + ref.string() + "' '" +
+                          file.string() + "' > '" + log.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, read_text(log)};
+}
+
+// Starts nholo in dir with args (output to run.log), after `setup` in the child.
+template <class Setup>
+pid_t spawn(const fs::path& dir, const std::vector<std::string>& args, Setup setup) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(99);
+    const int fd = open("run.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    dup2(fd, 1);
+    setup();
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(NHOLO_BINARY));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(NHOLO_BINARY, argv.data());
+    _exit(98);
+  }
+  return pid;
+}
+
+int wait_for(pid_t pid, bool* signaled = nullptr, int* sig = nullptr) {
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (signaled) *signaled = WIFSIGNALED(st);
+  if (sig) *sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+struct Reference {
+  fs::path dir, file;
+  double seconds = 0;
+};
+
+// One uninterrupted run: the reference every trial is compared with.
+const Reference& reference() {
+  static Reference ref = [] {
+    Reference r;
+    r.dir = nholo_test::temp_dir("nholo_faults", "reference");
+    write_file(r.dir / "c.toml", kConfig);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result res = nholo_test::run_nholo("run -q c.toml --threads 1", r.dir);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(res.code, 0) << res.output;
+    r.file = r.dir / "out.h5";
+    return r;
+  }();
+  return ref;
+}
+
+}  // namespace
+
+// At least 50 trials: SIGKILL, SIGTERM, SIGHUP and SIGINT, each at a random
+// moment in [0, 1.15 x the uninterrupted run's time] (setup, the slices, the
+// assembly of the result, after the end), then --resume.
+TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
+  const Reference& ref = reference();
+  ASSERT_TRUE(fs::exists(ref.file));
+  std::printf("reference run: %.2f s\n", ref.seconds);
+  const int sigs[] = {SIGKILL, SIGTERM, SIGHUP, SIGINT};
+  const char* names[] = {"SIGKILL", "SIGTERM", "SIGHUP", "SIGINT"};
+  std::mt19937_64 rng(20261124);
+  std::uniform_real_distribution<double> when(0.0, 1.15 * ref.seconds);
+  std::map<std::string, int> outcome;  // "SIGKILL: partial" -> count
+  int trials = 0;
+  for (int trial = 0; trial < 52; ++trial) {
+    const int k = trial % 4;
+    const double at = when(rng);
+    SCOPED_TRACE(std::string(names[k]) + " after " + std::to_string(at) + " s (trial " +
+                 std::to_string(trial) + ")");
+    const fs::path dir = nholo_test::temp_dir("nholo_faults", "trial");
+    write_file(dir / "c.toml", kConfig);
+    const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+    std::this_thread::sleep_for(std::chrono::duration<double>(at));
+    kill(pid, sigs[k]);
+    bool signaled = false;
+    int sig = 0;
+    const int code = wait_for(pid, &signaled, &sig);
+    const std::string log = read_text(dir / "run.log");
+    // how it ended: killed, stopped cleanly (128 + signal), or finished first
+    const bool before_main = sigs[k] != SIGKILL && signaled && sig == sigs[k] && !fs::exists(dir / "out.h5.partial") &&
+                             !fs::exists(dir / "out.h5");
+    if (sigs[k] == SIGKILL || before_main) {
+      // SIGKILL, or a signal before nholo's main installed its handler (the
+      // first milliseconds of the process: the default action, nothing written)
+      EXPECT_TRUE((signaled && sig == sigs[k]) || code == 0) << log;
+    } else {
+      EXPECT_FALSE(signaled) << "crashed with signal " << sig << "\n" << log;
+      EXPECT_TRUE(code == 128 + sigs[k] || code == 0) << "exit " << code << "\n" << log;
+    }
+    std::string what;
+    if (fs::exists(dir / "out.h5")) {
+      what = "finished first";
+      const Result c = fault_check("same", ref.file, dir / "out.h5");
+      EXPECT_EQ(c.code, 0) << c.output;
+    } else if (fs::exists(dir / "out.h5.partial")) {
+      const Result c = fault_check("partial", ref.file, dir / "out.h5.partial");
+      EXPECT_EQ(c.code, 0) << c.output;
+      what = c.output.find("finished 0 ") != std::string::npos ? ".partial, nothing finished"
+                                                                : ".partial, slices finished";
+      // stats reads it (the statistics merged by the run, or by stats itself)
+      const Result st = nholo_test::run_nholo("stats out.h5.partial", dir);
+      EXPECT_EQ(st.code, 0) << st.output;
+      EXPECT_NE(st.output.find("INCOMPLETE"), std::string::npos) << st.output;
+    } else if (before_main) {
+      what = "stopped before main (default action)";
+    } else {
+      what = "killed before the output existed";
+      EXPECT_EQ(sigs[k], SIGKILL) << "a clean stop always leaves a file\n" << log;
+    }
+    ++outcome[std::string(names[k]) + ": " + what];
+    // --resume gives the uninterrupted run's file, whatever the state
+    const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+    EXPECT_EQ(r.code, 0) << r.output;
+    const Result same = fault_check("same", ref.file, dir / "out.h5");
+    EXPECT_EQ(same.code, 0) << same.output;
+    EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+    EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+    ++trials;
+    if (::testing::Test::HasFailure()) break;  // one failing trial says enough
+  }
+  std::printf("%d trials, each followed by --resume (identical to the uninterrupted run):\n", trials);
+  for (const auto& [k, v] : outcome) std::printf("  %-48s %d\n", k.c_str(), v);
+  EXPECT_GE(trials, 50);
+}
+
+// --resume checks that it continues the same configuration.
+TEST(Faults, ResumeRefusesAnotherConfiguration) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "resume_config");
+  write_file(dir / "c.toml", kConfig);
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+  for (int i = 0; i < 6000 && read_text(dir / "run.log").find(") finished") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(pid, SIGKILL);
+  wait_for(pid);
+  ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
+  const Result other = nholo_test::run_nholo("run -q c.toml --resume --set params.slope=0.2", dir);
+  EXPECT_EQ(other.code, 2) << other.output;
+  EXPECT_NE(other.output.find("another configuration"), std::string::npos) << other.output;
+  const Result both = nholo_test::run_nholo("run -q c.toml --resume --overwrite", dir);
+  EXPECT_EQ(both.code, 2) << both.output;
+  EXPECT_NE(both.output.find("exclude each other"), std::string::npos) << both.output;
+  // a plain run names the leftover and offers --resume
+  const Result plain = nholo_test::run_nholo("run -q c.toml", dir);
+  EXPECT_EQ(plain.code, 2) << plain.output;
+  EXPECT_NE(plain.output.find("--resume"), std::string::npos) << plain.output;
+  // the backend and the thread count may change
+  const Result ok = nholo_test::run_nholo("run -q c.toml --resume --threads 2 --backend omp", dir);
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  const Result same = fault_check("same", reference().file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  // resuming a finished result does nothing and says so
+  const Result again = nholo_test::run_nholo("run c.toml --resume", dir);
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;
+}
+
+namespace {
+
+// A run over an existing result (--overwrite) that cannot write all it needs:
+// exit 2 with a message naming the write error, no crash, the previous result
+// intact; then --resume with room to write gives the full result.
+void full_disk_case(const fs::path& dir, const std::string& how, const std::string& expect,
+                    rlim_t fsize_limit) {
+  SCOPED_TRACE(how);
+  write_file(dir / "c.toml", kConfig);
+  write_file(dir / "out.h5", "the previous result");
+  const std::string before = read_text(dir / "out.h5");
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1", "--overwrite"}, [fsize_limit] {
+    if (fsize_limit > 0) {
+      signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
+      rlimit rl{fsize_limit, fsize_limit};
+      setrlimit(RLIMIT_FSIZE, &rl);
+    }
+  });
+  bool signaled = false;
+  const int code = wait_for(pid, &signaled);
+  const std::string log = read_text(dir / "run.log");
+  std::printf("%s: exit %d, %s\n", how.c_str(), code,
+              log.substr(log.find("error:") == std::string::npos ? 0 : log.find("error:"), 300).c_str());
+  EXPECT_FALSE(signaled) << log;
+  EXPECT_EQ(code, 2) << log;
+  EXPECT_NE(log.find(expect), std::string::npos) << log;
+  EXPECT_EQ(read_text(dir / "out.h5"), before) << "the previous result was changed";
+}
+
+}  // namespace
+
+TEST(Faults, AFullDiskIsAClearErrorAndLosesNothing) {
+  // a file-size limit: a write past 2 MB fails (EFBIG), as on a full disk;
+  // every piece is smaller, the assembled result is not: it fails at the end
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "fsize");
+  full_disk_case(dir, "file-size limit 2 MB", "File too large", 2 * 1000 * 1000);
+  // every slice finished before the failure: kept, and resumable
+  EXPECT_NE(read_text(dir / "run.log").find("the 3 finished slices are kept"), std::string::npos)
+      << read_text(dir / "run.log");
+  ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
+  fs::remove(dir / "out.h5");
+  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const Result same = fault_check("same", reference().file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  // a real full file system: a 6 MiB tmpfs (room for the first slice), where
+  // this process may mount one
+  const fs::path mnt = nholo_test::temp_dir("nholo_faults", "tmpfs");
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=6m") != 0) {
+    std::printf("tmpfs case not run: mounting a tmpfs is not permitted here (%s); the file-size "
+                "limit above stands for it\n",
+                std::strerror(errno));
+    return;
+  }
+  full_disk_case(mnt, "6 MiB tmpfs", "No space left on device", 0);
+  umount(mnt.c_str());
+}
