@@ -281,6 +281,33 @@ TEST(Cli, UsageErrorsExit2) {
   const Result st = nholo("stats text.h5", dir);
   EXPECT_EQ(st.code, 2);
   EXPECT_NE(st.output.find("not an nholo result file"), std::string::npos) << st.output;
+  // crafted files with nholo's attributes: shapes that do not match the
+  // ensemble are refused, and a huge declared (unallocated) shape is never
+  // read into memory
+  auto crafted = [&](const std::string& name, hsize_t time_len, hsize_t status_len, int64_t size) {
+    auto f = nholo::h5::File::create((dir / name).string());
+    auto root = f.root();
+    root.set_attr("nholo_version", "0");
+    root.set_attr("model", "rolling_coin");
+    root.set_attr("formulations", std::vector<std::string>{"udwadia_kalaba"});
+    root.set_attr("coordinates", std::vector<std::string>{"x", "y", "phi", "theta"});
+    root.set_attr("ensemble_size", size);
+    root.set_attr("complete", int64_t(0));
+    auto sg = root.create_group("statistics/udwadia_kalaba");
+    sg.create_dataset<double>("time", {time_len}, {1024});
+    sg.create_dataset<double>("block_moments_q", {5, 1, time_len, 4}, {1, 1, 1, 4});
+    root.create_dataset<int32_t>("udwadia_kalaba/status", {status_len}, {1024});
+    f.close();
+  };
+  crafted("huge_time.h5", hsize_t(1) << 40, 10, 10);
+  crafted("bad_status.h5", 3, 1000, 10);
+  crafted("huge_size.h5", 3, 10, int64_t(1) << 50);
+  for (const char* what : {"stats huge_time.h5", "stats bad_status.h5", "stats huge_size.h5",
+                           "compare huge_size.h5"}) {
+    const Result c = nholo(what, dir);
+    EXPECT_EQ(c.code, 2) << what << "\n" << c.output;
+    EXPECT_NE(c.output.find("not an nholo result file"), std::string::npos) << what << "\n" << c.output;
+  }
 }
 
 // Starts `nholo args...` in dir with its output in `log`; returns its pid.

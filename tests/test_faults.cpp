@@ -216,6 +216,10 @@ TEST(Faults, ResumeRefusesAnotherConfiguration) {
   const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
   for (int i = 0; i < 6000 && read_text(dir / "run.log").find(") finished") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // readers open the .partial while the run goes on
+  const Result live = nholo_test::run_nholo("stats out.h5.partial", dir);
+  EXPECT_EQ(live.code, 0) << live.output;
+  EXPECT_NE(live.output.find("INCOMPLETE"), std::string::npos) << live.output;
   kill(pid, SIGKILL);
   wait_for(pid);
   ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
