@@ -43,7 +43,10 @@ const std::vector<ModelInfo>& model_infos() {
       mi.has_nonideal = has_nonideal_force<M>::value;
       mi.has_conflated = has_conflated_lagrangian<M>::value;
       mi.has_hand_dynamics = has_hand_dynamics<M>::value;
-      mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
+      if (declared_constraint_rank<M>::value < mi.m)
+        mi.formulations = {"udwadia_kalaba", "null_space"};
+      else
+        mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
       if (mi.has_conflated) mi.formulations.push_back("conflated");
       v.push_back(std::move(mi));
     });

@@ -128,18 +128,6 @@ inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chun
   return d;
 }
 
-// The rank the model's constraint matrix A has at its regular states: m,
-// unless the model declares redundant rows (static constexpr int
-// constraint_rank, e.g. the redundant coin).
-template <class Model, class = void>
-struct declared_constraint_rank {
-  static constexpr int value = constraint_count<Model>();
-};
-template <class Model>
-struct declared_constraint_rank<Model, std::void_t<decltype(Model::constraint_rank)>> {
-  static constexpr int value = Model::constraint_rank;
-};
-
 // An initial state is degenerate (status singular, in every formulation
 // alike) when A has lost rank there — sigma_min below this times sigma_max,
 // or A = 0 —, or when completing it from the constraints made a velocity more
