@@ -139,8 +139,10 @@ int main(int argc, char** argv) {
       if (!quiet)
         std::fprintf(stderr,
                      "nholo: timing: %.3f s integrating (device), %.3f s waiting for the writer, "
-                     "%.3f s writing (writer thread), %lld steps, %.4g trajectory-steps/s\n",
-                     s.compute_seconds, s.wait_seconds, s.output_seconds, static_cast<long long>(s.steps),
+                     "%.3f s writing (writer thread), %.3f s assembling the file, %lld steps, "
+                     "%.4g trajectory-steps/s\n",
+                     s.compute_seconds, s.wait_seconds, s.output_seconds, s.assembly_seconds,
+                     static_cast<long long>(s.steps),
                      s.seconds > 0 ? s.steps / s.seconds : 0.0);
       if (!quiet)
         std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", cfg.output_path.c_str(),

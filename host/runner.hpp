@@ -93,6 +93,8 @@ struct RunSummary {
   // spent transposing them to the file layout and writing them (filters included)
   int64_t output_bytes = 0;
   double output_seconds = 0;
+  // assembling PATH from the pieces at the end (copy, sync, rename, clean-up)
+  double assembly_seconds = 0;
   std::vector<std::string> status_lines;  // "udwadia_kalaba: ok 1000, max_steps 2"
 };
 

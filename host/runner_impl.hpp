@@ -786,6 +786,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   }
   // every slice finished: the result file, assembled from the pieces
   const std::string tmp = ro.path + ".partial.assembling";
+  const auto as0 = Clock::now();
   {
     std::error_code ec;
     std::filesystem::remove(tmp, ec);
@@ -813,6 +814,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   std::error_code ec;
   std::filesystem::remove(partial, ec);
   pieces.remove_all();
+  sum.assembly_seconds = seconds_since(as0);
   sum.seconds = progress.elapsed();
   return sum;
 }
