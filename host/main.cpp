@@ -53,6 +53,11 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "integrate the ensemble of CONFIG and write its HDF5 file");
   add_run_options(run);
   run->add_flag("-q,--quiet", quiet, "no progress output");
+  std::string shard, range;
+  run->add_option("--shard", shard,
+                  "run only shard r of R (r/R, r from 0): its share of the blocks of 1024 "
+                  "trajectories, written to OUT.shard-BEGIN-END.h5 (see nholo merge)");
+  run->add_option("--range", range, "run only trajectories BEGIN:END (multiples of 1024)");
   run->add_flag("--resume", resume,
                 "continue PATH.partial of an interrupted or killed run of the same config from "
                 "its first unfinished slice (starts the run when there is none)");
@@ -67,6 +72,17 @@ int main(int argc, char** argv) {
   compare->add_option("file", file_path, "an nholo HDF5 file")->required();
   compare->add_option("--formulations", formulations, "restrict to these, comma separated");
 
+  std::string merge_out;
+  std::vector<std::string> merge_shards;
+  bool merge_copy = false;
+  CLI::App* merge = app.add_subcommand(
+      "merge", "combine the shard files of one configuration into OUT (virtual datasets over "
+               "them, or a copy), statistics merged exactly");
+  merge->add_option("out", merge_out, "the merged result file")->required();
+  merge->add_option("shards", merge_shards, "shard files (nholo run --shard / --range)")->required();
+  merge->add_flag("--copy", merge_copy, "copy the shards' data into OUT (a self-contained file)");
+  merge->add_flag("--overwrite", overwrite, "replace an existing OUT");
+  merge->add_flag("-q,--quiet", quiet, "no output");
   CLI::App* devices = app.add_subcommand("devices", "list the backends built in and the CUDA devices visible");
   std::string file_b;
   double rtol = 1e-10;
@@ -93,6 +109,8 @@ int main(int argc, char** argv) {
       opts.overwrite = overwrite;
       opts.quiet = quiet;
       opts.resume = resume;
+      opts.shard = shard;
+      opts.range = range;
       if (*check) {
         std::cout << nholo::check_command(cfg, opts);
         return 0;
@@ -147,6 +165,16 @@ int main(int argc, char** argv) {
       if (!quiet)
         std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", cfg.output_path.c_str(),
                      static_cast<long long>(s.trajectories), s.seconds);
+      return 0;
+    }
+    if (*merge) {
+      const nholo::RunSummary s = nholo::merge_command(merge_out, merge_shards, merge_copy, overwrite, quiet);
+      if (!quiet) {
+        for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
+        std::fprintf(stderr, "nholo: merged %zu shards (%lld trajectories) into %s (%s)\n",
+                     merge_shards.size(), static_cast<long long>(s.trajectories), merge_out.c_str(),
+                     merge_copy ? "a copy" : "virtual datasets over the shards: keep them next to it");
+      }
       return 0;
     }
     if (*models) {

@@ -342,7 +342,66 @@ int64_t check_resumable(const RunConfig& cfg, const std::string& partial) {
 
 }  // namespace
 
-RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
+std::pair<int64_t, int64_t> shard_range(const std::string& shard, const std::string& range,
+                                        int64_t size) {
+  const int64_t blocks = (size + kStatBlock - 1) / kStatBlock;
+  auto number = [](const std::string& t, const char* what) -> int64_t {
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != t.size() || v < 0)
+      throw ConfigError(what, "'" + t + "' is not a non-negative integer");
+    return v;
+  };
+  if (!shard.empty() && !range.empty())
+    throw ConfigError("--shard", "--shard and --range exclude each other");
+  if (!shard.empty()) {
+    const size_t slash = shard.find('/');
+    if (slash == std::string::npos)
+      throw ConfigError("--shard", "'" + shard + "' is not r/R (e.g. 3/8: the fourth of 8 shards)");
+    const int64_t r = number(shard.substr(0, slash), "--shard");
+    const int64_t R = number(shard.substr(slash + 1), "--shard");
+    if (R < 1 || r >= R)
+      throw ConfigError("--shard", "'" + shard + "': need 0 <= r < R (r counts from 0)");
+    if (R > blocks)
+      throw ConfigError("--shard", std::to_string(R) + " shards of " + std::to_string(size) +
+                                       " trajectories: at most " + std::to_string(blocks) +
+                                       " (one block of 1024 each)");
+    const int64_t b0 = r * blocks / R, b1 = (r + 1) * blocks / R;
+    return {b0 * kStatBlock, std::min(size, b1 * kStatBlock)};
+  }
+  if (!range.empty()) {
+    const size_t colon = range.find(':');
+    if (colon == std::string::npos)
+      throw ConfigError("--range", "'" + range + "' is not BEGIN:END (trajectories)");
+    const int64_t b = number(range.substr(0, colon), "--range");
+    const int64_t e = number(range.substr(colon + 1), "--range");
+    if (b >= e || e > size)
+      throw ConfigError("--range", "'" + range + "': need 0 <= BEGIN < END <= " + std::to_string(size));
+    if (b % kStatBlock != 0 || (e % kStatBlock != 0 && e != size))
+      throw ConfigError("--range", "'" + range + "': BEGIN and END must be multiples of 1024 (END "
+                                   "may be the ensemble size " + std::to_string(size) +
+                                   "), so that the statistics merge exactly");
+    return {b, e};
+  }
+  return {0, size};
+}
+
+std::string shard_path(const std::string& path, int64_t begin, int64_t end) {
+  const fs::path p(path);
+  const std::string tag = ".shard-" + std::to_string(begin) + "-" + std::to_string(end);
+  return (p.parent_path() / (p.stem().string() + tag + p.extension().string())).string();
+}
+
+RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
+  const auto [range_begin, range_end] = shard_range(opts.shard, opts.range, cfg_in.size);
+  const bool sharded = !opts.shard.empty() || !opts.range.empty();
+  RunConfig cfg = cfg_in;
+  if (sharded) cfg.output_path = shard_path(cfg_in.output_path, range_begin, range_end);
   if (opts.resume && opts.overwrite)
     throw ConfigError("--resume", "--resume and --overwrite exclude each other (--resume continues "
                                   "PATH.partial, --overwrite discards it)");
@@ -358,7 +417,7 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
   fs::remove(partial + ".assembling", ec);
   if (!fs::exists(partial)) pieces.remove_all();  // pieces without their master: a run killed at its start or end
   RunSummary sum;
-  sum.trajectories = cfg.size;
+  sum.trajectories = range_end - range_begin;
   int64_t slice_size = 0;
   bool resuming = false;
   if (opts.resume) {
@@ -373,7 +432,7 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
       if (fs::exists(partial)) fs::remove(partial, ec);
       pieces.remove_all();
       sum.already_complete = true;
-      sum.completed = cfg.size;
+      sum.completed = range_end - range_begin;
       return sum;
     }
     if (fs::exists(partial)) {
@@ -406,6 +465,13 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
   ro.resume = resuming;
   ro.slice_size = slice_size;
   ro.root_attrs = [&](h5::Group& root, const RunSummary* s) { write_root_attrs(root, cfg, di, s); };
+  ro.shard = sharded;
+  ro.range_begin = range_begin;
+  ro.range_end = range_end;
+  if (sharded && !opts.quiet)
+    std::fprintf(stderr, "nholo: shard: trajectories [%lld, %lld) of %lld, written to %s\n",
+                 static_cast<long long>(range_begin), static_cast<long long>(range_end),
+                 static_cast<long long>(cfg.size), path.c_str());
   try {
     bool found = models::visit_model(cfg.model.c_str(), [&](auto tag) {
       using M = typename decltype(tag)::type;
@@ -445,6 +511,104 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts) {
                              " finished slices are kept in " + partial +
                              "; once the cause is fixed, `nholo run CONFIG --resume` continues");
   }
+  return sum;
+}
+
+namespace {
+h5::File open_result(const std::string& path);
+}  // namespace
+
+RunSummary merge_command(const std::string& out, const std::vector<std::string>& shard_files,
+                         bool copy, bool overwrite, bool quiet) {
+  if (shard_files.empty()) throw ConfigError("merge", "no shard files given");
+  struct Info {
+    RunOptions::Shard s;
+    std::string hash, version, config;
+    int64_t size = 0;
+  };
+  std::vector<Info> infos;
+  for (const auto& p : shard_files) {
+    h5::File f = open_result(p);
+    const h5::Group r = f.root();
+    Info in;
+    in.s.path = p;
+    if (!r.has_attr("config_hash") || !r.has_attr("config"))
+      throw ConfigError("merge", "'" + p + "' was not written by this version of nholo (no config_hash)");
+    if (r.attr_int64("complete") != 1)
+      throw ConfigError("merge", "'" + p + "' is not complete (finish it with `nholo run CONFIG "
+                                  "--shard ... --resume`)");
+    in.hash = r.attr_string("config_hash");
+    in.version = r.attr_string("nholo_version") + " (" + r.attr_string("git_revision") + ")";
+    in.config = r.attr_string("config");
+    in.size = r.attr_int64("ensemble_size");
+    in.s.begin = r.has_attr("shard_begin") ? r.attr_int64("shard_begin") : 0;
+    in.s.end = r.has_attr("shard_end") ? r.attr_int64("shard_end") : in.size;
+    if (in.s.begin < 0 || in.s.end > in.size || in.s.begin >= in.s.end || in.s.begin % kStatBlock)
+      throw ConfigError("merge", "'" + p + "' holds a range that is not a shard of its ensemble");
+    const auto forms = r.attr_strings("formulations");
+    if (forms.empty() ||
+        r.open_dataset(forms[0] + "/status").dims() !=
+            std::vector<hsize_t>{static_cast<hsize_t>(in.s.end - in.s.begin)})
+      throw ConfigError("merge", "'" + p + "' is not an nholo result file (status does not match its range)");
+    infos.push_back(in);
+  }
+  for (const auto& in : infos) {
+    if (in.hash != infos[0].hash || in.size != infos[0].size)
+      throw ConfigError("merge", "'" + in.s.path + "' (config hash " + in.hash + ") and '" +
+                                     infos[0].s.path + "' (config hash " + infos[0].hash +
+                                     ") are results of different configurations");
+    if (in.version != infos[0].version)
+      throw ConfigError("merge", "'" + in.s.path + "' was written by nholo " + in.version + ", '" +
+                                     infos[0].s.path + "' by " + infos[0].version);
+  }
+  std::sort(infos.begin(), infos.end(), [](const Info& a, const Info& b) {
+    return a.s.begin != b.s.begin ? a.s.begin < b.s.begin : a.s.end < b.s.end;
+  });
+  // coverage: every trajectory exactly once
+  const int64_t size = infos[0].size;
+  auto blocks = [](int64_t b, int64_t e) {
+    return "trajectories [" + std::to_string(b) + ", " + std::to_string(e) + ") (blocks " +
+           std::to_string(b / kStatBlock) + " to " + std::to_string((e + kStatBlock - 1) / kStatBlock - 1) +
+           ")";
+  };
+  std::vector<std::string> problems;
+  int64_t at = 0;
+  for (const auto& in : infos) {
+    if (in.s.begin > at) problems.push_back("missing " + blocks(at, in.s.begin));
+    if (in.s.begin < at)
+      problems.push_back("duplicated " + blocks(in.s.begin, std::min(at, in.s.end)) + " (again in '" +
+                         in.s.path + "')");
+    at = std::max(at, in.s.end);
+  }
+  if (at < size) problems.push_back("missing " + blocks(at, size));
+  if (!problems.empty())
+    throw ConfigError("merge", "the shards do not cover the ensemble of " + std::to_string(size) +
+                                   " trajectories exactly once: " + join(problems, "; "));
+  // the merged file: paths of the shards as it refers to them
+  check_output_folder(out);
+  const OutputLock lock(out);
+  if (fs::exists(out) && !overwrite)
+    throw ConfigError("merge", "'" + out + "' exists; pass --overwrite to replace it");
+  const fs::path out_dir = fs::absolute(out).parent_path();
+  RunOptions ro;
+  for (auto& in : infos) {
+    const fs::path abs = fs::absolute(in.s.path);
+    in.s.vds_file = abs.parent_path() == out_dir ? abs.filename().string() : abs.string();
+    ro.merge.push_back(in.s);
+  }
+  const RunConfig cfg = parse_config(infos[0].config, {}, infos[0].s.path);
+  std::unique_ptr<Device> dev = std::make_unique<CpuDevice>(Backend::cpp, 1);
+  const DeviceInfo di = dev->info();
+  ro.quiet = quiet;
+  ro.path = out;
+  ro.merge_copy = copy;
+  ro.root_attrs = [&](h5::Group& root, const RunSummary* s) { write_root_attrs(root, cfg, di, s); };
+  RunSummary sum;
+  bool found = models::visit_model(cfg.model.c_str(), [&](auto tag) {
+    using M = typename decltype(tag)::type;
+    sum = run_model<M>(cfg, ro, *dev);
+  });
+  if (!found) throw ConfigError("model", "unknown model '" + cfg.model + "'");
   return sum;
 }
 

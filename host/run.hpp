@@ -16,7 +16,26 @@ struct CommandOptions {
   bool overwrite = false;
   bool quiet = false;
   bool resume = false;  // continue PATH.partial (same config hash) from its first unfinished slice
+  // A shard of the ensemble: "r/R" (the R-th part r, 0-based, of the blocks of
+  // 1024 trajectories) or "BEGIN:END" (trajectories, block-aligned); empty:
+  // the whole ensemble. A shard writes shard_path(output.path, begin, end).
+  std::string shard, range;
 };
+
+// Trajectories [begin, end) of an ensemble of `size` for --shard r/R or
+// --range B:E; throws ConfigError naming what is wrong and accepted.
+std::pair<int64_t, int64_t> shard_range(const std::string& shard, const std::string& range,
+                                        int64_t size);
+// "out.h5" -> "out.shard-1024-2048.h5"
+std::string shard_path(const std::string& path, int64_t begin, int64_t end);
+
+// `nholo merge OUT SHARD...`: checks the shards are complete results of one
+// configuration that cover the ensemble exactly once (else names the missing
+// or duplicated trajectory and block ranges), then writes OUT: virtual
+// datasets over the shards (copy: real datasets), the statistics merged in
+// block order (bitwise those of a single run).
+RunSummary merge_command(const std::string& out, const std::vector<std::string>& shards, bool copy,
+                         bool overwrite, bool quiet);
 
 // `nholo run`: validates everything (the backend included), writes the
 // master PATH.partial and its pieces PATH.partial.d/ (host/pieces.hpp), and

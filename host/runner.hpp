@@ -69,6 +69,21 @@ struct RunOptions {
   std::string path;        // the result file PATH (the run writes PATH.partial, PATH.partial.d)
   bool resume = false;     // keep the finished slices' pieces, run the others
   int64_t slice_size = 0;  // > 0: the slice size of the run being resumed
+  // A shard: only trajectories [range_begin, range_end) (block-aligned; end
+  // < 0: the ensemble's size); its file holds their data under their global
+  // indices, the per-block moments and the range (root attributes
+  // shard_begin, shard_end), for `nholo merge`.
+  int64_t range_begin = 0, range_end = -1;
+  bool shard = false;  // write a shard file (also when the range is the whole ensemble)
+  // `nholo merge`: no integration; ro.path is written from these complete
+  // shard files (sorted, covering the ensemble once), as virtual datasets
+  // over them (file: as the merged file refers to it) or, merge_copy, as a copy
+  struct Shard {
+    std::string path, vds_file;
+    int64_t begin = 0, end = 0;
+  };
+  std::vector<Shard> merge;
+  bool merge_copy = false;
   // Writes the root attributes of a file the run creates: the run's identity
   // (summary == nullptr, the master at the start) and its outcome.
   std::function<void(h5::Group&, const RunSummary*)> root_attrs;

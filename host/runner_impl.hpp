@@ -114,14 +114,16 @@ inline std::string piece_name(PieceKind k, int64_t s, int64_t w) {
                                   : PieceDir::slice_name(s);
 }
 
-// A trajectory index scale 0..size-1, written in pieces of 2^20.
-inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz) {
+// A trajectory index scale first..first+size-1 (global indices: a shard's
+// start at its range), written in pieces of 2^20.
+inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz,
+                                        int64_t first = 0) {
   h5::Dataset d = g.create_dataset<int64_t>("trajectory", {H(size)}, {chunk}, gz, gz > 0);
   std::vector<int64_t> idx;
   for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
     const int64_t e = std::min(size, b + (int64_t(1) << 20));
     idx.resize(e - b);
-    for (int64_t i = b; i < e; ++i) idx[i - b] = i;
+    for (int64_t i = b; i < e; ++i) idx[i - b] = first + i;
     d.write_block({H(b)}, {H(e - b)}, idx.data());
   }
   d.make_scale("trajectory");
@@ -164,10 +166,16 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   const int nf = static_cast<int>(cfg.formulations.size());
   const int gz = cfg.compression;  // deflate level of every per-trajectory dataset (0: none)
   RunSummary sum;
-  sum.trajectories = cfg.size;
+  const auto t_merge = Clock::now();
 
-  // ---- 1. slice plan (a resumed run keeps the slices of the run it continues)
+  // ---- 1. slice plan (a resumed run keeps the slices of the run it continues;
+  // a shard plans its range only)
+  const int64_t first = ro.merge.empty() ? ro.range_begin : 0;
+  const int64_t last = ro.merge.empty() && ro.range_end >= 0 ? ro.range_end : cfg.size;
+  const bool sharded = ro.shard && ro.merge.empty();
   SlicePlan plan = plan_slices(cfg, dev, n, m, N);
+  plan.size = last - first;
+  plan.slice = std::min(plan.slice, plan.size);
   if (ro.slice_size > 0) {
     if (ro.slice_size > plan.slice && ro.slice_size < plan.size)
       throw ConfigError("--resume", "the run being resumed used slices of " +
@@ -178,6 +186,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     plan.slice = std::min(ro.slice_size, plan.size);
   }
   const int64_t size = plan.size, n_saves = plan.n_saves;
+  sum.trajectories = size;
   const int64_t n_slices = (size + plan.slice - 1) / plan.slice;
   const int64_t n_blocks = (size + kStatBlock - 1) / kStatBlock;
   sum.slice_size = plan.slice;
@@ -194,6 +203,10 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     specs.clear();
     ro.root_attrs(root, rs);
     root.set_attr("slice_size", plan.slice);  // what --resume keeps
+    if (sharded) {
+      root.set_attr("shard_begin", first);
+      root.set_attr("shard_end", last);
+    }
     auto make = [&](h5::Group& g, const std::string& name, Spec sp) -> h5::Dataset {
       sp.path = g.path().substr(1) + "/" + name;
       specs.push_back(sp);
@@ -201,6 +214,21 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
         return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz, gz > 0, sp.fill);
       }
       std::vector<h5::VirtualSource> src;
+      if (!ro.merge.empty()) {
+        // merged: each shard's whole dataset at its range
+        for (const auto& sh : ro.merge) {
+          h5::VirtualSource v;
+          v.offset.assign(sp.dims.size(), 0);
+          v.count = sp.dims;
+          v.offset[sp.traj_axis] = H(sp.per_block ? sh.begin / kStatBlock : sh.begin);
+          v.count[sp.traj_axis] =
+              H(sp.per_block ? (sh.end - sh.begin + kStatBlock - 1) / kStatBlock : sh.end - sh.begin);
+          v.file = sh.vds_file;
+          v.dataset = sp.path;
+          src.push_back(std::move(v));
+        }
+        return g.create_virtual(sp.type, name, sp.dims, sp.fill, src);
+      }
       for (int64_t s = 0; s < n_slices; ++s)
         for (int64_t w = 0; w < (sp.time_axis >= 0 ? plan.n_windows : 1); ++w) {
           h5::VirtualSource v;
@@ -230,7 +258,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     for (int f = 0; f < nf; ++f) {
       h5::Group g = root.create_group(cfg.formulations[f]);
       g.set_attr("formulation", cfg.formulations[f]);
-      h5::Dataset traj = trajectory_dimension(g, size, chunk_t, gz);
+      h5::Dataset traj = trajectory_dimension(g, size, chunk_t, gz, first);
       h5::Dataset time = h5::dimension(g, "time", cfg.save_times);
       h5::Dataset coord = h5::dimension(g, "coordinate", mi.coordinates);
       h5::Dataset cons = h5::dimension(g, "constraint", mi.constraints);
@@ -261,7 +289,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     }
     {
       h5::Group init = root.create_group("initial");
-      h5::Dataset traj = trajectory_dimension(init, size, chunk_t, gz);
+      h5::Dataset traj = trajectory_dimension(init, size, chunk_t, gz, first);
       h5::Dataset icoord = h5::dimension(init, "coordinate", mi.coordinates);
       h5::Dataset icons = h5::dimension(init, "constraint", mi.constraints);
       h5::Dataset q0 = make(init, "q0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size), H(n)}));
@@ -283,7 +311,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
         g.set_attr("formulation_a", cfg.formulations[a]);
         g.set_attr("formulation_b", cfg.formulations[b]);
         g.set_attr("threshold", cfg.compare_threshold);
-        h5::Dataset traj = trajectory_dimension(g, size, chunk_t, gz);
+        h5::Dataset traj = trajectory_dimension(g, size, chunk_t, gz, first);
         h5::Dataset md =
             make(g, "max_distance", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
         h5::Dataset fe =
@@ -299,7 +327,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       h5::Dataset st_time = h5::dimension(sg, "time", cfg.save_times);
       h5::Dataset st_coord = h5::dimension(sg, "coordinate", mi.coordinates);
       if constexpr (has_drift) {
-        h5::Dataset traj = trajectory_dimension(sg, size, chunk_t, gz);
+        h5::Dataset traj = trajectory_dimension(sg, size, chunk_t, gz, first);
         h5::Dataset v =
             make(sg, "drift_velocity", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
         h5::Dataset band = make(sg, "band", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
@@ -321,8 +349,10 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
         sp.traj_axis = 1;
         sp.time_axis = 2;
         sp.per_block = true;
-        sp.master_only = true;
-        if (virt) {
+        sp.master_only = !sharded;  // a shard keeps them, for `nholo merge`
+        if (!ro.merge.empty()) {
+          continue;  // a merged file has the merged statistics, as a single run
+        } else if (virt || sharded) {
           h5::Dataset d = make(sg, which, sp);
           d.set_attr("long_name", "moments of each block of 1024 trajectories: count, mean, M2 "
                                   "(sum of squared deviations), min, max");
@@ -383,6 +413,85 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     }
     commit_file(tmp, partial);
   };
+  if (!ro.merge.empty()) {
+    // ---- `nholo merge`: the outcome from the shards, in block order, and the
+    // file as virtual datasets over them (or a copy)
+    Outcome out;
+    out.st_q.assign(nf, FieldStatistics(n_saves, n));
+    out.st_qd.assign(nf, FieldStatistics(n_saves, n));
+    out.drift_ratio.assign(nf, Moments());
+    out.status_count.assign(static_cast<size_t>(nf) * kStatusCount, 0);
+    for (const auto& sh : ro.merge) {
+      const h5::File f = h5::File::open_ro(sh.path);
+      const h5::Group r = f.root();
+      const int64_t count = sh.end - sh.begin;
+      sum.completed += r.attr_int64("completed_trajectories");
+      sum.completed_from_constraints += r.attr_int64("initial_states_completed");
+      sum.projected += r.attr_int64("initial_states_projected");
+      sum.rejected += r.attr_int64("initial_states_rejected");
+      sum.singular_initial += r.attr_int64("initial_states_singular");
+      for (int f_ = 0; f_ < nf; ++f_) {
+        const std::string& form = cfg.formulations[f_];
+        for (int32_t st : r.open_dataset(form + "/status").read<int32_t>())
+          ++out.status_count[f_ * kStatusCount + st];
+        for (int64_t k : r.open_dataset(form + "/steps").read<int64_t>()) sum.steps += k;
+        if constexpr (has_drift)
+          for (double x : r.open_dataset("statistics/" + form + "/drift_ratio").read<double>())
+            if (std::isfinite(x)) out.drift_ratio[f_].add(x);
+        for (int which = 0; which < 2; ++which) {
+          const std::vector<double> mom =
+              r.open_dataset("statistics/" + form +
+                             (which ? "/block_moments_qdot" : "/block_moments_q"))
+                  .read<double>();
+          const size_t len = mom.size() / 5;
+          const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
+                                    mom.data() + 3 * len, mom.data() + 4 * len};
+          (which ? out.st_qd : out.st_q)[f_].add_block_moments(parts, count, 0, n_saves);
+        }
+      }
+    }
+    for (int f_ = 0; f_ < nf; ++f_) {
+      std::ostringstream line;
+      line << cfg.formulations[f_] << ":";
+      for (int st = 0; st < kStatusCount; ++st)
+        if (const int64_t c = out.status_count[f_ * kStatusCount + st])
+          line << " " << status_name(static_cast<Status>(st)) << " " << c;
+      sum.status_lines.push_back(line.str());
+    }
+    const std::string tmp = ro.path + ".merging";
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    try {
+      h5::File ff = h5::File::create(tmp);
+      {
+        h5::Group root = ff.root();
+        layout(root, !ro.merge_copy, &out, &sum);
+        std::vector<std::string> names;
+        for (const auto& sh : ro.merge) names.push_back(sh.vds_file);
+        root.set_attr("merged_shards", names);
+        root.set_attr("merge", ro.merge_copy ? "copy" : "virtual");
+        if (ro.merge_copy)
+          for (const auto& sh : ro.merge) {
+            const h5::File sf = h5::File::open_ro(sh.path);
+            const h5::Group sr = sf.root();
+            for (const Spec& sp : specs) {
+              if (sp.master_only) continue;
+              std::vector<hsize_t> off(sp.dims.size(), 0);
+              off[sp.traj_axis] = H(sp.per_block ? sh.begin / kStatBlock : sh.begin);
+              h5::Dataset dst = root.open_dataset(sp.path);
+              h5::copy_into(sr.open_dataset(sp.path), dst, off);
+            }
+          }
+      }
+      ff.close();
+      commit_file(tmp, ro.path);
+    } catch (...) {
+      std::filesystem::remove(tmp, ec);
+      throw;
+    }
+    sum.seconds = seconds_since(t_merge);
+    return sum;
+  }
   pieces.create();
   pieces.remove_temporaries();
   write_master(nullptr, nullptr);
@@ -444,7 +553,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   auto initial_states = [&](int64_t begin, int64_t count, std::vector<double>& q0,
                             std::vector<double>& qd0, std::vector<double>& l0,
                             std::vector<uint8_t>& rejected, InitCounts& ic) {
-    sampler.fill(begin, begin + count, q0, qd0, l0);
+    sampler.fill(first + begin, first + begin + count, q0, qd0, l0);
     rejected.assign(count, 0);
     for (int64_t i = 0; i < count; ++i) {
       // an interrupt during setup: stop completing (the slice will not run)
@@ -461,7 +570,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
         if (!r.converged) {
           if (cfg.on_violation == "error") {
             std::ostringstream os;
-            os << "trajectory " << (begin + i) << ": initial state violates the constraints "
+            os << "trajectory " << (first + begin + i) << ": initial state violates the constraints "
                << "(residual " << r.residual << ") and on_violation = \"error\" (accepted: "
                << "project, reject, error)";
             throw ConfigError("ensemble.on_violation", os.str());
