@@ -36,7 +36,7 @@ namespace {
 using nholo_test::Result;
 using nholo_test::write_file;
 
-// Three slices of 1024 (the memory budget), four windows each, two
+// Three slices of 1024 (the memory budget), three windows each, two
 // formulations (the comparison datasets too), every field of the coin.
 const char* kConfig = R"(
 model = "rolling_coin"
@@ -44,7 +44,7 @@ formulations = ["udwadia_kalaba", "lagrange_multiplier"]
 [params]
 slope = 0.3
 [time]
-t_end = 3.0
+t_end = 2.0
 save_every = 0.25
 [integrator]
 method = "dopri5"
@@ -255,7 +255,14 @@ void full_disk_case(const fs::path& dir, const std::string& how, const std::stri
   write_file(dir / "c.toml", kConfig);
   write_file(dir / "out.h5", "the previous result");
   const std::string before = read_text(dir / "out.h5");
-  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1", "--overwrite"}, [fsize_limit] {
+  // HDF5 1.10 frees nothing of a file whose close failed (a write error): in
+  // the sanitizer build, LeakSanitizer would report that memory, which is
+  // the library's, at exit; it is suppressed for this child only
+  const fs::path supp = dir / "lsan.supp";
+  write_file(supp, "leak:libhdf5\n");
+  const std::string lsan = "suppressions=" + supp.string();
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1", "--overwrite"}, [fsize_limit, lsan] {
+    setenv("LSAN_OPTIONS", lsan.c_str(), 1);
     if (fsize_limit > 0) {
       signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
       rlimit rl{fsize_limit, fsize_limit};
