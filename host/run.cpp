@@ -586,6 +586,9 @@ RunSummary merge_command(const std::string& out, const std::vector<std::string>&
                                    " trajectories exactly once: " + join(problems, "; "));
   // the merged file: paths of the shards as it refers to them
   check_output_folder(out);
+  for (const auto& in : infos)
+    if (fs::exists(out) && fs::equivalent(out, in.s.path))
+      throw ConfigError("merge", "'" + out + "' is one of the shards; choose another output file");
   const OutputLock lock(out);
   if (fs::exists(out) && !overwrite)
     throw ConfigError("merge", "'" + out + "' exists; pass --overwrite to replace it");
