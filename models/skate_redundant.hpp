@@ -18,6 +18,8 @@ struct SkateRedundant : Skate {
       "rank-deficient A";
   static constexpr int m_velocity = 2;
   static constexpr const char* constraint_names[2] = {"knife_edge", "knife_edge_x2"};
+  // the skate's embedded constraint is one row, not two: no embedded formulation
+  static constexpr int m_embedded = 0;
 
   // (g, 2 g)
   template <class S>
