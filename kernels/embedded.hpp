@@ -10,9 +10,11 @@
 //                                           must equal the model's constraint count
 //                                           (the k rows replace its m rows: lambda0
 //                                           row l is ell0 of embedded constraint l)
-//   Model::embedded_coordinates[k]          index of q_dep of each constraint
-//   Model::embedded_period[k]               the residual q_dep - phi is taken modulo
+//   Model::embedded_coordinate(l)           index of q_dep of constraint l < k
+//   Model::embedded_period(l)               the residual q_dep - phi is taken modulo
 //                                           this (2 pi for an angle), 0: not periodic
+//                                           (both NHOLO_HDI constexpr functions: a
+//                                           static array is not visible on the device)
 //   Model::embedded_constraints(p, q, qd, t) -> Vec<S,k>   phi; reads only the
 //                                           independent coordinates and their rates
 //
@@ -74,8 +76,8 @@ struct EmbeddedConstraintModel : Model {
     const Vec<S, k> phi = Model::embedded_constraints(p, q, qd, t);
     Vec<S, k> g;
     for (int l = 0; l < k; ++l) {
-      g[l] = q[Model::embedded_coordinates[l]] - phi[l];
-      const double period = Model::embedded_period[l];
+      g[l] = q[Model::embedded_coordinate(l)] - phi[l];
+      const double period = Model::embedded_period(l);
       if (period > 0.0) {
         const double v = static_cast<double>(value_of(g[l]));
         g[l] -= period * ::floor(v / period + 0.5);
@@ -98,7 +100,7 @@ struct EmbeddedIndex {
     int c = 0;
     for (int i = 0; i < n; ++i) {
       bool dep = false;
-      for (int l = 0; l < k; ++l) dep = dep || Model::embedded_coordinates[l] == i;
+      for (int l = 0; l < k; ++l) dep = dep || Model::embedded_coordinate(l) == i;
       if (!dep) ind[c++] = i;
     }
   }
@@ -268,8 +270,8 @@ NHOLO_HDI T embedded_theta(const typename Model::Params& p,
     qd[ind[j]] = qdi[j];
   }
   for (int l = 0; l < k; ++l) {
-    q[Model::embedded_coordinates[l]] = phi[l].v;
-    qd[Model::embedded_coordinates[l]] = phi[l].d[0];
+    q[Model::embedded_coordinate(l)] = phi[l].v;
+    qd[Model::embedded_coordinate(l)] = phi[l].d[0];
   }
   return Model::lagrangian(p, q, qd, t);
 }
@@ -465,7 +467,7 @@ NHOLO_HDI Vec<S, Model::m_embedded> embedded_ell_nonholonomic(const typename Mod
   const auto acc = lagrange_multiplier_acceleration<Model, S>(p, q, qd, t, eo);
   Vec<S, Model::m_embedded> ell;
   for (int l = 0; l < Model::m_embedded; ++l)
-    ell[l] = acc.force_ideal[Model::embedded_coordinates[l]];
+    ell[l] = acc.force_ideal[Model::embedded_coordinate(l)];
   return ell;
 }
 

@@ -80,8 +80,8 @@ struct Skate {
   // Wang & Gao eq 33): theta = atan2(yd, xd), the blade points along the
   // motion; residual modulo 2 pi, undefined at rest.
   static constexpr int m_embedded = 1;
-  static constexpr int embedded_coordinates[m_embedded] = {2};
-  static constexpr double embedded_period[m_embedded] = {6.283185307179586};
+  NHOLO_HDI static constexpr int embedded_coordinate(int /*l*/) { return 2; }  // theta
+  NHOLO_HDI static constexpr double embedded_period(int /*l*/) { return 6.283185307179586; }
   template <class S>
   NHOLO_HDI static Vec<S, m_embedded> embedded_constraints(const Params& /*p*/,
                                                            const Vec<S, n>& /*q*/,

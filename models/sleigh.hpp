@@ -104,8 +104,8 @@ struct Sleigh {
 
   // ---- embedded constraint (kernels/embedded.hpp): q_dep = phi(q_ind, qd_ind, t)
   static constexpr int m_embedded = 1;
-  static constexpr int embedded_coordinates[m_embedded] = {2};  // theta
-  static constexpr double embedded_period[m_embedded] = {6.283185307179586};
+  NHOLO_HDI static constexpr int embedded_coordinate(int /*l*/) { return 2; }  // theta
+  NHOLO_HDI static constexpr double embedded_period(int /*l*/) { return 6.283185307179586; }
   // theta = atan2(yd, xd): reads xd, yd only
   template <class S>
   NHOLO_HDI static Vec<S, m_embedded> embedded_constraints(const Params& /*p*/,
