@@ -505,4 +505,30 @@ fields = ["q", "qdot", "multiplier", "constraint_residual"]
   EXPECT_NE(c.output.find("lagrange_multiplier vs embedded"), std::string::npos) << c.output;
 }
 
+// Bad input names what is wrong and what is accepted.
+TEST(EmbeddedEnsemble, BadInputGivesClearErrors) {
+  namespace fs = std::filesystem;
+  const fs::path dir = nholo_test::temp_dir("nholo_embedded", "errors");
+  nholo_test::write_file(dir / "coin.toml", "model = \"rolling_coin\"\nformulations = [\"embedded\"]\n");
+  const auto r = nholo_test::run_nholo("run -q coin.toml", dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("model 'rolling_coin' does not support 'embedded' (accepted for it: "
+                          "udwadia_kalaba, lagrange_multiplier, null_space, vakonomic)"),
+            std::string::npos)
+      << r.output;
+  nholo_test::write_file(dir / "sleigh.toml",
+                         "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\na = 0.8\nJ = 0.5\n");
+  const auto s = nholo_test::run_nholo("run -q sleigh.toml", dir);
+  EXPECT_EQ(s.code, 2) << s.output;
+  EXPECT_NE(s.output.find("J (squared radius of gyration about the contact point) must exceed a^2"),
+            std::string::npos)
+      << s.output;
+  nholo_test::write_file(dir / "w.toml",
+                         "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\npaper_potential = 2.0\n");
+  const auto w = nholo_test::run_nholo("run -q w.toml", dir);
+  EXPECT_EQ(w.code, 2) << w.output;
+  EXPECT_NE(w.output.find("paper_potential"), std::string::npos) << w.output;
+  EXPECT_NE(w.output.find("[0, 1]"), std::string::npos) << w.output;
+}
+
 }  // namespace
