@@ -318,9 +318,9 @@ NHOLO_HDI S euler_poisson_residual(const typename Model::Params& p, S t,
   const G th = embedded_theta<Model>(p, qi, qdi, qddi, ta);
   S res = S(0), scale = S(0);
   for (int j = 0; j < r; ++j) {
-    const S a = th.d[j].v.v;                 // dTheta/dq_j
-    const S b = th.d[r + j].d[0].v;          // d/dt dTheta/dqd_j
-    const S c = th.d[2 * r + j].d[0].d[0];   // d2/dt2 dTheta/dqdd_j
+    const S a = th.d[j].v.v;                // dTheta/dq_j
+    const S b = th.d[r + j].d[0].v;         // d/dt dTheta/dqd_j
+    const S c = th.d[2 * r + j].d[0].d[0];  // d2/dt2 dTheta/dqdd_j
     res = max_of(res, S(fabs(a - b + c)));
     scale = max_of(scale, max_of(S(fabs(a)), max_of(S(fabs(b)), S(fabs(c)))));
   }
@@ -331,8 +331,8 @@ NHOLO_HDI S euler_poisson_residual(const typename Model::Params& p, S t,
 // and q'''' from the flow (flow_derivatives). NaN where the flow is not
 // defined.
 template <template <class, class> class SysT, class Model, class S, int N>
-NHOLO_HDI S path_euler_poisson_residual(const typename Model::Params& p, const EvalOptions& eo,
-                                        S t, const Vec<S, N>& y) {
+NHOLO_HDI S path_euler_poisson_residual(const typename Model::Params& p, const EvalOptions& eo, S t,
+                                        const Vec<S, N>& y) {
   constexpr int n = Model::n;
   Vec<S, N> d[3];
   if (flow_derivatives<SysT, Model>(p, eo, t, y, d) != Status::ok) return S(NAN);
@@ -377,8 +377,7 @@ struct EmbeddedSystem {
   NHOLO_HDI EmbeddedAcceleration<S, n, m> acceleration(S t, const Vec<S, N>& y) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
-    return embedded_acceleration<Model, S>(params, q, qd, multipliers(y), t, eval,
-                                           residual_limit);
+    return embedded_acceleration<Model, S>(params, q, qd, multipliers(y), t, eval, residual_limit);
   }
 
   // y' = (qd, qdd, elld, 0)
@@ -451,8 +450,7 @@ struct EmbeddedSystem {
 template <class Sys, class = void>
 struct has_path_residual : std::false_type {};
 template <class Sys>
-struct has_path_residual<Sys, std::void_t<decltype(Sys::path_residual_index)>>
-    : std::true_type {};
+struct has_path_residual<Sys, std::void_t<decltype(Sys::path_residual_index)>> : std::true_type {};
 
 // The initial ell that gives the embedded motion the nonholonomic initial
 // acceleration where one exists: ell = eps_dep(L) at the nonholonomic qdd,

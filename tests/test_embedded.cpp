@@ -117,8 +117,8 @@ TEST(EmbeddedSleigh, RightHandSideIsTheHandDerivedIntrinsicForm) {
                           a * a + uni(rng, 0.1, 1.0), uni(rng, 0.5, 2.0));
     Emb sys;
     sys.params = p;
-    const auto y = embedded_state(sys, uni(rng, -3.1, 3.1), uni(rng, 0.2, 3.0),
-                                  uni(rng, -2.0, 2.0), uni(rng, -3.0, 3.0));
+    const auto y = embedded_state(sys, uni(rng, -3.1, 3.1), uni(rng, 0.2, 3.0), uni(rng, -2.0, 2.0),
+                                  uni(rng, -3.0, 3.0));
     Vec<double, NE> f;
     ASSERT_EQ(sys(0.7, y, f), Status::ok);
     // the same derivatives from the intrinsic form
@@ -190,7 +190,8 @@ TEST(EmbeddedSleigh, CoincidesWithVakonomicKnifeEdge) {
       const double th = 0.3, v = 1.8, om = -0.6;
       const auto y0 = embedded_state(es, th, v, om, ell0);
       Vec<double, 7> z0;
-      vs.pack(V3{{y0[0], y0[1], y0[2]}}, V3{{y0[3], y0[4], y0[5]}}, Vec<double, 1>{{-ell0 / v}}, z0);
+      vs.pack(V3{{y0[0], y0[1], y0[2]}}, V3{{y0[3], y0[4], y0[5]}}, Vec<double, 1>{{-ell0 / v}},
+              z0);
       auto te = start_trajectory(0.0, y0, tight());
       auto tv = start_trajectory(0.0, z0, tight());
       for (int k = 1; k <= 8; ++k) {
@@ -204,9 +205,10 @@ TEST(EmbeddedSleigh, CoincidesWithVakonomicKnifeEdge) {
         worst_mult = std::max(worst_mult, std::fabs(tv.y[6] + te.y[6] / ve));
       }
     }
-  std::printf("embedded vs vakonomic knife edge (lambda0 = -ell0/v0): max |q, qd difference| "
-              "%.2e, max |lambda + ell/v| %.2e\n",
-              worst, worst_mult);
+  std::printf(
+      "embedded vs vakonomic knife edge (lambda0 = -ell0/v0): max |q, qd difference| "
+      "%.2e, max |lambda + ell/v| %.2e\n",
+      worst, worst_mult);
   EXPECT_LT(worst, 1e-10);
   EXPECT_LT(worst_mult, 1e-9);
 }
@@ -246,9 +248,10 @@ TEST(EmbeddedSleigh, EulerPoissonResidualSmallOnEmbeddedPathsOrderOneOnNonholono
                                   ns.params, ns.eval, tn.t, tn.y));
           }
           least_nh = std::min(least_nh, rn);
-          std::printf("  slope %.1f a %.1f w %.0f state %d: eq (26) residual embedded %.2e, "
-                      "nonholonomic %.2e\n",
-                      slope, a, w, s, r, rn);
+          std::printf(
+              "  slope %.1f a %.1f w %.0f state %d: eq (26) residual embedded %.2e, "
+              "nonholonomic %.2e\n",
+              slope, a, w, s, r, rn);
           ++cases;
         }
   std::printf("eq (26) residual over %d cases: embedded max %.2e, nonholonomic min %.2e\n", cases,
@@ -276,8 +279,8 @@ TEST(EmbeddedSleigh, EulerPoissonResidualOfClosedFormPaths) {
   V3 circ[5] = {V3{{0.0, 0.0, 0.0}}, V3{{R * w, 0.0, 0.0}}, V3{{0.0, R * w * w, 0.0}},
                 V3{{-R * w * w * w, 0.0, 0.0}}, V3{{0.0, -R * w * w * w * w, 0.0}}};
   const double m = p.mass, J = p.J;
-  const double want = m * R * w * w / std::max(std::fabs(m * R * w * w - m * J * w * w / R),
-                                                m * J * w * w / R);
+  const double want =
+      m * R * w * w / std::max(std::fabs(m * R * w * w - m * J * w * w / R), m * J * w * w / R);
   const double got = euler_poisson_residual<Sleigh>(p, 0.0, circ);
   std::printf("eq (26) on the circle: relative residual %.15f (hand: %.15f)\n", got, want);
   EXPECT_NEAR(got, want, 1e-13);
@@ -315,9 +318,10 @@ TEST(EmbeddedSleigh, NonholonomicInitialAccelerationAndCubicDivergence) {
     d.push_back(std::sqrt(s));
   }
   const double p1 = std::log2(d[1] / d[0]), p2 = std::log2(d[2] / d[1]);
-  std::printf("embedded vs nonholonomic (ell0 = 0): distance %.3e %.3e %.3e at t = 0.01 0.02 "
-              "0.04, orders %.3f %.3f\n",
-              d[0], d[1], d[2], p1, p2);
+  std::printf(
+      "embedded vs nonholonomic (ell0 = 0): distance %.3e %.3e %.3e at t = 0.01 0.02 "
+      "0.04, orders %.3f %.3f\n",
+      d[0], d[1], d[2], p1, p2);
   EXPECT_NEAR(p1, 3.0, 0.1);
   EXPECT_NEAR(p2, 3.0, 0.1);
   // O(1) within a second of sliding on the slope
@@ -509,22 +513,25 @@ fields = ["q", "qdot", "multiplier", "constraint_residual"]
 TEST(EmbeddedEnsemble, BadInputGivesClearErrors) {
   namespace fs = std::filesystem;
   const fs::path dir = nholo_test::temp_dir("nholo_embedded", "errors");
-  nholo_test::write_file(dir / "coin.toml", "model = \"rolling_coin\"\nformulations = [\"embedded\"]\n");
+  nholo_test::write_file(dir / "coin.toml",
+                         "model = \"rolling_coin\"\nformulations = [\"embedded\"]\n");
   const auto r = nholo_test::run_nholo("run -q coin.toml", dir);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("model 'rolling_coin' does not support 'embedded' (accepted for it: "
                           "udwadia_kalaba, lagrange_multiplier, null_space, vakonomic)"),
             std::string::npos)
       << r.output;
-  nholo_test::write_file(dir / "sleigh.toml",
-                         "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\na = 0.8\nJ = 0.5\n");
+  nholo_test::write_file(
+      dir / "sleigh.toml",
+      "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\na = 0.8\nJ = 0.5\n");
   const auto s = nholo_test::run_nholo("run -q sleigh.toml", dir);
   EXPECT_EQ(s.code, 2) << s.output;
   EXPECT_NE(s.output.find("J (squared radius of gyration about the contact point) must exceed a^2"),
             std::string::npos)
       << s.output;
-  nholo_test::write_file(dir / "w.toml",
-                         "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\npaper_potential = 2.0\n");
+  nholo_test::write_file(
+      dir / "w.toml",
+      "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\npaper_potential = 2.0\n");
   const auto w = nholo_test::run_nholo("run -q w.toml", dir);
   EXPECT_EQ(w.code, 2) << w.output;
   EXPECT_NE(w.output.find("paper_potential"), std::string::npos) << w.output;
