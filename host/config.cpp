@@ -40,7 +40,7 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
 
 const std::vector<std::string>& known_formulations() {
   static const std::vector<std::string> v = {"udwadia_kalaba", "lagrange_multiplier", "null_space",
-                                             "vakonomic", "conflated"};
+                                             "vakonomic", "conflated", "embedded"};
   return v;
 }
 
@@ -465,9 +465,12 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     cfg.qd0 = parse_initial(subtable(*et, "qd0"), "ensemble.qd0", mi->coordinates);
     cfg.lambda0 = parse_initial(subtable(*et, "lambda0"), "ensemble.lambda0", mi->constraints);
   }
+  // lambda0: the vakonomic multipliers, and ell0 of the embedded formulation
+  // (row l: embedded constraint l, which replaces constraint l)
   if (!cfg.lambda0.empty() &&
-      std::find(cfg.formulations.begin(), cfg.formulations.end(), "vakonomic") == cfg.formulations.end())
-    throw ConfigError("ensemble.lambda0", "given, but no vakonomic formulation is selected");
+      std::find(cfg.formulations.begin(), cfg.formulations.end(), "vakonomic") == cfg.formulations.end() &&
+      std::find(cfg.formulations.begin(), cfg.formulations.end(), "embedded") == cfg.formulations.end())
+    throw ConfigError("ensemble.lambda0", "given, but neither a vakonomic nor an embedded formulation is selected");
   // sampler-specific checks
   auto all_specs = [&](auto&& f) {
     for (auto* m : {&cfg.q0, &cfg.qd0, &cfg.lambda0})

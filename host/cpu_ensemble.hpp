@@ -20,6 +20,7 @@
 
 #include "host/backend.hpp"
 #include "host/device_ensemble.hpp"
+#include "kernels/embedded.hpp"
 
 namespace nholo {
 
@@ -197,6 +198,11 @@ class CpuEnsemble final : public DeviceEnsemble {
     r.rejected = ens_.rejected;
     r.fail_time = ens_.fail_time;
     r.line_fit.assign(fit_.begin(), fit_.begin() + (L_.line_fit ? 7 * ens_.count : 0));
+    r.path_residual.clear();
+    if constexpr (has_path_residual<Sys>::value) {
+      const auto* y = ens_.y.data() + Sys::path_residual_index * ens_.count;
+      r.path_residual.assign(y, y + ens_.count);
+    }
   }
 
  private:

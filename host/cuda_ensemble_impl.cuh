@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "host/cuda_ensemble.hpp"
+#include "kernels/embedded.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations.hpp"
 #include "kernels/reduce.hpp"
@@ -312,6 +313,12 @@ class CudaEnsemble final : public DeviceEnsemble {
     down(r.fail_time.data(), ft_.get(), count * sizeof(double));
     r.line_fit.resize(L_.line_fit ? 7 * count : 0);
     if (L_.line_fit) down(r.line_fit.data(), fit_.get(), 7 * count * sizeof(double));
+    r.path_residual.clear();
+    if constexpr (has_path_residual<Sys>::value) {
+      r.path_residual.resize(count);
+      down(r.path_residual.data(), y_.get() + Sys::path_residual_index * count,
+           count * sizeof(double));
+    }
   }
 
  private:
@@ -363,5 +370,7 @@ std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& d
   NHOLO_CUDA_INSTANTIATE_SYSTEM(VakonomicSystem<Model>)
 #define NHOLO_CUDA_INSTANTIATE_CONFLATED(Model) \
   NHOLO_CUDA_INSTANTIATE_SYSTEM(UdwadiaKalabaSystem<Conflated<Model>>)
+#define NHOLO_CUDA_INSTANTIATE_EMBEDDED(Model) \
+  NHOLO_CUDA_INSTANTIATE_SYSTEM(EmbeddedSystem<Model>)
 
 }  // namespace nholo::cuda_backend

@@ -140,6 +140,9 @@ struct SliceResults {
   std::vector<int64_t> steps, rejected;
   std::vector<double> fail_time;
   std::vector<double> line_fit;  // LineFitKernel sums [a * count + i], when line_fit
+  // max over the path of the formulation's own residual (embedded: the
+  // Euler–Poisson residual, kernels/embedded.hpp), empty for the others
+  std::vector<double> path_residual;
 };
 
 class DeviceEnsemble {

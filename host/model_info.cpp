@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "kernels/embedded.hpp"
 #include "kernels/model.hpp"
 #include "models/registry.hpp"
 
@@ -48,6 +49,7 @@ const std::vector<ModelInfo>& model_infos() {
       else
         mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
       if (mi.has_conflated) mi.formulations.push_back("conflated");
+      if (has_embedded_constraints<M>::value) mi.formulations.push_back("embedded");
       v.push_back(std::move(mi));
     });
     return v;

@@ -836,6 +836,15 @@ std::string stats_command(const std::string& path) {
          << std::sqrt(mr.variance()) << ", quantiles 5% " << quant(0.05) << ", 50% " << quant(0.5)
          << ", 95% " << quant(0.95) << " over " << mr.count << " trajectories\n";
     }
+    // the embedded formulation's Euler–Poisson check
+    if (root.exists(fname + "/euler_poisson_residual")) {
+      const auto ep = read_per_trajectory(root.open_dataset(fname + "/euler_poisson_residual"), size, path);
+      Moments me;
+      for (double v : ep)
+        if (std::isfinite(v)) me.add(v);
+      os << "  Euler-Poisson (eq 26) residual, max over each path relative to its largest term: max "
+         << me.max << ", mean " << me.mean << " over " << me.count << " trajectories\n";
+    }
   }
   return os.str();
 }

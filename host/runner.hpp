@@ -50,6 +50,7 @@
 #include "host/sampling.hpp"
 #include "host/statistics.hpp"
 #include "kernels/consistency.hpp"
+#include "kernels/embedded.hpp"
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
 #ifdef NHOLO_WITH_CUDA
@@ -145,6 +146,9 @@ std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const Run
   if (f == "vakonomic") return make(VakonomicSystem<Model>{});
   if constexpr (has_conflated_lagrangian<Model>::value) {
     if (f == "conflated") return make(UdwadiaKalabaSystem<Conflated<Model>>{});
+  }
+  if constexpr (has_embedded_constraints<Model>::value) {
+    if (f == "embedded") return make(EmbeddedSystem<Model>{});
   }
   throw ConfigError("formulations", "'" + f + "' is not available for model " + Model::name);
 }

@@ -282,6 +282,14 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       make(g, "steps", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size)})).attach_scale(traj, 0);
       make(g, "rejected", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size)})).attach_scale(traj, 0);
       make(g, "fail_time", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)})).attach_scale(traj, 0);
+      // the embedded formulation's Euler–Poisson check (kernels/embedded.hpp)
+      if (cfg.formulations[f] == "embedded") {
+        h5::Dataset ep = make(g, "euler_poisson_residual",
+                              per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size)}));
+        ep.attach_scale(traj, 0);
+        ep.set_attr("long_name", "max over the accepted steps of the Euler-Poisson (Wang & Gao eq 26) "
+                                 "residual relative to its largest term");
+      }
       std::vector<std::string> names;
       for (int st = 0; st < kStatusCount; ++st) names.push_back(status_name(static_cast<Status>(st)));
       status.set_attr("flag_meanings", join(names, " "));
@@ -780,6 +788,9 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
           p.write(form + "/steps", one, chunk_of(form + "/steps"), gz, R.steps.data());
           p.write(form + "/rejected", one, chunk_of(form + "/rejected"), gz, R.rejected.data());
           p.write(form + "/fail_time", one, chunk_of(form + "/fail_time"), gz, R.fail_time.data());
+          if (!R.path_residual.empty())  // the embedded formulation's residual
+            p.write(form + "/euler_poisson_residual", one, chunk_of(form + "/euler_poisson_residual"),
+                    gz, R.path_residual.data());
           if constexpr (has_drift) {
             std::vector<double> v(count), band(count), ratio(count);
             for (int64_t i = 0; i < count; ++i) {

@@ -171,6 +171,13 @@ template <class T, int K>
 NHOLO_HDI auto value_of(const Dual<T, K>& x) {
   return value_of(x.v);
 }
+// finite value and tangents (all nesting levels)
+template <class T, int K>
+NHOLO_HDI bool is_finite(const Dual<T, K>& x) {
+  bool ok = is_finite(x.v);
+  for (int k = 0; k < K; ++k) ok = ok && is_finite(x.d[k]);
+  return ok;
+}
 
 namespace detail {
 // f(x) with f(x.v) = fv and f'(x.v) = dfv: chain rule on every tangent.

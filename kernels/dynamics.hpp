@@ -78,12 +78,60 @@ NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p
 
 #undef NHOLO_FLATTEN
 
-// M and F: the model's hand-written form when it has one, AD otherwise.
+// M and F by nested Dual, for a scalar S that is itself an AD type (Jet2
+// holds plain scalars only): the derivatives of the flow along a path
+// (kernels/embedded.hpp, Taylor coefficients of y' = f(t, y)) evaluate the
+// right-hand side at S = Dual<...>. Two passes, as vakonomic_constraint_terms:
+//   Dual<Dual<S,n>, n+1>: inner tangents qd_i, outer tangents qd_j and
+//     v = (qd, 0, 1): M_ij = d2L/dqd_j dqd_i, D_v dL/dqd_i;
+//   Dual<S,n> seeded in q: dL/dq_i.
+template <class Model, class S>
+NHOLO_HDI void lagrangian_terms_nested(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                       const Vec<S, Model::n>& qd, S t,
+                                       Mat<S, Model::n, Model::n>& M, Vec<S, Model::n>& F) {
+  constexpr int n = Model::n;
+  {
+    using D1 = Dual<S, n>;
+    using D2 = Dual<D1, n + 1>;
+    Vec<D2, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = D2(D1(q[i]));
+      qa[i].d[n] = D1(qd[i]);
+      qda[i] = D2(D1::variable(qd[i], i));
+      qda[i].d[i] = D1(S(1));
+    }
+    D2 ta = D2(D1(t));
+    ta.d[n] = D1(S(1));
+    const D2 L = Model::lagrangian(p, qa, qda, ta);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) M(i, j) = L.d[j].d[i];
+      F[i] = -L.d[n].d[i];
+    }
+  }
+  {
+    using D = Dual<S, n>;
+    Vec<D, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = D::variable(q[i], i);
+      qda[i] = D(qd[i]);
+    }
+    const D L = Model::lagrangian(p, qa, qda, D(t));
+    for (int i = 0; i < n; ++i) F[i] += L.d[i];
+  }
+  if constexpr (has_nonpotential_force<Model>::value) {
+    F += Model::nonpotential_force(p, q, qd, t);
+  }
+}
+
+// M and F: the model's hand-written form when it has one, AD otherwise
+// (nested duals when S is an AD type).
 template <class Model, class S>
 NHOLO_HDI void lagrangian_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
                                 const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
                                 Vec<S, Model::n>& F) {
-  if constexpr (has_hand_dynamics<Model>::value) {
+  if constexpr (!std::is_floating_point<S>::value) {
+    lagrangian_terms_nested<Model>(p, q, qd, t, M, F);
+  } else if constexpr (has_hand_dynamics<Model>::value) {
     Model::hand_dynamics(p, q, qd, t, M, F);
     if constexpr (has_nonpotential_force<Model>::value) {
       F += Model::nonpotential_force(p, q, qd, t);

@@ -117,12 +117,15 @@ NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
   const S q = S(Tab::control_order);
   const S expo1 = S(1) / q - S(0.75 * opt.pi_beta);
   int64_t budget = opt.max_steps;
-  bool last_failure_non_finite = false;
+  // why the last step failed in a stage (ok: it did not): a step that keeps
+  // failing down to the minimum step ends with that status (singular where
+  // the formulation said so, e.g. the embedded sleigh coming to rest)
+  Status last_failure = Status::ok;
   while (ts.t < t_out) {
     if (budget-- <= 0) return fail(ts, Status::max_steps);
     const S h_min = max_of(S(opt.dt_min), S(64.0 * 2.2e-16) * S(fabs(ts.t)));
     if (!(ts.h >= h_min)) {
-      return fail(ts, last_failure_non_finite ? Status::non_finite : Status::step_underflow);
+      return fail(ts, last_failure != Status::ok ? last_failure : Status::step_underflow);
     }
     if (opt.dt_max > 0.0) ts.h = min_of(ts.h, S(opt.dt_max));
     S h = ts.h;
@@ -143,12 +146,12 @@ NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
     const Status st = rk_step<Tab>(sys, ts.t, ts.y, ts.dydt, h, tol, y1, err, klast, t1);
     if (st != Status::ok || !is_finite(err)) {
       // a stage left the domain of the right-hand side: retry with a quarter step
-      last_failure_non_finite = true;
+      last_failure = st != Status::ok ? st : Status::non_finite;
       ts.h = h * S(0.25);
       ++ts.rejected;
       continue;
     }
-    last_failure_non_finite = false;
+    last_failure = Status::ok;
     if (err <= S(1)) {
       // accept
       ts.t = t1;

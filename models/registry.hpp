@@ -29,6 +29,7 @@
 #include "rolling_coin_redundant.hpp"
 #include "skate.hpp"
 #include "skate_redundant.hpp"
+#include "sleigh.hpp"
 #include "udwadia_example2.hpp"
 #include "udwadia_example3.hpp"
 #include "udwadia_example4.hpp"
@@ -48,7 +49,7 @@ struct ModelTag {
 using AllModels =
     ModelList<RollingCoin, Skate, Appell, UdwadiaExample2, UdwadiaExample3, UdwadiaExample4,
               InclineBlock, ParallelVelocities, IntegrableConstraint, RollingCoinRedundant,
-              SkateRedundant>;
+              SkateRedundant, Sleigh>;
 
 // param_info holds n_params entries, or the one sentinel when n_params = 0
 template <class Model>

@@ -76,6 +76,21 @@ struct Skate {
     return g;
   }
 
+  // Embedded form of the knife edge (formulation embedded, kernels/embedded.hpp;
+  // Wang & Gao eq 33): theta = atan2(yd, xd), the blade points along the
+  // motion; residual modulo 2 pi, undefined at rest.
+  static constexpr int m_embedded = 1;
+  NHOLO_HDI static constexpr int embedded_coordinate(int /*l*/) { return 2; }  // theta
+  NHOLO_HDI static constexpr double embedded_period(int /*l*/) { return 6.283185307179586; }
+  template <class S>
+  NHOLO_HDI static Vec<S, m_embedded> embedded_constraints(const Params& /*p*/,
+                                                           const Vec<S, n>& /*q*/,
+                                                           const Vec<S, n>& qd, const S& /*t*/) {
+    Vec<S, m_embedded> phi;
+    phi[0] = atan2(qd[1], qd[0]);
+    return phi;
+  }
+
   // Hamel's L+ = m/2 (xd^2 + yd^2) + I_B/2 thd^2 + m g (x + s cos th) sin(alpha)
   template <class S>
   NHOLO_HDI static S conflated_lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,

@@ -20,6 +20,8 @@ struct SkateRedundant : Skate {
   // the redundant row makes A rank 1 at every state (host: degenerate-state check)
   static constexpr int constraint_rank = 1;
   static constexpr const char* constraint_names[2] = {"knife_edge", "knife_edge_x2"};
+  // the skate's embedded constraint is one row, not two: no embedded formulation
+  static constexpr int m_embedded = 0;
 
   // (g, 2 g)
   template <class S>

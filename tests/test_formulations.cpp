@@ -124,6 +124,20 @@ struct Gen<Skate> {
   }
 };
 template <>
+struct Gen<Sleigh> {
+  static State<Sleigh> draw(Rng& r) {
+    State<Sleigh> s;
+    const double a = uni(r, 0.0, 0.8);
+    s.p = {uni(r, 0.5, 2.0), a * a + uni(r, 0.2, 1.5), a, uni(r, 1.0, 10.0), uni(r, -0.6, 0.6),
+           uni(r, 0.0, 1.0)};
+    s.q = V<3>{{uni(r, -3.0, 3.0), uni(r, -3.0, 3.0), uni(r, -3.1, 3.1)}};
+    const double v = uni(r, -2.0, 2.0), thd = uni(r, -2.0, 2.0);
+    s.qd = V<3>{{v * std::cos(s.q[2]), v * std::sin(s.q[2]), thd}};
+    s.t = uni(r, 0.0, 5.0);
+    return s;
+  }
+};
+template <>
 struct Gen<SkateRedundant> {
   static State<SkateRedundant> draw(Rng& r) {
     const auto s = Gen<Skate>::draw(r);
@@ -300,6 +314,7 @@ TEST(Accelerations, ThreeFormulationsAgreeOnLinearConstraints) {
   check_three_agree<InclineBlock>(4);
   check_three_agree<IntegrableConstraint>(5);
   check_three_agree<UdwadiaExample4>(6);
+  check_three_agree<Sleigh>(10);
 }
 
 TEST(Accelerations, ThreeFormulationsAgreeOnNonlinearConstraints) {
@@ -328,6 +343,7 @@ void check_vakonomic_at_zero_multipliers(uint64_t seed) {
 TEST(Vakonomic, ZeroMultipliersGiveTheNonholonomicAcceleration) {
   check_vakonomic_at_zero_multipliers<RollingCoin>(11);
   check_vakonomic_at_zero_multipliers<Skate>(12);
+  check_vakonomic_at_zero_multipliers<Sleigh>(20);
   check_vakonomic_at_zero_multipliers<Appell>(13);
   check_vakonomic_at_zero_multipliers<UdwadiaExample2>(14);
   check_vakonomic_at_zero_multipliers<UdwadiaExample3>(15);

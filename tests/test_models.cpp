@@ -315,6 +315,47 @@ struct Case<Skate> {
   }
 };
 
+// Wang & Gao's sleigh (eq 34 with the potential weight w): the skate's terms
+// with I_B = m J, s = a, and the potential's offset (1 - w) a:
+// M = [[m, 0, -m a sin th], [0, m, m a cos th], [-m a sin th, m a cos th, m J]],
+// F = (m g sin(alpha) + m a thd^2 cos th, m a thd^2 sin th, -m g (1 - w) a sin(alpha) sin th),
+// A = [-sin th, cos th, 0], b = thd (yd sin th + xd cos th)
+template <>
+struct Case<Sleigh> {
+  using P = Sleigh::Params;
+  static P params(Rng& r) {
+    const double a = uni(r, 0.0, 0.8);
+    return P{uni(r, 0.5, 2.0), a * a + uni(r, 0.2, 1.5), a, uni(r, 1.0, 10.0), uni(r, -0.6, 0.6),
+             uni(r, 0.0, 1.0)};
+  }
+  static State<Sleigh> state(Rng& r, const P&) {
+    State<Sleigh> s;
+    s.q = V<3>{{uni(r, -3.0, 3.0), uni(r, -3.0, 3.0), uni(r, -3.1, 3.1)}};
+    const double v = uni(r, -2.0, 2.0), thd = uni(r, -2.0, 2.0);
+    s.qd = V<3>{{v * std::cos(s.q[2]), v * std::sin(s.q[2]), thd}};
+    s.t = uni(r, -5.0, 5.0);
+    return s;
+  }
+  static TermsOf<Sleigh> hand(const P& p, const V<3>& q, const V<3>& qd, double) {
+    TermsOf<Sleigh> h;
+    const double m = p.mass, a = p.a, c = std::cos(q[2]), sn = std::sin(q[2]);
+    const double gs = p.g * std::sin(p.slope), thd = qd[2];
+    h.M = Mx<3, 3>::zero();
+    h.M(0, 0) = m;
+    h.M(1, 1) = m;
+    h.M(0, 2) = h.M(2, 0) = -m * a * sn;
+    h.M(1, 2) = h.M(2, 1) = m * a * c;
+    h.M(2, 2) = m * p.J;
+    h.F = V<3>{{m * gs + m * a * thd * thd * c, m * a * thd * thd * sn,
+                -m * gs * (1.0 - p.paper_potential) * a * sn}};
+    h.A = Mx<1, 3>::zero();
+    h.A(0, 0) = -sn;
+    h.A(0, 1) = c;
+    h.b[0] = thd * (qd[1] * sn + qd[0] * c);
+    return h;
+  }
+};
+
 template <>
 struct Case<Appell> {
   using P = Appell::Params;
@@ -691,6 +732,7 @@ NHOLO_TERMS_TEST(ParallelVelocities)
 NHOLO_TERMS_TEST(IntegrableConstraint)
 NHOLO_TERMS_TEST(RollingCoinRedundant)
 NHOLO_TERMS_TEST(SkateRedundant)
+NHOLO_TERMS_TEST(Sleigh)
 #undef NHOLO_TERMS_TEST
 
 // Every registered model has a Case (else this does not compile), i.e. is
@@ -702,7 +744,7 @@ TEST(ModelTerms, EveryRegisteredModelIsCovered) {
     static_assert(sizeof(Case<M>) > 0, "every registered model needs a Case in this test");
     ++covered;
   });
-  EXPECT_EQ(covered, 11);
+  EXPECT_EQ(covered, 12);
 }
 
 TEST(ModelTerms, RollingCoinHandDynamicsEqualsAd) {
@@ -1283,10 +1325,11 @@ TEST(Registry, VisitsAllElevenModelsWithUniqueNames) {
                                          "parallel_velocities",
                                          "integrable_constraint",
                                          "rolling_coin_redundant",
-                                         "skate_redundant"};
+                                         "skate_redundant",
+                                         "sleigh"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
-  EXPECT_EQ(AllModels::size, 11);
+  EXPECT_EQ(AllModels::size, 12);
 }
 
 TEST(Registry, VisitModelByName) {

@@ -1,0 +1,472 @@
+// nholo/kernels/embedded.hpp — Wang & Gao's embedded constraints
+// q_dep = phi(q_ind, qd_ind, t) ("Hamilton's principle with constraints
+// embedded in the Lagrangian", eqs 20-26), integrated as a regular first-order
+// system, and the independent check that a path solves their Euler–Poisson
+// equations (26). docs/formulations.md, "Embedded constraints", derives and
+// justifies everything below.
+//
+// Model part (optional; detected by has_embedded_constraints):
+//   Model::m_embedded                       k, the number of embedded constraints;
+//                                           must equal the model's constraint count
+//                                           (the k rows replace its m rows: lambda0
+//                                           row l is ell0 of embedded constraint l)
+//   Model::embedded_coordinate(l)           index of q_dep of constraint l < k
+//   Model::embedded_period(l)               the residual q_dep - phi is taken modulo
+//                                           this (2 pi for an angle), 0: not periodic
+//                                           (both NHOLO_HDI constexpr functions: a
+//                                           static array is not visible on the device)
+//   Model::embedded_constraints(p, q, qd, t) -> Vec<S,k>   phi; reads only the
+//                                           independent coordinates and their rates
+//
+// Substituting the constraints gives Theta(q_ind, qd_ind, qdd_ind, t) (eq 21);
+// eq (26) is  E_j = dTheta/dq_j - d/dt dTheta/dqd_j + d2/dt2 dTheta/dqdd_j = 0
+// for the independent j. Its leading matrix d2Theta/dqdd2 is singular (rank 1
+// for the sleigh), so it is integrated in the equivalent regular form
+//
+//   the Euler–Lagrange equations of  L_ell = L + ell . (q_dep - phi(q_ind, qd_ind, t)),
+//   state y = (q, qd, ell): with g = q_dep - phi, A = dg/dqd, A qdd = b its
+//   derivative, Mg = ell . d2g/dqd2, Fg = ell . (dg/dq - (d2g/dqd dq) qd - d2g/dqd dt),
+//       [ M + Mg  A^T ] [ qdd  ]   [ F + Fg ]
+//       [ A       0   ] [ elld ] = [ b      ]
+//   ((n + k) x (n + k) LU, one per right-hand side). Its dependent rows say
+//   ell = eps_dep(L) (Wang & Gao's eps_i(L) = d/dt dL/dqd_i - dL/dq_i); on
+//   g = 0 the independent rows are exactly -E_j. Same equations as the
+//   vakonomic ones (formulations.hpp) for the velocity constraint g, written
+//   here for any scalar (AD types included) so that the flow can be
+//   differentiated in time.
+//
+// EmbeddedSystem<Model> ("embedded", System concept of system.hpp):
+//   y = (q, qd, ell, r), N = 2n + k + 1; r is the running maximum over the
+//   accepted steps of the relative Euler–Poisson residual (euler_poisson_residual
+//   at the state, q''' and q'''' from the flow's Taylor coefficients; r' = 0);
+//   path_residual_index = N - 1 (per-trajectory result of a run).
+//   Status::singular where phi's derivatives are not finite (the sleigh at
+//   rest), where the KKT matrix is singular, or where |q_dep - phi| (modulo
+//   the period) exceeds residual_limit: the path crossed the singular set (a
+//   sleigh stopping and sliding back cannot keep theta = atan2(yd, xd)).
+#pragma once
+
+#include <type_traits>
+
+#include "formulations.hpp"
+
+namespace nholo {
+
+// has_embedded_constraints<Model>: Model::m_embedded > 0 (a model derived
+// from one with embedded constraints hides them with m_embedded = 0)
+template <class Model, class = void>
+struct has_embedded_constraints : std::false_type {};
+template <class Model>
+struct has_embedded_constraints<Model, std::void_t<decltype(Model::m_embedded)>>
+    : std::integral_constant<bool, (Model::m_embedded > 0)> {};
+
+// The model with its embedded constraints g = q_dep - phi(q_ind, qd_ind, t)
+// as its only (velocity-level) constraints; the residual g is reduced modulo
+// the period (a constant shift, derivatives untouched).
+template <class Model>
+struct EmbeddedConstraintModel : Model {
+  static constexpr int k = Model::m_embedded;
+  static constexpr int m_position = 0;
+  static constexpr int m_velocity = k;
+  static constexpr int m_acceleration = 0;
+  template <class S>
+  NHOLO_HDI static Vec<S, k> velocity_constraints(const typename Model::Params& p,
+                                                  const Vec<S, Model::n>& q,
+                                                  const Vec<S, Model::n>& qd, const S& t) {
+    const Vec<S, k> phi = Model::embedded_constraints(p, q, qd, t);
+    Vec<S, k> g;
+    for (int l = 0; l < k; ++l) {
+      g[l] = q[Model::embedded_coordinate(l)] - phi[l];
+      const double period = Model::embedded_period(l);
+      if (period > 0.0) {
+        const double v = static_cast<double>(value_of(g[l]));
+        g[l] -= period * ::floor(v / period + 0.5);
+      }
+    }
+    return g;
+  }
+  // Udwadia's nonideal forces have no place in a variational principle
+  static void nonideal_force() = delete;
+};
+
+namespace detail {
+template <class Model>
+struct EmbeddedIndex {
+  static constexpr int n = Model::n;
+  static constexpr int k = Model::m_embedded;
+  static constexpr int r = n - k;
+  // the independent coordinates, in increasing order
+  NHOLO_HDI static void independent(int* ind) {
+    int c = 0;
+    for (int i = 0; i < n; ++i) {
+      bool dep = false;
+      for (int l = 0; l < k; ++l) dep = dep || Model::embedded_coordinate(l) == i;
+      if (!dep) ind[c++] = i;
+    }
+  }
+};
+}  // namespace detail
+
+template <class S, int n, int m>
+struct EmbeddedAcceleration : Acceleration<S, n, m> {
+  Vec<S, m> elldot;  // d ell / dt
+};
+
+// qdd and elld at (q, qd, ell, t); see the top of this file
+template <class Model, class S>
+NHOLO_HDI EmbeddedAcceleration<S, Model::n, Model::m_embedded> embedded_acceleration(
+    const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
+    const Vec<S, Model::m_embedded>& ell, S t, const EvalOptions& eo, double residual_limit) {
+  constexpr int n = Model::n;
+  constexpr int k = Model::m_embedded;
+  using E = EmbeddedConstraintModel<Model>;
+  EmbeddedAcceleration<S, n, k> out;
+  out.qdd = Vec<S, n>::zero();
+  out.elldot = Vec<S, k>::zero();
+  out.force_ideal = Vec<S, n>::zero();
+  out.force_nonideal = Vec<S, n>::zero();
+  out.multiplier = ell;
+  out.singular_mass = false;
+  Mat<S, n, n> M;
+  Vec<S, n> F;
+  lagrangian_terms<Model>(p, q, qd, t, M, F);
+  out.force_applied = F;
+  Mat<S, k, n> A;
+  Vec<S, k> b;
+  constraint_terms<E, S>(p, q, qd, t, A, b, &out.residual, &out.velocity_residual);
+  // phi not differentiable here (the sleigh at rest), or the path is no
+  // longer on the constraint's branch: the embedded motion does not exist
+  bool regular = all_finite(b);
+  for (int l = 0; l < k; ++l) {
+    for (int j = 0; j < n; ++j) regular = regular && is_finite(A(l, j));
+    regular = regular && fabs(out.residual[l]) <= S(residual_limit);
+  }
+  if (!regular) {
+    out.status = Status::singular;
+    return out;
+  }
+  if (eo.drift == DriftControl::baumgarte)
+    for (int l = 0; l < k; ++l) b[l] -= S(eo.baumgarte_alpha) * out.residual[l];
+  Mat<S, n, n> Mg;
+  Vec<S, n> Fg;
+  vakonomic_constraint_terms<E, S>(p, ell, q, qd, t, Mg, Fg);
+  Mat<S, n + k, n + k> K = Mat<S, n + k, n + k>::zero();
+  Vec<S, n + k> rhs;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) K(i, j) = M(i, j) + Mg(i, j);
+    for (int l = 0; l < k; ++l) K(i, n + l) = A(l, i);
+    rhs[i] = F[i] + Fg[i];
+  }
+  for (int l = 0; l < k; ++l) {
+    for (int j = 0; j < n; ++j) K(n + l, j) = A(l, j);
+    rhs[n + l] = b[l];
+  }
+  Vec<S, n + k> x;
+  if (!lu_solve_system(K, rhs, x, S(eo.lu_rtol))) {
+    out.status = Status::singular;
+    return out;
+  }
+  for (int i = 0; i < n; ++i) out.qdd[i] = x[i];
+  for (int l = 0; l < k; ++l) out.elldot[l] = x[n + l];
+  // the force that keeps the embedded constraints: M qdd - F
+  out.force_ideal = M * out.qdd - F;
+  out.status = all_finite(x) ? Status::ok : Status::non_finite;
+  return out;
+}
+
+// ------------------------------------------------------------------ the check
+
+// Taylor coefficients of the flow of a System at (t, y), as derivatives:
+// d[0] = y' = f(t, y), d[1] = y'', d[2] = y'''. Forward AD of the right-hand
+// side along the path (Taylor mode by nested duals): with tau = e1 + e2 (e1,
+// e2 the tangents of Dual<Dual<S,1>,1>), y(t + tau) = y + tau y' + tau^2/2 y''
+// is exact to the order that the second tau-derivative of f(t + tau,
+// y(t + tau)), the e1 e2 coefficient, needs: it is y'''. SysT<Model, T> must
+// accept any scalar T (the formulations whose terms come from
+// lagrangian_terms, constraint_terms and lu: all but null_space).
+template <template <class, class> class SysT, class Model, class S, int N>
+NHOLO_HDI Status flow_derivatives(const typename Model::Params& p, const EvalOptions& eo, S t,
+                                  const Vec<S, N>& y, Vec<S, N> d[3]) {
+  {
+    SysT<Model, S> sys;
+    sys.params = p;
+    sys.eval = eo;
+    const Status st = sys(t, y, d[0]);
+    if (st != Status::ok) return st;
+  }
+  {
+    using D = Dual<S, 1>;
+    SysT<Model, D> sys;
+    sys.params = p;
+    sys.eval = eo;
+    Vec<D, N> ya, fa;
+    for (int c = 0; c < N; ++c) {
+      ya[c] = D(y[c]);
+      ya[c].d[0] = d[0][c];
+    }
+    D ta(t);
+    ta.d[0] = S(1);
+    const Status st = sys(ta, ya, fa);
+    if (st != Status::ok) return st;
+    for (int c = 0; c < N; ++c) d[1][c] = fa[c].d[0];
+  }
+  {
+    using D1 = Dual<S, 1>;
+    using D2 = Dual<D1, 1>;
+    SysT<Model, D2> sys;
+    sys.params = p;
+    sys.eval = eo;
+    Vec<D2, N> ya, fa;
+    for (int c = 0; c < N; ++c) {
+      D1 v(y[c]);
+      v.d[0] = d[0][c];
+      D1 dv(d[0][c]);
+      dv.d[0] = d[1][c];
+      ya[c] = D2(v);
+      ya[c].d[0] = dv;
+    }
+    D1 tv(t);
+    tv.d[0] = S(1);
+    D2 ta(tv);
+    ta.d[0] = D1(S(1));
+    const Status st = sys(ta, ya, fa);
+    if (st != Status::ok) return st;
+    for (int c = 0; c < N; ++c) d[2][c] = fa[c].d[0].d[0];
+  }
+  return Status::ok;
+}
+
+// Theta(q_ind, qd_ind, qdd_ind, t) = L with q_dep = phi, qd_dep = d/dt phi
+// (Wang & Gao eq 21), for any scalar T.
+template <class Model, class T>
+NHOLO_HDI T embedded_theta(const typename Model::Params& p,
+                           const Vec<T, Model::n - Model::m_embedded>& qi,
+                           const Vec<T, Model::n - Model::m_embedded>& qdi,
+                           const Vec<T, Model::n - Model::m_embedded>& qddi, const T& t) {
+  constexpr int n = Model::n;
+  constexpr int k = Model::m_embedded;
+  constexpr int r = n - k;
+  int ind[r > 0 ? r : 1];
+  detail::EmbeddedIndex<Model>::independent(ind);
+  // phi and d/dt phi = phi_q qd + phi_qd qdd + phi_t in one forward pass
+  using D = Dual<T, 1>;
+  Vec<D, n> qa, qda;
+  for (int i = 0; i < n; ++i) {
+    qa[i] = D(T(0));  // phi does not read the dependent coordinates
+    qda[i] = D(T(0));
+  }
+  for (int j = 0; j < r; ++j) {
+    qa[ind[j]] = D(qi[j]);
+    qa[ind[j]].d[0] = qdi[j];
+    qda[ind[j]] = D(qdi[j]);
+    qda[ind[j]].d[0] = qddi[j];
+  }
+  D ta(t);
+  ta.d[0] = T(1);
+  const Vec<D, k> phi = Model::embedded_constraints(p, qa, qda, ta);
+  Vec<T, n> q, qd;
+  for (int j = 0; j < r; ++j) {
+    q[ind[j]] = qi[j];
+    qd[ind[j]] = qdi[j];
+  }
+  for (int l = 0; l < k; ++l) {
+    q[Model::embedded_coordinate(l)] = phi[l].v;
+    qd[Model::embedded_coordinate(l)] = phi[l].d[0];
+  }
+  return Model::lagrangian(p, q, qd, t);
+}
+
+// The Euler–Poisson residual (eq 26) at time t of a path of the independent
+// coordinates given by its derivatives: jet[0..4][c] = q_c, q_c', ..., q_c''''
+// (full coordinate vectors; only the independent ones are read). Returns
+//   max_j |E_j| / max_j max(|dTheta/dq_j|, |d/dt dTheta/dqd_j|, |d2/dt2 dTheta/dqdd_j|)
+// (the absolute max |E_j| when every term is 0), all derivatives by AD: the
+// gradient of Theta in (q_ind, qd_ind, qdd_ind) by Dual<., 3r>, its first and
+// second total time derivatives by a time jet Dual<Dual<S,1>,1> with
+// tau = e1 + e2 seeded through q(t + tau), qd(t + tau), qdd(t + tau).
+template <class Model, class S>
+NHOLO_HDI S euler_poisson_residual(const typename Model::Params& p, S t,
+                                   const Vec<S, Model::n> jet[5]) {
+  constexpr int n = Model::n;
+  constexpr int k = Model::m_embedded;
+  constexpr int r = n - k;
+  static_assert(r >= 1, "embedded constraints need at least one independent coordinate");
+  (void)n;
+  int ind[r];
+  detail::EmbeddedIndex<Model>::independent(ind);
+  using T1 = Dual<S, 1>;
+  using TJ = Dual<T1, 1>;
+  using G = Dual<TJ, 3 * r>;
+  // a time jet with value a0 and derivatives a1, a2 in tau
+  auto tj = [](S a0, S a1, S a2) {
+    T1 v(a0);
+    v.d[0] = a1;
+    T1 dv(a1);
+    dv.d[0] = a2;
+    TJ x(v);
+    x.d[0] = dv;
+    return x;
+  };
+  Vec<G, r> qi, qdi, qddi;
+  for (int j = 0; j < r; ++j) {
+    const int c = ind[j];
+    qi[j] = G::variable(tj(jet[0][c], jet[1][c], jet[2][c]), j);
+    qdi[j] = G::variable(tj(jet[1][c], jet[2][c], jet[3][c]), r + j);
+    qddi[j] = G::variable(tj(jet[2][c], jet[3][c], jet[4][c]), 2 * r + j);
+  }
+  const G ta = G(tj(t, S(1), S(0)));
+  const G th = embedded_theta<Model>(p, qi, qdi, qddi, ta);
+  S res = S(0), scale = S(0);
+  for (int j = 0; j < r; ++j) {
+    const S a = th.d[j].v.v;                // dTheta/dq_j
+    const S b = th.d[r + j].d[0].v;         // d/dt dTheta/dqd_j
+    const S c = th.d[2 * r + j].d[0].d[0];  // d2/dt2 dTheta/dqdd_j
+    res = max_of(res, S(fabs(a - b + c)));
+    scale = max_of(scale, max_of(S(fabs(a)), max_of(S(fabs(b)), S(fabs(c)))));
+  }
+  return scale > S(0) ? res / scale : res;
+}
+
+// The Euler–Poisson residual of the path of a System through (t, y): q'''
+// and q'''' from the flow (flow_derivatives). NaN where the flow is not
+// defined.
+template <template <class, class> class SysT, class Model, class S, int N>
+NHOLO_HDI S path_euler_poisson_residual(const typename Model::Params& p, const EvalOptions& eo, S t,
+                                        const Vec<S, N>& y) {
+  constexpr int n = Model::n;
+  Vec<S, N> d[3];
+  if (flow_derivatives<SysT, Model>(p, eo, t, y, d) != Status::ok) return S(NAN);
+  Vec<S, n> jet[5];
+  for (int c = 0; c < n; ++c) {
+    jet[0][c] = y[c];
+    jet[1][c] = y[n + c];
+    jet[2][c] = d[0][n + c];
+    jet[3][c] = d[1][n + c];
+    jet[4][c] = d[2][n + c];
+  }
+  return euler_poisson_residual<Model>(p, t, jet);
+}
+
+// ------------------------------------------------------------------ the system
+
+template <class Model, class S = double>
+struct EmbeddedSystem {
+  static_assert(has_embedded_constraints<Model>::value,
+                "the embedded formulation needs Model::m_embedded and embedded_constraints");
+  static_assert(Model::m_embedded == m_of<Model>,
+                "embedded constraints replace the model's constraints one for one "
+                "(lambda0 row l is ell0 of embedded constraint l)");
+  using model_type = Model;
+  using scalar = S;
+  using Params = typename Model::Params;
+  static constexpr int n = Model::n;
+  static constexpr int m = Model::m_embedded;
+  static constexpr int n_extra = m + 1;
+  static constexpr int N = 2 * n + m + 1;
+  static constexpr int path_residual_index = N - 1;
+  static constexpr const char* formulation_name = "embedded";
+
+  Params params;
+  EvalOptions eval;
+  // |q_dep - phi| (modulo the period) above which the path has left the
+  // constraint's branch (Status::singular)
+  double residual_limit = 0.1;
+  // evaluate the Euler–Poisson residual after every accepted step
+  bool check_euler_poisson = true;
+
+  NHOLO_HDI EmbeddedAcceleration<S, n, m> acceleration(S t, const Vec<S, N>& y) const {
+    Vec<S, n> q, qd;
+    split(y, q, qd);
+    return embedded_acceleration<Model, S>(params, q, qd, multipliers(y), t, eval, residual_limit);
+  }
+
+  // y' = (qd, qdd, elld, 0)
+  NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
+    const auto acc = acceleration(t, y);
+    for (int i = 0; i < n; ++i) {
+      dydt[i] = y[n + i];
+      dydt[n + i] = acc.qdd[i];
+    }
+    for (int l = 0; l < m; ++l) dydt[2 * n + l] = acc.elldot[l];
+    dydt[N - 1] = S(0);
+    if (acc.status != Status::ok) return acc.status;
+    return all_finite(dydt) ? Status::ok : Status::non_finite;
+  }
+
+  // projection of (q, qd) onto g = 0 (drift = project; ell left as it is);
+  // then the Euler–Poisson residual at the accepted state into r (a change of
+  // r alone leaves y' as it was: f does not depend on r)
+  NHOLO_HDI bool post_step(S t, Vec<S, N>& y) const {
+    bool moved = false;
+    if (eval.drift == DriftControl::project) {
+      Vec<S, n> q, qd;
+      split(y, q, qd);
+      moved = project_onto_constraints<EmbeddedConstraintModel<Model>, S>(params, eval, t, q, qd);
+      store_state(q, qd, y);
+    }
+    if (check_euler_poisson) {
+      const S e = path_euler_poisson_residual<EmbeddedSystem, Model>(params, eval, t, y);
+      if (e > y[N - 1]) y[N - 1] = e;  // NaN (no flow here): the next step fails anyway
+    }
+    return moved;
+  }
+
+  NHOLO_HDI void observe(S t, const Vec<S, N>& y, Observation<S, n, m>& obs) const {
+    Vec<S, n> q, qd;
+    split(y, q, qd);
+    const auto acc = acceleration(t, y);
+    obs.qdd = acc.qdd;
+    obs.force_ideal = acc.force_ideal;
+    obs.force_nonideal = acc.force_nonideal;
+    obs.multiplier = acc.multiplier;
+    obs.status = acc.status;
+    S res = S(0);
+    for (int l = 0; l < m; ++l) res = max_of(res, S(fabs(acc.residual[l])));
+    obs.constraint_residual = res;
+    obs.energy = model_energy<Model, S>(params, q, qd, t);
+  }
+
+  // y = (q, qd, ell0, 0)
+  NHOLO_HDI void pack(const Vec<S, n>& q, const Vec<S, n>& qd, const Vec<S, m>& ell0,
+                      Vec<S, N>& y) const {
+    store_state(q, qd, y);
+    for (int l = 0; l < m; ++l) y[2 * n + l] = ell0[l];
+    y[N - 1] = S(0);
+  }
+
+  NHOLO_HDI static void split(const Vec<S, N>& y, Vec<S, n>& q, Vec<S, n>& qd) {
+    split_state(y, q, qd);
+  }
+
+  NHOLO_HDI static Vec<S, m> multipliers(const Vec<S, N>& y) {
+    Vec<S, m> ell;
+    for (int l = 0; l < m; ++l) ell[l] = y[2 * n + l];
+    return ell;
+  }
+};
+
+// has_path_residual<Sys>: the system keeps a per-trajectory path residual in
+// its state (component Sys::path_residual_index), written by a run
+template <class Sys, class = void>
+struct has_path_residual : std::false_type {};
+template <class Sys>
+struct has_path_residual<Sys, std::void_t<decltype(Sys::path_residual_index)>> : std::true_type {};
+
+// The initial ell that gives the embedded motion the nonholonomic initial
+// acceleration where one exists: ell = eps_dep(L) at the nonholonomic qdd,
+// i.e. the dependent components of M qdd_nh - F, the nonholonomic constraint
+// force on the dependent coordinates (0 for the sleigh: the knife edge exerts
+// no torque). docs/formulations.md says when it is sufficient.
+template <class Model, class S>
+NHOLO_HDI Vec<S, Model::m_embedded> embedded_ell_nonholonomic(const typename Model::Params& p,
+                                                              const Vec<S, Model::n>& q,
+                                                              const Vec<S, Model::n>& qd, S t,
+                                                              const EvalOptions& eo) {
+  const auto acc = lagrange_multiplier_acceleration<Model, S>(p, q, qd, t, eo);
+  Vec<S, Model::m_embedded> ell;
+  for (int l = 0; l < Model::m_embedded; ++l)
+    ell[l] = acc.force_ideal[Model::embedded_coordinate(l)];
+  return ell;
+}
+
+}  // namespace nholo
