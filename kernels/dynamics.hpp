@@ -29,17 +29,6 @@ constexpr int n_of = Model::n;
 template <class Model>
 constexpr int m_of = constraint_count<Model>();
 
-// Host builds inline the whole Lagrangian and every jet operation into
-// lagrangian_terms_ad (GCC/Clang `flatten`): only then can the compiler keep
-// the jets in registers and drop the work on the seeds' constant ones
-// (x * 1 = x); as a separate function the model's Lagrangian costs twice as
-// much. Device code is inlined by nvcc anyway.
-#if defined(__CUDACC__) || !defined(__GNUC__)
-#define NHOLO_FLATTEN
-#else
-#define NHOLO_FLATTEN __attribute__((flatten))
-#endif
-
 // M and F by AD, always (the reference for any hand-written override).
 // UseStructure (default): a model that declares separable_lagrangian
 // (L = T(qd) + U(q, t), model.hpp) gets J = Jet2<S, 2n, n, 0> with
@@ -101,8 +90,6 @@ NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p
     F += Model::nonpotential_force(p, q, qd, t);
   }
 }
-
-#undef NHOLO_FLATTEN
 
 // M and F: the model's hand-written form when it has one, AD otherwise.
 template <class Model, class S>

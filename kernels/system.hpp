@@ -304,7 +304,8 @@ struct SecondOrderSystem {
   }
 
   // y' = (qd, qdd(t, q, qd))
-  NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
+  NHOLO_FLATTEN NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y,
+                                                              Vec<S, N>& dydt) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
     const auto acc = rhs_acceleration(t, q, qd);
