@@ -12,6 +12,7 @@
 
 #include "kernels/cholesky.hpp"
 #include "kernels/fundamental.hpp"
+#include "kernels/pinv.hpp"
 
 using namespace nholo;
 
@@ -198,8 +199,9 @@ TEST(GramSolve, NearlyDependentRowsBothSidesOfTheThreshold) {
       for (int l = 0; l < 2; ++l)
         EXPECT_NEAR(r.multiplier[l], static_cast<double>(lref(l)), tol_lam);
       // the Cholesky path (where taken) and the pseudoinverse agree to the same bound
-      if (ratio > 1.1 * kDefaultGramRtol)
+      if (ratio > 1.1 * kDefaultGramRtol) {
         for (int i = 0; i < 4; ++i) EXPECT_NEAR(r.qdd[i], r_pinv.qdd[i], tol_qdd);
+      }
     }
   }
   // the sweep crosses the threshold
@@ -338,6 +340,61 @@ TEST(GramSolve, QddOnlyInstantiationsMatchFull) {
     EXPECT_TRUE(same_bits(full.qdd, lean.qdd));
     EXPECT_EQ(full.rank, lean.rank);
     EXPECT_EQ(full.status, lean.status);
+  }
+}
+
+// Null space by Householder QR (the null-space formulation's fast path)
+// against the Jacobi SVD: the same A^+ and the same projector onto null(A)
+// (the bases may differ by a rotation within it), orthonormal columns, and
+// refusal (false) for redundant, vanishing and nearly dependent rows.
+TEST(NullSpaceQr, MatchesSvdAndRefusesRankDeficiency) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int trial = 0; trial < 100; ++trial) {
+    Mat<double, 2, 5> A;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 5; ++j) A(i, j) = u(rng);
+    NullSpace<double, 2, 5> qr;
+    ASSERT_TRUE(null_space_qr(A, 1e-4, qr));
+    const auto sv = null_space(A);
+    ASSERT_EQ(sv.dim, 3);
+    EXPECT_EQ(qr.dim, 3);
+    EXPECT_EQ(qr.rank, 2);
+    for (int i = 0; i < 5; ++i)
+      for (int l = 0; l < 2; ++l) EXPECT_NEAR(qr.pinv(i, l), sv.pinv(i, l), 1e-12);
+    // projectors S S^T, and S^T S = I, A S = 0
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) {
+        double pq = 0.0, ps = 0.0;
+        for (int k = 0; k < 3; ++k) {
+          pq += qr.basis(i, k) * qr.basis(j, k);
+          ps += sv.basis(i, k) * sv.basis(j, k);
+        }
+        EXPECT_NEAR(pq, ps, 1e-12);
+      }
+    for (int a = 0; a < 3; ++a) {
+      for (int b = 0; b < 3; ++b) {
+        double d = 0.0;
+        for (int i = 0; i < 5; ++i) d += qr.basis(i, a) * qr.basis(i, b);
+        EXPECT_NEAR(d, a == b ? 1.0 : 0.0, 1e-14);
+      }
+      for (int l = 0; l < 2; ++l) {
+        double d = 0.0;
+        for (int i = 0; i < 5; ++i) d += A(l, i) * qr.basis(i, a);
+        EXPECT_NEAR(d, 0.0, 1e-13);
+      }
+    }
+    // rank-deficient: a duplicated row, a zero row, a row within 1e-6 of the other
+    NullSpace<double, 2, 5> tmp;
+    Mat<double, 2, 5> D = A, Z = A, N = A;
+    for (int j = 0; j < 5; ++j) {
+      D(1, j) = A(0, j);
+      Z(1, j) = 0.0;
+      N(1, j) = A(0, j) + 1e-6 * A(1, j);
+    }
+    EXPECT_FALSE(null_space_qr(D, 1e-4, tmp));
+    EXPECT_FALSE(null_space_qr(Z, 1e-4, tmp));
+    EXPECT_FALSE(null_space_qr(N, 1e-4, tmp));
   }
 }
 
