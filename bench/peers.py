@@ -245,7 +245,8 @@ def main():
             return 2
         if r is None:
             print(f"peers: SKIPPED {name}: {why}", file=sys.stderr)
-            print(json.dumps({"system": "coin", "impl": name, "skipped": why}), flush=True)
+            impl = {"jax": "jax_diffrax", "sympy": "sympy_dop853"}[name]
+            print(json.dumps({"system": "coin", "impl": impl, "skipped": why}), flush=True)
             continue
         r.update(system="coin", n=len(sel), threads=1,
                  nholo_ad_ns_per_traj_1thread=nholo_ns,

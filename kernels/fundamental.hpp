@@ -20,7 +20,10 @@
 //       A^T K^+ r = L W^+ r,      K^+ r = (W^+)^T W^+ r  (the multipliers),
 //     i.e. Udwadia (2005) eq (24)/(26) with M^1/2 replaced by L — the
 //     Moore–Penrose answer. Where both apply they agree to rounding: with
-//     W of full row rank, W^+ = W^T (W W^T)^-1.
+//     W of full row rank, W^+ = W^T (W W^T)^-1. K whose largest diagonal is
+//     below ~1e-290 (|W| < ~1e-145: the Gram products underflow) also goes to
+//     the SVD, so that the solve near a vanishing constraint (Appell's
+//     particle passing through rest) is the pseudoinverse's, as before.
 // The gram_rtol test declares K rank-deficient long before the SVD would
 // (its cut is rtol on the singular values of W, i.e. rtol^2 on those of K),
 // so the fallback sees every case the pseudoinverse treats differently from
@@ -73,6 +76,24 @@ NHOLO_HDI Mat<S, n, m> lower_solve_columns(const CholeskyFactor<S, n>& f, const 
   return Wt;
 }
 
+// Smallest largest-diagonal of K = W W^T that the Cholesky path accepts: below
+// it the Gram products have lost digits to gradual underflow (|W| below
+// ~1e-145 in double), and the SVD of W, which works with W itself, decides.
+template <class S>
+NHOLO_HDI S gram_floor() {
+  return S(sizeof(S) == sizeof(float) ? 1e-30 : 1e-290);
+}
+
+// The Cholesky factor of K when K is representable (largest diagonal above
+// gram_floor) and passes the relative rank test; false: use the SVD of W.
+template <class S, int m>
+NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, CholeskyFactor<S, m>& kf, S gram_rtol) {
+  S scale = S(0);
+  for (int i = 0; i < m; ++i) scale = max_of(scale, K(i, i));
+  if (!(scale > gram_floor<S>())) return false;
+  return cholesky_factor(K, kf, gram_rtol);
+}
+
 // K = W W^T = (W^T)^T W^T (m x m, both triangles)
 template <class S, int n, int m>
 NHOLO_HDI Mat<S, m, m> gram(const Mat<S, n, m>& Wt) {
@@ -105,7 +126,7 @@ NHOLO_HDI void udwadia_kalaba_factored(const CholeskyFactor<S, n>& L, const Vec<
   const Mat<S, n, m> Wt = lower_solve_columns(L, A);
   const Vec<S, m> resid = b - A * ac;
   CholeskyFactor<S, m> kf;
-  if (cholesky_factor(gram(Wt), kf, S(opt.gram_rtol))) {
+  if (gram_factor(gram(Wt), kf, S(opt.gram_rtol))) {
     // full rank: qdd = ac + L^-T W^T K^-1 (b - A ac)
     const Vec<S, m> x = kf.solve(resid);
     r.qdd = ac + L.solve_upper(Wt * x);
@@ -234,7 +255,7 @@ NHOLO_HDI bool weighted_correction(const Mat<S, n, n>& M, const Mat<S, k, n>& A,
   if (!cholesky_factor(M, L, S(opt.chol_rtol))) return false;
   const Mat<S, n, k> Wt = detail::lower_solve_columns(L, A);
   CholeskyFactor<S, k> kf;
-  if (cholesky_factor(detail::gram(Wt), kf, S(opt.gram_rtol))) {
+  if (detail::gram_factor(detail::gram(Wt), kf, S(opt.gram_rtol))) {
     // full rank: W^+ r = W^T K^-1 r
     delta = L.solve_upper(Wt * kf.solve(r));
   } else {

@@ -209,7 +209,8 @@ NHOLO_HDI int numerical_rank(const Mat<T, R, C>& A, T rtol = T(kDefaultPinvRtol)
 // declared when every |Rf_kk| exceeds rtol times the largest (Rf_kk^2 are the
 // pivots of the Cholesky factor of A A^T, so rtol = sqrt(gram_rtol) is the
 // test of fundamental.hpp); otherwise false and ns must not be used (the
-// Jacobi SVD of null_space handles rank-deficient A, and vanishing rows). The
+// Jacobi SVD of null_space handles rank-deficient A, vanishing rows, and
+// rows so small that their squares underflow). The
 // basis differs from the SVD's by an orthogonal change within null(A), which
 // basis-independent uses (formulations.hpp) do not see.
 template <class T, int R, int C>
@@ -225,8 +226,10 @@ NHOLO_HDI bool null_space_qr(const Mat<T, R, C>& A, T rtol, NullSpace<T, R, C>& 
     // reflector H = I - 2 v v^T / (v^T v) mapping W(k:, k) to -sign(W_kk) |.| e_k
     T norm2 = T(0);
     for (int i = k; i < C; ++i) norm2 += W(i, k) * W(i, k);
+    // below ~1e-290 (1e-30 in float) the squares have lost digits to
+    // underflow: leave such A to the SVD
+    if (!(norm2 > T(sizeof(T) == sizeof(float) ? 1e-30 : 1e-290)) || !is_finite(norm2)) return false;
     const T alpha = sqrt(norm2);
-    if (!(alpha > T(0)) || !is_finite(alpha)) return false;
     const T beta = W(k, k) >= T(0) ? -alpha : alpha;  // new diagonal entry
     Vec<T, C> v = Vec<T, C>::zero();
     for (int i = k; i < C; ++i) v[i] = W(i, k);
