@@ -66,8 +66,9 @@ double loop(const Sys& sys, const std::vector<Vec<double, Sys::N>>& states, long
   double sum = 0.0;
   for (long k = 0; k < n; ++k) {
     const auto& y = states[k & 63];
-    asm volatile("" : : "g"(&y) : "memory");
-    sys(0.1, y, dy);
+    double t = 0.1;  // opaque: the compiler must not hoist time-only terms out of the loop
+    asm volatile("" : "+g"(t) : "g"(&y) : "memory");
+    sys(t, y, dy);
     asm volatile("" : : "g"(&dy) : "memory");
     sum += dy[Sys::N - 1];
   }
