@@ -290,7 +290,7 @@ def main():
             "; per step " + ("met for " + ", ".join(met_step) if met_step else "missed for all") +
             ("" if len(met_step) in (0, len(SYSTEMS)) else ", missed for " +
              ", ".join(s for s in SYSTEMS if s not in met_step)) +
-            " (profile: \"Reading the results\")"))
+            " (profile: section 9.3)"))
     # 2c. peers
     for impl, goal in (("jax_diffrax", 10), ("sympy_dop853", 100)):
         r = next((x for x in peers if x["impl"] == impl), None)

@@ -8,12 +8,12 @@
 // Methods: rk4 (fixed step opt.dt, the last step shortened to land on t_out),
 // dopri5 and dop853 (adaptive; PI step-size control after Hairer & Wanner:
 // fac = safety err^-(1/q - 0.75 beta) err_prev^beta, q = Tab::control_order,
-// clamped to [fac_min, fac_max]; two pow per accepted step. One log and one
-// exp would be cheaper, but they round differently, and the step sequence
-// through a singular point of the motion (Appell's particle passing through
-// rest, tests/test_conservation.cpp) then depends on the changed rounding). After each accepted step the system's
-// post_step (drift projection) may move the state; the FSAL derivative is then
-// re-evaluated. Guards: opt.max_steps per advance_to call (status max_steps),
+// clamped to [fac_min, fac_max]; two pow per accepted step: one log and one
+// exp would be cheaper but round differently, and the step sequence through
+// a singular point of the motion, such as Appell's particle passing through
+// rest in tests/test_conservation.cpp, depends on that rounding). After each
+// accepted step the system's post_step (drift projection) may move the state;
+// the FSAL derivative is then re-evaluated. Guards: opt.max_steps per advance_to call (status max_steps),
 // a step below opt.dt_min or 64 ulp of t (status step_underflow), failed
 // right-hand sides (rejected with a quarter step; status non_finite or
 // singular when that cannot get past them).
