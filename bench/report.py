@@ -690,20 +690,20 @@ these trajectories), the Cholesky factor of the m x m matrix K; the one-sided
 Jacobi SVD of the pseudoinverse runs only for rank-deficient or
 ill-conditioned K (redundant constraints, Appell's particle at rest). Against
 hand-written M, F, A, b fed to the same solver the AD costs what the table of
-section 1 shows. The coin and Appell's particle are within
-1.5x; the skate is not, and callgrind says why: its hand-written M is a
-constant matrix and F a few products (the whole hand-written M, F costs
-~50 instructions), while the generic path evaluates the Lagrangian on
-second-order jets with 16 derivative slots (7 first derivatives: qd, the
-direction v and q; 9 second derivatives) for each of its ~20 operations
-(~530 instructions), plus the sine and cosine of every jet (three `sincos`
-in the Lagrangian, two in the constraint: ~300 instructions). The
-linear algebra that both paths share is then only half of the cost. Closing
-that gap would need symbolic simplification of the Lagrangian, not faster
+section 1 shows. Now that the solve is cheap, the AD is the larger part of
+the difference: the coin is within 1.5x of its hand-written M, F, A, b; the
+skate and Appell's particle are not, and callgrind says why (section 9.3):
+the skate's hand-written M, F cost ~50 instructions, while the generic path
+evaluates its Lagrangian, which couples thd with theta, on second-order jets
+with 17 numbers each (value, 7 first derivatives: qd, the direction v and
+q; 9 second derivatives) for each of its ~20 operations (~530 instructions);
+Appell's hand-written C and A are a few products, its generic path
+differentiates the constraint and the nonideal force by AD. Closing that
+gap would need symbolic simplification of the Lagrangian, not faster
 differentiation. Against closed-form accelerations, where a person has solved
-the constrained equations on paper, the generic path is 4-7x more work per
-evaluation: that gap is the price of not deriving equations of motion, and no
-differentiation scheme closes it, because the closed form skips the linear
+the constrained equations on paper, the generic path is about 4x more work
+per evaluation: the price of not deriving equations of motion, which no
+differentiation scheme removes, because the closed form skips the linear
 algebra entirely.
 
 **odeint.** The odeint baseline runs the closed-form right-hand side, so
