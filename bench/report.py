@@ -697,8 +697,9 @@ the skate's hand-written M, F cost ~50 instructions, while the generic path
 evaluates its Lagrangian, which couples thd with theta, on second-order jets
 with 17 numbers each (value, 7 first derivatives: qd, the direction v and
 q; 9 second derivatives) for each of its ~20 operations (~530 instructions);
-Appell's hand-written C and A are a few products, its generic path
-differentiates the constraint and the nonideal force by AD. Closing that
+Appell's hand-written M, F, A, b are a few products, while its generic
+path runs the Lagrangian on jets and the quadratic, time-dependent constraint
+(sin of t included) on duals. Closing that
 gap would need symbolic simplification of the Lagrangian, not faster
 differentiation. Against closed-form accelerations, where a person has solved
 the constrained equations on paper, the generic path is about 4x more work
