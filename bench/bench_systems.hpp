@@ -311,7 +311,8 @@ struct HandSystem : BenchSystemBase<Model, HandSystem<Model>> {
     Vec<double, m> b;
     split_state(y, q, qd);
     Hand<Model>::terms(this->params, q, qd, t, M, F, A, b, C);
-    const auto r = udwadia_kalaba(M, F, A, b, C, this->eval.pinv);
+    const auto r =
+        udwadia_kalaba<false, has_nonideal_force<Model>::value>(M, F, A, b, C, this->eval.pinv);
     for (int i = 0; i < n; ++i) {
       dydt[i] = qd[i];
       dydt[n + i] = r.qdd[i];

@@ -36,7 +36,17 @@ IMPL_DESC = {
     "eigen": "Eigen dynamic matrices + JacobiSVD pinv per evaluation, nholo's integrator",
     "scipy_rk45": "scipy solve_ivp RK45, numpy pinv per evaluation",
     "scipy_dop853": "scipy solve_ivp DOP853, numpy pinv per evaluation",
+    "jax_diffrax": "JAX + diffrax (coin only): M, F, A, b by jax AD of the same Lagrangian and "
+                   "constraints, linear solves, Dopri5 with a PID controller, float64, jit(vmap(...))",
+    "sympy_dop853": "sympy + scipy (coin only): the fundamental equation derived and simplified "
+                    "symbolically from the same Lagrangian and constraints (a closed form), "
+                    "lambdified, solve_ivp DOP853 per trajectory",
 }
+# the generic path under the other formulations (rhs_driver)
+FORM_IMPLS = [("nholo_ad", "Udwadia–Kalaba"), ("nholo_lm", "Lagrange multipliers"),
+              ("nholo_ns", "null space"), ("nholo_vk", "vakonomic"), ("nholo_cf", "conflated")]
+# issue 13's targets: instructions per generic RHS
+RHS_TARGET = {"coin": 600, "skate": 500, "appell": 400}
 
 
 def load_jsonl(res, name):
@@ -140,6 +150,8 @@ def main():
     outp = load_jsonl(res, "output.jsonl")
     cli = load_jsonl(res, "cli.jsonl")
     scipy = load_jsonl(res, "scipy.jsonl")
+    peers = [r for r in load_jsonl(res, "peers.jsonl") if "skipped" not in r]
+    peers_skipped = [r for r in load_jsonl(res, "peers.jsonl") if "skipped" in r]
     ptx = parse_ptxas(os.path.join(res, "ptxas.txt"))
     load0 = load_json(res, "loadavg_timing_start.json", "?")
     load1 = load_json(res, "loadavg_timing_end.json", "?")
@@ -200,7 +212,7 @@ def main():
              "`build/bench/results/*.jsonl`. Sources: `bench/bench_systems.hpp` (the systems and "
              "their hand-written forms), `bench/eigen_direct.hpp`, `bench/bench_ensemble.cpp`, "
              "`bench/rhs_driver.cpp`, `bench/bench_output.cpp`, `bench/scipy_baseline.py`, "
-             "`bench/flops.py`, `bench/cuda_resources.cu`, `bench/report.py`.")
+             "`bench/peers.py`, `bench/flops.py`, `bench/cuda_resources.cu`, `bench/report.py`.")
     L.append("")
     L.append("**Common settings.** Each system integrates the same deterministic, consistent "
              "initial states in every implementation (`initial_state` in bench_systems.hpp), "
@@ -261,6 +273,36 @@ def main():
                  "; met integrator vs integrator (same RHS)" if all(y is not None and y <= 1.0 for _, _, y, _, _ in rows)
                  else "; integrator vs integrator (same RHS): " + ", ".join(
                      f"{s} {'met' if y is not None and y <= 1.0 else 'missed'}" for s, _, y, _, _ in rows)))))
+    # 2b. generic RHS close to a hand-derived one (instructions)
+    if all(cg(s, "nholo_ad") is not None for s in SYSTEMS):
+        per_step = {s: ratio(cgs(s, "nholo_ad", "ir_per_step"), cgs(s, "closed", "ir_per_step")) for s in SYSTEMS}
+        met_rhs = [s for s in SYSTEMS if cg(s, "nholo_ad") <= RHS_TARGET[s]]
+        met_step = [s for s in SYSTEMS if per_step[s] is not None and per_step[s] <= 2.0]
+        goals.append((
+            "generic RHS: coin <= 600, skate <= 500, appell <= 400 instructions; per DOPRI5 step "
+            "<= 2x the closed-form accelerations",
+            "instructions per RHS: " + ", ".join(f"{s} {fmt(cg(s, 'nholo_ad'))}" for s in SYSTEMS) +
+            "; per step, generic / closed form: " +
+            ", ".join(f"{s} {fmt(per_step[s])}x" for s in SYSTEMS),
+            ("per RHS met for " + ", ".join(met_rhs) if met_rhs else "per RHS missed for all") +
+            ("" if len(met_rhs) in (0, len(SYSTEMS)) else ", missed for " +
+             ", ".join(s for s in SYSTEMS if s not in met_rhs)) +
+            "; per step " + ("met for " + ", ".join(met_step) if met_step else "missed for all") +
+            ("" if len(met_step) in (0, len(SYSTEMS)) else ", missed for " +
+             ", ".join(s for s in SYSTEMS if s not in met_step)) +
+            " (profile: section 9.3)"))
+    # 2c. peers
+    for impl, goal in (("jax_diffrax", 10), ("sympy_dop853", 100)):
+        r = next((x for x in peers if x["impl"] == impl), None)
+        if r:
+            goals.append((
+                f">= {goal}x faster than {'JAX + diffrax' if impl == 'jax_diffrax' else 'sympy + scipy DOP853'}"
+                " per trajectory at equal accuracy (coin, one core)",
+                f"{impl} / nholo generic, time per trajectory: {fmt(r['ratio_to_nholo_ad_1thread'])}x "
+                f"(end-state errors {fmt(r['err_ref'])} vs nholo's {fmt(r['err_nholo'])})",
+                "met" if r["ratio_to_nholo_ad_1thread"] >= goal else "missed"))
+    for r in peers_skipped:
+        goals.append((f"peer {r['impl']}", "not measured", f"skipped: {r['skipped']}"))
     # 3. Eigen
     rows = []
     for s in SYSTEMS:
@@ -347,6 +389,26 @@ def main():
         L.append(table(["system", "implementation", "Ir / step", "flops / step", "Ir vs nholo_hand"], rows))
         L.append("")
 
+    rows = []
+    for s in SYSTEMS:
+        for impl, name in FORM_IMPLS:
+            ir = cg(s, impl)
+            if ir is None:
+                continue
+            st = cgs(s, impl, "ir_per_step")
+            rows.append((s, name, f"`{impl}`", fmt(ir), fmt(cg(s, impl, "flops_per_rhs")), fmt(st),
+                         fmt(ratio(st, cgs(s, "closed", "ir_per_step")))))
+    if len(rows) > len(SYSTEMS):
+        L.append("The generic path under every formulation (the same AD-derived M, F, A, b; "
+                 "the vakonomic state carries the multipliers, here 0.1 at t = 0, so its "
+                 "trajectories differ from the others'; Appell's conflated Lagrangian has a "
+                 "singular mass matrix outside the singular-mass form's domain at these states, "
+                 "so it has no row):")
+        L.append("")
+        L.append(table(["system", "formulation", "implementation", "Ir / RHS", "flops / RHS",
+                        "Ir / step", "Ir / step vs closed form"], rows))
+        L.append("")
+
     # ---------------------------------------------------------------- ensembles
     L.append("## 2. Ensembles side by side")
     L.append("")
@@ -412,6 +474,36 @@ def main():
         L.append(table(["system", "method", "trajectories", "ms/traj", "RHS evals/traj", "µs/RHS",
                         "nholo_ad ms/traj", "scipy / nholo", "error vs reference", "agree"], rows))
         L.append("")
+
+    # ---------------------------------------------------------------- peers
+    if peers or peers_skipped:
+        L.append("## 4b. Peers: JAX + diffrax and sympy + scipy, coin, equal accuracy")
+        L.append("")
+        L.append("bench/peers.py on the coin's dumped ensemble (nholo's initial states and "
+                 "reference end states), one core (`taskset -c 0`, XLA and BLAS single-threaded). "
+                 "Each peer's rtol and atol are scaled together from nholo's until its largest "
+                 "end-state error against the reference is within 2x of nholo's on the same "
+                 "trajectories. JAX: one jit(vmap(diffeqsolve)) over the ensemble, best of 3 "
+                 "calls after the compiling one (compile time listed separately). sympy: "
+                 "derivation and lambdify once (listed), then solve_ivp per trajectory. "
+                 "nholo: the single-thread ensemble run of section 2 (time / trajectories).")
+        L.append("")
+        rows = []
+        for r in peers:
+            extra = (f"compile {fmt(r['compile_seconds'])} s" if "compile_seconds" in r else
+                     f"derivation {fmt(r['derive_seconds'])} s" if "derive_seconds" in r else "")
+            rows.append((f"`{r['impl']}`", r.get("version", ""), r["n"], f"{r['rtol']:.3g} / {r['atol']:.3g}",
+                         fmt(r["ns_per_traj"] / 1e3), fmt(r["nholo_ad_ns_per_traj_1thread"] / 1e3),
+                         fmt(r["ratio_to_nholo_ad_1thread"]), fmt(r["err_ref"]), fmt(r["err_nholo"]), extra))
+        if rows:
+            L.append(table(["peer", "version", "trajectories", "rtol / atol", "µs/traj", "nholo_ad µs/traj",
+                            "peer / nholo", "peer error vs reference", "nholo error vs reference",
+                            "set-up (excluded)"], rows))
+            L.append("")
+        for r in peers_skipped:
+            L.append(f"- `{r['impl']}` skipped: {r['skipped']}")
+        if peers_skipped:
+            L.append("")
 
     # ---------------------------------------------------------------- sweep
     if sweep:
@@ -592,22 +684,27 @@ NOTES = """\
 **Generic path vs hand-written.** nholo's generic path derives M, F by
 differentiating the Lagrangian twice and A, b by differentiating the
 constraints, on every evaluation (each stage needs M(q) at its own state), and
-then solves the fundamental equation with a Cholesky factor and a one-sided
-Jacobi SVD. Against hand-written M, F, A, b fed to the same solver the AD costs
-what the table of section 1 shows. The coin and Appell's particle are within
-1.5x; the skate is not, and callgrind says why: its hand-written M is a
-constant matrix and F a few products (the whole hand-written M, F costs
-~50 instructions), while the generic path evaluates the Lagrangian on
-second-order jets with 16 derivative slots (7 first derivatives: qd, the
-direction v and q; 9 second derivatives) for each of its ~20 operations
-(~530 instructions), plus the sine and cosine of every jet (three `sincos`
-in the Lagrangian, two in the constraint: ~300 instructions). The
-linear algebra that both paths share is then only half of the cost. Closing
-that gap would need symbolic simplification of the Lagrangian, not faster
+then solves the fundamental equation with the Cholesky factor of M and, when
+K = A M^-1 A^T passes a relative rank test (always, for these systems along
+these trajectories), the Cholesky factor of the m x m matrix K; the one-sided
+Jacobi SVD of the pseudoinverse runs only for rank-deficient or
+ill-conditioned K (redundant constraints, Appell's particle at rest). Against
+hand-written M, F, A, b fed to the same solver the AD costs what the table of
+section 1 shows. Now that the solve is cheap, the AD is the larger part of
+the difference: the coin is within 1.5x of its hand-written M, F, A, b; the
+skate and Appell's particle are not, and callgrind says why (section 9.3):
+the skate's hand-written M, F cost ~50 instructions, while the generic path
+evaluates its Lagrangian, which couples thd with theta, on second-order jets
+with 17 numbers each (value, 7 first derivatives: qd, the direction v and
+q; 9 second derivatives) for each of its ~20 operations (~530 instructions);
+Appell's hand-written M, F, A, b are a few products, while its generic
+path runs the Lagrangian on jets and the quadratic, time-dependent constraint
+(sin of t included) on duals. Closing that
+gap would need symbolic simplification of the Lagrangian, not faster
 differentiation. Against closed-form accelerations, where a person has solved
-the constrained equations on paper, the generic path is 4-7x more work per
-evaluation: that gap is the price of not deriving equations of motion, and no
-differentiation scheme closes it, because the closed form skips the linear
+the constrained equations on paper, the generic path is about 4x more work
+per evaluation: the price of not deriving equations of motion, which no
+differentiation scheme removes, because the closed form skips the linear
 algebra entirely.
 
 **odeint.** The odeint baseline runs the closed-form right-hand side, so
@@ -617,8 +714,8 @@ closed-form RHS / odeint" isolates the integrator: with the same
 right-hand side nholo's DOPRI5 is on a par with odeint's for the coin and
 1.2-1.4x slower for the skate and Appell's particle (whose closed forms cost under 300 instructions, so that the
 per-step bookkeeping shows: nholo lands exactly on every save time, checks the status of
-every stage and the new state for finiteness and evaluates two `pow` per accepted step for the
-PI controller, ~200 instructions). nholo's integrator uses an RMS error norm;
+every stage and the new state for finiteness and evaluates one `log` and one `exp` per
+accepted step for the PI controller). nholo's integrator uses an RMS error norm;
 odeint's dense output interpolates the saves and uses a max norm, so it takes
 somewhat more steps at the same tolerances; both errors against the reference
 are listed and agree. At equal accuracy the generic path is therefore
@@ -658,7 +755,14 @@ the plain write and shrinks the file by only about 20 %: full-precision
 trajectories are close to incompressible, so compression is opt-in
 (`output.compression = 0` by default).
 
-**What was optimised for this report** (callgrind instructions of
+**Where the generic right-hand side's instructions go now**, the changes
+that brought them down (Cholesky of A M^-1 A^T with a rank test instead of an
+SVD on every call, QR for the null space, a qdd-only right-hand side, a lean
+jet for separable Lagrangians, a flattened right-hand side, a cheaper step
+controller) and every formulation before and after them: section 9 (kept
+below, measured side by side with the same driver).
+
+**What was optimised for an earlier report** (callgrind instructions of
 rhs_driver_static, deterministic; the same driver compiled against the kernels
 before and after the change):
 

@@ -7,7 +7,10 @@
 //                                     (DOPRI5, rtol 1e-10, atol 1e-12, 20 saves to
 //                                     t = 10, as bench_ensemble), prints the steps
 //   rhs_driver list                   the SYSTEM IMPL pairs
-// SYSTEM: coin | skate | appell;  IMPL: nholo_ad | nholo_hand | closed | eigen.
+// SYSTEM: coin | skate | appell;  IMPL: nholo_ad | nholo_hand | closed | eigen,
+// or the generic path under another formulation: nholo_lm (Lagrange
+// multipliers), nholo_ns (null space), nholo_vk (vakonomic; multipliers start
+// at 0.1), nholo_cf (conflated; skate and appell only).
 // The states cycle through 64 consistent initial states of the ensemble
 // benchmark (bench_systems.hpp), so branches see realistic data. Instructions
 // per evaluation = (Ir(N2) - Ir(N1)) / (N2 - N1): setup and teardown cancel;
@@ -22,6 +25,7 @@
 
 #include "bench_systems.hpp"
 #include "eigen_direct.hpp"
+#include "kernels/formulations.hpp"
 #include "kernels/integrate.hpp"
 
 using namespace nholo;
@@ -31,14 +35,40 @@ namespace {
 
 long g_count = 0;  // trajectories of the `steps` mode
 
+// The generic path under the other formulations (the coin with its
+// hand-written M, F hidden, as for nholo_ad).
+template <class Model>
+using LmSystem = LagrangeMultiplierSystem<typename Generic<Model>::type>;
+template <class Model>
+using NsSystem = NullSpaceSystem<typename Generic<Model>::type>;
+template <class Model>
+using VkSystem = VakonomicSystem<typename Generic<Model>::type>;
+template <class Model>
+using CfSystem = ConflatedSystem<Model>;
+
+// y0 of trajectory i: (q, qd) of the ensemble, vakonomic multipliers 0.1
+template <class Model, class Sys>
+Vec<double, Sys::N> state_of(const Sys& sys, int64_t i) {
+  Vec<double, Model::n> q, qd;
+  initial_state<Model>(i, q, qd);
+  Vec<double, Sys::N> y = Vec<double, Sys::N>::zero();
+  if constexpr (Sys::n_extra > 0) {
+    sys.pack(q, qd, Vec<double, Sys::m>::constant(0.1), y);
+  } else {
+    store_state(q, qd, y);
+  }
+  return y;
+}
+
 template <class Sys>
 double loop(const Sys& sys, const std::vector<Vec<double, Sys::N>>& states, long n) {
   Vec<double, Sys::N> dy;
   double sum = 0.0;
   for (long k = 0; k < n; ++k) {
     const auto& y = states[k & 63];
-    asm volatile("" : : "g"(&y) : "memory");
-    sys(0.1, y, dy);
+    double t = 0.1;  // opaque: the compiler must not hoist time-only terms out of the loop
+    asm volatile("" : "+g"(t) : "g"(&y) : "memory");
+    sys(t, y, dy);
     asm volatile("" : : "g"(&dy) : "memory");
     sum += dy[Sys::N - 1];
   }
@@ -52,11 +82,7 @@ int run(const std::string& mode) {
   sys.params = bench_params<Model>();
   sys.eval = EvalOptions();
   std::vector<Vec<double, Sys::N>> states(64);
-  for (int i = 0; i < 64; ++i) {
-    Vec<double, Model::n> q, qd;
-    initial_state<Model>(i, q, qd);
-    store_state(q, qd, states[i]);
-  }
+  for (int i = 0; i < 64; ++i) states[i] = state_of<Model>(sys, i);
   if (mode == "steps") {
     IntegratorOptions opt;
     opt.rtol = 1e-10;
@@ -64,10 +90,7 @@ int run(const std::string& mode) {
     int64_t steps = 0, rejected = 0;
     double sum = 0.0;
     for (long i = 0; i < g_count; ++i) {
-      Vec<double, Model::n> q, qd;
-      initial_state<Model>(i, q, qd);
-      Vec<double, Sys::N> y;
-      store_state(q, qd, y);
+      const Vec<double, Sys::N> y = state_of<Model>(sys, i);
       auto ts = start_trajectory<double, Sys::N>(0.0, y, opt);
       for (int k = 1; k <= 20; ++k) advance_to(sys, ts, 0.5 * k, opt);
       steps += ts.steps;
@@ -109,7 +132,15 @@ int dispatch(const std::string& impl, const std::string& mode) {
   if (impl == "nholo_hand") return run<Model, HandSystem>(mode);
   if (impl == "closed") return run<Model, ClosedSystem>(mode);
   if (impl == "eigen") return run<Model, EigenSystem>(mode);
-  std::fprintf(stderr, "unknown IMPL '%s' (accepted: nholo_ad, nholo_hand, closed, eigen)\n",
+  if (impl == "nholo_lm") return run<Model, LmSystem>(mode);
+  if (impl == "nholo_ns") return run<Model, NsSystem>(mode);
+  if (impl == "nholo_vk") return run<Model, VkSystem>(mode);
+  if constexpr (has_conflated_lagrangian<Model>::value) {
+    if (impl == "nholo_cf") return run<Model, CfSystem>(mode);
+  }
+  std::fprintf(stderr,
+               "unknown IMPL '%s' (accepted: nholo_ad, nholo_hand, closed, eigen, nholo_lm, "
+               "nholo_ns, nholo_vk, nholo_cf (skate, appell))\n",
                impl.c_str());
   return 2;
 }
@@ -118,8 +149,12 @@ int dispatch(const std::string& impl, const std::string& mode) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
-    for (const char* s : {"coin", "skate", "appell"})
-      for (const char* i : {"nholo_ad", "nholo_hand", "closed", "eigen"}) std::printf("%s %s\n", s, i);
+    for (const char* s : {"coin", "skate", "appell"}) {
+      for (const char* i : {"nholo_ad", "nholo_hand", "closed", "eigen", "nholo_lm", "nholo_ns",
+                            "nholo_vk"})
+        std::printf("%s %s\n", s, i);
+      if (std::strcmp(s, "coin") != 0) std::printf("%s nholo_cf\n", s);
+    }
     return 0;
   }
   if (argc == 5 && std::strcmp(argv[3], "steps") == 0) g_count = std::atol(argv[4]);

@@ -20,7 +20,9 @@
 #      M,F,A,b / closed form in nholo's integrator, Boost.odeint, direct Eigen;
 #      1 and 2 threads; end states checked against a reference), throughput
 #      and peak RSS vs ensemble size, output on/off (bench_output) and the
-#      nholo CLI's peak RSS, scipy solve_ivp per trajectory;
+#      nholo CLI's peak RSS, scipy solve_ivp per trajectory, the peers
+#      (bench/peers.py: jax + diffrax and sympy + scipy DOP853 on the coin at
+#      equal accuracy; jax, diffrax and sympy pip-installed if missing);
 #   4. bench/report.py -> docs/BENCHMARKS.md.
 # Not part of the test suite. Needs: cmake, g++, Eigen, HDF5 and the other
 # build dependencies of nholo, valgrind, python3 with numpy and scipy; Boost
@@ -62,11 +64,15 @@ fi
 # sizes and repetitions
 if [ "$MODE" = full ]; then
   N_MAIN=20000; N_EIGEN=1000; REPS=3; SWEEP="100 1000 10000 100000 1000000"
-  N_OUT=100000; CLI_SIZES="1000 10000 100000 1000000"; N_PY=20
+  N_OUT=100000; CLI_SIZES="1000 10000 100000 1000000"; N_PY=20; N_SYMPY=50
 else
   N_MAIN=2000; N_EIGEN=100; REPS=2; SWEEP="100 1000 10000 100000"
-  N_OUT=10000; CLI_SIZES="1000 10000"; N_PY=4
+  N_OUT=10000; CLI_SIZES="1000 10000"; N_PY=4; N_SYMPY=10
 fi
+# trajectories dumped with their reference end states (bench_ensemble
+# --ref-n, default 200): the scipy baseline takes the first N_PY, the peers
+# (coin) all of them for jax + diffrax and the first N_SYMPY for sympy + scipy
+N_DUMP=200
 
 [ -n "$SWEEP_SET" ] && SWEEP=$SWEEP_SET
 for n in $SWEEP; do
@@ -106,12 +112,19 @@ cg_run() {  # NAME ARGS... : one callgrind run of the static driver -> $BUILD/cg
   profiles+=("$BUILD/cg/$name.out")
 }
 rm -rf "$BUILD/cg"; mkdir -p "$BUILD/cg"
+# the generic path under every formulation it has for the system (rhs_driver
+# list); Appell's conflated Lagrangian has a singular mass matrix and these
+# initial states are not in the singular-mass form's domain: no steps
+FORMS_coin="nholo_lm nholo_ns nholo_vk"
+FORMS_skate="nholo_lm nholo_ns nholo_vk nholo_cf"
+FORMS_appell="nholo_lm nholo_ns nholo_vk"
 for sys in coin skate appell; do
-  for impl in nholo_ad nholo_hand closed eigen; do
+  forms_var=FORMS_$sys
+  for impl in nholo_ad nholo_hand closed eigen ${!forms_var}; do
     cg_run "rhs_${sys}_${impl}_1" $sys $impl 500
     cg_run "rhs_${sys}_${impl}_2" $sys $impl 1500
   done
-  for impl in nholo_ad nholo_hand closed; do
+  for impl in nholo_ad nholo_hand closed ${!forms_var}; do
     cg_run "step_${sys}_${impl}_1" $sys $impl steps 2
     cg_run "step_${sys}_${impl}_2" $sys $impl steps 6
   done
@@ -124,9 +137,12 @@ counts = {}
 for prof, line in zip(profiles, open(counts_file).read().split("\n")):
     f, ir = map(int, line.split())
     counts[os.path.basename(prof)[:-4]] = (f, ir)
+forms = {"coin": ["nholo_lm", "nholo_ns", "nholo_vk"],
+         "skate": ["nholo_lm", "nholo_ns", "nholo_vk", "nholo_cf"],
+         "appell": ["nholo_lm", "nholo_ns", "nholo_vk"]}
 with open(os.path.join(res, "callgrind_rhs.jsonl"), "w") as out:
     for s in ("coin", "skate", "appell"):
-        for i in ("nholo_ad", "nholo_hand", "closed", "eigen"):
+        for i in ["nholo_ad", "nholo_hand", "closed", "eigen"] + forms[s]:
             (f1, i1), (f2, i2) = counts[f"rhs_{s}_{i}_1"], counts[f"rhs_{s}_{i}_2"]
             out.write(json.dumps({"system": s, "impl": i, "ir_per_rhs": (i2 - i1) // 1000,
                                   "flops_per_rhs": (f2 - f1) // 1000}) + "\n")
@@ -135,7 +151,7 @@ def steps(s, i, k):
     return int(o[1]) + int(o[3])  # accepted + rejected
 with open(os.path.join(res, "callgrind_step.jsonl"), "w") as out:
     for s in ("coin", "skate", "appell"):
-        for i in ("nholo_ad", "nholo_hand", "closed"):
+        for i in ["nholo_ad", "nholo_hand", "closed"] + forms[s]:
             (f1, i1), (f2, i2) = counts[f"step_{s}_{i}_1"], counts[f"step_{s}_{i}_2"]
             d = steps(s, i, 6) - steps(s, i, 2)
             out.write(json.dumps({"system": s, "impl": i, "attempted_steps": d, "ir_per_step": (i2 - i1) // d,
@@ -171,7 +187,7 @@ ALL_AGREE=1
 log "ensembles side by side: $N_MAIN trajectories (eigen: $N_EIGEN), 1 and 2 threads"
 for sys in coin skate appell; do
   for th in 1 2; do
-    dump=""; [ "$th" = 1 ] && dump="--dump $RES/dump_$sys.json --dump-n $N_PY"
+    dump=""; [ "$th" = 1 ] && dump="--dump $RES/dump_$sys.json --dump-n $N_DUMP"
     "$BUILD/bench_ensemble" --system $sys --n $N_MAIN --threads $th --eigen-n $N_EIGEN \
       --reps $REPS $dump >>"$RES/ensemble.jsonl" || ALL_AGREE=0
   done
@@ -212,6 +228,15 @@ log "scipy solve_ivp (RK45, DOP853) per trajectory: $N_PY trajectories per syste
 for sys in coin skate appell; do
   python3 "$ROOT/bench/scipy_baseline.py" "$RES/dump_$sys.json" --count $N_PY >>"$RES/scipy.jsonl" || ALL_AGREE=0
 done
+log "peers (coin, one core, equal accuracy): jax + diffrax, sympy + scipy DOP853"
+# optional packages, installed here into the python3 on PATH; a peer that
+# cannot be imported afterwards is skipped with its reason (bench/peers.py)
+if ! python3 -c 'import jax, diffrax, sympy' 2>/dev/null; then
+  python3 -m pip install --quiet jax diffrax sympy >"$RES/pip.txt" 2>&1 \
+    || log "pip install jax diffrax sympy failed (see $RES/pip.txt): the missing peers are skipped"
+fi
+taskset -c 0 python3 "$ROOT/bench/peers.py" "$RES/dump_coin.json" --count $N_SYMPY >>"$RES/peers.jsonl" \
+  || log "bench/peers.py failed (status $?)"
 echo "\"$(cut -d' ' -f1-3 /proc/loadavg)\"" >"$RES/loadavg_timing_end.json"
 
 # ---- 4. report

@@ -9,6 +9,11 @@
 //   x = solve_lower(L, b);            // L x = b
 //   x = solve_lower_transposed(L, b); // L^T x = b
 //   x = cholesky_solve(L, b);         // M x = b
+//
+//   CholeskyFactor<T,N> f;            // the right-hand side's form: L (lower
+//   bool ok = cholesky_factor(M, f, rtol);  triangle only) and 1 / L_ii, so
+//   f.solve_lower(b), f.solve_upper(b),     that the solves multiply instead
+//   f.solve(b)                              of dividing (same pivot test)
 #pragma once
 
 #include "linalg.hpp"
@@ -67,6 +72,80 @@ NHOLO_HDI Vec<T, N> solve_lower_transposed(const Mat<T, N, N>& L, const Vec<T, N
 template <class T, int N>
 NHOLO_HDI Vec<T, N> cholesky_solve(const Mat<T, N, N>& L, const Vec<T, N>& b) {
   return solve_lower_transposed(L, solve_lower(L, b));
+}
+
+// M = L L^T with the reciprocals of L's diagonal: the solves multiply by them
+// (one division per row at factorisation instead of one per row and solve).
+// Only the lower triangle of L is set.
+template <class T, int N>
+struct CholeskyFactor {
+  Mat<T, N, N> L;
+  Vec<T, N> inv_diag;
+
+  // L x = b
+  NHOLO_HDI Vec<T, N> solve_lower(const Vec<T, N>& b) const {
+    Vec<T, N> x;
+    for (int i = 0; i < N; ++i) {
+      T s = b[i];
+      for (int k = 0; k < i; ++k) s -= L(i, k) * x[k];
+      x[i] = s * inv_diag[i];
+    }
+    return x;
+  }
+  // L^T x = b
+  NHOLO_HDI Vec<T, N> solve_upper(const Vec<T, N>& b) const {
+    Vec<T, N> x;
+    for (int i = N - 1; i >= 0; --i) {
+      T s = b[i];
+      for (int k = i + 1; k < N; ++k) s -= L(k, i) * x[k];
+      x[i] = s * inv_diag[i];
+    }
+    return x;
+  }
+  // M x = b
+  NHOLO_HDI Vec<T, N> solve(const Vec<T, N>& b) const { return solve_upper(solve_lower(b)); }
+  // L x (lower triangle)
+  NHOLO_HDI Vec<T, N> mul_lower(const Vec<T, N>& x) const {
+    Vec<T, N> y;
+    for (int i = 0; i < N; ++i) {
+      T s = T(0);
+      for (int k = 0; k <= i; ++k) s += L(i, k) * x[k];
+      y[i] = s;
+    }
+    return y;
+  }
+};
+
+// Same test as cholesky(): false when M is not numerically positive definite
+// (f unusable). As a relative rank test of a symmetric positive SEMIdefinite
+// M (fundamental.hpp: K = A M^-1 A^T): every pivot d_j = M_jj sin^2(theta_j),
+// theta_j the angle between row j of a factor W (M = W W^T) and the span of
+// the rows before it, so "d_j > rtol max_i M_ii" bounds both the spread of
+// the diagonal and every angle from below: rank-deficient M (a zero or
+// dependent row) fail it, and a passing M has a scaled condition number of
+// at most about 2^N / rtol, which bounds what the Cholesky solve can lose.
+template <class T, int N>
+NHOLO_HDI bool cholesky_factor(const Mat<T, N, N>& M, CholeskyFactor<T, N>& f,
+                               T rtol = T(1e-12)) {
+  T scale = T(0);
+  for (int i = 0; i < N; ++i) scale = max_of(scale, T(fabs(M(i, i))));
+  if (!(scale > T(0)) || !is_finite(scale)) return N == 0;
+  const T pivot_min = rtol * scale;
+  for (int j = 0; j < N; ++j) {
+    T d = M(j, j);
+    for (int k = 0; k < j; ++k) d -= f.L(j, k) * f.L(j, k);
+    if (!(d > pivot_min)) return false;
+    const T ljj = sqrt(d);
+    const T inv = T(1) / ljj;
+    f.L(j, j) = ljj;
+    f.inv_diag[j] = inv;
+    for (int i = j + 1; i < N; ++i) {
+      T s = M(i, j);
+      for (int k = 0; k < j; ++k) s -= f.L(i, k) * f.L(j, k);
+      f.L(i, j) = s * inv;
+    }
+  }
+  return true;
 }
 
 }  // namespace nholo

@@ -32,6 +32,19 @@
 
 #define NHOLO_HDI NHOLO_HD inline
 
+// Host builds inline a whole right-hand side (the model's Lagrangian and
+// constraints, every jet operation, the linear algebra) into one function
+// (GCC/Clang `flatten`): only then can the compiler keep the jets and the
+// small matrices in registers, drop the work on the seeds' constant ones
+// (x * 1 = x) and share sin/cos of the same coordinate between the
+// Lagrangian and the constraints; as separate functions the model's
+// Lagrangian alone costs twice as much. Device code is inlined by nvcc anyway.
+#if defined(__CUDACC__) || !defined(__GNUC__)
+#define NHOLO_FLATTEN
+#else
+#define NHOLO_FLATTEN __attribute__((flatten))
+#endif
+
 namespace nholo {
 
 // Scalar math as overloads inside namespace nholo, so that model code written

@@ -29,54 +29,67 @@ constexpr int n_of = Model::n;
 template <class Model>
 constexpr int m_of = constraint_count<Model>();
 
-// Host builds inline the whole Lagrangian and every jet operation into
-// lagrangian_terms_ad (GCC/Clang `flatten`): only then can the compiler keep
-// the jets in registers and drop the work on the seeds' constant ones
-// (x * 1 = x); as a separate function the model's Lagrangian costs twice as
-// much. Device code is inlined by nvcc anyway.
-#if defined(__CUDACC__) || !defined(__GNUC__)
-#define NHOLO_FLATTEN
-#else
-#define NHOLO_FLATTEN __attribute__((flatten))
-#endif
-
 // M and F by AD, always (the reference for any hand-written override).
-template <class Model, class S>
+// UseStructure (default): a model that declares separable_lagrangian
+// (L = T(qd) + U(q, t), model.hpp) gets J = Jet2<S, 2n, n, 0> with
+// directions w_j = qd_j, w_{n+i} = q_i and second derivatives only in the
+// (qd_i, qd_j) block: D_v dL/dqd = (d2L/dqd dq) qd + d2L/dqd dt vanishes
+// identically, so the direction v and its n second derivatives are not
+// carried (F = dL/dq). UseStructure = false: the general jet (tests compare
+// the two).
+template <class Model, class S, bool UseStructure = true>
 NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p,
                                                  const Vec<S, Model::n>& q,
                                                  const Vec<S, Model::n>& qd, S t,
                                                  Mat<S, Model::n, Model::n>& M,
                                                  Vec<S, Model::n>& F) {
   constexpr int n = Model::n;
-  using J = Jet2<S, 2 * n + 1, n, 1>;
-  constexpr int hv = n * (n + 1) / 2;  // first (qd_i, v) entry
-  Vec<J, n> qa, qda;
-  for (int i = 0; i < n; ++i) {
-    // q_i: direction q_i, and v has component qd_i
-    qa[i] = J(q[i]);
-    qa[i].g[n] = qd[i];
-    qa[i].g[n + 1 + i] = S(1);
-    // qd_i: direction qd_i (v has no qd component)
-    qda[i] = J(qd[i]);
-    qda[i].g[i] = S(1);
-  }
-  J ta = J(t);
-  ta.g[n] = S(1);
-  const J L = Model::lagrangian(p, qa, qda, ta);
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j <= i; ++j) {
-      M(i, j) = L.h[i * (i + 1) / 2 + j];
-      M(j, i) = M(i, j);
+  if constexpr (UseStructure && lagrangian_is_separable<Model>::value) {
+    using J = Jet2<S, 2 * n, n, 0>;
+    Vec<J, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = J(q[i]);
+      qa[i].g[n + i] = S(1);
+      qda[i] = J(qd[i]);
+      qda[i].g[i] = S(1);
     }
-    // F_i = dL/dq_i - D_v dL/dqd_i
-    F[i] = L.g[n + 1 + i] - L.h[hv + i];
+    const J L = Model::lagrangian(p, qa, qda, J(t));
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j <= i; ++j) {
+        M(i, j) = L.h[i * (i + 1) / 2 + j];
+        M(j, i) = M(i, j);
+      }
+      F[i] = L.g[n + i];
+    }
+  } else {
+    using J = Jet2<S, 2 * n + 1, n, 1>;
+    constexpr int hv = n * (n + 1) / 2;  // first (qd_i, v) entry
+    Vec<J, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      // q_i: direction q_i, and v has component qd_i
+      qa[i] = J(q[i]);
+      qa[i].g[n] = qd[i];
+      qa[i].g[n + 1 + i] = S(1);
+      // qd_i: direction qd_i (v has no qd component)
+      qda[i] = J(qd[i]);
+      qda[i].g[i] = S(1);
+    }
+    J ta = J(t);
+    ta.g[n] = S(1);
+    const J L = Model::lagrangian(p, qa, qda, ta);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j <= i; ++j) {
+        M(i, j) = L.h[i * (i + 1) / 2 + j];
+        M(j, i) = M(i, j);
+      }
+      // F_i = dL/dq_i - D_v dL/dqd_i
+      F[i] = L.g[n + 1 + i] - L.h[hv + i];
+    }
   }
   if constexpr (has_nonpotential_force<Model>::value) {
     F += Model::nonpotential_force(p, q, qd, t);
   }
 }
-
-#undef NHOLO_FLATTEN
 
 // M and F by nested Dual, for a scalar S that is itself an AD type (Jet2
 // holds plain scalars only): the derivatives of the flow along a path

@@ -32,7 +32,9 @@
 //     to the next, so u would jump and Sdot does not exist. This is the
 //     acceleration-level null-space method instead, which is basis-independent:
 //       qdd = A^+ b + S z,   (S^T M S) z = S^T (F + C - M A^+ b),
-//     S an orthonormal basis of null(A) and A^+ both from one Jacobi SVD
+//     S an orthonormal basis of null(A) and A^+ both from one Householder QR
+//     of A^T when A has full row rank (pinv.hpp null_space_qr; relative test
+//     |R_kk| > sqrt(gram_rtol) max |R_jj|), else from one Jacobi SVD
 //     (pinv.hpp null_space), S^T M S by Cholesky. qdd does not depend on which
 //     orthonormal basis the SVD returns (S (S^T M S)^-1 S^T is invariant under
 //     S -> S Q). The state stays (q, qd) (n_extra = 0), the constraints may be
@@ -170,8 +172,16 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> null_space_acceleration(
   out.residual = w.residual;
   out.velocity_residual = w.velocity_residual;
   out.singular_mass = false;
-  // orthonormal basis of null(A) (first ns.dim columns) and A^+
-  const NullSpace<S, m, n> ns = null_space(w.A, S(eo.pinv.rtol), S(eo.pinv.atol));
+  // orthonormal basis of null(A) (first ns.dim columns) and A^+: Householder
+  // QR of A^T when A has full row rank (the common case), the Jacobi SVD
+  // otherwise (redundant or vanishing rows)
+  NullSpace<S, m, n> ns;
+  if constexpr (m <= n) {
+    if (!null_space_qr(w.A, S(sqrt(eo.pinv.gram_rtol)), ns))
+      ns = null_space(w.A, S(eo.pinv.rtol), S(eo.pinv.atol));
+  } else {
+    ns = null_space(w.A, S(eo.pinv.rtol), S(eo.pinv.atol));
+  }
   // particular solution qp = A^+ b, residual force r = F + C - M qp
   const Vec<S, n> qp = ns.pinv * w.b;
   const Vec<S, n> r = w.F + w.C - w.M * qp;

@@ -6,18 +6,28 @@
 //   Q_ni^c = (I - A^T K^+ A M^-1) C                (nonideal constraint force)
 //   M qdd = F + Q_i^c + Q_ni^c
 //
-// Evaluated without squaring condition numbers and without M^1/2: with the
-// Cholesky factor M = L L^T and W = A L^-T (so K = W W^T),
-//   A^T K^+ r = L W^+ r,      K^+ r = (W^+)^T W^+ r  (the multipliers),
-// i.e. Udwadia (2005) eq (24)/(26) with M^1/2 replaced by L. W^+ comes from the
-// one-sided Jacobi SVD of pinv.hpp, so rank-deficient A (redundant
-// constraints, Appell's A = 0 at rest) gives the Moore–Penrose answer.
-//
-// Singular M (Udwadia & Wanichanon (2010) eq 2.7), valid when rank [M | A^T] = n:
-//   qdd = [ (I - A^+ A) M ; A ]^+ [ F ; b ]
-//
-//   FundamentalResult<S,n,m> r = udwadia_kalaba(M, F, A, b, C, opts);
-//   r.status: ok, or singular (M not positive definite; use the singular form)
+// Evaluated with the Cholesky factor M = L L^T (never an inverse) and
+// W = A L^-T, W^T = L^-1 A^T (m triangular solves), so that K = W W^T:
+//   * full rank (the common case): K by its m x m Gram products and its
+//     Cholesky factor (cholesky.hpp, cholesky_factor) with a relative rank
+//     test (every pivot > gram_rtol * max diag K); then
+//       M^-1 A^T K^-1 r = L^-T W^T (K^-1 r),   Q_i^c = A^T K^-1 (b - A a),
+//       Q_ni^c = C - A^T K^-1 A M^-1 C;
+//   * K numerically rank-deficient (a pivot <= gram_rtol * max diag K:
+//     redundant constraints, Appell's A = 0 at rest, or K so ill-conditioned
+//     that squaring W's condition number would cost digits): the
+//     pseudoinverse of W by the one-sided Jacobi SVD of pinv.hpp,
+//       A^T K^+ r = L W^+ r,      K^+ r = (W^+)^T W^+ r  (the multipliers),
+//     i.e. Udwadia (2005) eq (24)/(26) with M^1/2 replaced by L — the
+//     Moore–Penrose answer. Where both apply they agree to rounding: with
+//     W of full row rank, W^+ = W^T (W W^T)^-1. K whose largest diagonal is
+//     below ~1e-290 (|W| < ~1e-145: the Gram products underflow) also goes to
+//     the SVD, so that the solve near a vanishing constraint (Appell's
+//     particle passing through rest) is the pseudoinverse's, as before.
+// The gram_rtol test declares K rank-deficient long before the SVD would
+// (its cut is rtol on the singular values of W, i.e. rtol^2 on those of K),
+// so the fallback sees every case the pseudoinverse treats differently from
+// the inverse, plus the ill-conditioned band between.
 #pragma once
 
 #include "cholesky.hpp"
@@ -26,10 +36,19 @@
 
 namespace nholo {
 
+// Pivots of K = A M^-1 A^T at or below this fraction of its largest diagonal
+// entry send the fundamental equation to the pseudoinverse: the condition
+// (scaled) condition number of K is then at most about 2^m 1e8 (cholesky.hpp),
+// and the Cholesky solve loses at most ~8 digits in that worst case against
+// the SVD's ~4; typical mechanical K have condition numbers below 1e3.
+constexpr double kDefaultGramRtol = 1e-8;
+
 struct PinvOptions {
   double rtol = kDefaultPinvRtol;  // singular values below rtol * sigma_max are zero
   double atol = 0.0;               // ... and below atol
   double chol_rtol = 1e-12;        // Cholesky pivot threshold relative to max diag(M)
+  double gram_rtol = kDefaultGramRtol;  // K = A M^-1 A^T by Cholesky above this
+                                        // relative pivot, pseudoinverse below
 };
 
 template <class S, int n, int m>
@@ -42,7 +61,113 @@ struct FundamentalResult {
   Status status;
 };
 
+namespace detail {
+
+// W^T = L^-1 A^T, column by column
 template <class S, int n, int m>
+NHOLO_HDI Mat<S, n, m> lower_solve_columns(const CholeskyFactor<S, n>& f, const Mat<S, m, n>& A) {
+  Mat<S, n, m> Wt;
+  for (int l = 0; l < m; ++l) {
+    Vec<S, n> col;
+    for (int j = 0; j < n; ++j) col[j] = A(l, j);
+    col = f.solve_lower(col);
+    for (int j = 0; j < n; ++j) Wt(j, l) = col[j];
+  }
+  return Wt;
+}
+
+// Smallest largest-diagonal of K = W W^T that the Cholesky path accepts: below
+// it the Gram products have lost digits to gradual underflow (|W| below
+// ~1e-145 in double), and the SVD of W, which works with W itself, decides.
+template <class S>
+NHOLO_HDI S gram_floor() {
+  return S(sizeof(S) == sizeof(float) ? 1e-30 : 1e-290);
+}
+
+// The Cholesky factor of K when K is representable (largest diagonal above
+// gram_floor) and passes the relative rank test; false: use the SVD of W.
+template <class S, int m>
+NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, CholeskyFactor<S, m>& kf, S gram_rtol) {
+  S scale = S(0);
+  for (int i = 0; i < m; ++i) scale = max_of(scale, K(i, i));
+  if (!(scale > gram_floor<S>())) return false;
+  return cholesky_factor(K, kf, gram_rtol);
+}
+
+// K = W W^T = (W^T)^T W^T (m x m, both triangles)
+template <class S, int n, int m>
+NHOLO_HDI Mat<S, m, m> gram(const Mat<S, n, m>& Wt) {
+  Mat<S, m, m> K;
+  for (int a = 0; a < m; ++a)
+    for (int b = 0; b <= a; ++b) {
+      S s = S(0);
+      for (int j = 0; j < n; ++j) s += Wt(j, a) * Wt(j, b);
+      K(a, b) = s;
+      K(b, a) = s;
+    }
+  return K;
+}
+
+// The fundamental equation after M = L L^T. Forces: also the constraint forces
+// and multipliers (else only qdd); Nonideal: C may be nonzero (else C is not
+// read and Q_ni^c = 0).
+template <bool Forces, bool Nonideal, class S, int n, int m>
+NHOLO_HDI void udwadia_kalaba_factored(const CholeskyFactor<S, n>& L, const Vec<S, n>& F,
+                                       const Mat<S, m, n>& A, const Vec<S, m>& b,
+                                       const Vec<S, n>& C, const PinvOptions& opt,
+                                       FundamentalResult<S, n, m>& r) {
+  // a = M^-1 F; c = L^-1 C, ac = a + M^-1 C
+  const Vec<S, n> a = L.solve(F);
+  Vec<S, n> c = Vec<S, n>::zero(), ac = a;
+  if constexpr (Nonideal) {
+    c = L.solve_lower(C);
+    ac = a + L.solve_upper(c);
+  }
+  const Mat<S, n, m> Wt = lower_solve_columns(L, A);
+  const Vec<S, m> resid = b - A * ac;
+  CholeskyFactor<S, m> kf;
+  if (gram_factor(gram(Wt), kf, S(opt.gram_rtol))) {
+    // full rank: qdd = ac + L^-T W^T K^-1 (b - A ac)
+    const Vec<S, m> x = kf.solve(resid);
+    r.qdd = ac + L.solve_upper(Wt * x);
+    r.rank = m;
+    if constexpr (Forces) {
+      // lambda = K^-1 (b - A a), Q_i^c = A^T lambda
+      if constexpr (Nonideal) {
+        r.multiplier = kf.solve(b - A * a);
+        // Q_ni^c = C - A^T K^-1 (W c),  W c = A M^-1 C
+        const Vec<S, m> mu = kf.solve(mul_transposed(Wt, c));
+        r.force_nonideal = C - mul_transposed(A, mu);
+      } else {
+        r.multiplier = x;
+      }
+      r.force_ideal = mul_transposed(A, r.multiplier);
+    }
+    return;
+  }
+  // rank-deficient (or ill-conditioned) K: W^+ (n x m) = ((W^T)^+)^T
+  int rank = 0;
+  const Mat<S, m, n> WtP = pinv(Wt, S(opt.rtol), S(opt.atol), &rank);
+  r.rank = rank;
+  // y = W^+ (b - A ac),  qdd = ac + L^-T y
+  r.qdd = ac + L.solve_upper(mul_transposed(WtP, resid));
+  if constexpr (Forces) {
+    // Q_i^c = L W^+ (b - A a)
+    const Vec<S, n> yi = Nonideal ? mul_transposed(WtP, b - A * a) : mul_transposed(WtP, resid);
+    // lambda = (W^+)^T W^+ (b - A a) = K^+ (b - A a)
+    r.multiplier = WtP * yi;
+    r.force_ideal = L.mul_lower(yi);
+    // Q_ni^c = L (c - W^+ W c)
+    if constexpr (Nonideal)
+      r.force_nonideal = L.mul_lower(c - mul_transposed(WtP, mul_transposed(Wt, c)));
+  }
+}
+
+}  // namespace detail
+
+// The fundamental equation. Forces = false computes qdd (and rank, status)
+// only; Nonideal = false ignores C (ideal constraints).
+template <bool Forces = true, bool Nonideal = true, class S, int n, int m>
 NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba(const Mat<S, n, n>& M, const Vec<S, n>& F,
                                                     const Mat<S, m, n>& A, const Vec<S, m>& b,
                                                     const Vec<S, n>& C,
@@ -54,48 +179,12 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba(const Mat<S, n, n>& M, const
   r.multiplier = Vec<S, m>::zero();
   r.rank = 0;
   // M = L L^T
-  Mat<S, n, n> L;
-  if (!cholesky(M, L, S(opt.chol_rtol))) {
+  CholeskyFactor<S, n> L;
+  if (!cholesky_factor(M, L, S(opt.chol_rtol))) {
     r.status = Status::singular;
     return r;
   }
-  // a = M^-1 F, c = L^-1 C, ac = a + M^-1 C
-  const Vec<S, n> a = cholesky_solve(L, F);
-  const Vec<S, n> c = solve_lower(L, C);
-  const Vec<S, n> ac = a + solve_lower_transposed(L, c);
-  // W^T = L^-1 A^T, column by column
-  Mat<S, n, m> Wt;
-  for (int l = 0; l < m; ++l) {
-    Vec<S, n> col;
-    for (int j = 0; j < n; ++j) col[j] = A(l, j);
-    col = solve_lower(L, col);
-    for (int j = 0; j < n; ++j) Wt(j, l) = col[j];
-  }
-  // W^+ (n x m) = ((W^T)^+)^T
-  int rank = 0;
-  const Mat<S, m, n> WtP = pinv(Wt, S(opt.rtol), S(opt.atol), &rank);
-  r.rank = rank;
-  // y = W^+ (b - A ac),  qdd = ac + L^-T y
-  const Vec<S, m> resid = b - A * ac;
-  const Vec<S, n> y = mul_transposed(WtP, resid);
-  r.qdd = ac + solve_lower_transposed(L, y);
-  // Q_i^c = L W^+ (b - A a)
-  const Vec<S, m> resid_ideal = b - A * a;
-  const Vec<S, n> yi = mul_transposed(WtP, resid_ideal);
-  // lambda = (W^+)^T W^+ (b - A a) = K^+ (b - A a)
-  r.multiplier = WtP * yi;
-  // Q_ni^c = L (c - W^+ W c)
-  const Vec<S, m> Wc = mul_transposed(Wt, c);
-  const Vec<S, n> pc = c - mul_transposed(WtP, Wc);
-  for (int i = 0; i < n; ++i) {
-    S si = S(0), sn = S(0);
-    for (int k = 0; k <= i; ++k) {
-      si += L(i, k) * yi[k];
-      sn += L(i, k) * pc[k];
-    }
-    r.force_ideal[i] = si;
-    r.force_nonideal[i] = sn;
-  }
+  detail::udwadia_kalaba_factored<Forces, Nonideal>(L, F, A, b, C, opt, r);
   r.status = all_finite(r.qdd) ? Status::ok : Status::non_finite;
   return r;
 }
@@ -154,23 +243,25 @@ namespace nholo {
 //   delta = M^-1 A^T (A M^-1 A^T)^+ r      (the smallest delta in the M-norm
 //                                            with A delta = r, or the least-
 //                                            squares one when A is deficient)
-// computed as L^-T W^+ r with M = L L^T, W = A L^-T. Returns false when M is
+// computed as L^-T W^+ r with M = L L^T, W = A L^-T (W^+ r = W^T K^-1 r by
+// the Cholesky factor of K when K has full rank, the Jacobi SVD of W
+// otherwise, as in udwadia_kalaba). Returns false when M is
 // not positive definite (delta untouched).
 template <class S, int n, int k>
 NHOLO_HDI bool weighted_correction(const Mat<S, n, n>& M, const Mat<S, k, n>& A,
                                    const Vec<S, k>& r, Vec<S, n>& delta,
                                    const PinvOptions& opt = PinvOptions()) {
-  Mat<S, n, n> L;
-  if (!cholesky(M, L, S(opt.chol_rtol))) return false;
-  Mat<S, n, k> Wt;
-  for (int l = 0; l < k; ++l) {
-    Vec<S, n> col;
-    for (int j = 0; j < n; ++j) col[j] = A(l, j);
-    col = solve_lower(L, col);
-    for (int j = 0; j < n; ++j) Wt(j, l) = col[j];
+  CholeskyFactor<S, n> L;
+  if (!cholesky_factor(M, L, S(opt.chol_rtol))) return false;
+  const Mat<S, n, k> Wt = detail::lower_solve_columns(L, A);
+  CholeskyFactor<S, k> kf;
+  if (detail::gram_factor(detail::gram(Wt), kf, S(opt.gram_rtol))) {
+    // full rank: W^+ r = W^T K^-1 r
+    delta = L.solve_upper(Wt * kf.solve(r));
+  } else {
+    const Mat<S, k, n> WtP = pinv(Wt, S(opt.rtol), S(opt.atol));
+    delta = L.solve_upper(mul_transposed(WtP, r));
   }
-  const Mat<S, k, n> WtP = pinv(Wt, S(opt.rtol), S(opt.atol));
-  delta = solve_lower_transposed(L, mul_transposed(WtP, r));
   return true;
 }
 

@@ -25,6 +25,12 @@
 //   energy(P, q, qd, t) -> S                                     total energy
 //   conflated_lagrangian(P, q, qd, t) -> S                       Hamel-style L+ (formulation `conflated`)
 //   hand_dynamics(P, q, qd, t, M, F)                             hand-written M, F (must equal AD)
+//   separable_lagrangian (static constexpr bool)                 L = T(qd) + U(q, t): no term couples
+//                                                                the rates with q or t (M then depends
+//                                                                on qd at most, F = dU/dq); dynamics.hpp
+//                                                                skips the (qd, v) second derivatives.
+//                                                                A structural promise, checked against
+//                                                                the general AD in tests
 //   check_params(P) -> const char*                               host only: nullptr, or the relation
 //                                                                the parameters break (I_B > m s^2)
 //   DriftStatistic                                               a drifting coordinate's ensemble
@@ -109,6 +115,13 @@ NHOLO_DETECT_MEMBER(has_check_params,
                     Model::check_params(detail::params_v<Model>()))
 #undef NHOLO_DETECT_MEMBER
 
+// lagrangian_is_separable<M>::value: M declares separable_lagrangian = true
+template <class Model, class = void>
+struct lagrangian_is_separable : std::false_type {};
+template <class Model>
+struct lagrangian_is_separable<Model, std::void_t<decltype(Model::separable_lagrangian)>>
+    : std::integral_constant<bool, Model::separable_lagrangian> {};
+
 // has_drift_statistic<M>: the model supplies an ensemble statistic of a
 // drifting coordinate (a nested `DriftStatistic` with drift_coordinate,
 // band_coordinate, prediction(params, q0, qd0) and prediction_doc): the
@@ -134,6 +147,8 @@ struct Conflated : Model {
   }
   // A hand-written M, F belongs to the true Lagrangian; hide it.
   static void hand_dynamics() = delete;
+  // ... and so does a declared structure
+  static constexpr bool separable_lagrangian = false;
 };
 
 // is_conflated<M>::value: M is Conflated<Model> for some Model (formulation

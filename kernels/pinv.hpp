@@ -15,6 +15,11 @@
 //                                        // max(rtol * sigma_max, atol) are
 //                                        // treated as zero; zero matrix -> zero
 //   int r = numerical_rank(A, rtol, atol);
+//   bool full = null_space_qr(A, rtol_r, ns);
+//                                        // the same NullSpace (R <= C) from a
+//                                        // Householder QR of A^T when A has
+//                                        // full row rank (every |R_kk| > rtol_r
+//                                        // max |R_jj|); false: use null_space
 //   NullSpace<T,R,C> ns = null_space(A, rtol, atol);
 //                                        // orthonormal basis of null(A) (first
 //                                        // ns.dim columns) and A^+, one SVD
@@ -195,6 +200,83 @@ NHOLO_HDI int numerical_rank(const Mat<T, R, C>& A, T rtol = T(kDefaultPinvRtol)
   for (int i = 0; i < (R < C ? R : C); ++i)
     if (sig[i] > cut && sig[i] > T(0)) ++r;
   return r;
+}
+
+// Orthonormal basis of null(A) and A^+ for A (R x C, R <= C) of full row
+// rank, from a Householder QR of A^T = Q [Rf; 0] (Q orthogonal C x C, Rf
+// upper triangular R x R): the last C - R columns of Q span null(A), and with
+// Q1 the first R columns, A = Rf^T Q1^T, A^+ = Q1 Rf^-T. Full row rank is
+// declared when every |Rf_kk| exceeds rtol times the largest (Rf_kk^2 are the
+// pivots of the Cholesky factor of A A^T, so rtol = sqrt(gram_rtol) is the
+// test of fundamental.hpp); otherwise false and ns must not be used (the
+// Jacobi SVD of null_space handles rank-deficient A, vanishing rows, and
+// rows so small that their squares underflow). The
+// basis differs from the SVD's by an orthogonal change within null(A), which
+// basis-independent uses (formulations.hpp) do not see.
+template <class T, int R, int C>
+NHOLO_HDI bool null_space_qr(const Mat<T, R, C>& A, T rtol, NullSpace<T, R, C>& ns) {
+  static_assert(R <= C, "null_space_qr needs rows <= columns");
+  // W = A^T (C x R), reduced in place to [Rf; 0]; Q accumulated as a product
+  // of reflectors applied to the identity (Q = H_0 H_1 ... H_{R-1})
+  Mat<T, C, R> W = transpose(A);
+  Mat<T, C, C> Q = Mat<T, C, C>::identity();
+  T rmax = T(0);
+  Vec<T, R> rdiag;
+  for (int k = 0; k < R; ++k) {
+    // reflector H = I - 2 v v^T / (v^T v) mapping W(k:, k) to -sign(W_kk) |.| e_k
+    T norm2 = T(0);
+    for (int i = k; i < C; ++i) norm2 += W(i, k) * W(i, k);
+    // below ~1e-290 (1e-30 in float) the squares have lost digits to
+    // underflow: leave such A to the SVD
+    if (!(norm2 > T(sizeof(T) == sizeof(float) ? 1e-30 : 1e-290)) || !is_finite(norm2)) return false;
+    const T alpha = sqrt(norm2);
+    const T beta = W(k, k) >= T(0) ? -alpha : alpha;  // new diagonal entry
+    Vec<T, C> v = Vec<T, C>::zero();
+    for (int i = k; i < C; ++i) v[i] = W(i, k);
+    v[k] -= beta;
+    T vv = T(0);
+    for (int i = k; i < C; ++i) vv += v[i] * v[i];
+    const T tau = T(2) / vv;  // vv >= alpha^2 > 0
+    // W <- H W (columns k .. R-1)
+    for (int j = k; j < R; ++j) {
+      T d = T(0);
+      for (int i = k; i < C; ++i) d += v[i] * W(i, j);
+      d *= tau;
+      for (int i = k; i < C; ++i) W(i, j) -= d * v[i];
+    }
+    // Q <- Q H
+    for (int r = 0; r < C; ++r) {
+      T d = T(0);
+      for (int i = k; i < C; ++i) d += Q(r, i) * v[i];
+      d *= tau;
+      for (int i = k; i < C; ++i) Q(r, i) -= d * v[i];
+    }
+    rdiag[k] = W(k, k);
+    rmax = max_of(rmax, T(fabs(W(k, k))));
+  }
+  for (int k = 0; k < R; ++k)
+    if (!(fabs(rdiag[k]) > rtol * rmax)) return false;
+  // A^+ = Q1 Rf^-T: column l is Q1 y, Rf^T y = e_l (forward substitution)
+  ns.pinv = Mat<T, C, R>::zero();
+  for (int l = 0; l < R; ++l) {
+    Vec<T, R> y;
+    for (int i = 0; i < R; ++i) {
+      T sum = i == l ? T(1) : T(0);
+      for (int k = 0; k < i; ++k) sum -= W(k, i) * y[k];
+      y[i] = sum / W(i, i);
+    }
+    for (int r = 0; r < C; ++r) {
+      T acc = T(0);
+      for (int k = 0; k < R; ++k) acc += Q(r, k) * y[k];
+      ns.pinv(r, l) = acc;
+    }
+  }
+  ns.basis = Mat<T, C, C>::zero();
+  for (int r = 0; r < C; ++r)
+    for (int j = 0; j < C - R; ++j) ns.basis(r, j) = Q(r, R + j);
+  ns.dim = C - R;
+  ns.rank = R;
+  return true;
 }
 
 }  // namespace nholo

@@ -32,6 +32,9 @@
 // formulations whose state is (q, qd), SecondOrderSystem).
 #pragma once
 
+#include <type_traits>
+#include <utility>
+
 #include "dynamics.hpp"
 #include "fundamental.hpp"
 #include "lu.hpp"
@@ -106,7 +109,9 @@ NHOLO_HDI void constrained_terms(const typename Model::Params& p, const Vec<S, M
 }
 
 // Udwadia–Kalaba for a model (ideal + nonideal); singular-mass fallback.
-template <class Model, class S>
+// Forces = false: qdd, residuals and status only (the right-hand side's needs;
+// forces and multipliers are left zero).
+template <class Model, class S, bool Forces = true>
 NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
     const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
     const EvalOptions& eo) {
@@ -117,7 +122,8 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
   constrained_terms<Model>(p, q, qd, t, eo, w);
   out.residual = w.residual;
   out.velocity_residual = w.velocity_residual;
-  auto r = udwadia_kalaba(w.M, w.F, w.A, w.b, w.C, eo.pinv);
+  auto r = udwadia_kalaba<Forces, has_nonideal_force<Model>::value>(w.M, w.F, w.A, w.b, w.C,
+                                                                    eo.pinv);
   out.singular_mass = false;
   if (r.status == Status::singular) {
     // eq 2.7 covers ideal constraints only
@@ -250,11 +256,26 @@ NHOLO_HDI void store_state(const Vec<S, n>& q, const Vec<S, n>& qd, Vec<S, N>& y
   }
 }
 
+// Optional member of a formulation: rhs_acceleration<Model, S>(p, q, qd, t,
+// eval), the same as acceleration but only qdd and status need be valid (the
+// right-hand side uses nothing else, so forces and multipliers may be skipped).
+template <class Formulation, class Model, class S, class = void>
+struct has_rhs_acceleration : std::false_type {};
+template <class Formulation, class Model, class S>
+struct has_rhs_acceleration<
+    Formulation, Model, S,
+    std::void_t<decltype(Formulation::template rhs_acceleration<Model, S>(
+        std::declval<const typename Model::Params&>(), std::declval<const Vec<S, Model::n>&>(),
+        std::declval<const Vec<S, Model::n>&>(), std::declval<S>(),
+        std::declval<const EvalOptions&>()))>> : std::true_type {};
+
 // A model under a formulation whose state is y = (q, qd) (N = 2n), as
 // y' = f(t, y). Formulation (a tag type) supplies
 //   Formulation::name<Model>()                          its name
 //   Formulation::acceleration<Model, S>(p, q, qd, t, eval) -> Acceleration<S,n,m>
-// (qdd, forces, multipliers, residuals, status at one state).
+// (qdd, forces, multipliers, residuals, status at one state) and optionally
+//   Formulation::rhs_acceleration<Model, S>(...)        the same, qdd and status
+//                                                       only (has_rhs_acceleration)
 template <class Model, class S, class Formulation>
 struct SecondOrderSystem {
   using model_type = Model;
@@ -272,12 +293,22 @@ struct SecondOrderSystem {
   NHOLO_HDI Acceleration<S, n, m> acceleration(S t, const Vec<S, n>& q, const Vec<S, n>& qd) const {
     return Formulation::template acceleration<Model, S>(params, q, qd, t, eval);
   }
+  // qdd and status (the rest may be left out)
+  NHOLO_HDI Acceleration<S, n, m> rhs_acceleration(S t, const Vec<S, n>& q,
+                                                   const Vec<S, n>& qd) const {
+    if constexpr (has_rhs_acceleration<Formulation, Model, S>::value) {
+      return Formulation::template rhs_acceleration<Model, S>(params, q, qd, t, eval);
+    } else {
+      return acceleration(t, q, qd);
+    }
+  }
 
   // y' = (qd, qdd(t, q, qd))
-  NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
+  NHOLO_FLATTEN NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y,
+                                                              Vec<S, N>& dydt) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
-    const auto acc = acceleration(t, q, qd);
+    const auto acc = rhs_acceleration(t, q, qd);
     for (int i = 0; i < n; ++i) {
       dydt[i] = qd[i];
       dydt[n + i] = acc.qdd[i];
@@ -333,6 +364,12 @@ struct UdwadiaKalabaFormulation {
       const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
       S t, const EvalOptions& eo) {
     return udwadia_kalaba_acceleration<Model, S>(p, q, qd, t, eo);
+  }
+  template <class Model, class S>
+  NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> rhs_acceleration(
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
+      S t, const EvalOptions& eo) {
+    return udwadia_kalaba_acceleration<Model, S, false>(p, q, qd, t, eo);
   }
 };
 

@@ -39,6 +39,8 @@ struct Appell {
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;
   static constexpr int m_acceleration = 0;
+  // L = T(qd) + U(q): no term couples the rates with q or t (kernels/model.hpp)
+  static constexpr bool separable_lagrangian = true;
   static constexpr int n_params = 7;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
   static constexpr const char* constraint_names[1] = {"appell"};

@@ -23,6 +23,8 @@ struct RollingCoin {
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 2;
   static constexpr int m_acceleration = 0;
+  // L = T(qd) + U(q): no term couples the rates with q or t (kernels/model.hpp)
+  static constexpr bool separable_lagrangian = true;
   static constexpr int n_params = 4;
   static constexpr const char* coordinates[n] = {"x", "y", "phi", "theta"};
   static constexpr const char* constraint_names[2] = {"roll_x", "roll_y"};
