@@ -12,21 +12,10 @@
 
 namespace nholo {
 
-// The rank the model's constraint matrix A has at its regular states: m,
-// unless the model declares redundant rows (static constexpr int
-// constraint_rank, e.g. the redundant coin). Below it a state is degenerate
-// (host/runner_impl.hpp); with redundant rows the saddle-point formulations
-// (lagrange_multiplier, vakonomic) are not offered: their matrix is singular
-// at every state, while udwadia_kalaba and null_space give the Moore-Penrose
-// motion.
-template <class Model, class = void>
-struct declared_constraint_rank {
-  static constexpr int value = Model::m_position + Model::m_velocity + Model::m_acceleration;
-};
-template <class Model>
-struct declared_constraint_rank<Model, std::void_t<decltype(Model::constraint_rank)>> {
-  static constexpr int value = Model::constraint_rank;
-};
+// (declared_constraint_rank, kernels/model.hpp: with redundant rows the
+// saddle-point formulations, lagrange_multiplier and vakonomic, are not
+// offered: their matrix is singular at every state, while udwadia_kalaba and
+// null_space give the Moore-Penrose motion.)
 
 struct ParamDescription {
   std::string name;

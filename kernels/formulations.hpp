@@ -211,6 +211,9 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> null_space_acceleration(
   out.force_ideal = w.M * out.qdd - w.F - w.C;
   out.multiplier = mul_transposed(ns.pinv, out.force_ideal);
   out.status = all_finite(out.qdd) ? Status::ok : Status::non_finite;
+  // A lost rank where the model says it does not: reported, as UK does
+  if (out.status == Status::ok && n - ns.dim < declared_constraint_rank<Model>::value)
+    out.status = Status::singular;
   return out;
 }
 

@@ -77,6 +77,20 @@ constexpr int constraint_count() {
   return Model::m_position + Model::m_velocity + Model::m_acceleration;
 }
 
+// The rank the model's constraint matrix A has at its regular states: m,
+// unless the model declares redundant rows (static constexpr int
+// constraint_rank, e.g. the redundant coin). A state where A has a lower rank
+// is degenerate: every formulation reports it singular (Udwadia–Kalaba and
+// null space still return the Moore–Penrose accelerations there).
+template <class Model, class = void>
+struct declared_constraint_rank {
+  static constexpr int value = Model::m_position + Model::m_velocity + Model::m_acceleration;
+};
+template <class Model>
+struct declared_constraint_rank<Model, std::void_t<decltype(Model::constraint_rank)>> {
+  static constexpr int value = Model::constraint_rank;
+};
+
 #define NHOLO_DETECT_MEMBER(trait, expr)                     \
   template <class Model, class = void>                       \
   struct trait : std::false_type {};                         \

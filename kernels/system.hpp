@@ -140,6 +140,12 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
   out.force_nonideal = r.force_nonideal;
   out.multiplier = r.multiplier;
   out.status = r.status;
+  // A lost rank where the model says it does not (Appell's particle at rest):
+  // the Moore–Penrose accelerations are returned, the state reported singular,
+  // as the saddle-point formulations do
+  if (out.status == Status::ok && !out.singular_mass &&
+      r.rank < declared_constraint_rank<Model>::value)
+    out.status = Status::singular;
   return out;
 }
 
