@@ -43,6 +43,21 @@ inline fs::path temp_dir(const std::string& prefix, const std::string& name) {
   return d;
 }
 
+// `python3 tests/python/fault_check.py MODE REF FILE`: h5py compares FILE
+// with the reference result REF (MODE same: every dataset bitwise equal;
+// partial: every trajectory finished and equal, or not_run).
+inline Result fault_check(const std::string& mode, const fs::path& ref, const fs::path& file) {
+  const fs::path log = file.parent_path() / "check.log";
+  const std::string cmd = std::string(NHOLO_PYTHON3) + " '" + NHOLO_SOURCE_DIR +
+                          "/tests/python/fault_check.py' " + mode + " '" + ref.string() + "' '" +
+                          file.string() + "' > '" + log.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(log);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+}
+
 inline void write_file(const fs::path& p, const std::string& text) {
   std::ofstream f(p);
   f << text;

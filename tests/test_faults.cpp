@@ -33,6 +33,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using nholo_test::fault_check;
 using nholo_test::Result;
 using nholo_test::write_file;
 
@@ -74,15 +75,6 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-// `python3 tests/python/fault_check.py mode ref file` (h5py reads the file).
-Result fault_check(const std::string& mode, const fs::path& ref, const fs::path& file) {
-  const fs::path log = file.parent_path() / "check.log";
-  const std::string cmd = std::string(NHOLO_PYTHON3) + " '" + NHOLO_SOURCE_DIR +
-                          "/tests/python/fault_check.py' " + mode + " '" + ref.string() + "' '" +
-                          file.string() + "' > '" + log.string() + "' 2>&1";
-  const int rc = std::system(cmd.c_str());
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, read_text(log)};
-}
 
 // Starts nholo in dir with args (output to run.log), after `setup` in the child.
 template <class Setup>

@@ -50,17 +50,6 @@ path = "out.h5"
 window = 3
 )";
 
-Result same_as(const fs::path& ref, const fs::path& file) {
-  const fs::path log = file.parent_path() / "check.log";
-  const std::string cmd = std::string(NHOLO_PYTHON3) + " '" + NHOLO_SOURCE_DIR +
-                          "/tests/python/fault_check.py' same '" + ref.string() + "' '" +
-                          file.string() + "' > '" + log.string() + "' 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::ifstream f(log);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
-}
 
 }  // namespace
 
@@ -91,7 +80,7 @@ TEST(Shards, MergedShardsEqualASingleRunBitwise) {
       fs::remove(sub / "merged.h5");
       const Result m = run_nholo(std::string("merge ") + how + "merged.h5" + list, sub);
       ASSERT_EQ(m.code, 0) << m.output;
-      const Result same = same_as(dir / "single.h5", sub / "merged.h5");
+      const Result same = nholo_test::fault_check("same", dir / "single.h5", sub / "merged.h5");
       EXPECT_EQ(same.code, 0) << how << same.output;
       const auto root = nholo::h5::File::open_ro((sub / "merged.h5").string()).root();
       EXPECT_EQ(root.attr_string("merge"), *how ? "copy" : "virtual");
