@@ -747,9 +747,17 @@ runs, so the ratio is noisy). What remains between `nholo run` and the raw
 write is the HDF5 library itself: writing the same windows with the same
 chunks directly through host/h5.hpp reaches about 0.65 of the raw write
 (second table of section 6), because HDF5 copies every chunk once more on its
-way to the page cache. In these runs the writing is 1-3 % of the wall time
-(*writing* against *on*; *on - off* also contains the ensemble statistics and
-the per-trajectory drift fits, computed on the host as the windows stream).
+way to the page cache. Since the output became crash-consistent (each
+window is committed as its own small HDF5 file, flushed, fsync'ed to disk and
+renamed; docs/usage.md, "Interruptions, crashes and --resume"), *writing* also
+waits for the disk: the raw write stops at the page cache, the pieces do not,
+which is what took output / raw from about 0.5 to below 0.2 on this machine.
+That time is spent on the writer thread while the next window integrates: in
+these runs *on - off* is about 10 % of *on* (and contains the ensemble
+statistics and the per-trajectory drift fits too); the final assembly of the
+file from its pieces adds about 0.5 s per 400 MB. Committing several windows
+per fsync (syncfs once per batch) would bring the ratio back up at the price
+of a coarser crash granularity; not done yet.
 Deflate (`output.compression = 1..9`, shuffle + deflate) costs 50-60 times
 the plain write and shrinks the file by only about 20 %: full-precision
 trajectories are close to incompressible, so compression is opt-in
