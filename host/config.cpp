@@ -11,8 +11,12 @@
 #include <set>
 #include <sstream>
 
+#include "host/model_file.hpp"
 #include "host/model_info.hpp"
+#include "host/plugin.hpp"
 #include "host/sampling.hpp"
+
+namespace fs = std::filesystem;
 
 namespace nholo {
 
@@ -259,6 +263,42 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
 
   RunConfig cfg;
   cfg.source = source;
+  // A model file (model = "path.toml", relative to the config's folder) is
+  // read into the config as its [model] table: the effective configuration
+  // (written into every result file) is then self-contained, and its hash
+  // changes with the model's text.
+  std::string model_source;  // where the [model] table came from
+  if (const toml::node* mn0 = root.get("model"); mn0 && mn0->is_string()) {
+    const std::string ref = mn0->value<std::string>().value_or("");
+    if (!find_model(ref) && ref.size() > 5 && ref.substr(ref.size() - 5) == ".toml") {
+      fs::path mp(ref);
+      if (mp.is_relative()) {
+        std::error_code ec;
+        const fs::path base = fs::path(source).parent_path();
+        if (!source.empty() && fs::is_regular_file(source, ec)) mp = base / mp;
+      }
+      std::ifstream in(mp);
+      if (!in)
+        throw ConfigError("model", "cannot read the model file '" + mp.string() +
+                                       "' (a built-in model's name or a model file *.toml; built-in: " +
+                                       join(model_names()) + ")");
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      toml::table mt;
+      try {
+        mt = toml::parse(ss.str(), mp.string());
+      } catch (const toml::parse_error& e) {
+        std::ostringstream os;
+        os << mp.string() << ":" << e.source().begin.line << ":" << e.source().begin.column
+           << ": not valid TOML: " << e.description();
+        throw ConfigError("model", os.str());
+      }
+      root.insert_or_assign("model", std::move(mt));
+      model_source = mp.string();
+    }
+  } else if (mn0 && mn0->is_table()) {
+    model_source = source + " [model]";
+  }
   {
     std::ostringstream os;
     os << root;
@@ -286,11 +326,51 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
 
   // model and formulations
   const toml::node* mn = root.get("model");
-  if (!mn) throw ConfigError("model", "missing (accepted: " + join(model_names()) + ")");
-  cfg.model = as_string(*mn, "model");
-  const ModelInfo* mi = find_model(cfg.model);
+  if (!mn)
+    throw ConfigError("model", "missing (accepted: a built-in model (" + join(model_names()) +
+                                   "), a model file \"path.toml\", a [model] table or a plugin \"path.so\")");
+  const ModelInfo* mi = nullptr;
+  if (const toml::table* mt = mn->as_table()) {
+    ModelSpec spec;
+    try {
+      spec = parse_model_table(*mt, model_source, model_names());
+    } catch (const ModelFileError& e) {
+      throw ConfigError("model", e.what());
+    }
+    cfg.model = spec.name;
+    cfg.model_spec = std::make_shared<const ModelSpec>(std::move(spec));
+    mi = &register_model_info(model_info_from_spec(*cfg.model_spec));
+  } else {
+    cfg.model = as_string(*mn, "model");
+    if (cfg.model.size() > 3 && cfg.model.substr(cfg.model.size() - 3) == ".so" && !find_model(cfg.model)) {
+      fs::path pp(cfg.model);
+      std::error_code ec;
+      if (pp.is_relative() && !source.empty() && fs::is_regular_file(source, ec))
+        pp = fs::path(source).parent_path() / pp;
+      try {
+        const Plugin& pl = load_plugin_file(pp.string());
+        ModelInfo info;
+        pl.entry->describe(&info);
+        const std::vector<std::string> builtin = model_names();
+        if (std::find(builtin.begin(), builtin.end(), info.name) != builtin.end())
+          throw ConfigError("model", "the plugin '" + pp.string() + "' defines model '" + info.name +
+                                         "', the name of a built-in model; rename it");
+        cfg.model_plugin = pl.path;
+        cfg.model = info.name;
+        mi = &register_model_info(std::move(info));
+      } catch (const ConfigError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw ConfigError("model", e.what());
+      }
+    } else {
+      mi = find_model(cfg.model);
+    }
+  }
   if (!mi)
-    throw ConfigError("model", "unknown model '" + cfg.model + "' (accepted: " + join(model_names()) + ")");
+    throw ConfigError("model", "unknown model '" + cfg.model + "' (accepted: a built-in model (" +
+                                   join(model_names()) + "), a model file \"path.toml\", a [model] table or "
+                                   "a plugin \"path.so\")");
   cfg.formulations = {"udwadia_kalaba"};
   if (const toml::node* f = root.get("formulations")) cfg.formulations = as_string_list(*f, "formulations");
   if (cfg.formulations.empty()) throw ConfigError("formulations", "expected at least one formulation");

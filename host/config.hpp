@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "kernels/system.hpp"
 
 namespace nholo {
+
+struct ModelSpec;
 
 class ConfigError : public std::runtime_error {
  public:
@@ -50,6 +53,10 @@ struct RunConfig {
   // same hash.
   std::string result_hash;
   std::string model;
+  // a model file or [model] table (compiled into a plugin when the run
+  // starts, host/plugin.hpp); null for a built-in model
+  std::shared_ptr<const ModelSpec> model_spec;
+  std::string model_plugin;  // a plugin file (model = "path.so"), else ""
   std::vector<std::string> formulations;
   std::map<std::string, double> params;  // complete: defaults filled in
 

@@ -66,6 +66,17 @@ int main(int argc, char** argv) {
   CLI::App* models = app.add_subcommand("models", "list the models (coordinates, parameters, formulations)");
   models->add_option("name", model_name, "one model");
   models->add_flag("--json", json, "machine-readable output");
+  CLI::App* model = app.add_subcommand("model", "model files (docs/models.md)");
+  model->require_subcommand(1);
+  std::string model_file;
+  bool force = false;
+  CLI::App* model_build = model->add_subcommand(
+      "build", "check a model file and compile its plugin ahead of a run (reports the compile time)");
+  model_build->add_option("file", model_file, "a model file (*.toml)")->required();
+  model_build->add_flag("--force", force, "compile even when a valid plugin is cached");
+  CLI::App* model_check = model->add_subcommand(
+      "check", "check a model file and describe the model; compiles and writes nothing");
+  model_check->add_option("file", model_file, "a model file (*.toml)")->required();
   CLI::App* stats = app.add_subcommand("stats", "print the ensemble statistics stored in FILE");
   stats->add_option("file", file_path, "an nholo HDF5 file")->required();
   CLI::App* compare = app.add_subcommand("compare", "print the divergence between formulations in FILE");
@@ -175,6 +186,10 @@ int main(int argc, char** argv) {
                      merge_shards.size(), static_cast<long long>(s.trajectories), merge_out.c_str(),
                      merge_copy ? "a copy" : "virtual datasets over the shards: keep them next to it");
       }
+      return 0;
+    }
+    if (*model) {
+      std::cout << nholo::model_file_command(model_file, *model_build, force);
       return 0;
     }
     if (*models) {

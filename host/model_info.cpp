@@ -1,10 +1,10 @@
 #include "host/model_info.hpp"
 
 #include <cmath>
+#include <deque>
 #include <sstream>
 
-#include "kernels/embedded.hpp"
-#include "kernels/model.hpp"
+#include "host/model_info_of.hpp"
 #include "models/registry.hpp"
 
 namespace nholo {
@@ -12,49 +12,24 @@ namespace nholo {
 const std::vector<ModelInfo>& model_infos() {
   static const std::vector<ModelInfo> infos = [] {
     std::vector<ModelInfo> v;
-    models::for_each_model([&](auto tag) {
-      using M = typename decltype(tag)::type;
-      ModelInfo mi;
-      mi.name = M::name;
-      mi.description = M::description;
-      mi.n = M::n;
-      mi.m_position = M::m_position;
-      mi.m_velocity = M::m_velocity;
-      mi.m_acceleration = M::m_acceleration;
-      mi.m = constraint_count<M>();
-      for (int i = 0; i < M::n; ++i) mi.coordinates.push_back(M::coordinates[i]);
-      for (int l = 0; l < mi.m; ++l) {
-        mi.constraints.push_back(M::constraint_names[l]);
-        mi.constraint_kinds.push_back(l < M::m_position ? "position"
-                                      : l < M::m_position + M::m_velocity ? "velocity"
-                                                                          : "acceleration");
-      }
-      for (int j = 0; j < M::n_params; ++j)
-        mi.params.push_back({M::param_info[j].name, M::param_info[j].default_value,
-                             M::param_info[j].unit, M::param_info[j].doc, M::param_info[j].range});
-      mi.check_params = [](const std::vector<double>& values) -> std::string {
-        if constexpr (has_check_params<M>::value) {
-          const char* e = M::check_params(M::make_params(values.data()));
-          return e ? e : "";
-        }
-        (void)values;
-        return "";
-      };
-      mi.has_energy = has_energy<M>::value;
-      mi.has_nonideal = has_nonideal_force<M>::value;
-      mi.has_conflated = has_conflated_lagrangian<M>::value;
-      mi.has_hand_dynamics = has_hand_dynamics<M>::value;
-      if (declared_constraint_rank<M>::value < mi.m)
-        mi.formulations = {"udwadia_kalaba", "null_space"};
-      else
-        mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
-      if (mi.has_conflated) mi.formulations.push_back("conflated");
-      if (has_embedded_constraints<M>::value) mi.formulations.push_back("embedded");
-      v.push_back(std::move(mi));
-    });
+    models::for_each_model([&](auto tag) { v.push_back(model_info_of<typename decltype(tag)::type>()); });
     return v;
   }();
   return infos;
+}
+
+namespace {
+// models added at run time (model files, plugins); a deque keeps the
+// references find_model handed out valid
+std::deque<ModelInfo>& user_infos() {
+  static std::deque<ModelInfo> v;
+  return v;
+}
+}  // namespace
+
+const ModelInfo& register_model_info(ModelInfo mi) {
+  user_infos().push_back(std::move(mi));
+  return user_infos().back();
 }
 
 std::string ParamDescription::range_text() const {
@@ -78,6 +53,9 @@ bool ParamDescription::admits(double v) const {
 const ModelInfo* find_model(const std::string& name) {
   for (const auto& mi : model_infos())
     if (mi.name == name) return &mi;
+  // the latest registration of a name wins
+  for (auto it = user_infos().rbegin(); it != user_infos().rend(); ++it)
+    if (it->name == name) return &*it;
   return nullptr;
 }
 

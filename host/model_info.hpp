@@ -32,6 +32,7 @@ struct ModelInfo {
   std::string description;
   int n = 0, m = 0, m_position = 0, m_velocity = 0, m_acceleration = 0;
   std::vector<std::string> coordinates;
+  std::vector<std::string> coordinate_units;  // per coordinate ("m", "rad"); empty: not declared
   std::vector<std::string> constraints;
   std::vector<std::string> constraint_kinds;  // "position" | "velocity" | "acceleration" per row
   std::vector<ParamDescription> params;
@@ -45,9 +46,15 @@ struct ModelInfo {
   std::function<std::string(const std::vector<double>&)> check_params;
 };
 
+// the built-in models
 const std::vector<ModelInfo>& model_infos();
-// nullptr when unknown
+// A model known at run time only (a model file, a plugin): find_model finds
+// it from now on (the latest registration of a name wins; built-in names come
+// first). The reference stays valid for the life of the process.
+const ModelInfo& register_model_info(ModelInfo mi);
+// nullptr when unknown (built-in or registered)
 const ModelInfo* find_model(const std::string& name);
+// the built-in models' names
 std::vector<std::string> model_names();
 
 }  // namespace nholo

@@ -1,5 +1,6 @@
 #include "host/run.hpp"
 
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -12,12 +13,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 
 #include "host/model_info.hpp"
 #include "host/pieces.hpp"
+#include "host/plugin.hpp"
 #include "models/registry.hpp"
 #ifdef NHOLO_WITH_CUDA
 #include "host/cuda_ensemble.hpp"
@@ -167,9 +170,15 @@ void check_output_path(const std::string& path, bool overwrite) {
                                      "it and run again");
 }
 
+bool is_plugin_model(const RunConfig& cfg) { return cfg.model_spec || !cfg.model_plugin.empty(); }
+
 // Refuses a backend this build or machine cannot give, before anything is written.
 void check_backend(const RunConfig& cfg) {
   if (cfg.device != "cuda") return;
+  if (is_plugin_model(cfg))
+    throw ConfigError("backend.device", "'cuda': model '" + cfg.model + "' comes from a model file or plugin, "
+                                        "which run on the CPU backends in this version of nholo (their GPU "
+                                        "code is not generated yet); accepted: auto, omp, cpp");
 #ifdef NHOLO_WITH_CUDA
   if (cuda_backend::device_count() == 0)
     throw ConfigError("backend.device", "'cuda' requested but " + cuda_backend::describe_devices() +
@@ -190,6 +199,10 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note)
   if (note) note->clear();
   if (cfg.device == "cpp") return std::make_unique<CpuDevice>(Backend::cpp, 1);
   if (cfg.device == "omp") return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+  if (is_plugin_model(cfg)) {
+    if (note) *note = "auto: model files and plugins run on the CPU backends";
+    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+  }
 #ifdef NHOLO_WITH_CUDA
   if (cfg.device == "cuda" || cuda_backend::device_count() > 0)
     return cuda_backend::open_device(cfg.gpu);
@@ -243,15 +256,18 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("coordinates", mi.coordinates);
   root.set_attr("constraints", mi.constraints);
   root.set_attr("formulations", cfg.formulations);
-  std::vector<std::string> pn;
+  if (!mi.coordinate_units.empty()) root.set_attr("coordinate_units", mi.coordinate_units);
+  std::vector<std::string> pn, pu;
   std::vector<double> pv;
   for (const auto& p : mi.params) {
     pn.push_back(p.name);
+    pu.push_back(p.unit);
     pv.push_back(cfg.params.at(p.name));
     root.set_attr("param_" + p.name, cfg.params.at(p.name));
   }
   root.set_attr("parameter_names", pn);
   root.set_attr("parameter_values", pv);
+  if (!pu.empty()) root.set_attr("parameter_units", pu);
   const char* methods[] = {"rk4", "dopri5", "dop853"};
   const char* drifts[] = {"none", "baumgarte", "project"};
   root.set_attr("integrator_method", methods[static_cast<int>(cfg.integrator.method)]);
@@ -397,6 +413,27 @@ std::string shard_path(const std::string& path, int64_t begin, int64_t end) {
   return (p.parent_path() / (p.stem().string() + tag + p.extension().string())).string();
 }
 
+using ModelRunner = std::function<RunSummary(const RunConfig&, const RunOptions&, Device&)>;
+
+// The run pipeline of cfg's model: built in, or a plugin (a model file's,
+// compiled now unless cached, or a plugin file).
+ModelRunner model_runner(const RunConfig& cfg, bool quiet) {
+  if (cfg.model_spec) {
+    const Plugin& p = model_plugin(*cfg.model_spec, [&](const std::string& line) {
+      if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
+    });
+    return p.entry->run;
+  }
+  if (!cfg.model_plugin.empty()) return load_plugin_file(cfg.model_plugin).entry->run;
+  ModelRunner r;
+  models::visit_model(cfg.model.c_str(), [&](auto tag) {
+    using M = typename decltype(tag)::type;
+    r = &run_model<M>;
+  });
+  if (!r) throw ConfigError("model", "unknown model '" + cfg.model + "'");
+  return r;
+}
+
 RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   const auto [range_begin, range_end] = shard_range(opts.shard, opts.range, cfg_in.size);
   const bool sharded = !opts.shard.empty() || !opts.range.empty();
@@ -405,6 +442,8 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   if (opts.resume && opts.overwrite)
     throw ConfigError("--resume", "--resume and --overwrite exclude each other (--resume continues "
                                   "PATH.partial, --overwrite discards it)");
+  // a model file's plugin is compiled (or found in the cache) before anything is written
+  const ModelRunner runner = model_runner(cfg, opts.quiet);
   // everything below, --overwrite's removals included, happens under the lock
   check_output_folder(cfg.output_path);
   const OutputLock lock(cfg.output_path);
@@ -473,11 +512,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
                  static_cast<long long>(range_begin), static_cast<long long>(range_end),
                  static_cast<long long>(cfg.size), path.c_str());
   try {
-    bool found = models::visit_model(cfg.model.c_str(), [&](auto tag) {
-      using M = typename decltype(tag)::type;
-      sum = run_model<M>(cfg, ro, *dev);
-    });
-    if (!found) throw ConfigError("model", "unknown model '" + cfg.model + "'");
+    sum = runner(cfg, ro, *dev);
   } catch (const ConfigError&) {
     // a run that cannot go on with this config leaves nothing that could
     // pass for a result (a resumed run keeps what it found)
@@ -606,14 +641,10 @@ RunSummary merge_command(const std::string& out, const std::vector<std::string>&
   ro.path = out;
   ro.merge_copy = copy;
   ro.root_attrs = [&](h5::Group& root, const RunSummary* s) { write_root_attrs(root, cfg, di, s); };
-  RunSummary sum;
-  bool found = models::visit_model(cfg.model.c_str(), [&](auto tag) {
-    using M = typename decltype(tag)::type;
-    sum = run_model<M>(cfg, ro, *dev);
-  });
-  if (!found) throw ConfigError("model", "unknown model '" + cfg.model + "'");
-  return sum;
+  return model_runner(cfg, quiet)(cfg, ro, *dev);
 }
+
+static void describe_model(std::ostringstream& os, const ModelInfo& mi);
 
 std::string models_command(const std::string& name, bool json) {
   std::ostringstream os;
@@ -658,9 +689,59 @@ std::string models_command(const std::string& name, bool json) {
     return os.str();
   }
   for (const ModelInfo* mp : sel) {
-    const ModelInfo& mi = *mp;
+    describe_model(os, *mp);
+    if (name.empty()) os << "\n";
+  }
+  if (name.empty()) {
+    std::vector<CachedPlugin> plugins;
+    std::string cache;
+    try {
+      cache = plugin_cache_dir();
+      plugins = cached_plugins();
+    } catch (const std::exception& e) {
+      os << "model plugins: " << e.what() << "\n";
+      return os.str();
+    }
+    os << "model plugins in " << cache << " (model files compiled by `nholo run` / `nholo model build`):";
+    if (plugins.empty()) os << " none";
+    os << "\n";
+    for (const auto& c : plugins)
+      os << "  " << std::left << std::setw(24) << c.model << " " << c.path << "\n    from "
+         << (c.source.empty() ? "?" : c.source) << ", compiled in " << c.compile_seconds << " s, "
+         << (c.state == "ok" ? std::string("loadable") : "not loadable: it " + c.state) << "\n";
+  }
+  return os.str();
+}
+
+std::string model_file_command(const std::string& path, bool build, bool force) {
+  ModelSpec spec;
+  try {
+    spec = load_model_file(path, model_names());
+  } catch (const ModelFileError& e) {
+    throw ConfigError("model", e.what());
+  }
+  std::ostringstream os;
+  describe_model(os, model_info_from_spec(spec));
+  if (!build) {
+    os << "model file ok: " << path << " (not compiled; `nholo model build` compiles its plugin)\n";
+    return os.str();
+  }
+  const Plugin& p = model_plugin(spec, [](const std::string& line) {
+    std::fprintf(stderr, "nholo: %s\n", line.c_str());
+  }, force);
+  os << "plugin: " << p.path << "\n"
+     << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
+     << p.compile_seconds << (p.compiled ? " s" : " s)") << "\n";
+  return os.str();
+}
+
+static void describe_model(std::ostringstream& os, const ModelInfo& mi) {
     os << mi.name << " — " << mi.description << "\n";
-    os << "  coordinates: " << join(mi.coordinates) << "\n";
+    os << "  coordinates: ";
+    for (int i = 0; i < mi.n; ++i)
+      os << (i ? ", " : "") << mi.coordinates[i]
+         << (mi.coordinate_units.empty() ? "" : " [" + mi.coordinate_units[i] + "]");
+    os << "\n";
     os << "  constraints: ";
     for (int l = 0; l < mi.m; ++l) os << (l ? ", " : "") << mi.constraints[l] << " (" << mi.constraint_kinds[l] << ")";
     os << "\n  formulations: " << join(mi.formulations) << "\n";
@@ -671,9 +752,6 @@ std::string models_command(const std::string& name, bool json) {
       os << "    " << std::left << std::setw(12) << p.name << " = " << std::setw(8) << p.default_value
          << " [" << p.unit << "]  " << p.doc
          << (p.range_text().empty() ? "" : "; " + p.range_text()) << "\n";
-    if (name.empty()) os << "\n";
-  }
-  return os.str();
 }
 
 namespace {

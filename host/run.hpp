@@ -52,7 +52,13 @@ RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts);
 // returns a human-readable description of the run.
 std::string check_command(const RunConfig& cfg, const CommandOptions& opts);
 
-// `nholo models [NAME] [--json]`
+// `nholo model check FILE` (build = false): the model file checked and
+// described; `nholo model build FILE [--force]`: also its plugin compiled
+// (or found in the cache), with the compile time.
+std::string model_file_command(const std::string& path, bool build, bool force);
+
+// `nholo models [NAME] [--json]`: the built-in models, then the plugins in the
+// cache (text output)
 std::string models_command(const std::string& name, bool json);
 
 // `nholo stats FILE`, `nholo compare FILE [--formulations a,b]`

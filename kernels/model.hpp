@@ -24,6 +24,7 @@
 //   nonideal_force(P, q, qd, t) -> Vec<S,n>                      Udwadia's C (work-doing constraints)
 //   energy(P, q, qd, t) -> S                                     total energy
 //   conflated_lagrangian(P, q, qd, t) -> S                       Hamel-style L+ (formulation `conflated`)
+//   coordinate_units[n] (const char*)                            each coordinate's unit ("m", "rad")
 //   hand_dynamics(P, q, qd, t, M, F)                             hand-written M, F (must equal AD)
 //   separable_lagrangian (static constexpr bool)                 L = T(qd) + U(q, t): no term couples
 //                                                                the rates with q or t (M then depends
@@ -127,6 +128,7 @@ NHOLO_DETECT_MEMBER(has_hand_dynamics,
 // I_B > m s^2); host-side, checked when a run is configured
 NHOLO_DETECT_MEMBER(has_check_params,
                     Model::check_params(detail::params_v<Model>()))
+NHOLO_DETECT_MEMBER(has_coordinate_units, Model::coordinate_units[0])
 #undef NHOLO_DETECT_MEMBER
 
 // lagrangian_is_separable<M>::value: M declares separable_lagrangian = true

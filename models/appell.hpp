@@ -43,6 +43,7 @@ struct Appell {
   static constexpr bool separable_lagrangian = true;
   static constexpr int n_params = 7;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "m"};
   static constexpr const char* constraint_names[1] = {"appell"};
   static constexpr ParamInfo param_info[n_params] = {
       {"alpha", 0.0, "m^2/s^2", "constraint right-hand side scale: xd^2+yd^2-zd^2 = 2 alpha g(t)"},

@@ -29,6 +29,7 @@ struct InclineBlock {
   static constexpr int m_acceleration = 0;
   static constexpr int n_params = 4;
   static constexpr const char* coordinates[n] = {"x", "y"};
+  static constexpr const char* coordinate_units[n] = {"m", "m"};
   static constexpr const char* constraint_names[1] = {"plane"};
   static constexpr ParamInfo param_info[n_params] = {
       {"mass", 1.0, "kg", "block mass m", positive()},

@@ -31,6 +31,7 @@ struct IntegrableConstraint {
   static constexpr int m_acceleration = 0;
   static constexpr int n_params = 0;
   static constexpr const char* coordinates[n] = {"q1", "q2"};
+  static constexpr const char* coordinate_units[n] = {"1", "1"};
   static constexpr const char* constraint_names[1] = {"integrable"};
   // sentinel only: n_params = 0
   static constexpr ParamInfo param_info[1] = {{nullptr, 0.0, nullptr, nullptr}};

@@ -26,6 +26,7 @@ struct ParallelVelocities {
   static constexpr int m_acceleration = 0;
   static constexpr int n_params = 2;
   static constexpr const char* coordinates[n] = {"x1", "y1", "x2", "y2"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "m", "m"};
   static constexpr const char* constraint_names[1] = {"parallel"};
   static constexpr ParamInfo param_info[n_params] = {
       {"mass1", 1.0, "kg", "mass of particle 1", positive()},

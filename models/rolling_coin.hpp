@@ -27,6 +27,7 @@ struct RollingCoin {
   static constexpr bool separable_lagrangian = true;
   static constexpr int n_params = 4;
   static constexpr const char* coordinates[n] = {"x", "y", "phi", "theta"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "rad", "rad"};
   static constexpr const char* constraint_names[2] = {"roll_x", "roll_y"};
   static constexpr ParamInfo param_info[] = {
       {"mass", 1.0, "kg", "coin mass m", positive()},

@@ -49,6 +49,7 @@ struct Sleigh {
   static constexpr int m_acceleration = 0;
   static constexpr int n_params = 6;
   static constexpr const char* coordinates[n] = {"x", "y", "theta"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "rad"};
   static constexpr const char* constraint_names[1] = {"knife_edge"};
   static constexpr ParamInfo param_info[n_params] = {
       {"mass", 1.0, "kg", "sleigh mass m", positive()},

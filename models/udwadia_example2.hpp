@@ -30,6 +30,7 @@ struct UdwadiaExample2 {
   static constexpr int m_acceleration = 0;
   static constexpr int n_params = 2;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "m"};
   static constexpr const char* constraint_names[1] = {"yd_eq_czxd"};
   static constexpr ParamInfo param_info[n_params] = {
       {"c", 1.0, "1/m", "constraint constant c in yd = c z xd"},

@@ -31,6 +31,7 @@ struct UdwadiaExample3 {
   static constexpr int m_acceleration = 0;
   static constexpr int n_params = 1;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "m"};
   static constexpr const char* constraint_names[1] = {"x_eq_cydzd"};
   static constexpr ParamInfo param_info[n_params] = {
       {"c", 1.0, "s^2/m", "constraint constant c in x = c yd zd (c != 0)"},

@@ -31,6 +31,7 @@ struct UdwadiaExample4 {
   static constexpr int m_acceleration = 0;
   static constexpr int n_params = 3;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "m"};
   static constexpr const char* constraint_names[1] = {"parabola"};
   static constexpr ParamInfo param_info[n_params] = {
       {"force_x", 0.0, "N", "constant impressed force, x component"},

@@ -1,0 +1,362 @@
+#include "host/plugin.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace nholo {
+
+namespace {
+
+// Set by CMakeLists.txt: the compiler and include folders nholo was built
+// with (the plugin must see the same headers).
+#ifndef NHOLO_PLUGIN_CXX
+#define NHOLO_PLUGIN_CXX "c++"
+#endif
+#ifndef NHOLO_PLUGIN_INCLUDES
+#define NHOLO_PLUGIN_INCLUDES ""
+#endif
+#ifndef NHOLO_PLUGIN_SOURCE_DIR
+#define NHOLO_PLUGIN_SOURCE_DIR ""
+#endif
+
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex16(uint64_t h) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+std::string read_file(const std::string& path, bool* ok = nullptr) {
+  std::ifstream in(path, std::ios::binary);
+  if (ok) *ok = static_cast<bool>(in);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// writes path atomically: a temporary next to it, then rename
+void write_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + why);
+  }
+}
+
+// The folder holding nholo's headers (kernels/, models/, host/): an install
+// tree's include/nholo next to the binary, else the source tree it was built
+// from, else $NHOLO_INCLUDE_DIR.
+std::string header_root() {
+  if (const char* e = std::getenv("NHOLO_INCLUDE_DIR"); e && *e) return e;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path inst = exe.parent_path().parent_path() / "include" / "nholo";
+    if (fs::exists(inst / "host" / "plugin_define.hpp", ec)) return inst.string();
+  }
+  const std::string src = NHOLO_PLUGIN_SOURCE_DIR;
+  if (!src.empty() && fs::exists(fs::path(src) / "host" / "plugin_define.hpp", ec)) return src;
+  throw std::runtime_error(
+      "cannot find nholo's headers to compile a model plugin (looked in " +
+      (ec ? std::string("PREFIX/include/nholo") : (exe.parent_path().parent_path() / "include/nholo").string()) +
+      (src.empty() ? "" : " and " + src) + "); set NHOLO_INCLUDE_DIR to the folder holding kernels/, host/");
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> v;
+  std::string cur;
+  std::istringstream is(s);
+  while (std::getline(is, cur, sep))
+    if (!cur.empty()) v.push_back(cur);
+  return v;
+}
+
+std::string compiler() {
+  if (const char* e = std::getenv("NHOLO_CXX"); e && *e) return e;
+  return NHOLO_PLUGIN_CXX;
+}
+
+// the compile command without its input and output files
+std::vector<std::string> compile_flags() {
+  std::vector<std::string> a = {"-std=c++17", "-O3", "-DNDEBUG", "-fPIC", "-shared", "-fopenmp",
+                                "-fvisibility=hidden",
+                                "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP",
+                                "-DNHOLO_VERSION=\"" + std::string(NHOLO_VERSION) + "\"",
+                                "-DNHOLO_GIT_REVISION=\"" + std::string(NHOLO_GIT_REVISION) + "\"",
+                                "-I" + header_root()};
+  for (const auto& d : split(NHOLO_PLUGIN_INCLUDES, ':')) a.push_back("-isystem" + d);
+  if (const char* e = std::getenv("NHOLO_PLUGIN_CXXFLAGS"); e && *e)
+    for (const auto& f : split(e, ' ')) a.push_back(f);
+  return a;
+}
+
+// Runs argv, its output (stdout and stderr) to log_path; returns the exit status.
+int run_process(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    throw std::runtime_error("cannot start the compiler '" + argv[0] + "': " + std::strerror(rc) +
+                             " (set NHOLO_CXX to a C++17 compiler)");
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error("waiting for the compiler: " + std::string(std::strerror(errno)));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// An exclusive flock held for the life of the object.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) throw std::runtime_error("cannot lock '" + path + "': " + std::strerror(errno));
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// The record written next to a cached plugin: key = value lines.
+std::map<std::string, std::string> read_record(const std::string& path) {
+  std::map<std::string, std::string> r;
+  bool ok = false;
+  const std::string text = read_file(path, &ok);
+  if (!ok) return r;
+  std::istringstream is(text);
+  std::string line;
+  while (std::getline(is, line)) {
+    const auto eq = line.find(" = ");
+    if (eq != std::string::npos) r[line.substr(0, eq)] = line.substr(eq + 3);
+  }
+  return r;
+}
+
+// "ok", or why the plugin at so (with its record) must not be loaded
+std::string check_cached(const std::string& so, const std::string& record) {
+  std::error_code ec;
+  if (!fs::exists(so, ec)) return "missing";
+  const auto r = read_record(record);
+  if (r.empty()) return "has no record (" + record + ")";
+  bool ok = false;
+  const std::string bytes = read_file(so, &ok);
+  if (!ok) return "cannot be read";
+  if (r.count("bytes") == 0 || r.at("bytes") != std::to_string(bytes.size()) ||
+      r.count("checksum") == 0 || r.at("checksum") != hex16(fnv1a(bytes)))
+    return "does not match its record (damaged or replaced after it was built)";
+  if (r.count("identity") == 0 || r.at("identity") != plugin_identity())
+    return "was built for " + (r.count("identity") ? r.at("identity") : std::string("another nholo"));
+  return "ok";
+}
+
+std::deque<Plugin>& loaded() {
+  static std::deque<Plugin> v;
+  return v;
+}
+
+// dlopen + the entry table's checks; throws naming path
+const nholo_plugin_v1* open_entry(const std::string& path) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) throw std::runtime_error("cannot load the model plugin '" + path + "': " + ::dlerror());
+  auto fn = reinterpret_cast<nholo_plugin_entry_v1_fn>(::dlsym(h, NHOLO_PLUGIN_ENTRY_SYMBOL));
+  if (!fn) {
+    ::dlclose(h);
+    throw std::runtime_error("'" + path + "' is not an nholo model plugin (no " +
+                             std::string(NHOLO_PLUGIN_ENTRY_SYMBOL) + ")");
+  }
+  const nholo_plugin_v1* e = fn();
+  if (!e || e->abi_version != NHOLO_PLUGIN_ABI_VERSION) {
+    ::dlclose(h);
+    throw std::runtime_error("'" + path + "' uses plugin ABI " + (e ? std::to_string(e->abi_version) : "?") +
+                             ", this nholo ABI " + std::to_string(NHOLO_PLUGIN_ABI_VERSION) +
+                             ": rebuild it against this nholo");
+  }
+  if (!e->identity || plugin_identity() != e->identity) {
+    const std::string theirs = e->identity ? e->identity : "?";
+    ::dlclose(h);
+    throw std::runtime_error("'" + path + "' was built for " + theirs + ", not for this " +
+                             plugin_identity() + ": rebuild it against this nholo");
+  }
+  // the handle stays open for the life of the process (the entry points into it)
+  return e;
+}
+
+}  // namespace
+
+std::string plugin_identity() { return NHOLO_PLUGIN_IDENTITY; }
+
+std::string plugin_cache_dir() {
+  if (const char* e = std::getenv("NHOLO_CACHE_DIR"); e && *e) return e;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "nholo").string();
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "nholo").string();
+  throw std::runtime_error("no folder for the model plugin cache: set NHOLO_CACHE_DIR (or HOME)");
+}
+
+const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const std::string&)>& log,
+                           bool force) {
+  auto say = [&](const std::string& s) {
+    if (log) log(s);
+  };
+  const std::string header = generate_model_header(spec);
+  const std::string unit =
+      "// generated by nholo: the plugin of model '" + spec.name + "' (" + spec.source + ")\n" + header +
+      "\n#include \"host/plugin_define.hpp\"\nNHOLO_DEFINE_PLUGIN(nholo::user_models::UserModel)\n";
+  const std::string cxx = compiler();
+  const std::vector<std::string> flags = compile_flags();
+  std::string key_text = unit + '\0' + plugin_identity() + '\0' + cxx;
+  for (const auto& f : flags) key_text += '\0' + f;
+  const std::string key = hex16(fnv1a(key_text));
+  for (const auto& p : loaded())
+    if (p.path.find(key) != std::string::npos && !force) return p;
+
+  const fs::path dir = plugin_cache_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create the plugin cache '" + dir.string() + "': " + ec.message());
+  const std::string stem = (dir / (spec.name + "-" + key)).string();
+  const std::string so = stem + ".so", record = stem + ".info", src = stem + ".cpp";
+  FileLock lock(stem + ".lock");  // one build of a key at a time, across processes
+  Plugin p;
+  p.path = so;
+  p.model = spec.name;
+  const std::string state = check_cached(so, record);
+  if (state == "ok" && !force) {
+    p.compile_seconds = std::atof(read_record(record)["compile_seconds"].c_str());
+    say("model " + spec.name + ": plugin " + so + " (cached)");
+  } else {
+    if (state != "missing" && !force)
+      say("model " + spec.name + ": the cached plugin " + so + " " + state + "; refused, rebuilding it");
+    say("model " + spec.name + ": compiling its plugin (" + cxx + ") ...");
+    write_atomic(src, unit);
+    const std::string tmp = stem + ".tmp." + std::to_string(::getpid()) + ".so";
+    const std::string log_path = stem + ".log";
+    std::vector<std::string> argv = {cxx};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back("-o");
+    argv.push_back(tmp);
+    argv.push_back(src);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = run_process(argv, log_path);
+    p.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rc != 0) {
+      std::remove(tmp.c_str());
+      std::string msg = read_file(log_path);
+      if (msg.size() > 4000) msg = msg.substr(0, 4000) + "\n...";
+      throw std::runtime_error("compiling the plugin of model '" + spec.name + "' (" + spec.source +
+                               ") failed (exit " + std::to_string(rc) + "; the model file was accepted, so "
+                               "this is a problem of the compiler setup or of nholo: see " +
+                               log_path + ", source " + src + "):\n" + msg);
+    }
+    bool ok = false;
+    const std::string bytes = read_file(tmp, &ok);
+    if (!ok) throw std::runtime_error("cannot read the compiled plugin '" + tmp + "'");
+    if (std::rename(tmp.c_str(), so.c_str()) != 0)
+      throw std::runtime_error("cannot rename '" + tmp + "' to '" + so + "': " + std::strerror(errno));
+    std::ostringstream rec;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.2f", p.compile_seconds);
+    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity()
+        << "\ncompiler = " << cxx << "\nbytes = " << bytes.size() << "\nchecksum = " << hex16(fnv1a(bytes))
+        << "\ncompile_seconds = " << secs << "\n";
+    write_atomic(record, rec.str());  // after the plugin: a record vouches for a complete file
+    p.compiled = true;
+    say("model " + spec.name + ": plugin compiled in " + std::string(secs) + " s: " + so);
+  }
+  p.entry = open_entry(so);
+  // the compiled model must be the one the config was checked against
+  ModelInfo got;
+  p.entry->describe(&got);
+  const ModelInfo want = model_info_from_spec(spec);
+  if (got.name != want.name || got.n != want.n || got.m != want.m || got.params.size() != want.params.size() ||
+      got.formulations != want.formulations)
+    throw std::runtime_error("the plugin '" + so + "' does not describe model '" + spec.name +
+                             "' as its file does; remove it (it is rebuilt)");
+  loaded().push_back(p);
+  return loaded().back();
+}
+
+const Plugin& load_plugin_file(const std::string& path) {
+  std::error_code ec;
+  const std::string abs = fs::absolute(path, ec).string();
+  for (const auto& p : loaded())
+    if (p.path == abs) return p;
+  if (!fs::is_regular_file(abs, ec))
+    throw std::runtime_error("model plugin '" + path + "' is not a file");
+  Plugin p;
+  p.path = abs;
+  p.entry = open_entry(abs);
+  p.model = p.entry->model_name ? p.entry->model_name : "";
+  loaded().push_back(p);
+  return loaded().back();
+}
+
+std::vector<CachedPlugin> cached_plugins() {
+  std::vector<CachedPlugin> v;
+  std::error_code ec;
+  const fs::path dir = plugin_cache_dir();
+  if (!fs::is_directory(dir, ec)) return v;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".so" || e.path().string().find(".tmp.") != std::string::npos) continue;
+    const std::string so = e.path().string();
+    const std::string record = so.substr(0, so.size() - 3) + ".info";
+    const auto r = read_record(record);
+    CachedPlugin c;
+    c.path = so;
+    c.model = r.count("model") ? r.at("model") : e.path().stem().string();
+    c.source = r.count("source") ? r.at("source") : "";
+    c.compile_seconds = r.count("compile_seconds") ? std::atof(r.at("compile_seconds").c_str()) : 0;
+    c.state = check_cached(so, record);
+    v.push_back(c);
+  }
+  std::sort(v.begin(), v.end(), [](const CachedPlugin& a, const CachedPlugin& b) { return a.path < b.path; });
+  return v;
+}
+
+}  // namespace nholo

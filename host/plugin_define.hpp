@@ -1,0 +1,26 @@
+// nholo/host/plugin_define.hpp — NHOLO_DEFINE_PLUGIN(Model): the one line that
+// makes a translation unit a model plugin (host/plugin_abi.hpp): it
+// instantiates the run pipeline of Model and exports the entry table.
+// Compiled with -DNHOLO_VERSION=... -DNHOLO_GIT_REVISION=... of the nholo that
+// will load it (host/plugin.cpp and nholo_add_model pass them).
+#pragma once
+
+#include "host/model_info_of.hpp"
+#include "host/plugin_abi.hpp"
+#include "host/runner_impl.hpp"
+
+#ifndef NHOLO_PLUGIN_IDENTITY
+#error "a model plugin is compiled with -DNHOLO_VERSION and -DNHOLO_GIT_REVISION of its nholo"
+#endif
+
+#define NHOLO_DEFINE_PLUGIN(ModelType)                                                   \
+  template nholo::RunSummary nholo::run_model<ModelType>(                                \
+      const nholo::RunConfig&, const nholo::RunOptions&, nholo::Device&);                \
+  extern "C" __attribute__((visibility("default"))) const nholo_plugin_v1*               \
+  nholo_plugin_entry_v1(void) {                                                          \
+    static const nholo_plugin_v1 entry = {                                               \
+        NHOLO_PLUGIN_ABI_VERSION, NHOLO_PLUGIN_IDENTITY, ModelType::name,                \
+        [](nholo::ModelInfo* out) { *out = nholo::model_info_of<ModelType>(); },         \
+        &nholo::run_model<ModelType>};                                                   \
+    return &entry;                                                                       \
+  }

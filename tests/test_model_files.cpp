@@ -1,0 +1,399 @@
+// Model files through the nholo command (docs/models.md): every built-in model
+// written as a model file (tests/model_files/) gives the built-in's
+// trajectories; the three example systems of examples/models/ against
+// independent results (a closed form, Newton–Euler equations); the plugin
+// cache (no recompilation, rebuild on edit, damaged plugins refused,
+// concurrent builds); a parameter left out of a model file's range refused.
+//
+// The plugins of the fixed model files are cached in NHOLO_TEST_PLUGIN_CACHE
+// (under the build folders, shared by the test stages of one checkout); the
+// cache tests use a fresh folder of their own.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/h5.hpp"
+#include "host/model_info.hpp"
+#include "nholo_cli.hpp"
+
+namespace {
+
+using nholo_test::Result;
+using nholo_test::write_file;
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_model_files", name); }
+
+std::string shared_cache_env() { return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'"; }
+
+Result nholo(const std::string& args, const fs::path& dir, const std::string& env = shared_cache_env()) {
+  return nholo_test::run_nholo(args, dir, env);
+}
+
+std::vector<double> read(const fs::path& file, const std::string& dataset) {
+  auto f = nholo::h5::File::open_ro(file.string());
+  return f.root().open_dataset(dataset).read<double>();
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+// max |a - b| / max(1, max |a|)
+double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return 1e300;
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+  return d / std::max(1.0, max_abs(a));
+}
+
+const fs::path kSource = NHOLO_SOURCE_DIR;
+
+// The example config of a built-in model (the redundant ones borrow their
+// base model's).
+fs::path example_of(const std::string& model) {
+  if (model == "rolling_coin_redundant") return kSource / "examples" / "rolling_coin.toml";
+  if (model == "skate_redundant") return kSource / "examples" / "skate.toml";
+  return kSource / "examples" / (model + ".toml");
+}
+
+std::string list(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + ("\"" + v[i] + "\"");
+  return s + "]";
+}
+
+TEST(ModelFiles, EveryBuiltInModelAsAModelFileGivesTheSameTrajectories) {
+  int models = 0;
+  for (const std::string name : nholo::model_names()) {
+    const fs::path file = kSource / "tests" / "model_files" / (name + ".toml");
+    ASSERT_TRUE(fs::exists(file)) << "no model file for the built-in model " << name;
+    // every formulation both offer (a model file has no embedded form)
+    std::vector<std::string> forms;
+    for (const auto& f : nholo::find_model(name)->formulations)
+      if (f != "embedded") forms.push_back(f);
+    const fs::path dir = temp_dir("builtin_" + name);
+    fs::copy_file(example_of(name), dir / "run.toml");
+    const std::string common = " --set 'formulations=" + list(forms) +
+                               "' --set ensemble.size=16 --set time.t_end=1.0 --set time.save_every=0.1"
+                               " --set 'output.fields=[\"q\",\"qdot\"]' --backend omp";
+    const Result a = nholo("run -q run.toml --set 'model=\"" + name + "\"' --set 'output.path=\"a.h5\"'" +
+                               common, dir);
+    ASSERT_EQ(a.code, 0) << name << "\n" << a.output;
+    const Result b = nholo("run -q run.toml --set 'model=\"" + file.string() +
+                               "\"' --set 'output.path=\"b.h5\"'" + common, dir);
+    ASSERT_EQ(b.code, 0) << name << "\n" << b.output;
+    double worst = 0;
+    for (const auto& f : forms) {
+      for (const char* field : {"q", "qdot"}) {
+        const auto qa = read(dir / "a.h5", f + "/" + field), qb = read(dir / "b.h5", f + "/" + field);
+        ASSERT_FALSE(qa.empty());
+        const double d = rel_diff(qa, qb);
+        worst = std::max(worst, d);
+        EXPECT_LT(d, 1e-13) << name << " " << f << " " << field;
+      }
+      auto fa = nholo::h5::File::open_ro((dir / "a.h5").string());
+      auto fb = nholo::h5::File::open_ro((dir / "b.h5").string());
+      EXPECT_EQ(fa.root().open_dataset(f + "/status").read<int32_t>(),
+                fb.root().open_dataset(f + "/status").read<int32_t>())
+          << name << " " << f;
+    }
+    std::printf("%-24s as a model file: formulations %s, max relative difference %.2e\n", name.c_str(),
+                list(forms).c_str(), worst);
+    ++models;
+  }
+  EXPECT_EQ(models, static_cast<int>(nholo::model_names().size()));
+}
+
+// examples/models/chaplygin_sleigh: the body-frame Newton–Euler equations of
+// the sleigh (docs/models.md), integrated here by classical RK4 from each
+// trajectory's initial state, against the forward speed u and the turning
+// rate omega of the run.
+TEST(ModelFiles, ChaplyginSleighOffTheBladeLineFollowsNewtonEuler) {
+  const fs::path dir = temp_dir("chaplygin");
+  for (const char* f : {"chaplygin_sleigh.toml", "chaplygin_sleigh.model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / f, dir / f);
+  const Result r = nholo("run -q chaplygin_sleigh.toml", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const fs::path h5 = dir / "chaplygin_sleigh.h5";
+  const double m = 1.0, Ic = 0.2, a = 0.4, b = 0.15;
+  const auto time = read(h5, "udwadia_kalaba/time");
+  const size_t T = time.size();
+  double worst = 0, worst_formulations = 0, worst_energy = 0;
+  for (const char* form : {"udwadia_kalaba", "null_space"}) {
+    const auto q = read(h5, std::string(form) + "/q"), qd = read(h5, std::string(form) + "/qdot");
+    const auto energy = read(h5, std::string(form) + "/energy");
+    const size_t N = q.size() / (T * 3);
+    ASSERT_EQ(N, 64u);
+    for (size_t i = 0; i < N; ++i) {
+      auto u_of = [&](size_t k) {
+        const double th = q[(i * T + k) * 3 + 2];
+        return qd[(i * T + k) * 3 + 0] * std::cos(th) + qd[(i * T + k) * 3 + 1] * std::sin(th);
+      };
+      // RK4 of (Ic + m a^2) w' = -m a w (u - b w), u' = b w' + a w^2 from the first save
+      double u = u_of(0), w = qd[(i * T) * 3 + 2];
+      auto rhs = [&](double uu, double ww, double& du, double& dw) {
+        dw = -m * a * ww * (uu - b * ww) / (Ic + m * a * a);
+        du = b * dw + a * ww * ww;
+      };
+      for (size_t k = 1; k < T; ++k) {
+        const int steps = 400;
+        const double h = (time[k] - time[k - 1]) / steps;
+        for (int s = 0; s < steps; ++s) {
+          double k1u, k1w, k2u, k2w, k3u, k3w, k4u, k4w;
+          rhs(u, w, k1u, k1w);
+          rhs(u + 0.5 * h * k1u, w + 0.5 * h * k1w, k2u, k2w);
+          rhs(u + 0.5 * h * k2u, w + 0.5 * h * k2w, k3u, k3w);
+          rhs(u + h * k3u, w + h * k3w, k4u, k4w);
+          u += h / 6 * (k1u + 2 * k2u + 2 * k3u + k4u);
+          w += h / 6 * (k1w + 2 * k2w + 2 * k3w + k4w);
+        }
+        worst = std::max(worst, std::abs(u - u_of(k)));
+        worst = std::max(worst, std::abs(w - qd[(i * T + k) * 3 + 2]));
+        worst_energy = std::max(worst_energy, std::abs(energy[i * T + k] - energy[i * T]) /
+                                                  std::abs(energy[i * T]));
+      }
+    }
+  }
+  const auto q1 = read(h5, "udwadia_kalaba/q"), q2 = read(h5, "null_space/q");
+  worst_formulations = rel_diff(q1, q2);
+  std::printf("chaplygin sleigh (b = %.2f): |(u, omega) - Newton-Euler| %.2e, energy drift %.2e, "
+              "Udwadia-Kalaba vs null space %.2e\n", b, worst, worst_energy, worst_formulations);
+  EXPECT_LT(worst, 1e-9);
+  EXPECT_LT(worst_energy, 1e-10);
+  EXPECT_LT(worst_formulations, 1e-10);
+}
+
+// examples/models/rolling_disk: phi_dot constant, theta'' = tau / (I + m R^2),
+// x, y in closed form (docs/models.md).
+TEST(ModelFiles, DrivenRollingDiskMatchesItsClosedForm) {
+  const fs::path dir = temp_dir("disk");
+  for (const char* f : {"rolling_disk.toml", "rolling_disk.model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / f, dir / f);
+  const Result r = nholo("run -q rolling_disk.toml", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const fs::path h5 = dir / "rolling_disk.h5";
+  const double m = 1.0, R = 0.3, I = m * R * R / 2, tau = 0.05, alpha = tau / (I + m * R * R);
+  const auto time = read(h5, "udwadia_kalaba/time");
+  const auto q0 = read(h5, "initial/q0"), qd0 = read(h5, "initial/qdot0");
+  const size_t T = time.size();
+  double worst = 0;
+  for (const char* form : {"udwadia_kalaba", "lagrange_multiplier"}) {
+    const auto q = read(h5, std::string(form) + "/q");
+    const size_t N = q.size() / (T * 4);
+    ASSERT_EQ(N, 64u);
+    for (size_t i = 0; i < N; ++i) {
+      const double x0 = q0[i * 4], y0 = q0[i * 4 + 1], p0 = q0[i * 4 + 2], th0 = q0[i * 4 + 3];
+      const double w = qd0[i * 4 + 2], s0 = qd0[i * 4 + 3];
+      // integral of (s0 + alpha t) (cos, sin)(p0 + w t)
+      auto X = [&](double t) {
+        return (s0 + alpha * t) * std::sin(p0 + w * t) / w + alpha * std::cos(p0 + w * t) / (w * w);
+      };
+      auto Y = [&](double t) {
+        return -(s0 + alpha * t) * std::cos(p0 + w * t) / w + alpha * std::sin(p0 + w * t) / (w * w);
+      };
+      for (size_t k = 0; k < T; ++k) {
+        const double t = time[k];
+        const double exact[4] = {x0 + R * (X(t) - X(0)), y0 + R * (Y(t) - Y(0)), p0 + w * t,
+                                 th0 + s0 * t + 0.5 * alpha * t * t};
+        for (int c = 0; c < 4; ++c) worst = std::max(worst, std::abs(q[(i * T + k) * 4 + c] - exact[c]));
+      }
+    }
+  }
+  std::printf("driven rolling disk: |q - closed form| %.2e\n", worst);
+  EXPECT_LT(worst, 1e-10);
+}
+
+// examples/models/constant_speed: psi' = -(g/v) cos psi in closed form through
+// the Gudermannian (docs/models.md).
+TEST(ModelFiles, ConstantSpeedParticleMatchesItsClosedForm) {
+  const fs::path dir = temp_dir("speed");
+  for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / f, dir / f);
+  const Result r = nholo("run -q constant_speed.toml", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const fs::path h5 = dir / "constant_speed.h5";
+  const double g = 9.81, v = 2.0;
+  const auto time = read(h5, "udwadia_kalaba/time");
+  const auto q0 = read(h5, "initial/q0"), qd0 = read(h5, "initial/qdot0");
+  const size_t T = time.size();
+  double worst = 0, worst_speed = 0;
+  for (const char* form : {"udwadia_kalaba", "lagrange_multiplier", "null_space"}) {
+    const auto q = read(h5, std::string(form) + "/q");
+    const size_t N = q.size() / (T * 2);
+    ASSERT_EQ(N, 64u);
+    for (size_t i = 0; i < N; ++i) {
+      worst_speed = std::max(worst_speed, std::abs(std::hypot(qd0[i * 2], qd0[i * 2 + 1]) - v));
+      const double psi0 = std::atan2(qd0[i * 2 + 1], qd0[i * 2]);
+      const double u0 = std::asinh(std::tan(psi0));  // gd^-1
+      for (size_t k = 0; k < T; ++k) {
+        const double u = u0 - g * time[k] / v, psi = std::atan(std::sinh(u));
+        const double x = q0[i * 2] + v * v / g * (psi0 - psi);
+        const double y = q0[i * 2 + 1] - v * v / g * (std::log(std::cosh(u)) - std::log(std::cosh(u0)));
+        worst = std::max(worst, std::max(std::abs(q[(i * T + k) * 2] - x), std::abs(q[(i * T + k) * 2 + 1] - y)));
+      }
+    }
+  }
+  std::printf("constant-speed particle: |q - closed form| %.2e (initial speeds within %.1e of v)\n", worst,
+              worst_speed);
+  EXPECT_LT(worst_speed, 1e-12);
+  EXPECT_LT(worst, 1e-10);
+}
+
+// -- the plugin cache ---------------------------------------------------------
+
+const char* kTinyModel = R"(name = "tiny_oscillator"
+description = "a particle on a line in a spring; one coordinate held by a second"
+coordinates = [ { name = "x", unit = "m" }, { name = "y", unit = "m" } ]
+parameters = [ { name = "k", default = 1.0, unit = "N/m", positive = true } ]
+lagrangian = "(x_dot^2 + y_dot^2)/2 - k*x^2/2"
+constraints = [ { name = "tie", kind = "velocity", expr = "y_dot - x_dot" } ]
+)";
+
+const char* kTinyRun = R"(model = "tiny.model.toml"
+[time]
+t_end = 1.0
+save_every = 0.5
+[ensemble]
+size = 4
+[ensemble.q0]
+x = 1.0
+y = 0.0
+[output]
+path = "tiny.h5"
+fields = ["q"]
+)";
+
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
+  const fs::path dir = temp_dir("cache");
+  const fs::path cache = dir / "cache";
+  const std::string env = "NHOLO_CACHE_DIR='" + cache.string() + "'";
+  write_file(dir / "tiny.model.toml", kTinyModel);
+  write_file(dir / "run.toml", kTinyRun);
+  // `nholo model build` compiles and says how long it took
+  Result b;
+  const double cold = seconds_of([&] { b = nholo("model build tiny.model.toml", dir, env); });
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_NE(b.output.find("compiled in"), std::string::npos) << b.output;
+  // a run finds it in the cache: nothing compiled
+  Result r1;
+  const double warm = seconds_of([&] { r1 = nholo("run run.toml", dir, env); });
+  ASSERT_EQ(r1.code, 0) << r1.output;
+  EXPECT_NE(r1.output.find("(cached)"), std::string::npos) << r1.output;
+  EXPECT_EQ(r1.output.find("compiling"), std::string::npos) << r1.output;
+  std::printf("tiny model: `nholo model build` (cold) %.2f s, a run with the cached plugin %.2f s\n", cold,
+              warm);
+  // `nholo models` lists it as loadable
+  const Result ls = nholo("models", dir, env);
+  ASSERT_EQ(ls.code, 0) << ls.output;
+  EXPECT_NE(ls.output.find("tiny_oscillator"), std::string::npos) << ls.output;
+  EXPECT_NE(ls.output.find("loadable"), std::string::npos) << ls.output;
+  // a damaged plugin is refused (its bytes no longer match its record) and rebuilt
+  fs::path so;
+  for (const auto& e : fs::directory_iterator(cache))
+    if (e.path().extension() == ".so") so = e.path();
+  ASSERT_FALSE(so.empty());
+  {
+    std::fstream f(so, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    const char junk[16] = "not a plugin...";
+    f.write(junk, sizeof junk);
+  }
+  const Result damaged = nholo("models", dir, env);
+  EXPECT_NE(damaged.output.find("does not match its record"), std::string::npos) << damaged.output;
+  const Result r2 = nholo("run run.toml --overwrite", dir, env);
+  ASSERT_EQ(r2.code, 0) << r2.output;
+  EXPECT_NE(r2.output.find("refused, rebuilding"), std::string::npos) << r2.output;
+  // editing the model file compiles a new plugin (a new key), and changes the result
+  std::string text = kTinyModel;
+  text.replace(text.find("k*x^2/2"), 7, "k*x^2/4");
+  write_file(dir / "tiny.model.toml", text);
+  const Result r3 = nholo("run run.toml --overwrite", dir, env);
+  ASSERT_EQ(r3.code, 0) << r3.output;
+  EXPECT_NE(r3.output.find("compiling"), std::string::npos) << r3.output;
+  // a foreign file posing as a plugin (model = "x.so") is refused with the reason
+  write_file(dir / "foreign.so", "this is not a shared library");
+  const Result f = nholo("check run.toml --set 'model=\"foreign.so\"'", dir, env);
+  EXPECT_EQ(f.code, 2) << f.output;
+  EXPECT_NE(f.output.find("cannot load the model plugin"), std::string::npos) << f.output;
+  EXPECT_FALSE(fs::exists(dir / "tiny.h5.partial"));
+}
+
+TEST(ModelFiles, TwoProcessesBuildingOneModelAtOnceBothSucceed) {
+  const fs::path dir = temp_dir("concurrent");
+  const std::string env = "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "'";
+  std::string text = kTinyModel;
+  text.replace(text.find("tiny_oscillator"), 15, "tiny_concurrent");
+  write_file(dir / "tiny.model.toml", text);
+  Result a, b;
+  std::thread ta([&] { a = nholo("model build tiny.model.toml", dir, env); });
+  std::thread tb([&] {
+    const fs::path d2 = dir / "second";
+    fs::create_directories(d2);
+    write_file(d2 / "tiny.model.toml", text);
+    b = nholo("model build tiny.model.toml", d2, env);
+  });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a.code, 0) << a.output;
+  EXPECT_EQ(b.code, 0) << b.output;
+  // one of them compiled, the other waited for it and took the plugin from the cache
+  const bool a_compiled = a.output.find("compiled in") != std::string::npos;
+  const bool b_compiled = b.output.find("compiled in") != std::string::npos;
+  EXPECT_TRUE(a_compiled != b_compiled) << a.output << "\n---\n" << b.output;
+  int plugins = 0, temporaries = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache")) {
+    if (e.path().extension() == ".so") ++plugins;
+    if (e.path().string().find(".tmp.") != std::string::npos) ++temporaries;
+  }
+  EXPECT_EQ(plugins, 1);
+  EXPECT_EQ(temporaries, 0);
+}
+
+// A bad model file is refused by `check` and `run` before anything is compiled
+// or written, naming the file, the expression and the position.
+TEST(ModelFiles, BadModelFileIsRefusedBeforeAnythingIsCompiledOrWritten) {
+  const fs::path dir = temp_dir("bad");
+  const std::string env = "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "'";
+  std::string text = kTinyModel;
+  text.replace(text.find("k*x^2/2"), 7, "k*xx^2/2");
+  write_file(dir / "tiny.model.toml", text);
+  write_file(dir / "run.toml", kTinyRun);
+  for (const char* cmd : {"check run.toml", "run run.toml", "model build tiny.model.toml"}) {
+    const Result r = nholo(cmd, dir, env);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("tiny.model.toml"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("xx"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("position"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "cache"));
+  EXPECT_FALSE(fs::exists(dir / "tiny.h5"));
+  EXPECT_FALSE(fs::exists(dir / "tiny.h5.partial"));
+  // a parameter outside the range the model file declares
+  write_file(dir / "tiny.model.toml", kTinyModel);
+  const Result p = nholo("check run.toml --set params.k=-1", dir, env);
+  EXPECT_EQ(p.code, 2) << p.output;
+  EXPECT_NE(p.output.find("params.k"), std::string::npos) << p.output;
+  // model files run on the CPU backends: the GPU is refused with the reason
+  const Result g = nholo("check run.toml --backend cuda", dir, env);
+  EXPECT_EQ(g.code, 2) << g.output;
+  EXPECT_NE(g.output.find("CPU backends"), std::string::npos) << g.output;
+}
+
+}  // namespace
