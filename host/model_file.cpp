@@ -7,95 +7,129 @@
 // ===========================================================================
 // A model file is a TOML document whose top level IS the model table; a run
 // config embeds the same table as [model]. Keys, at every level, are checked:
-// an unknown key is an error that names the accepted ones.
+// an unknown key is an error that names the accepted ones. A value of the
+// wrong TOML type is an error ("expected a string, got an integer").
 //
-//   name = "chaplygin_sleigh"        required; [a-z][a-z0-9_]*, not a built-in
-//                                    model's name
-//   description = "one line"         required; a non-empty single line
+//   name = "chaplygin_sleigh"        required string; [a-z][a-z0-9_]*, not a
+//                                    built-in model's name
+//   description = "one line"         required string; not empty, no line break
 //   coordinates = [                  required; an array of at least one table
 //     { name = "x", unit = "m", description = "..." },
-//     { name = "y", unit = "m" },    name, unit: required; description: optional
-//     { name = "theta", unit = "rad" } ]
-//   parameters = [                   optional; an array of tables
+//     { name = "y", unit = "m" },    name, unit: required strings;
+//     { name = "theta", unit = "rad" } ]      description: optional string
+//   parameters = [                   optional; an array of tables (may be empty)
 //     { name = "m", default = 1.0, unit = "kg", description = "mass", positive = true },
 //     { name = "J", default = "m/4", unit = "kg m^2", min = 0 },
 //     { name = "c", default = 0.1, unit = "1", nonnegative = true, max = 5 } ]
 //       name, default, unit: required; description, min, max, positive,
 //       nonnegative: optional.
-//       default: a number, or a string holding a constant expression of
-//         numbers, pi, functions and the parameters declared BEFORE this one
-//         (evaluated here in double precision); it must be finite (a division
-//         by zero is an error) and inside the declared range.
-//       min, max: numbers, inclusive bounds; positive = true: > 0;
+//       default: a number (integer or float), or a string holding a constant
+//         expression of numbers, pi, functions and the parameters declared
+//         BEFORE this one, evaluated here in double precision. A division by
+//         zero, any non-finite intermediate or final value (log(0), 1e200^2)
+//         and a value outside the declared range are errors.
+//       min, max: finite numbers, inclusive bounds; positive = true: > 0;
 //         nonnegative = true: >= 0 (false: no bound). Any combination that
-//         admits a value is allowed; the tightest lower bound wins.
+//         admits a value is allowed (else "inconsistent range"); the tightest
+//         lower bound wins (min = 1 with positive = true is >= 1).
+//   Units (coordinates and parameters) are free text but not empty; "1" for
+//   a dimensionless quantity.
 //   lagrangian = "m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2"
-//                                    required; L = T - V of the UNCONSTRAINED
-//                                    system; must use at least one rate
-//   constraints = [                  optional; an array of tables, fewer than
-//     { name = "knife_edge", kind = "velocity",       the coordinates
+//                                    required string; L = T - V of the
+//                                    UNCONSTRAINED system; must use a rate
+//   constraints = [                  optional; an array of tables, fewer
+//     { name = "knife_edge", kind = "velocity",        than the coordinates
 //       expr = "y_dot*cos(theta) - x_dot*sin(theta)" } ]
 //       name: required, [A-Za-z][A-Za-z0-9_]*, unique among the constraints;
 //       kind: required, "position" | "velocity" | "acceleration";
-//       expr: required, the expression that the motion keeps at 0.
-//         position:     phi(q, t): coordinates, t, parameters; no rates; must
-//                       use at least one coordinate
-//         velocity:     g(q, qd, t): must use at least one rate (may be
-//                       nonlinear in the rates)
-//         acceleration: h(q, qd, qdd, t): must use at least one acceleration
-//                       and be affine in the accelerations (checked from the
-//                       expression's structure, else numerically at random
-//                       states with the default parameters)
+//       expr: required string, the expression the motion keeps at 0:
+//         position:     phi(q, t): no rates; must use a coordinate
+//         velocity:     g(q, qd, t): must use a rate (may be nonlinear in
+//                       the rates)
+//         acceleration: h(q, qd, qdd, t) = A qdd - b: must use an
+//                       acceleration and be affine in the accelerations.
+//                       Checked from the expression's structure (sums,
+//                       products and quotients with an acceleration-free
+//                       factor or divisor, ^1); otherwise numerically: at 8
+//                       random states (q, qd, t, a base qdd w; parameters at
+//                       their defaults) h(w+u+v) - h(w+u) - h(w+v) + h(w)
+//                       and h(w+2u) - 2h(w+u) + h(w) must vanish (1e-9
+//                       relative), an error if not, or if h is not finite at
+//                       any of 32 states tried.
 //       The constraints are reordered position, velocity, acceleration (the
 //       order of the Model concept), each kind in the order written.
 //   forces = { theta = "-c*theta_dot" }
-//                                    optional; non-potential generalized
-//                                    forces Q_np, one expression per
-//                                    coordinate (the key), others 0
+//                                    optional table; non-potential generalized
+//                                    forces Q_np: key a coordinate's name,
+//                                    value an expression string; coordinates
+//                                    not listed get 0; {} means none
 //   nonideal_forces = { x = "-mu*x_dot" }
-//                                    optional; Udwadia's C (work-doing
-//                                    constraint forces), per coordinate
-//   energy = "..."                   optional; the total energy
-//   conflated_lagrangian = "..."     optional; Hamel's L+ (formulation
-//                                    "conflated"); must use a rate
+//                                    optional table, the same form; Udwadia's
+//                                    C (work-doing constraint forces)
+//   energy = "..."                   optional string; the total energy
+//   conflated_lagrangian = "..."     optional string; Hamel's L+ (offers the
+//                                    formulation "conflated"); must use a rate
 //
 // Names. Coordinates and parameters: [A-Za-z][A-Za-z0-9_]*, not ending in
 // _dot or _ddot, not t, pi or a function's name, unique across coordinates
-// and parameters. The rate of coordinate x is x_dot, its acceleration x_ddot
-// (acceleration constraints only); t is time, pi the constant.
+// and parameters. The rate of coordinate x is x_dot, its acceleration x_ddot;
+// t is time, pi the constant. What an expression may use:
+//   parameter default            numbers, pi, functions, earlier parameters
+//   position constraint          coordinates, t, parameters, pi
+//   velocity constraint, lagrangian, conflated_lagrangian, energy, forces,
+//   nonideal_forces              ... and the rates
+//   acceleration constraint      ... and the accelerations
+// An unknown name is an error listing what the expression may use.
 //
-// Expressions (strings): numbers (1, 2.5, .5, 1e-3, 2.5E+4), names, binary
-// + - * /, ^ (power, right-associative, binds tighter than unary minus:
-// -x^2 = -(x^2), 2^-1 = 0.5), unary - and +, parentheses, and the functions
+// Expressions (TOML strings): numbers, names, binary + - * /, ^ (power,
+// right-associative, binds tighter than unary minus: -x^2 = -(x^2),
+// 2^-1 = 0.5, 2^3^2 = 2^9), unary - and +, parentheses and the functions
 //   sin cos tan exp log sqrt sinh cosh tanh abs sign   (one argument)
 //   atan2(y, x) pow(a, b)                               (two arguments)
-// sign(x) is -1, 0 or 1 (its derivative 0); abs'(0) = 0. Whitespace (also
-// newlines) separates tokens. Positions in error messages count characters
-// from 1.
+// Numbers: digits with an optional fraction and exponent (1, 2.5, .5, 3.,
+// 1e-3, 2.5E+4), finite; a number directly followed by a letter, _ or . is
+// malformed (2x: write 2*x). sign(x) is -1, 0 or 1 with derivative
+// 0; abs'(0) = 0; pow(a, b) and a^b with a non-constant exponent are
+// exp(b log a) (a > 0). Whitespace, newlines included, separates tokens.
+// Parentheses, unary signs and ^ nest at most 200 deep, and a chain of
+// operations (a + b + ...) is at most 10000 long. Positions in error
+// messages count characters (not bytes) from 1.
 //
 // Errors (ModelFileError):
 //   SOURCE:LINE:COL: KEY: "EXPR": position P: REASON   (an expression is involved)
 //   SOURCE:LINE:COL: KEY: REASON                       (otherwise)
-// LINE:COL is where the TOML value (or the key, or the table of a missing
-// key) begins; KEY is the path in the model table: name, lagrangian,
-// coordinates[1].unit, parameters[0].default, constraints[2].expr,
-// forces.theta, ... (0-based indices).
+// SOURCE is the file's path (load_model_file) or the source given to
+// parse_model_table; LINE:COL is where the TOML value begins (for an unknown
+// key: the key; for a missing key: the table that lacks it; omitted when the
+// table has no source positions); KEY is the path in the model table: name,
+// lagrangian, coordinates[1].unit, parameters[0].default,
+// constraints[2].expr, forces.theta, ... (0-based indices). EXPR is the
+// expression as written (line breaks and tabs shown as spaces).
 //
 // ===========================================================================
 // The generated header (generate_model_header)
 // ===========================================================================
-// struct nholo::user_models::UserModel, the Model concept of kernels/model.hpp
-// printed from the expression trees (user text only ever appears inside
-// escaped string literals): coordinate i -> q[i], rate -> qd[i],
-// acceleration -> qdd[i], parameter j -> p.v[j], t -> t, numbers and pi ->
-// double literals (%.17g). Functions are called unqualified (sin(x)) from
-// namespace nholo::user_models, where ordinary lookup finds nholo::sin
-// (kernels/config.hpp, double and float) and the Dual / Jet2 overloads of
-// kernels/dual.hpp (as models/*.hpp in nholo::models do); abs, sign, pow and
-// ^ go to nholo::expr (kernels/expr_math.hpp); integer literal exponents 2,
-// 3, 4 become nholo::expr::ipow<k> (products). A two-argument function
-// (atan2) with one argument of the scalar type S and one double gets the
-// double one wrapped S(...); every returned value is S(...).
+// struct nholo::user_models::UserModel, the Model concept of kernels/model.hpp:
+// name, description, source, n, m_position, m_velocity, m_acceleration,
+// n_params, coordinates[n], coordinate_units[n], constraint_names[m] ({nullptr}
+// when m = 0), param_info[n_params] (the sentinel {nullptr, 0, nullptr,
+// nullptr} when n_params = 0), Params {double v[max(n_params, 1)]},
+// make_params, lagrangian, and position_constraints, velocity_constraints,
+// acceleration_constraints, nonpotential_force, nonideal_force, energy,
+// conflated_lagrangian where the file has them. Code is printed from the
+// expression trees (user text only ever appears inside escaped string
+// literals): coordinate i -> q[i], rate -> qd[i], acceleration -> qdd[i],
+// parameter j -> p.v[j], t -> t, numbers and pi -> double literals (%.17g),
+// parentheses where C++ precedence would group differently from the tree.
+// Functions are called unqualified (sin(x)) from namespace
+// nholo::user_models, where ordinary lookup finds nholo::sin (kernels/
+// config.hpp, double and float) and the Dual / Jet2 overloads of kernels/
+// dual.hpp, as models/*.hpp in nholo::models do; abs, sign and pow go to
+// nholo::expr (kernels/expr_math.hpp), literal exponents 2, 3, 4 (of ^ and
+// pow) to nholo::expr::ipow<k> (products, the base evaluated once). atan2
+// with one argument of the scalar type S and one double gets the double one
+// wrapped S(...); every returned value is S(...); unused arguments are
+// unnamed.
 #include "host/model_file.hpp"
 
 #include <algorithm>
@@ -103,6 +137,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <utility>
 
@@ -120,6 +155,7 @@ struct Expr {
   Fn fn = Fn::sin;   // call
   std::vector<ExprPtr> args;
   int pos = 1;  // 1-based character position of the number, name, operator or function name
+  int depth = 1;
 };
 
 }  // namespace model_file
@@ -229,7 +265,7 @@ struct Scope {
   bool allows_t() const { return ctx != Context::default_value; }
 };
 
-const char* kConstantRule =
+constexpr const char* kConstantRule =
     "a default is a constant: numbers, pi, functions and the parameters declared before it";
 
 int index_of(const std::vector<std::string>& v, const std::string& s) {
@@ -322,7 +358,8 @@ class Parser {
   size_t i_ = 0;
   int depth_ = 0;
 
-  static constexpr int kMaxDepth = 200;
+  static constexpr int kMaxDepth = 200;        // parentheses, signs, ^
+  static constexpr int kMaxTreeDepth = 10000;  // operations in a chain (a + b + ...)
 
   [[noreturn]] void error_at_byte(size_t b, const std::string& reason) const {
     throw ExprError{cpos_[b] == 0 ? 1 : cpos_[b], reason};
@@ -420,27 +457,40 @@ class Parser {
                     "missing operator between " + describe(*prev()) + " and " + describe(cur())};
   }
 
+  // a tree node; the tree's depth is bounded (the evaluator, the printer and
+  // the checks recurse, and so do compilers on the printed code)
   static std::shared_ptr<Expr> node(Op op, int pos, std::vector<ExprPtr> args = {}) {
     auto e = std::make_shared<Expr>();
     e->op = op;
     e->pos = pos;
+    for (const auto& a : args) e->depth = std::max(e->depth, a->depth + 1);
+    if (e->depth > kMaxTreeDepth)
+      throw ExprError{
+          pos, "too long: more than " + std::to_string(kMaxTreeDepth) + " operations in a chain"};
     e->args = std::move(args);
     return e;
   }
 
-  void enter() {
-    if (++depth_ > kMaxDepth) throw ExprError{cur().pos, "expression nested too deeply"};
-  }
+  // one level of nesting: a '(' (grouping or a call's), a unary sign, a '^'
+  struct Nest {
+    Parser& parser;
+    Nest(Parser& p, int pos) : parser(p) {
+      if (++parser.depth_ > kMaxDepth)
+        throw ExprError{pos, "nested too deeply (more than " + std::to_string(kMaxDepth) +
+                                 " levels of parentheses, signs and ^)"};
+    }
+    ~Nest() { --parser.depth_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+  };
 
   ExprPtr parse_sum() {
-    enter();
     ExprPtr lhs = parse_product();
     while (cur().kind == Tok::plus || cur().kind == Tok::minus) {
       const Token op = take();
       ExprPtr rhs = parse_product();
       lhs = node(op.kind == Tok::plus ? Op::add : Op::sub, op.pos, {lhs, rhs});
     }
-    --depth_;
     return lhs;
   }
 
@@ -456,19 +506,16 @@ class Parser {
 
   // unary minus binds looser than ^: -x^2 = -(x^2)
   ExprPtr parse_unary() {
-    enter();
-    ExprPtr e;
     if (cur().kind == Tok::minus) {
       const Token op = take();
-      e = node(Op::neg, op.pos, {parse_unary()});
-    } else if (cur().kind == Tok::plus) {
-      take();
-      e = parse_unary();
-    } else {
-      e = parse_power();
+      const Nest nest(*this, op.pos);
+      return node(Op::neg, op.pos, {parse_unary()});
     }
-    --depth_;
-    return e;
+    if (cur().kind == Tok::plus) {
+      const Nest nest(*this, take().pos);
+      return parse_unary();
+    }
+    return parse_power();
   }
 
   // base ^ exponent, right-associative (the exponent is a unary expression)
@@ -476,6 +523,7 @@ class Parser {
     ExprPtr base = parse_primary();
     if (cur().kind != Tok::caret) return base;
     const Token op = take();
+    const Nest nest(*this, op.pos);
     return node(Op::pow, op.pos, {base, parse_unary()});
   }
 
@@ -522,6 +570,7 @@ class Parser {
     }
     if (t.kind == Tok::lparen) {
       const int open = take().pos;
+      const Nest nest(*this, open);
       if (cur().kind == Tok::rparen) throw ExprError{open, "empty parentheses '()'"};
       ExprPtr e = parse_sum();
       close_paren(open);
@@ -543,6 +592,7 @@ class Parser {
                       "unknown function '" + name.text + "' (functions: " + function_list() + ")"};
     }
     const int open = take().pos;
+    const Nest nest(*this, open);
     std::vector<ExprPtr> args;
     if (cur().kind == Tok::rparen) {
       take();
@@ -1253,6 +1303,7 @@ ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
 }
 
 ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names) {
+  if (!std::ifstream(path)) throw ModelFileError(path + ": cannot open the model file");
   toml::table tbl;
   try {
     tbl = toml::parse_file(path);
@@ -1308,7 +1359,10 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   }
   for (const auto& p : s.parameters)
     mi.params.push_back({p.name, p.default_value, p.unit, p.description, p.range});
-  mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
+  mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space"};
+  // VakonomicSystem (kernels/formulations.hpp) takes position and velocity
+  // constraints only, and at least one
+  if (mi.m > 0 && mi.m_acceleration == 0) mi.formulations.push_back("vakonomic");
   mi.has_energy = !s.energy.text.empty();
   mi.has_nonideal = !s.nonideal_force.empty();
   mi.has_conflated = !s.conflated_lagrangian.text.empty();
