@@ -900,7 +900,7 @@ class Reader {
   void check_keys(const toml::table& t, const std::string& prefix,
                   const std::vector<std::string>& accepted) const {
     for (auto&& [k, v] : t) {
-      const std::string name(k.str());
+      const std::string name = one_line(std::string(k.str()));
       if (index_of(accepted, name) < 0)
         fail(k.source().begin.line ? k.source() : v.source(), prefix + name,
              "unknown key '" + name + "' (accepted: " + joined(accepted) + ")");
@@ -1069,7 +1069,7 @@ std::vector<model_file::Expression> read_forces(const Reader& rd, const toml::ta
   f.resize(names.coords.size());
   const Scope scope{&names, Context::force, static_cast<int>(names.params.size())};
   for (auto&& [k, v] : t) {
-    const std::string c(k.str());
+    const std::string c = one_line(std::string(k.str()));
     const std::string fk = std::string(key) + "." + c;
     const int i = index_of(names.coords, c);
     if (i < 0)

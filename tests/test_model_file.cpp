@@ -411,6 +411,13 @@ TEST(ModelFileErrors, AccelerationConstraintNotLinearInAccelerations) {
       R"~(constraints = [ { name = "k", kind = "acceleration", expr = "x + abs(theta_ddot)" } ])~");
   expect_error(md, {expr_part("constraints[0].expr", "x + abs(theta_ddot)", 5) +
                     "an acceleration constraint must be linear in the accelerations"});
+  // not evidently affine, and undefined at every state tried: no way to check
+  md.set(
+      Model::kConstraints,
+      R"~(constraints = [ { name = "k", kind = "acceleration", expr = "sqrt(-1 - x^2)*x_ddot^2" } ])~");
+  expect_error(md, {expr_part("constraints[0].expr", "sqrt(-1 - x^2)*x_ddot^2", 22) +
+                    "cannot check that the constraint is linear in the accelerations: it is not "
+                    "finite at any of the random states tried"});
   md.set(Model::kConstraints,
          R"~(constraints = [ { name = "k", kind = "acceleration", expr = "x_dot/y_ddot" } ])~");
   expect_error(md, {expr_part("constraints[0].expr", "x_dot/y_ddot", 6) +
@@ -673,6 +680,36 @@ TEST(ModelFileErrors, EmptyCoordinateList) {
   md.set(Model::kCoordinates, R"~(coordinates = ["x", "y"])~");
   expect_error(md, {"bad.toml:3:16: coordinates[0]: expected a table { name = \"x\", unit = "
                     "\"m\" }, got a string"});
+}
+
+TEST(ModelFileErrors, StructureAndTypes) {
+  Model md;
+  md.lines.erase(md.lines.begin() + Model::kCoordinates - 1);
+  expect_error(md, {"bad.toml:1:1: coordinates: missing (required: name, description, "
+                    "coordinates, lagrangian)"});
+  md = Model();
+  md.set(Model::kName, "name = 7");
+  expect_error(md, {"bad.toml:1:8: name: expected a string, got an integer"});
+  md = Model();
+  md.set(Model::kParameters, R"~(parameters = { m = 1 })~");
+  expect_error(md, {"bad.toml:4:14: parameters: expected an array of tables"});
+  md.set(Model::kParameters, R"~(parameters = [ 1.0 ])~");
+  expect_error(md, {"bad.toml:4:16: parameters[0]: expected a table { name = \"m\", default = "
+                    "1.0, unit = \"kg\" }, got a floating-point number"});
+  md.set(Model::kParameters, R"~(parameters = [ { default = 1, unit = "kg" } ])~");
+  expect_error(md, {"bad.toml:4:16: parameters[0].name: missing (required: name, default, unit)"});
+  md = Model();
+  md.set(Model::kConstraints, R"~(constraints = "x_dot")~");
+  expect_error(md, {"bad.toml:6:15: constraints: expected an array of tables"});
+  md.set(Model::kConstraints, R"~(constraints = [ { name = "k", kind = "velocity" } ])~");
+  expect_error(md, {"bad.toml:6:17: constraints[0].expr: missing (required: name, kind, expr)"});
+  md.set(Model::kConstraints, R"~(constraints = [ { name = "k", kind = "velocity", expr = 0 } ])~");
+  expect_error(md, {md.at(Model::kConstraints, "0 }") +
+                    ": constraints[0].expr: expected a string, got an integer"});
+  md = Model();
+  const int l = md.add(R"~(energy = "m/2*x_dot^2 + x_ddot")~");
+  expect_error(md, {md.at(l, "\"m/2") + expr_part("energy", "m/2*x_dot^2 + x_ddot", 15) +
+                    "'x_ddot' is an acceleration"});
 }
 
 TEST(ModelFileErrors, LoadModelFileNamesThePath) {
