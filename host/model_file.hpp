@@ -11,7 +11,7 @@
 // Any problem throws ModelFileError, whose message names the file, the line
 // and column of the TOML value, the key, the expression and the position in
 // it (1-based characters), e.g.
-//   sleigh.toml:12:15: lagrangian: "m/2*(x_dot^2 + yy_dot^2)": position 14:
+//   sleigh.toml:12:14: lagrangian: "m/2*(x_dot^2 + yy_dot^2)": position 16:
 //   unknown name 'yy_dot' (coordinates: x, y, theta; rates: x_dot, ...)
 // Nothing is compiled or written by this file's functions.
 //
@@ -86,6 +86,17 @@ struct ModelSpec {
   model_file::Expression energy;                // empty text: none
   model_file::Expression conflated_lagrangian;  // empty text: none
 };
+
+namespace model_file {
+// The value of e at the state (q, qd, qdd, t), qdd empty meaning zeros, with
+// the parameters `params` in declaration order (empty: their defaults), in
+// double precision; NaN or inf where the expression is undefined (log of a
+// negative number, a division by zero). An empty expression is 0. Throws
+// std::invalid_argument when a vector has the wrong size.
+double evaluate(const ModelSpec& s, const Expression& e, const std::vector<double>& q,
+                const std::vector<double>& qd, const std::vector<double>& qdd, double t,
+                const std::vector<double>& params = {});
+}  // namespace model_file
 
 // A model file (TOML) or a [model] table; builtin_names: names a model file
 // may not take. Throws ModelFileError.
