@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*model) {
-      std::cout << nholo::model_file_command(model_file, *model_build, force);
+      std::cout << nholo::model_file_command(model_file, model_build->parsed(), force);
       return 0;
     }
     if (*models) {

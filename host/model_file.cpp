@@ -69,6 +69,10 @@
 //   energy = "..."                   optional string; the total energy
 //   conflated_lagrangian = "..."     optional string; Hamel's L+ (offers the
 //                                    formulation "conflated"); must use a rate
+//   constraint_rank = 2              optional integer, 1..m: the rank of the
+//                                    constraint matrix at regular states when
+//                                    rows are redundant (then only
+//                                    udwadia_kalaba, null_space, conflated)
 //
 // Names. Coordinates and parameters: [A-Za-z][A-Za-z0-9_]*, not ending in
 // _dot or _ddot, not t, pi or a function's name, unique across coordinates
@@ -1026,7 +1030,8 @@ ParamRange read_range(const Reader& rd, const toml::table& t, const std::string&
 
 const std::vector<std::string> kTopKeys = {
     "name",        "description", "coordinates",     "parameters", "lagrangian",
-    "constraints", "forces",      "nonideal_forces", "energy",     "conflated_lagrangian"};
+    "constraints", "forces",      "nonideal_forces", "energy",     "conflated_lagrangian",
+    "constraint_rank"};
 const std::vector<std::string> kTopRequired = {"name", "description", "coordinates", "lagrangian"};
 const std::vector<std::string> kCoordKeys = {"name", "unit", "description"};
 const std::vector<std::string> kCoordRequired = {"name", "unit"};
@@ -1288,6 +1293,18 @@ ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
                   ": a model needs fewer constraints than coordinates");
   }
 
+  // redundant constraints: the rank A has at regular states (default: m)
+  if (const toml::node* rn = tbl.get("constraint_rank")) {
+    const int m = static_cast<int>(s.constraints.size());
+    const auto r = rn->value_exact<int64_t>();
+    if (!rn->is_integer() || !r || *r < 1 || *r > m)
+      rd.fail(*rn, "constraint_rank",
+              "expected an integer from 1 to the number of constraints (" + std::to_string(m) +
+                  "): the rank of the constraint matrix at regular states, given when some "
+                  "constraints are redundant");
+    s.constraint_rank = static_cast<int>(*r);
+  }
+
   s.nonpotential_force = read_forces(rd, tbl, "forces", names);
   s.nonideal_force = read_forces(rd, tbl, "nonideal_forces", names);
 
@@ -1350,7 +1367,10 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   mi.m_velocity = s.m_velocity;
   mi.m_acceleration = s.m_acceleration;
   mi.m = static_cast<int>(s.constraints.size());
-  for (const auto& c : s.coordinates) mi.coordinates.push_back(c.name);
+  for (const auto& c : s.coordinates) {
+    mi.coordinates.push_back(c.name);
+    mi.coordinate_units.push_back(c.unit);
+  }
   for (const auto& c : s.constraints) {
     mi.constraints.push_back(c.name);
     mi.constraint_kinds.push_back(c.kind == ConstraintKind::position   ? "position"
@@ -1363,6 +1383,9 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   // VakonomicSystem (kernels/formulations.hpp) takes position and velocity
   // constraints only, and at least one
   if (mi.m > 0 && mi.m_acceleration == 0) mi.formulations.push_back("vakonomic");
+  // redundant rows: the saddle-point formulations are singular everywhere
+  // (as for the built-in models, host/model_info_of.hpp)
+  if (s.constraint_rank > 0 && s.constraint_rank < mi.m) mi.formulations = {"udwadia_kalaba", "null_space"};
   mi.has_energy = !s.energy.text.empty();
   mi.has_nonideal = !s.nonideal_force.empty();
   mi.has_conflated = !s.conflated_lagrangian.text.empty();
@@ -1555,6 +1578,8 @@ std::string generate_model_header(const ModelSpec& s) {
   line("  static constexpr int m_position = " + std::to_string(s.m_position) + ";");
   line("  static constexpr int m_velocity = " + std::to_string(s.m_velocity) + ";");
   line("  static constexpr int m_acceleration = " + std::to_string(s.m_acceleration) + ";");
+  if (s.constraint_rank > 0)
+    line("  static constexpr int constraint_rank = " + std::to_string(s.constraint_rank) + ";");
   line("  static constexpr int n_params = " + std::to_string(np) + ";");
   {
     std::string names, units;

@@ -80,6 +80,7 @@ struct ModelSpec {
   // each kind in the order written
   std::vector<model_file::Constraint> constraints;
   int m_position = 0, m_velocity = 0, m_acceleration = 0;
+  int constraint_rank = 0;  // > 0: declared (redundant rows), else m
   // per coordinate; an empty text means 0; empty vectors: none declared
   std::vector<model_file::Expression> nonpotential_force;
   std::vector<model_file::Expression> nonideal_force;

@@ -3,6 +3,8 @@
 // inside plugins (host/plugin_abi.hpp), so both describe a model alike.
 #pragma once
 
+#include <algorithm>
+
 #include "host/model_info.hpp"
 #include "kernels/embedded.hpp"
 #include "kernels/model.hpp"
@@ -47,6 +49,10 @@ ModelInfo model_info_of() {
     mi.formulations = {"udwadia_kalaba", "null_space"};
   else
     mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
+  // vakonomic: constraints at the position or velocity level only, at least one
+  if (mi.m == 0 || M::m_acceleration > 0)
+    mi.formulations.erase(std::remove(mi.formulations.begin(), mi.formulations.end(), "vakonomic"),
+                          mi.formulations.end());
   if (mi.has_conflated) mi.formulations.push_back("conflated");
   if (has_embedded_constraints<M>::value) mi.formulations.push_back("embedded");
   return mi;

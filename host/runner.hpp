@@ -143,7 +143,11 @@ std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const Run
   if (f == "udwadia_kalaba") return make(UdwadiaKalabaSystem<Model>{});
   if (f == "lagrange_multiplier") return make(LagrangeMultiplierSystem<Model>{});
   if (f == "null_space") return make(NullSpaceSystem<Model>{});
-  if (f == "vakonomic") return make(VakonomicSystem<Model>{});
+  // the vakonomic equations need velocity/position constraints (none at the
+  // acceleration level) and at least one of them
+  if constexpr (constraint_count<Model>() > 0 && Model::m_acceleration == 0) {
+    if (f == "vakonomic") return make(VakonomicSystem<Model>{});
+  }
   if constexpr (has_conflated_lagrangian<Model>::value) {
     if (f == "conflated") return make(UdwadiaKalabaSystem<Conflated<Model>>{});
   }

@@ -671,6 +671,26 @@ TEST(ModelFileErrors, AsManyConstraintsAsCoordinates) {
   expect_error(md, {": constraints: 4 constraints for 3 coordinates"});
 }
 
+TEST(ModelFileErrors, ConstraintRankOutOfRange) {
+  for (const char* v : {"0", "2", "1.5", "\"1\""}) {
+    Model md;
+    const int line = md.add(std::string("constraint_rank = ") + v);
+    expect_error(md, {"bad.toml:" + std::to_string(line) + ":19: constraint_rank: expected an integer from 1 "
+                      "to the number of constraints (1)"});
+  }
+  // a declared rank below m leaves only the formulations that stay regular
+  Model md;
+  md.set(Model::kConstraints,
+         R"~(constraints = [ { name = "a", kind = "velocity", expr = "x_dot" }, { name = "b", kind = "velocity", expr = "2*x_dot" } ])~");
+  md.add("constraint_rank = 1");
+  const ModelSpec s = parse(md.text());
+  EXPECT_EQ(s.constraint_rank, 1);
+  EXPECT_EQ(nholo::model_info_from_spec(s).formulations,
+            (std::vector<std::string>{"udwadia_kalaba", "null_space"}));
+  EXPECT_NE(nholo::generate_model_header(s).find("static constexpr int constraint_rank = 1;"),
+            std::string::npos);
+}
+
 TEST(ModelFileErrors, EmptyCoordinateList) {
   Model md;
   md.set(Model::kCoordinates, "coordinates = []");
