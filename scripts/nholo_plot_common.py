@@ -31,9 +31,8 @@ BLOCK = 4096
 DEFAULT_STATUS_NAMES = ["ok", "max_steps", "step_underflow", "non_finite",
                         "singular", "not_run", "rejected"]
 
-# The HDF5 file stores no units: these follow the parameter units that
-# `nholo models` lists (SI for the physical models, arbitrary units for the
-# dimensionless examples of Udwadia & Wanichanon (2010)).
+# Files written before nholo stored units (root attribute coordinate_units)
+# fall back to these, which follow the parameter units `nholo models` lists.
 _SI = {"time": "s", "energy": "J", "length": "m", "angle": "rad"}
 _ARB = {"time": "arb. units", "energy": "arb. units", "length": "arb. units",
         "angle": "rad"}
@@ -153,11 +152,18 @@ def dataset(f, path, hint=""):
 
 def model_units(f):
     """{'time': .., 'energy': .., '<coordinate>': ..} for the file's model."""
+    if "coordinate_units" in f.attrs:
+        cu = str_list(f.attrs["coordinate_units"])
+        si = all(u != "1" for u in cu)
+        units = {"time": "s", "energy": "J" if si else "arb. units"}
+        units.update(zip(coordinates(f), cu))
+        return units
     system = _MODEL_SYSTEM.get(model(f), _ARB)
     units = {"time": system["time"], "energy": system["energy"]}
     for c in coordinates(f):
         units[c] = system["angle"] if c in _ANGLES else system["length"]
     return units
+
 
 
 def rate_unit(unit, time_unit):
