@@ -688,6 +688,15 @@ bool uses(const Expr& e, Op op) {
   return false;
 }
 
+// L = T(qd) + U(q, t) by its structure: a sum (and differences, negations)
+// of terms none of which has a rate together with a coordinate or time
+// (kernels/model.hpp, separable_lagrangian)
+bool separable_terms(const Expr& e) {
+  if (e.op == Op::add || e.op == Op::sub) return separable_terms(*e.args[0]) && separable_terms(*e.args[1]);
+  if (e.op == Op::neg) return separable_terms(*e.args[0]);
+  return !(uses(e, Op::rate) && (uses(e, Op::coord) || uses(e, Op::time)));
+}
+
 // 0: no acceleration; 1: affine in the accelerations by its structure; 2:
 // not evidently affine (*where: the first node that makes it so)
 int acc_degree(const Expr& e, int* where) {
@@ -1575,6 +1584,9 @@ std::string generate_model_header(const ModelSpec& s) {
   line("  static constexpr const char* description = " + cpp_string(s.description) + ";");
   line("  static constexpr const char* source = " + cpp_string(s.source) + ";");
   line("  static constexpr int n = " + std::to_string(n) + ";");
+  // the rates never meet q or t in one term: dynamics.hpp skips the (qd, q)
+  // and (qd, t) second derivatives
+  if (separable_terms(*s.lagrangian.tree)) line("  static constexpr bool separable_lagrangian = true;");
   line("  static constexpr int m_position = " + std::to_string(s.m_position) + ";");
   line("  static constexpr int m_velocity = " + std::to_string(s.m_velocity) + ";");
   line("  static constexpr int m_acceleration = " + std::to_string(s.m_acceleration) + ";");

@@ -592,7 +592,7 @@ TEST(ModelFileErrors, UnknownKeysNameTheAcceptedOnes) {
   expect_error(md, {md.at(l, "lagrangain") +
                     ": lagrangain: unknown key 'lagrangain' (accepted: name, description, "
                     "coordinates, parameters, lagrangian, constraints, forces, nonideal_forces, "
-                    "energy, conflated_lagrangian)"});
+                    "energy, conflated_lagrangian, constraint_rank)"});
   md = Model();
   md.set(
       Model::kCoordinates,
@@ -1573,3 +1573,23 @@ int main() {
 }
 
 }  // namespace
+
+// A Lagrangian T(qd) + U(q, t) is declared separable (dynamics.hpp skips the
+// mixed second derivatives); one with a term coupling rates and coordinates is
+// not. The trajectories of both kinds equal the built-in models'
+// (tests/test_model_files.cpp).
+TEST(ModelFileGood, SeparableLagrangianIsDetectedFromItsTerms) {
+  const std::string dir = std::string(NHOLO_SOURCE_DIR) + "/tests/model_files/";
+  const std::string flag = "static constexpr bool separable_lagrangian = true;";
+  for (const char* f : {"rolling_coin.toml", "appell.toml", "parallel_velocities.toml", "udwadia_example2.toml"})
+    EXPECT_NE(nholo::generate_model_header(nholo::load_model_file(dir + f, kBuiltins)).find(flag),
+              std::string::npos)
+        << f;
+  for (const char* f : {"skate.toml", "sleigh.toml"}) {
+    const std::string h = nholo::generate_model_header(nholo::load_model_file(dir + f, kBuiltins));
+    EXPECT_EQ(h.find("separable_lagrangian"), std::string::npos) << f;
+  }
+  Model md;
+  md.set(Model::kLagrangian, R"~(lagrangian = "m/2*(x_dot^2 + y_dot^2) - t*x_dot + J/2*theta_dot^2")~");
+  EXPECT_EQ(nholo::generate_model_header(parse(md.text())).find("separable_lagrangian"), std::string::npos);
+}
