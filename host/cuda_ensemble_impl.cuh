@@ -363,14 +363,27 @@ std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& d
 #define NHOLO_CUDA_INSTANTIATE_SYSTEM(Sys)                     \
   template std::unique_ptr<DeviceEnsemble> make_ensemble<Sys>( \
       const std::string&, Device&, const Sys&, const IntegratorOptions&, const EnsembleLayout&);
-#define NHOLO_CUDA_INSTANTIATE_MODEL(Model)                      \
-  NHOLO_CUDA_INSTANTIATE_SYSTEM(UdwadiaKalabaSystem<Model>)      \
-  NHOLO_CUDA_INSTANTIATE_SYSTEM(LagrangeMultiplierSystem<Model>) \
-  NHOLO_CUDA_INSTANTIATE_SYSTEM(NullSpaceSystem<Model>)          \
-  NHOLO_CUDA_INSTANTIATE_SYSTEM(VakonomicSystem<Model>)
-#define NHOLO_CUDA_INSTANTIATE_CONFLATED(Model) \
-  NHOLO_CUDA_INSTANTIATE_SYSTEM(UdwadiaKalabaSystem<Conflated<Model>>)
-#define NHOLO_CUDA_INSTANTIATE_EMBEDDED(Model) \
-  NHOLO_CUDA_INSTANTIATE_SYSTEM(EmbeddedSystem<Model>)
+// Every device ensemble of Model that make_formulation (host/runner.hpp) can
+// ask for, conflated and embedded included when the model has them: the
+// explicit instantiation of this function in the model's generated unit
+// (CMakeLists.txt) stores each make_ensemble<Sys>'s address, which makes the
+// compiler emit them there.
+using AnyFunction = void (*)();
+template <class Model>
+int instantiate_model_ensembles(AnyFunction* out) {
+  int k = 0;
+  out[k++] = reinterpret_cast<AnyFunction>(&make_ensemble<UdwadiaKalabaSystem<Model>>);
+  out[k++] = reinterpret_cast<AnyFunction>(&make_ensemble<LagrangeMultiplierSystem<Model>>);
+  out[k++] = reinterpret_cast<AnyFunction>(&make_ensemble<NullSpaceSystem<Model>>);
+  if constexpr (constraint_count<Model>() > 0 && Model::m_acceleration == 0)
+    out[k++] = reinterpret_cast<AnyFunction>(&make_ensemble<VakonomicSystem<Model>>);
+  if constexpr (has_conflated_lagrangian<Model>::value)
+    out[k++] = reinterpret_cast<AnyFunction>(&make_ensemble<UdwadiaKalabaSystem<Conflated<Model>>>);
+  if constexpr (has_embedded_constraints<Model>::value)
+    out[k++] = reinterpret_cast<AnyFunction>(&make_ensemble<EmbeddedSystem<Model>>);
+  return k;
+}
+#define NHOLO_CUDA_INSTANTIATE_MODEL(Model) \
+  template int instantiate_model_ensembles<Model>(AnyFunction*);
 
 }  // namespace nholo::cuda_backend

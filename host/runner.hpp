@@ -165,4 +165,5 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev);
 
 // The definition of run_model is in host/runner_impl.hpp; it is instantiated
 // once per model in generated translation units (CMakeLists.txt,
-// NHOLO_MODEL_TYPES), so that the models compile in parallel.
+// reading AllModels of models/registry.hpp), so that the models compile in
+// parallel; a model plugin holds its own (host/plugin_define.hpp).

@@ -1,4 +1,8 @@
-// nholo/models/registry.hpp — the list of models, by name.
+// nholo/models/registry.hpp — the list of built-in models, by name: the one
+// list (CMakeLists.txt reads AllModels to generate each model's translation
+// units). Adding a model is its header in models/, its #include below and its
+// entry in AllModels (and its tests: tests/test_models.cpp checks that every
+// header of models/ is registered and covered).
 //
 // Concept (valid expressions):
 //   AllModels                          ModelList<RollingCoin, Skate, ...>

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Model files: plugin compile time and integration speed against the built-in
+models (docs/models.md). Writes its section into docs/BENCHMARKS.md (after
+bench/report.py's keep marker, between this script's own markers).
+
+    python3 bench/model_files.py [--nholo build/release/nholo] [--out docs/BENCHMARKS.md]
+                                 [--size 4000] [--reps 3]
+
+1. cold compile: `nholo model build FILE --force` in an empty cache, for the
+   example model files (the compile time the command reports);
+2. warm: `nholo model build FILE` with the plugin cached (wall time of the
+   command, best of 5);
+3. speed: the built-in model and its twin model file (tests/model_files/, the
+   same Lagrangian and constraints) run the same ensemble on one core
+   (backend cpp, statistics only), alternately, `reps` times each; the
+   integrating thread's time (root attribute compute_seconds) is compared,
+   best of the repetitions. The trajectories are the same to 2e-15
+   (tests/test_model_files.cpp).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEGIN = "<!-- bench/model_files.py: begin -->"
+END = "<!-- bench/model_files.py: end -->"
+KEEP_MARKER = "<!-- bench/report.py keeps what follows: measured outside bench/run.sh -->"
+
+PAIRS = [  # built-in, example config, what the built-in has that the file lacks
+    ("rolling_coin", "rolling_coin.toml", "hand-written M, F (hand_dynamics)"),
+    ("skate", "skate.toml", "nothing"),
+    ("appell", "appell.toml", "nothing"),
+    ("sleigh", "sleigh.toml", "nothing"),
+]
+
+
+def run(cmd, env, cwd):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"model_files.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+    return wall, p.stdout + p.stderr
+
+
+def compute_seconds(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        return float(f.attrs["compute_seconds"]), int(f.attrs["ensemble_size"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nholo", default=os.path.join(ROOT, "build", "release", "nholo"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "BENCHMARKS.md"))
+    ap.add_argument("--size", type=int, default=4000)
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    nholo = os.path.abspath(a.nholo)
+    if not os.access(nholo, os.X_OK):
+        sys.exit(f"model_files.py: {nholo} not found; build nholo first")
+    work = tempfile.mkdtemp(prefix="nholo_bench_models_")
+    env = dict(os.environ, NHOLO_CACHE_DIR=os.path.join(work, "cache"))
+    lines = []
+    try:
+        # 1, 2: compile times
+        rows = []
+        for m in ("rolling_disk", "chaplygin_sleigh", "constant_speed"):
+            src = os.path.join(ROOT, "examples", "models", m + ".model.toml")
+            _, out = run([nholo, "model", "build", src, "--force"], env, work)
+            cold = float(re.search(r"compiled in ([0-9.]+) s", out).group(1))
+            warm = min(run([nholo, "model", "build", src], env, work)[0] for _ in range(5))
+            rows.append((m, cold, warm))
+            print(f"{m}: cold {cold:.1f} s, warm {warm * 1000:.0f} ms", file=sys.stderr)
+        # 3: speed against the built-in twin
+        speed = []
+        for builtin, example, extra in PAIRS:
+            twin = os.path.join(ROOT, "tests", "model_files", builtin + ".toml")
+            cfg = os.path.join(ROOT, "examples", example)
+            common = ["--set", f"ensemble.size={a.size}", "--set", "output.fields=[]",
+                      "--set", 'formulations=["udwadia_kalaba"]', "--backend", "cpp", "-q", "--overwrite"]
+            run([nholo, "model", "build", twin], env, work)  # compiled before timing
+            best = {"builtin": 1e300, "file": 1e300}
+            for _ in range(a.reps):
+                for kind, model in (("builtin", builtin), ("file", twin)):
+                    path = os.path.join(work, f"{builtin}_{kind}.h5")
+                    run([nholo, "run", cfg, "--set", f'model="{model}"', "--set",
+                         f'output.path="{path}"'] + common, env, work)
+                    best[kind] = min(best[kind], compute_seconds(path)[0])
+            speed.append((builtin, best["builtin"], best["file"], extra))
+            print(f"{builtin}: built-in {best['builtin']:.3f} s, file {best['file']:.3f} s", file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
+                         capture_output=True, text=True).stdout.strip()
+    L = [BEGIN, "## Model files: compile time and speed (bench/model_files.py)", "",
+         f"Measured {time.strftime('%Y-%m-%d')} on {cpu}, {os.cpu_count()} cores, by "
+         "`python3 bench/model_files.py`. The plugin of a model file holds its whole run "
+         "pipeline (every formulation and integrator), compiled with -O3 like the built-in models.",
+         "", "| model file | cold compile (`nholo model build --force`) | warm (cached: check, load) |",
+         "|---|---|---|"]
+    for m, cold, warm in rows:
+        L.append(f"| examples/models/{m} | {cold:.1f} s | {warm * 1000:.0f} ms |")
+    L += ["", f"Speed: the same ensemble ({a.size} trajectories of the model's example config, "
+          "udwadia_kalaba, statistics only) on one core (backend cpp), the built-in model and its "
+          "twin in tests/model_files/ run alternately, best of "
+          f"{a.reps}; the integrating thread's time:", "",
+          "| model | built-in | model file | model file / built-in | the built-in has in addition |",
+          "|---|---|---|---|---|"]
+    for name, b, f, extra in speed:
+        L.append(f"| {name} | {b:.3f} s | {f:.3f} s | {f / b:.3f} | {extra} |")
+    L += ["", "A model file is as fast as a built-in model written the same way (the ratio is "
+          "noise around 1); a built-in with hand-written M and F is faster than any Lagrangian "
+          "differentiated by AD, which is what a model file always is (write a C++ model with "
+          "hand_dynamics and nholo_add_model for that, docs/models.md).", "", END]
+    section = "\n".join(L)
+    text = open(a.out).read() if os.path.exists(a.out) else ""
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+    else:
+        if KEEP_MARKER not in text:
+            text = text.rstrip() + "\n\n" + KEEP_MARKER + "\n"
+        text = text.rstrip() + "\n\n" + section + "\n"
+    with open(a.out, "w") as fo:
+        fo.write(text)
+    print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
