@@ -170,7 +170,7 @@ class CudaEnsemble final : public DeviceEnsemble {
       check(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming), "cudaEventCreate");
     }
     if (L_.line_fit) fit_ = DeviceArray(dev_, 7 * cap);
-    if (L_.per_trajectory_params && kParams > 0) params_ = DeviceArray(dev_, kParams * cap);
+    if (L_.per_trajectory_params) params_ = DeviceArray(dev_, kParams * cap);
   }
   ~CudaEnsemble() override {
     cudaStreamSynchronize(dev_.compute());
@@ -189,7 +189,7 @@ class CudaEnsemble final : public DeviceEnsemble {
       throw std::logic_error("start_slice: per-trajectory parameters, but the layout has none");
     dev_.make_current();
     count_ = count;
-    slice_params_ = params != nullptr && kParams > 0;
+    slice_params_ = params != nullptr;
     HostEnsemble<Sys> h;
     h.start_from_states(sys_, count, q0, qd0, l0, rejected, t0, opt_);
     // the previous slice's copies must be done before its buffers are reused

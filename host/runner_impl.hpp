@@ -941,7 +941,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       sum.projected += r.attr_int64("projected");
       sum.rejected += r.attr_int64("rejected");
       sum.singular_initial += r.attr_int64("singular");
-      sum.params_rejected += r.attr_int64("params_rejected");
+      if (r.has_attr("params_rejected")) sum.params_rejected += r.attr_int64("params_rejected");
     }
     if (!pieces.has(PieceDir::slice_name(s))) {
       for (int f = 0; f < nf; ++f)
