@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "host/model_file.hpp"
 #include "host/model_info.hpp"
@@ -34,7 +35,8 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
       {"integrator",
        {"method", "rtol", "atol", "dt", "dt_min", "dt_max", "max_steps", "drift",
         "baumgarte_alpha", "baumgarte_beta", "pinv_rtol"}},
-      {"ensemble", {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0"}},
+      {"ensemble",
+       {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0", "params"}},
       {"output", {"path", "mode", "fields", "memory_budget_mb", "window", "compression"}},
       {"backend", {"device", "gpu", "threads"}},
       {"compare", {"threshold"}},
@@ -246,6 +248,151 @@ void apply_override(toml::table& root, const std::string& assignment) {
   parsed.get("v")->visit([&](auto&& val) { t->insert_or_assign(parts.back(), val); });
 }
 
+// The parameters that vary per trajectory ([ensemble.params], and the
+// params.<name> columns of a state file): each distribution must stay inside
+// the range its model declares (whatever it draws), and the model's relation
+// between parameters (ModelInfo::check_params) must hold wherever it can be
+// decided here — at every corner of the box the distributions span (the
+// least and greatest value of each; for grids these are trajectories of the
+// run), or, for a state file whose varied parameters are all columns, at
+// every row. What cannot be decided here (a normal distribution, or a
+// relation broken only inside the box) is checked per trajectory when the
+// run samples the parameters: such a trajectory gets status rejected.
+void check_varied_params(RunConfig& cfg, const ModelInfo& mi, const std::set<std::string>& params_given) {
+  const std::string model = "model '" + cfg.model + "'";
+  auto need = [&](const ParamDescription& p) {
+    return p.range_text().empty() ? std::string("any finite value") : p.range_text();
+  };
+  // state file columns
+  std::map<std::string, int> file_column;  // parameter -> column of the file
+  StateFile sf;
+  if (cfg.sampler == "file") {
+    const std::vector<std::string> header = state_file_header(cfg.file);
+    for (size_t h = 0; h < header.size(); ++h) {
+      if (header[h].rfind("params.", 0) != 0) continue;
+      const std::string name = header[h].substr(7);
+      const auto it = std::find_if(mi.params.begin(), mi.params.end(),
+                                   [&](const ParamDescription& p) { return p.name == name; });
+      if (it == mi.params.end()) {
+        std::vector<std::string> names;
+        for (const auto& p : mi.params) names.push_back("params." + p.name);
+        throw ConfigError("ensemble.file", cfg.file + ": column '" + header[h] + "' is not a parameter of " +
+                                               model + " (accepted: " +
+                                               (names.empty() ? std::string("none") : join(names)) + ")");
+      }
+      if (params_given.count(name)) {
+        std::ostringstream os;
+        os << cfg.file << ": column '" << header[h] << "' varies the parameter that [params] fixes (params."
+           << name << " = " << cfg.params.at(name) << "); remove one of them";
+        throw ConfigError("ensemble.file", os.str());
+      }
+      if (cfg.param_dists.count(name))
+        throw ConfigError("ensemble.params." + name, "given both in the config and in the file " + cfg.file +
+                                                         " (column '" + header[h] + "')");
+      file_column[name] = static_cast<int>(h);
+    }
+    if (!file_column.empty()) sf = read_state_file(cfg.file);
+  }
+  cfg.varied_params.clear();
+  // per parameter (model order): the least and greatest value it takes
+  std::vector<double> lo, hi;
+  bool bounded = true, random_dist = false;
+  for (const auto& p : mi.params) {
+    double a = cfg.params.at(p.name), b = a;
+    if (const auto it = cfg.param_dists.find(p.name); it != cfg.param_dists.end()) {
+      const Distribution& d = it->second;
+      const std::string key = "ensemble.params." + p.name;
+      std::tie(a, b) = distribution_bounds(d);
+      const bool has_bound = p.range.has_lo || p.range.has_hi;
+      if (d.kind == Distribution::Kind::normal && d.b > 0 && has_bound) {
+        std::ostringstream os;
+        os << d.describe() << " can draw any value, but " << model << " needs " << p.name << " "
+           << need(p) << " (" << p.doc << "); accepted for a bounded parameter: a number, uniform, "
+           << "linspace or values inside that range";
+        throw ConfigError(key, os.str());
+      }
+      if (std::isfinite(a) && (!p.admits(a) || !p.admits(b))) {
+        std::ostringstream os;
+        os << "draws values in [" << a << ", " << b << "] (" << d.describe() << "), outside the range "
+           << model << " allows: " << p.name << " " << need(p) << " (" << p.doc
+           << "); accepted: a number, uniform, linspace or values with every value " << need(p);
+        throw ConfigError(key, os.str());
+      }
+      if (d.kind == Distribution::Kind::uniform || d.kind == Distribution::Kind::normal) random_dist = true;
+      cfg.varied_params.push_back(p.name);
+    } else if (const auto fc = file_column.find(p.name); fc != file_column.end()) {
+      a = INFINITY;
+      b = -INFINITY;
+      for (size_t r = 0; r < sf.rows.size(); ++r) {
+        const double v = sf.rows[r][fc->second];
+        if (!p.admits(v)) {
+          std::ostringstream os;
+          os << cfg.file << " line " << sf.lines[r] << ": params." << p.name << " = " << v << " is outside the range "
+             << model << " allows: " << p.name << " " << need(p) << " (" << p.doc << ")";
+          throw ConfigError("ensemble.file", os.str());
+        }
+        a = std::min(a, v);
+        b = std::max(b, v);
+      }
+      cfg.varied_params.push_back(p.name);
+    }
+    bounded = bounded && std::isfinite(a) && std::isfinite(b);
+    lo.push_back(a);
+    hi.push_back(b);
+  }
+  if (!mi.check_params) return;
+  auto describe = [&](const std::vector<double>& v) {
+    std::ostringstream os;
+    os << model << " at";
+    for (size_t j = 0; j < mi.params.size(); ++j) os << (j ? ", " : " ") << mi.params[j].name << " = " << v[j];
+    return os.str();
+  };
+  if (cfg.varied_params.empty()) {
+    // [ensemble.params] was empty: the fixed parameters' relation as in [params]
+    const std::string bad = mi.check_params(lo);
+    if (!bad.empty()) throw ConfigError("params", bad + " (" + describe(lo) + ")");
+    return;
+  }
+  if (!file_column.empty()) {
+    // every varied parameter a column (or a constant): each row is a trajectory
+    if (random_dist) return;
+    for (size_t r = 0; r < sf.rows.size(); ++r) {
+      std::vector<double> v = lo;
+      for (size_t j = 0; j < mi.params.size(); ++j)
+        if (const auto fc = file_column.find(mi.params[j].name); fc != file_column.end())
+          v[j] = sf.rows[r][fc->second];
+      const std::string bad = mi.check_params(v);
+      if (!bad.empty()) {
+        std::ostringstream os;
+        os << cfg.file << " line " << sf.lines[r] << ": " << bad << " (" << describe(v) << ")";
+        throw ConfigError("ensemble.file", os.str());
+      }
+    }
+    return;
+  }
+  if (!bounded) return;  // a normal distribution: checked per trajectory
+  std::vector<size_t> span;  // parameters with lo < hi
+  for (size_t j = 0; j < lo.size(); ++j)
+    if (lo[j] < hi[j]) span.push_back(j);
+  for (uint64_t corner = 0; corner < (uint64_t(1) << span.size()); ++corner) {
+    std::vector<double> v = lo;
+    for (size_t k = 0; k < span.size(); ++k)
+      if ((corner >> k) & 1) v[span[k]] = hi[span[k]];
+    const std::string bad = mi.check_params(v);
+    if (!bad.empty()) {
+      std::ostringstream os;
+      os << "the distributions of";
+      for (size_t j = 0, k = 0; j < mi.params.size(); ++j)
+        if (std::find(cfg.varied_params.begin(), cfg.varied_params.end(), mi.params[j].name) !=
+            cfg.varied_params.end())
+          os << (k++ ? ", " : " ") << mi.params[j].name << " (in [" << lo[j] << ", " << hi[j] << "])";
+      os << " reach parameters that break the model's relation: " << bad << " (" << describe(v)
+         << "); accepted: distributions whose every combination satisfies it";
+      throw ConfigError("ensemble.params", os.str());
+    }
+  }
+}
+
 }  // namespace
 
 RunConfig parse_config(const std::string& toml_text, const std::vector<std::string>& overrides,
@@ -388,6 +535,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
 
   // [params]: defaults, then the given ones
   for (const auto& p : mi->params) cfg.params[p.name] = p.default_value;
+  std::set<std::string> params_given;  // named in [params]
   if (const toml::table* pt = subtable(root, "params")) {
     std::vector<std::string> names;
     for (const auto& p : mi->params) names.push_back(p.name);
@@ -397,11 +545,21 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
         throw ConfigError("params." + name, "unknown parameter of model '" + cfg.model +
                                                 "' (accepted: " + (names.empty() ? "none" : join(names)) + ")");
       cfg.params[name] = as_number(v, "params." + name);
+      params_given.insert(name);
     }
   }
   // each parameter inside the range its model declares, then the relations
   // between them (a model that would integrate with a non-physical inertia or
-  // a negative mass reports every trajectory ok, so it is refused here)
+  // a negative mass reports every trajectory ok, so it is refused here). The
+  // parameters that vary per trajectory ([ensemble.params], params.<name>
+  // columns of a state file) are checked with the ensemble, below.
+  bool params_may_vary = false;
+  if (const toml::node* en = root.get("ensemble"); en && en->is_table()) {
+    const toml::table& e = *en->as_table();
+    const toml::node* sn = e.get("sampler");
+    params_may_vary = e.get("params") != nullptr ||
+                      (sn && sn->is_string() && sn->value<std::string>() == std::string("file"));
+  }
   std::vector<double> pvals;
   for (const auto& p : mi->params) {
     const double v = cfg.params.at(p.name);
@@ -413,7 +571,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     }
     pvals.push_back(v);
   }
-  if (mi->check_params) {
+  if (mi->check_params && !params_may_vary) {
     const std::string bad = mi->check_params(pvals);
     if (!bad.empty()) {
       std::ostringstream os;
@@ -544,6 +702,29 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     cfg.q0 = parse_initial(subtable(*et, "q0"), "ensemble.q0", mi->coordinates);
     cfg.qd0 = parse_initial(subtable(*et, "qd0"), "ensemble.qd0", mi->coordinates);
     cfg.lambda0 = parse_initial(subtable(*et, "lambda0"), "ensemble.lambda0", mi->constraints);
+    if (const toml::node* pn = et->get("params")) {
+      if (!pn->is_table())
+        throw ConfigError("ensemble.params", std::string("expected a table of parameter distributions, got ") +
+                                                 type_name(*pn));
+      std::vector<std::string> names;
+      for (const auto& p : mi->params) names.push_back(p.name);
+      for (auto&& [k, v] : *pn->as_table()) {
+        (void)v;
+        const std::string name(k.str());
+        if (std::find(names.begin(), names.end(), name) == names.end())
+          throw ConfigError("ensemble.params." + name,
+                            "unknown parameter of model '" + cfg.model + "' (accepted: " +
+                                (names.empty() ? std::string("none: the model has no parameters") : join(names)) + ")");
+        if (params_given.count(name)) {
+          std::ostringstream os;
+          os << "is also given in [params] (params." << name << " = " << cfg.params.at(name)
+             << "); a parameter is either fixed in [params] or varied per trajectory in "
+                "[ensemble.params], not both";
+          throw ConfigError("ensemble.params." + name, os.str());
+        }
+      }
+      cfg.param_dists = parse_initial(pn->as_table(), "ensemble.params", names);
+    }
   }
   // lambda0: the vakonomic multipliers, and ell0 of the embedded formulation
   // (row l: embedded constraint l, which replaces constraint l)
@@ -553,7 +734,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
     throw ConfigError("ensemble.lambda0", "given, but neither a vakonomic nor an embedded formulation is selected");
   // sampler-specific checks
   auto all_specs = [&](auto&& f) {
-    for (auto* m : {&cfg.q0, &cfg.qd0, &cfg.lambda0})
+    for (auto* m : {&cfg.q0, &cfg.qd0, &cfg.lambda0, &cfg.param_dists})
       for (auto& [name, d] : *m) f(name, d);
   };
   if (cfg.sampler == "grid") {
@@ -572,13 +753,15 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
       throw ConfigError("ensemble.size", "is " + std::to_string(cfg.size) + " but the grid has " +
                                              std::to_string(product) + " points (omit size for grids)");
     cfg.size = product;
-  } else if (cfg.sampler == "random" || cfg.sampler == "sobol") {
+  } else {
+    // random, sobol, and the config's entries besides a state file's columns
     all_specs([&](const std::string& name, const Distribution& d) {
       if (d.kind == Distribution::Kind::linspace || d.kind == Distribution::Kind::values)
         throw ConfigError("ensemble", "sampler '" + cfg.sampler + "' takes numbers, uniform or normal, "
                                       "not linspace/values (for '" + name + "'; use sampler = \"grid\")");
     });
-  } else if (cfg.sampler == "file") {
+  }
+  if (cfg.sampler == "file") {
     if (cfg.file.empty()) throw ConfigError("ensemble.file", "missing (sampler = \"file\" needs a file of initial states)");
     const int64_t rows = state_file_rows(cfg.file);
     if (size_given && cfg.size != rows)
@@ -587,6 +770,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
                                              "to run every row)");
     cfg.size = rows;
   }
+  check_varied_params(cfg, *mi, params_given);
 
   // [output]
   cfg.fields = {"q", "qdot", "constraint_residual", "energy"};

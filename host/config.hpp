@@ -76,6 +76,14 @@ struct RunConfig {
   std::string on_violation = "project";  // project | reject | error
   std::string file;                      // sampler = "file"
   std::map<std::string, Distribution> q0, qd0, lambda0;
+  // [ensemble.params]: model parameters given a distribution, one value per
+  // trajectory (the same syntax and samplers as q0); none of them is in
+  // [params]. cfg.params keeps the model's default for these.
+  std::map<std::string, Distribution> param_dists;
+  // every parameter that varies per trajectory: those of [ensemble.params]
+  // and, with sampler = "file", the file's params.<name> columns; in the
+  // model's parameter order (the columns of /initial/params)
+  std::vector<std::string> varied_params;
 
   // [output]
   std::string output_path;

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,7 @@ class CpuDevice final : public Device {
 template <class Sys>
 class CpuEnsemble final : public DeviceEnsemble {
   static constexpr int n = Sys::n, m = Sys::m, N = Sys::N;
+  static constexpr int kParams = Sys::model_type::n_params;
 
  public:
   CpuEnsemble(std::string name, CpuDevice& dev, const Sys& sys, const IntegratorOptions& opt,
@@ -94,8 +96,14 @@ class CpuEnsemble final : public DeviceEnsemble {
   const std::string& name() const override { return name_; }
 
   void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
-                   const uint8_t* rejected, double t0) override {
+                   const double* params, const uint8_t* rejected, double t0) override {
+    if (params && !L_.per_trajectory_params)
+      throw std::logic_error("start_slice: per-trajectory parameters, but the layout has none");
     ens_.start_from_states(sys_, count, q0, qd0, l0, rejected, t0, opt_);
+    if (params)
+      ens_.params.assign(params, params + static_cast<std::size_t>(kParams) * count);
+    else
+      ens_.params.clear();
     if (L_.line_fit)
       for_each_index(dev_.info().backend, dev_.threads(), count,
                      LineFitResetKernel{count, fit_.data()});
@@ -130,6 +138,7 @@ class CpuEnsemble final : public DeviceEnsemble {
     f.arr.steps = ens_.steps.data();
     f.arr.rejected = ens_.rejected.data();
     f.arr.status = ens_.status.data();
+    f.arr.params = ens_.params.empty() ? nullptr : ens_.params.data();
     f.arr.q = out("q", true, scratch_q_);
     f.arr.qdot = out("qdot", true, scratch_qd_);
     f.arr.qddot = out("qddot", L_.sel.qddot, none);

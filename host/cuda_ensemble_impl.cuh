@@ -7,6 +7,8 @@
 //
 // Per formulation and run (allocated once, for the largest slice):
 //   state        y[c count + i], t, h, err_prev, fail_time, steps, rejected, status
+//   params       with EnsembleLayout::per_trajectory_params: every parameter of
+//                every trajectory of the slice, [j count + i], j < n_params
 //   outputs      every observable of a window, SoA [(k nc + c) count + i]
 //   staging[2]   the requested fields transposed to the file's layout
 //   moments[2]   block moments of q and qdot (kernels/reduce.hpp)
@@ -22,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -125,6 +128,7 @@ class CudaEnsemble final : public DeviceEnsemble {
   using S = typename Sys::scalar;
   static_assert(std::is_same<S, double>::value, "the CUDA pipeline moves doubles");
   static constexpr int n = Sys::n, m = Sys::m, N = Sys::N;
+  static constexpr int kParams = Sys::model_type::n_params;
 
  public:
   CudaEnsemble(std::string name, CudaDevice& dev, const Sys& sys, const IntegratorOptions& opt,
@@ -166,6 +170,7 @@ class CudaEnsemble final : public DeviceEnsemble {
       check(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming), "cudaEventCreate");
     }
     if (L_.line_fit) fit_ = DeviceArray(dev_, 7 * cap);
+    if (L_.per_trajectory_params) params_ = DeviceArray(dev_, kParams * cap);
   }
   ~CudaEnsemble() override {
     cudaStreamSynchronize(dev_.compute());
@@ -179,9 +184,12 @@ class CudaEnsemble final : public DeviceEnsemble {
   const std::string& name() const override { return name_; }
 
   void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
-                   const uint8_t* rejected, double t0) override {
+                   const double* params, const uint8_t* rejected, double t0) override {
+    if (params && !L_.per_trajectory_params)
+      throw std::logic_error("start_slice: per-trajectory parameters, but the layout has none");
     dev_.make_current();
     count_ = count;
+    slice_params_ = params != nullptr;
     HostEnsemble<Sys> h;
     h.start_from_states(sys_, count, q0, qd0, l0, rejected, t0, opt_);
     // the previous slice's copies must be done before its buffers are reused
@@ -198,6 +206,8 @@ class CudaEnsemble final : public DeviceEnsemble {
     up(steps_.get(), h.steps.data(), count * sizeof(int64_t));
     up(rej_.get(), h.rejected.data(), count * sizeof(int64_t));
     up(status_.get(), h.status.data(), count * sizeof(int32_t));
+    // the slice's parameters, [j count + i] (only the slice's count columns)
+    if (slice_params_) up(params_.get(), params, kParams * count * sizeof(double));
     if (L_.line_fit)
       launch(LineFitResetKernel{count, fit_.get()}, count, dev_.compute(), "line fit reset");
     // pageable sources: wait before they go out of scope
@@ -225,6 +235,7 @@ class CudaEnsemble final : public DeviceEnsemble {
     f.arr.steps = reinterpret_cast<int64_t*>(steps_.get());
     f.arr.rejected = reinterpret_cast<int64_t*>(rej_.get());
     f.arr.status = reinterpret_cast<int32_t*>(status_.get());
+    f.arr.params = slice_params_ ? params_.get() : nullptr;
     f.arr.q = q_.get();
     f.arr.qdot = qd_.get();
     f.arr.qddot = qdd_.get();
@@ -338,7 +349,8 @@ class CudaEnsemble final : public DeviceEnsemble {
   IntegratorOptions opt_;
   EnsembleLayout L_;
   int64_t count_ = 0;
-  DeviceArray y_, t_, h_, err_, ft_, steps_, rej_, status_;
+  bool slice_params_ = false;  // the current slice has per-trajectory parameters (params_)
+  DeviceArray y_, t_, h_, err_, ft_, steps_, rej_, status_, params_;
   DeviceArray q_, qd_, qdd_, fi_, fni_, mult_, res_, en_, fit_;
   std::vector<DeviceArray> staging_[2];
   std::vector<PinnedArray> host_[2];

@@ -11,7 +11,9 @@
 //   DeviceArray a(dev, n); dev.fill(a, v, n)     device memory (host memory on CPU)
 //   dev.pair_distance(kernel, count)             kernels/reduce.hpp, on the device
 //   dev.to_host(dst, a, n)                       synchronous copy back
-//   e->start_slice(count, q0, qd0, l0, rej, t0)  a slice's initial states to the device
+//   e->start_slice(count, q0, qd0, l0, params,   a slice's initial states (and, when
+//                  rej, t0)                      parameters vary, every trajectory's
+//                                                parameters) to the device
 //   e->run_window(k0, ns, slot)                  integrate saves [k0, k0+ns); the
 //                                                requested fields (file layout) and the
 //                                                block moments of q, qdot reach host
@@ -120,6 +122,9 @@ struct EnsembleLayout {
   bool line_fit = false;
   int fit_x = 0, fit_y = 0;
   double t_mid = 0;
+  // parameters vary per trajectory: start_slice receives them (the device
+  // holds n_params values per trajectory of the slice)
+  bool per_trajectory_params = false;
   // set asynchronously (an interrupt): a backend that integrates a window in
   // parts may stop between them (the CPU backends check it every chunk of
   // trajectories; a GPU window runs to its end)
@@ -149,10 +154,14 @@ class DeviceEnsemble {
  public:
   virtual ~DeviceEnsemble() = default;
   virtual const std::string& name() const = 0;
-  // Initial states, row-major host arrays [i n + c], [i m + l]; rejected[i]
-  // != 0: not integrated (status rejected).
+  // Initial states, row-major host arrays [i n + c], [i m + l]; params: null
+  // (every trajectory has the system's parameters) or, when the layout says
+  // per_trajectory_params, every parameter of every trajectory,
+  // params[j * count + i] for j < Model::n_params (kernels/ensemble.hpp);
+  // rejected[i] != 0: not integrated (status rejected, or singular). The
+  // arrays are copied: they need not outlive the call.
   virtual void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
-                           const uint8_t* rejected, double t0) = 0;
+                           const double* params, const uint8_t* rejected, double t0) = 0;
   virtual void run_window(int64_t k0, int ns, int slot) = 0;
   // false when the last run_window stopped early because EnsembleLayout::stop
   // was set: its outputs and the slice's state are unusable (not_run)

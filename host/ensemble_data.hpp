@@ -39,7 +39,9 @@ struct HostEnsemble {
   std::vector<S> y, t, h, err_prev, fail_time;
   std::vector<int64_t> steps, rejected;
   std::vector<int32_t> status;
-  std::vector<double> params;  // empty: the system's parameters for all
+  // per-trajectory parameters [j * count + i] (kernels/ensemble.hpp); empty:
+  // the system's parameters for all
+  std::vector<double> params;
 
   // A slice's initial states as the run pipeline holds them (row-major host
   // arrays q0[i n + c], qd0[i n + c], l0[i m + l]), packed into the system's

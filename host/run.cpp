@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -235,7 +236,10 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
   const ModelInfo& mi = *find_model(cfg.model);
   std::ostringstream os;
   os << "config ok: model " << cfg.model << " (n = " << mi.n << ", m = " << mi.m << "), "
-     << cfg.size << " trajectories (" << cfg.sampler << " sampler), formulations "
+     << cfg.size << " trajectories (" << cfg.sampler << " sampler"
+     << (cfg.varied_params.empty() ? std::string()
+                                   : "; parameters varied per trajectory: " + join(cfg.varied_params))
+     << "), formulations "
      << join(cfg.formulations) << ", " << cfg.save_times.size() << " saves in [" << cfg.t_start
      << ", " << cfg.t_end << "], output " << cfg.output_path
      << (cfg.fields.empty() ? " (statistics only)" : "") << ", backend "
@@ -262,12 +266,19 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   for (const auto& p : mi.params) {
     pn.push_back(p.name);
     pu.push_back(p.unit);
-    pv.push_back(cfg.params.at(p.name));
-    root.set_attr("param_" + p.name, cfg.params.at(p.name));
+    // a parameter that varies per trajectory has its values in /initial/params
+    const bool varies = std::find(cfg.varied_params.begin(), cfg.varied_params.end(), p.name) !=
+                        cfg.varied_params.end();
+    pv.push_back(varies ? NAN : cfg.params.at(p.name));
+    if (varies)
+      root.set_attr("param_" + p.name, "varies per trajectory (/initial/params)");
+    else
+      root.set_attr("param_" + p.name, cfg.params.at(p.name));
   }
   root.set_attr("parameter_names", pn);
   root.set_attr("parameter_values", pv);
   if (!pu.empty()) root.set_attr("parameter_units", pu);
+  if (!cfg.varied_params.empty()) root.set_attr("varied_parameters", cfg.varied_params);
   const char* methods[] = {"rk4", "dopri5", "dop853"};
   const char* drifts[] = {"none", "baumgarte", "project"};
   root.set_attr("integrator_method", methods[static_cast<int>(cfg.integrator.method)]);
@@ -302,6 +313,7 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("initial_states_projected", sum->projected);
   root.set_attr("initial_states_rejected", sum->rejected);
   root.set_attr("initial_states_singular", sum->singular_initial);
+  root.set_attr("initial_states_params_rejected", sum->params_rejected);
   root.set_attr("interrupted", int64_t(sum->interrupted ? 1 : 0));
   root.set_attr("wall_seconds", sum->seconds);
   root.set_attr("output_seconds", sum->output_seconds);
@@ -814,6 +826,40 @@ std::string stats_command(const std::string& path) {
      << "\n";
   const auto coords = root.attr_strings("coordinates");
   const int64_t size = root.attr_int64("ensemble_size");
+  if (root.exists("initial/params")) {
+    // the parameters that vary per trajectory: their range over the ensemble
+    // (trajectories whose initial states are not written yet read NaN: skipped)
+    h5::Dataset pd = root.open_dataset("initial/params");
+    const std::vector<hsize_t> d = pd.dims();
+    const std::vector<std::string> names = pd.has_attr("names") ? pd.attr_strings("names") : std::vector<std::string>{};
+    std::vector<std::string> units = pd.has_attr("units") ? pd.attr_strings("units") : std::vector<std::string>{};
+    if (d.size() != 2 || d[0] != static_cast<hsize_t>(size) || d[1] < 1 || d[1] > 4096 || names.size() != d[1])
+      throw std::runtime_error("'" + path + "' is not an nholo result file (/initial/params does not have the "
+                               "shape (ensemble_size, parameters) with one name per parameter)");
+    const size_t nv = d[1];
+    units.resize(nv);
+    std::vector<double> lo(nv, INFINITY), hi(nv, -INFINITY);
+    std::vector<int64_t> count(nv, 0);
+    for (int64_t b = 0; b < size; b += (int64_t(1) << 16)) {
+      const int64_t e = std::min(size, b + (int64_t(1) << 16));
+      const auto v = pd.read_block<double>({static_cast<hsize_t>(b), 0}, {static_cast<hsize_t>(e - b), nv});
+      for (size_t k = 0; k < v.size(); ++k) {
+        if (std::isnan(v[k])) continue;
+        lo[k % nv] = std::min(lo[k % nv], v[k]);
+        hi[k % nv] = std::max(hi[k % nv], v[k]);
+        ++count[k % nv];
+      }
+    }
+    os << "parameters varied per trajectory (/initial/params):\n";
+    for (size_t j = 0; j < nv; ++j) {
+      os << "  " << std::left << std::setw(10) << names[j];
+      if (count[j])
+        os << " min " << std::setw(12) << lo[j] << " max " << std::setw(12) << hi[j];
+      else
+        os << " (none sampled yet)";
+      os << (units[j].empty() ? "" : " [" + units[j] + "]") << " over " << count[j] << " trajectories\n";
+    }
+  }
   for (const auto& fname : root.attr_strings("formulations")) {
     h5::Group sg = root.open_group("statistics/" + fname);
     os << "\n[" << fname << "]\n  status:";

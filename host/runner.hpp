@@ -11,7 +11,9 @@
 //   3. device ensembles one per formulation (host/device_ensemble.hpp), state
 //                      allocated once, kept on the device for a whole slice
 //   for each slice:
-//   4. initial states  sampled (counter-based), completed from the constraints,
+//   4. initial states  sampled (counter-based), with the parameters that vary
+//                      per trajectory ([ensemble.params]), completed from the
+//                      constraints with each trajectory's own parameters,
 //                      projected / rejected / refused (on_violation)
 //      for each window of saves:
 //   5.   integrate     every formulation, on the device
@@ -95,6 +97,9 @@ struct RunSummary {
   int64_t completed = 0;  // trajectories whose integration finished (any status)
   int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
   int64_t singular_initial = 0;  // degenerate initial states (status singular, not integrated)
+  // trajectories whose sampled parameters break the model's relation between
+  // parameters (ModelInfo::check_params): status rejected, not integrated
+  int64_t params_rejected = 0;
   bool interrupted = false;
   bool already_complete = false;  // run --resume found PATH complete: nothing run
   std::string fault;  // non-empty: the device failed; the file is a marked .partial

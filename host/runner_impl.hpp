@@ -42,7 +42,11 @@ struct SlicePlan {
   int64_t n_saves = 0, n_windows = 0;
 };
 
-inline SlicePlan plan_slices(const RunConfig& cfg, const Device& dev, int n, int m, int N) {
+// n_params > 0 when parameters vary per trajectory: each trajectory of a
+// slice then holds its sampled (varied) parameters and all n_params of them
+// in the kernel's layout, on the host and, per formulation, on the device.
+inline SlicePlan plan_slices(const RunConfig& cfg, const Device& dev, int n, int m, int N,
+                             int n_params = 0) {
   SlicePlan p;
   p.size = cfg.size;
   p.n_saves = static_cast<int64_t>(cfg.save_times.size());
@@ -54,13 +58,16 @@ inline SlicePlan plan_slices(const RunConfig& cfg, const Device& dev, int n, int
   const double pairs = nf * (nf - 1) / 2;
   // host bytes per trajectory: initial states, per formulation the state, two
   // output slots, q/qdot scratch, fit sums and per-slice results; pair sums
-  const double host = (2.0 * n + m + N + 2) * 8 +
-                      nf * ((N + 8) * 8 + 2 * W * fields * 8 + 2 * W * n * 8 + 7 * 8 + 40) +
+  const double varied = static_cast<double>(cfg.varied_params.size());
+  const double host = (2.0 * n + m + N + 2) * 8 + (varied + n_params) * 8 +
+                      nf * ((N + 8) * 8 + 2 * W * fields * 8 + 2 * W * n * 8 + 7 * 8 + 40 +
+                            n_params * 8.0) +
                       pairs * 16;
   // device bytes (CUDA): state, every observable of a window (SoA), two
   // staging copies in the file layout, fit sums; pair sums
   const double device =
-      nf * ((N + 8) * 8 + W * (3.0 * n + m + 2) * 8 + 2 * W * fields * 8 + 7 * 8) + pairs * 16;
+      nf * ((N + 8) * 8 + W * (3.0 * n + m + 2) * 8 + 2 * W * fields * 8 + 7 * 8 + n_params * 8.0) +
+      pairs * 16;
   int64_t slice = static_cast<int64_t>(cfg.memory_budget_mb * 1048576.0 / host);
   if (dev.usable_memory() > 0)
     slice = std::min<int64_t>(slice, static_cast<int64_t>(dev.usable_memory() / device));
@@ -162,8 +169,12 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   constexpr int N = 2 * n + m;  // upper bound of any formulation's state
   constexpr bool has_drift = has_drift_statistic<Model>::value;
   const ModelInfo& mi = *find_model(Model::name);
-  const auto params = params_from_config<Model>(cfg);
+  const auto run_params = params_from_config<Model>(cfg);
   const int nf = static_cast<int>(cfg.formulations.size());
+  // parameters that vary per trajectory (cfg.varied_params, the columns of
+  // /initial/params): nv of the model's n_params
+  constexpr int n_params = Model::n_params;
+  const int nv = static_cast<int>(cfg.varied_params.size());
   const int gz = cfg.compression;  // deflate level of every per-trajectory dataset (0: none)
   RunSummary sum;
   const auto t_merge = Clock::now();
@@ -173,7 +184,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   const int64_t first = ro.merge.empty() ? ro.range_begin : 0;
   const int64_t last = ro.merge.empty() && ro.range_end >= 0 ? ro.range_end : cfg.size;
   const bool sharded = ro.shard && ro.merge.empty();
-  SlicePlan plan = plan_slices(cfg, dev, n, m, N);
+  SlicePlan plan = plan_slices(cfg, dev, n, m, N, nv > 0 ? n_params : 0);
   plan.size = last - first;
   plan.slice = std::min(plan.slice, plan.size);
   if (ro.slice_size > 0) {
@@ -311,6 +322,22 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       }
       l0.attach_scale(traj, 0);
       l0.attach_scale(icons, 1);
+      if (nv > 0) {
+        // the parameters that vary per trajectory, in the model's order
+        std::vector<std::string> units;
+        for (const auto& name : cfg.varied_params)
+          for (const auto& p : mi.params)
+            if (p.name == name) units.push_back(p.unit);
+        h5::Dataset ipar = h5::dimension(init, "parameter", cfg.varied_params);
+        h5::Dataset pd =
+            make(init, "params", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size), H(nv)}));
+        pd.attach_scale(traj, 0);
+        pd.attach_scale(ipar, 1);
+        pd.set_attr("names", cfg.varied_params);
+        pd.set_attr("units", units);
+        pd.set_attr("long_name", "the model parameters that vary per trajectory ([ensemble.params]); "
+                                 "the others are the root attributes param_<name>");
+      }
     }
     for (int a = 0; a < nf; ++a)
       for (int b = a + 1; b < nf; ++b) {
@@ -438,6 +465,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       sum.projected += r.attr_int64("initial_states_projected");
       sum.rejected += r.attr_int64("initial_states_rejected");
       sum.singular_initial += r.attr_int64("initial_states_singular");
+      if (r.has_attr("initial_states_params_rejected"))
+        sum.params_rejected += r.attr_int64("initial_states_params_rejected");
       for (int f_ = 0; f_ < nf; ++f_) {
         const std::string& form = cfg.formulations[f_];
         for (int32_t st : r.open_dataset(form + "/status").read<int32_t>())
@@ -516,6 +545,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     return std::find(cfg.fields.begin(), cfg.fields.end(), f) != cfg.fields.end();
   };
   layout_e.stop = &interrupt_flag();
+  layout_e.per_trajectory_params = nv > 0;
   layout_e.sel.q = layout_e.sel.qdot = true;
   layout_e.sel.qddot = wants("qddot");
   layout_e.sel.force_ideal = wants("force_ideal");
@@ -547,6 +577,23 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
 
   // ---- 4. initial states
   Sampler sampler(cfg, mi);
+  {
+    // the sampler's varied parameters are the file's /initial/params columns
+    std::vector<std::string> names;
+    for (int j : sampler.varied_params()) names.push_back(mi.params[j].name);
+    if (names != cfg.varied_params)
+      throw std::logic_error("the sampler varies parameters " + join(names) + ", the config " +
+                             join(cfg.varied_params));
+  }
+  // every parameter's fixed value (those that vary are replaced per trajectory)
+  double base_params[n_params > 0 ? n_params : 1] = {0};
+  for (int j = 0; j < n_params; ++j) base_params[j] = cfg.params.at(Model::param_info[j].name);
+  // trajectory i's parameters from the kernel layout pk[j * count + i]
+  auto params_of = [&](const std::vector<double>& pk, int64_t count, int64_t i) {
+    double v[n_params > 0 ? n_params : 1] = {0};
+    for (int j = 0; j < n_params; ++j) v[j] = pk[j * count + i];
+    return Model::make_params(v);
+  };
   bool q_given[n], qd_given[n];
   bool any_free = false;
   for (int c = 0; c < n; ++c) {
@@ -556,16 +603,40 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   }
   const double t0 = cfg.t_start;
   struct InitCounts {
-    int64_t completed = 0, projected = 0, rejected = 0, singular = 0;
+    int64_t completed = 0, projected = 0, rejected = 0, singular = 0, params_rejected = 0;
   };
+  // pv: the varied parameters as sampled, [i nv + v] (the file's layout); pk:
+  // with any varied, every parameter of every trajectory, [j count + i] (the
+  // kernels' layout), else empty
   auto initial_states = [&](int64_t begin, int64_t count, std::vector<double>& q0,
                             std::vector<double>& qd0, std::vector<double>& l0,
+                            std::vector<double>& pv, std::vector<double>& pk,
                             std::vector<uint8_t>& rejected, InitCounts& ic) {
-    sampler.fill(first + begin, first + begin + count, q0, qd0, l0);
+    sampler.fill(first + begin, first + begin + count, q0, qd0, l0, &pv);
     rejected.assign(count, 0);
+    pk.clear();
+    if (nv > 0) {
+      pk.resize(static_cast<size_t>(n_params) * count);
+      for (int j = 0; j < n_params; ++j)
+        std::fill(pk.begin() + j * count, pk.begin() + (j + 1) * count, base_params[j]);
+      const std::vector<int>& col = sampler.varied_params();
+      for (int64_t i = 0; i < count; ++i)
+        for (int v = 0; v < nv; ++v) pk[col[v] * count + i] = pv[i * nv + v];
+    }
     for (int64_t i = 0; i < count; ++i) {
       // an interrupt during setup: stop completing (the slice will not run)
       if (i % 4096 == 0 && interrupt_flag().load()) return;
+      // this trajectory's parameters
+      const typename Model::Params params = nv > 0 ? params_of(pk, count, i) : run_params;
+      if constexpr (has_check_params<Model>::value) {
+        // sampled parameters that break the model's relation (those the
+        // config could not rule out): not integrated, status rejected
+        if (nv > 0 && Model::check_params(params) != nullptr) {
+          rejected[i] = static_cast<uint8_t>(Status::rejected);
+          ++ic.params_rejected;
+          continue;
+        }
+      }
       Vec<double, n> q, qd;
       for (int c = 0; c < n; ++c) {
         q[c] = q0[i * n + c];
@@ -635,7 +706,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     progress.message("resuming: " + std::to_string(n_slices - todo_slices) + " of " +
                      std::to_string(n_slices) + " slices are finished in " + partial);
   int64_t done_units = 0;
-  std::vector<double> q0, qd0, l0;
+  std::vector<double> q0, qd0, l0, pv, pk;
   std::vector<uint8_t> rejected;
   int64_t window_counter = 0;  // selects the host slot (double buffering)
 
@@ -646,28 +717,46 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       const int64_t end = std::min(size, begin + plan.slice), count = end - begin;
       // 4. initial states of the slice, committed by the sink
       InitCounts ic;
-      initial_states(begin, count, q0, qd0, l0, rejected, ic);
+      initial_states(begin, count, q0, qd0, l0, pv, pk, rejected, ic);
       if (interrupt_flag().load()) {
         sum.interrupted = true;
         break;
       }
-      sink.post([&, s, count, q0, qd0, l0, ic] {
+      if (ic.params_rejected > 0) {
+        std::ostringstream msg;
+        msg << "trajectories [" << (first + begin) << ", " << (first + end) << "): " << ic.params_rejected
+            << " rejected (status rejected, not integrated): their sampled parameters break the model's "
+               "relation between parameters";
+        if constexpr (has_check_params<Model>::value)
+          for (int64_t i = 0; i < count; ++i)
+            if (rejected[i] == static_cast<uint8_t>(Status::rejected))
+              if (const char* why = Model::check_params(params_of(pk, count, i))) {
+                msg << " (" << why << ")";
+                break;
+              }
+        progress.message(msg.str());
+      }
+      sink.post([&, s, count, q0, qd0, l0, pv, ic] {
         Piece p(pieces, PieceDir::init_name(s));
         p.write("initial/q0", {H(count), H(n)}, chunk_of("initial/q0"), gz, q0.data());
         p.write("initial/qdot0", {H(count), H(n)}, chunk_of("initial/qdot0"), gz, qd0.data());
         p.write("initial/lambda0", {H(count), H(m)}, chunk_of("initial/lambda0"), gz, l0.data());
+        if (nv > 0)
+          p.write("initial/params", {H(count), H(nv)}, chunk_of("initial/params"), gz, pv.data());
         {
           h5::Group r = p.root();
           r.set_attr("completed_from_constraints", ic.completed);
           r.set_attr("projected", ic.projected);
           r.set_attr("rejected", ic.rejected);
           r.set_attr("singular", ic.singular);
+          r.set_attr("params_rejected", ic.params_rejected);
         }
         p.commit();
       });
       const auto c0 = Clock::now();
       for (auto& e : ens)
-        e->start_slice(count, q0.data(), qd0.data(), l0.data(), rejected.data(), t0);
+        e->start_slice(count, q0.data(), qd0.data(), l0.data(), pk.empty() ? nullptr : pk.data(),
+                       rejected.data(), t0);
       for (auto& P : pairs) {
         dev.fill(P.max_dist.get(), 0.0, count);
         dev.fill(P.first_exceed.get(), NAN, count);
@@ -776,7 +865,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       if constexpr (has_drift) {
         pred.resize(count);
         for (int64_t i = 0; i < count; ++i)
-          pred[i] = Model::DriftStatistic::prediction(params, &q0[i * n], &qd0[i * n]);
+          pred[i] = Model::DriftStatistic::prediction(nv > 0 ? params_of(pk, count, i) : run_params,
+                                                      &q0[i * n], &qd0[i * n]);
       }
       sink.post([&, s, begin, end, count, results, pair_res, pred = std::move(pred)] {
         Piece p(pieces, PieceDir::slice_name(s));
@@ -851,6 +941,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       sum.projected += r.attr_int64("projected");
       sum.rejected += r.attr_int64("rejected");
       sum.singular_initial += r.attr_int64("singular");
+      if (r.has_attr("params_rejected")) sum.params_rejected += r.attr_int64("params_rejected");
     }
     if (!pieces.has(PieceDir::slice_name(s))) {
       for (int f = 0; f < nf; ++f)

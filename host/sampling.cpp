@@ -1,5 +1,6 @@
 #include "host/sampling.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -126,8 +127,93 @@ int64_t state_file_rows(const std::string& path) {
   for (std::string line; std::getline(f, line);) lines += is_data_line(line);
   if (lines < 2)
     throw ConfigError("ensemble.file", path + ": expected a header line (q0.<name>, qd0.<name>, "
-                                       "lambda0.<name>) and at least one row");
+                                       "lambda0.<name>, params.<name>) and at least one row");
   return lines - 1;
+}
+
+namespace {
+// The words of a state file's line (commas and tabs separate like blanks).
+std::vector<std::string> words(std::string line) {
+  for (char& ch : line)
+    if (ch == ',' || ch == '\t') ch = ' ';
+  std::istringstream ls(line);
+  std::vector<std::string> w;
+  for (std::string x; ls >> x;) w.push_back(x);
+  return w;
+}
+}  // namespace
+
+std::vector<std::string> state_file_header(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError("ensemble.file", "cannot read '" + path + "'");
+  for (std::string line; std::getline(f, line);)
+    if (is_data_line(line)) return words(line);
+  return {};
+}
+
+StateFile read_state_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError("ensemble.file", "cannot read '" + path + "'");
+  StateFile sf;
+  std::string line;
+  int64_t lineno = 0;
+  while (std::getline(f, line)) {
+    ++lineno;
+    if (!is_data_line(line)) continue;
+    const std::vector<std::string> w = words(line);
+    if (sf.header.empty()) {
+      sf.header = w;
+      continue;
+    }
+    std::vector<double> row;
+    for (const std::string& x : w) {
+      char* endp = nullptr;
+      const double v = std::strtod(x.c_str(), &endp);
+      if (*endp || !std::isfinite(v))
+        throw ConfigError("ensemble.file", path + " line " + std::to_string(lineno) + ": '" + x +
+                                               "' is not a finite number");
+      row.push_back(v);
+    }
+    if (row.size() != sf.header.size())
+      throw ConfigError("ensemble.file", path + " line " + std::to_string(lineno) + ": " +
+                                             std::to_string(row.size()) + " values, header has " +
+                                             std::to_string(sf.header.size()));
+    sf.rows.push_back(std::move(row));
+    sf.lines.push_back(lineno);
+  }
+  if (sf.header.empty() || sf.rows.empty())
+    throw ConfigError("ensemble.file", path + ": expected a header line (q0.<name>, qd0.<name>, "
+                                       "lambda0.<name>, params.<name>) and at least one row");
+  return sf;
+}
+
+double grid_value(const Distribution& d, int64_t k) {
+  if (d.kind == Distribution::Kind::values) return d.values[k];
+  if (d.kind != Distribution::Kind::linspace) return d.a;
+  return d.count == 1 ? d.a : d.a + (d.b - d.a) * static_cast<double>(k) / (d.count - 1);
+}
+
+std::pair<double, double> distribution_bounds(const Distribution& d) {
+  switch (d.kind) {
+    case Distribution::Kind::constant: return {d.a, d.a};
+    case Distribution::Kind::uniform: {
+      // a + (b - a) u with 0 < u < 1: between a and a + (b - a) * 1
+      const double hi = d.a + (d.b - d.a) * 1.0;
+      return {d.a, std::max(d.b, hi)};
+    }
+    case Distribution::Kind::normal:
+      if (d.b == 0) return {d.a, d.a};
+      return {-INFINITY, INFINITY};
+    case Distribution::Kind::linspace: {
+      const double x0 = grid_value(d, 0), x1 = grid_value(d, d.count - 1);
+      return {std::min(x0, x1), std::max(x0, x1)};
+    }
+    case Distribution::Kind::values: {
+      const auto [lo, hi] = std::minmax_element(d.values.begin(), d.values.end());
+      return {*lo, *hi};
+    }
+  }
+  return {d.a, d.a};
 }
 
 Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
@@ -137,46 +223,20 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
   // file columns
   std::vector<std::string> header;
   if (sampler_ == "file") {
-    std::ifstream f(cfg.file);
-    if (!f) throw ConfigError("ensemble.file", "cannot read '" + cfg.file + "'");
-    std::string line;
-    int64_t lineno = 0;
-    while (std::getline(f, line)) {
-      ++lineno;
-      for (char& ch : line)
-        if (ch == ',' || ch == '\t') ch = ' ';
-      std::istringstream ls(line);
-      if (!is_data_line(line)) continue;
-      if (header.empty()) {
-        for (std::string w; ls >> w;) header.push_back(w);
-        continue;
-      }
-      std::vector<double> row;
-      for (std::string w; ls >> w;) {
-        char* endp = nullptr;
-        const double v = std::strtod(w.c_str(), &endp);
-        if (*endp || !std::isfinite(v))
-          throw ConfigError("ensemble.file", cfg.file + " line " + std::to_string(lineno) +
-                                                 ": '" + w + "' is not a finite number");
-        row.push_back(v);
-      }
-      if (row.size() != header.size())
-        throw ConfigError("ensemble.file", cfg.file + " line " + std::to_string(lineno) + ": " +
-                                               std::to_string(row.size()) + " values, header has " +
-                                               std::to_string(header.size()));
-      file_rows_.push_back(std::move(row));
-    }
-    if (header.empty() || file_rows_.empty())
-      throw ConfigError("ensemble.file", cfg.file + ": expected a header line (q0.<name>, qd0.<name>, "
-                                         "lambda0.<name>) and at least one row");
+    StateFile sf = read_state_file(cfg.file);
+    header = std::move(sf.header);
+    file_rows_ = std::move(sf.rows);
     size_ = static_cast<int64_t>(file_rows_.size());
   }
   int dim = 0;
   int64_t stride = 1;
   auto add = [&](int group, const std::vector<std::string>& names,
                  const std::map<std::string, Distribution>& given) {
+    const std::string prefix = group == 0   ? "q0."
+                               : group == 1 ? "qd0."
+                               : group == 2 ? "lambda0."
+                                            : "params.";
     for (int c = 0; c < static_cast<int>(names.size()); ++c) {
-      const std::string prefix = group == 0 ? "q0." : group == 1 ? "qd0." : "lambda0.";
       int column = -1;
       for (size_t h = 0; h < header.size(); ++h)
         if (header[h] == prefix + names[c]) column = static_cast<int>(h);
@@ -185,6 +245,10 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
       if (it != given.end() && column >= 0)
         throw ConfigError("ensemble." + prefix + names[c], "given both in the config and in the file");
       Spec s{group, c, it != given.end() ? it->second : Distribution(), -1, 1, 1, column};
+      if (group == 3) {
+        s.index = static_cast<int>(varied_.size());
+        varied_.push_back(c);
+      }
       if (column < 0 && s.dist.kind != Distribution::Kind::constant) {
         if (sampler_ == "grid") {
           s.length = s.dist.kind == Distribution::Kind::linspace ? s.dist.count
@@ -198,15 +262,18 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
       if (group == 1) qd_given[c] = true;
     }
   };
+  std::vector<std::string> pnames;
+  for (const auto& p : mi.params) pnames.push_back(p.name);
   add(0, mi.coordinates, cfg.q0);
   add(1, mi.coordinates, cfg.qd0);
   add(2, mi.constraints, cfg.lambda0);
+  add(3, pnames, cfg.param_dists);
   for (const auto& h : header) {
     bool used = false;
     for (const auto& s : specs_) used = used || (s.column >= 0 && header[s.column] == h);
     if (!used)
       throw ConfigError("ensemble.file", "unknown column '" + h + "' (accepted: q0.<coordinate>, "
-                                         "qd0.<coordinate>, lambda0.<constraint>)");
+                                         "qd0.<coordinate>, lambda0.<constraint>, params.<parameter>)");
   }
   if (sampler_ == "sobol" && dim > kSobolMaxDims)
     throw ConfigError("ensemble", "sampler 'sobol' supports at most " + std::to_string(kSobolMaxDims) +
@@ -222,11 +289,7 @@ double Sampler::value(const Spec& s, int64_t i) const {
   if (s.column >= 0) return file_rows_[i][s.column];
   const Distribution& d = s.dist;
   if (d.kind == Distribution::Kind::constant) return d.a;
-  if (sampler_ == "grid") {
-    const int64_t k = (i / s.stride) % s.length;
-    if (d.kind == Distribution::Kind::values) return d.values[k];
-    return d.count == 1 ? d.a : d.a + (d.b - d.a) * static_cast<double>(k) / (d.count - 1);
-  }
+  if (sampler_ == "grid") return grid_value(d, (i / s.stride) % s.length);
   double u;
   if (sampler_ == "sobol") {
     u = sobol(static_cast<uint64_t>(i) + 1, s.dim);
@@ -247,17 +310,21 @@ double Sampler::value(const Spec& s, int64_t i) const {
 }
 
 void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vector<double>& qd0,
-                   std::vector<double>& lambda0) const {
+                   std::vector<double>& lambda0, std::vector<double>* params) const {
   const int64_t count = end - begin;
+  const int64_t nv = static_cast<int64_t>(varied_.size());
   q0.assign(count * n_, 0.0);
   qd0.assign(count * n_, 0.0);
   lambda0.assign(count * m_, 0.0);
+  if (params) params->assign(count * nv, 0.0);
   for (int64_t i = begin; i < end; ++i) {
     for (const Spec& s : specs_) {
+      if (s.group == 3 && !params) continue;
       const double v = value(s, i);
       if (s.group == 0) q0[(i - begin) * n_ + s.index] = v;
       if (s.group == 1) qd0[(i - begin) * n_ + s.index] = v;
       if (s.group == 2) lambda0[(i - begin) * m_ + s.index] = v;
+      if (s.group == 3) (*params)[(i - begin) * nv + s.index] = v;
     }
   }
 }

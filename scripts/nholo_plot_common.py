@@ -127,7 +127,12 @@ def param(f, name):
     key = f"param_{name}"
     if key not in f.attrs:
         fail(f"the file has no parameter '{name}' (attribute {key})")
-    return float(f.attrs[key])
+    value = f.attrs[key]
+    if isinstance(value, (str, bytes)):
+        # [ensemble.params]: one value per trajectory, in /initial/params
+        fail(f"parameter '{name}' varies per trajectory in this file (/initial/params); "
+             f"this script needs one value of it")
+    return float(value)
 
 
 def coordinate_index(f, name):

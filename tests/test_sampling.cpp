@@ -2,6 +2,7 @@
 // counter-based sampler (same values whatever the slicing).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -157,6 +158,67 @@ path = "x.h5"
     EXPECT_EQ(qd[i * 4 + 2], ph[i]);
   }
   EXPECT_THROW(parse_config(text, {"ensemble.size=5"}), ConfigError);
+}
+
+// [ensemble.params] entries come after q0, qd0 and lambda0: they add random /
+// Sobol dimensions after those (the initial states of a config without them
+// do not change), and grid axes that vary fastest, in the model's parameter
+// order; distribution_bounds covers every draw.
+TEST(Sampler, ParametersComeLastInDimensionsAndGrids) {
+  for (const char* s : {"random", "sobol"}) {
+    const RunConfig plain = coin_config(s);
+    const RunConfig swept = coin_config(s, "[ensemble.params]\nslope = { uniform = [0.1, 0.2] }\n"
+                                           "radius = { uniform = [0.5, 0.7] }\n");
+    EXPECT_EQ(swept.varied_params, (std::vector<std::string>{"radius", "slope"}));
+    const Sampler a(plain, *find_model("rolling_coin")), b(swept, *find_model("rolling_coin"));
+    EXPECT_TRUE(a.varied_params().empty());
+    EXPECT_EQ(b.varied_params(), (std::vector<int>{1, 3}));  // radius, slope
+    std::vector<double> qa, qda, la, qb, qdb, lb, pb, pc, q, qd, l;
+    a.fill(0, 500, qa, qda, la);
+    b.fill(0, 500, qb, qdb, lb, &pb);
+    EXPECT_EQ(qa, qb) << s;
+    EXPECT_EQ(qda, qdb) << s;
+    ASSERT_EQ(pb.size(), 1000u);
+    b.fill(123, 500, q, qd, l, &pc);  // a slice alone
+    EXPECT_TRUE(std::equal(pc.begin(), pc.end(), pb.begin() + 2 * 123)) << s;
+    const auto rb = distribution_bounds(swept.param_dists.at("radius"));
+    for (int i = 0; i < 500; ++i) {
+      EXPECT_TRUE(pb[2 * i] >= rb.first && pb[2 * i] <= rb.second) << pb[2 * i];
+      EXPECT_TRUE(pb[2 * i + 1] >= 0.1 && pb[2 * i + 1] <= 0.2) << pb[2 * i + 1];
+    }
+  }
+  const std::string text = R"(
+model = "rolling_coin"
+[time]
+t_end = 1.0
+[ensemble]
+sampler = "grid"
+[ensemble.qd0]
+phi = { values = [5.0, 7.0] }
+[ensemble.params]
+slope = { linspace = [0.0, 0.4, 3] }
+mass = { values = [1.0, 2.0] }
+[output]
+path = "x.h5"
+)";
+  const RunConfig cfg = parse_config(text, {});
+  EXPECT_EQ(cfg.size, 12);
+  Sampler smp(cfg, *find_model("rolling_coin"));
+  std::vector<double> q, qd, l, p;
+  smp.fill(0, 12, q, qd, l, &p);
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(qd[i * 4 + 2], i < 6 ? 5.0 : 7.0);              // phi_dot: slowest
+    EXPECT_EQ(p[i * 2 + 0], (i / 3) % 2 == 0 ? 1.0 : 2.0);   // mass
+    EXPECT_EQ(p[i * 2 + 1], grid_value(cfg.param_dists.at("slope"), i % 3));  // slope: fastest
+  }
+  EXPECT_EQ(p[1 * 2 + 1], 0.2);
+  // bounds: exact for grids, the closed interval for uniform, unbounded for normal
+  EXPECT_EQ(distribution_bounds(cfg.param_dists.at("slope")), (std::pair<double, double>{0.0, 0.4}));
+  Distribution nd;
+  nd.kind = Distribution::Kind::normal;
+  nd.a = 1;
+  nd.b = 2;
+  EXPECT_TRUE(std::isinf(distribution_bounds(nd).first) && std::isinf(distribution_bounds(nd).second));
 }
 
 }  // namespace

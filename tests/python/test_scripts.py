@@ -422,3 +422,19 @@ def test_wrong_input_is_a_clear_error(runs, tmp_path):
         assert rc == 2 and words in err, (rc, out, err)
         assert "Traceback" not in err
     assert not png.exists()
+
+
+def test_a_parameter_sweep_is_refused_by_one_parameter_scripts(tmp_path):
+    """A file whose slope varies per trajectory ([ensemble.params]): the
+    scripts that need one slope say so (exit 2), no traceback, no figure."""
+    text = COIN.replace("slope = 0.3\n", "").replace("size = 48", "size = 8").replace(
+        "t_end = 40.0", "t_end = 1.0") + "[ensemble.params]\nslope = { uniform = [0.1, 0.3] }\n"
+    (tmp_path / "sweep.toml").write_text(textwrap.dedent(text).replace('"coin.h5"', '"sweep.h5"'))
+    subprocess.run([os.environ["NHOLO_BINARY"], "run", "-q", "sweep.toml"], cwd=tmp_path, check=True)
+    with h5py.File(tmp_path / "sweep.h5") as f:
+        assert list(f["initial/params"].attrs["names"]) == ["slope"]
+    png = tmp_path / "never.png"
+    p = run_script("plot_coin_drift.py", tmp_path / "sweep.h5", "-o", png, check=False)
+    assert p.returncode == 2 and "varies per trajectory" in p.stderr, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr
+    assert not png.exists()
