@@ -137,6 +137,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
                      static_cast<long long>(s.completed_from_constraints),
                      static_cast<long long>(s.projected), static_cast<long long>(s.rejected));
+        if (s.params_rejected > 0)
+          std::fprintf(stderr,
+                       "nholo: %lld trajectories rejected because their sampled parameters break "
+                       "the model's relation between parameters (status rejected, not integrated)\n",
+                       static_cast<long long>(s.params_rejected));
         if (s.singular_initial > 0)
           std::fprintf(stderr,
                      "nholo: %lld initial states are degenerate (the constraint matrix loses rank "
