@@ -116,8 +116,8 @@ def main():
           "|---|---|---|---|---|---|"]
     for name, size, b, f, extra in speed:
         L.append(f"| {name} | {size} | {b:.3f} s | {f:.3f} s | {f / b:.3f} | {extra} |")
-    L += ["", "A model file is as fast as a built-in model written the same way (the ratio is "
-          "noise around 1); a built-in with hand-written M and F is faster than any Lagrangian "
+    L += ["", "A model file runs within a few percent of a built-in model written the same way "
+          "(timing noise of a shared machine; the shortest runs are the noisiest); a built-in with hand-written M and F is faster than any Lagrangian "
           "differentiated by AD, which is what a model file always is (write a C++ model with "
           "hand_dynamics and nholo_add_model for that, docs/models.md).", "", END]
     section = "\n".join(L)
