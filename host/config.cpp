@@ -837,6 +837,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
       const int64_t g = as_integer(*n, "backend.gpu");
       if (g < 0 || g > 1023) throw ConfigError("backend.gpu", "must be a CUDA device index >= 0");
       cfg.gpu = static_cast<int>(g);
+      cfg.gpu_given = true;
     }
     if (const toml::node* n = bt->get("threads")) {
       const int64_t t = as_integer(*n, "backend.threads");

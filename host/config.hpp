@@ -95,6 +95,7 @@ struct RunConfig {
   // [backend]
   std::string device = "auto";  // auto | omp | cpp | cuda
   int gpu = 0;                   // CUDA device index
+  bool gpu_given = false;        // backend.gpu set (an MPI run binds ranks to GPUs otherwise)
   int threads = 0;
 
   // [compare]

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "host/mpi_run.hpp"
 #include "host/run.hpp"
 
 namespace {
@@ -61,6 +62,13 @@ int main(int argc, char** argv) {
   run->add_flag("--resume", resume,
                 "continue PATH.partial of an interrupted or killed run of the same config from "
                 "its first unfinished slice (starts the run when there is none)");
+  nholo::mpi::Options mpi_opts;
+  run->add_flag("--static", mpi_opts.static_partition,
+                "under mpirun: a static partition of the chunks over the ranks instead of the "
+                "dynamic work queue");
+  run->add_option("--chunk-blocks", mpi_opts.chunk_blocks,
+                  "under mpirun: blocks of 1024 trajectories per chunk (work unit and shard file; "
+                  "default: about 4 chunks per rank, at most 1024 blocks)");
   CLI::App* check = app.add_subcommand("check", "validate CONFIG and its output path; write nothing");
   add_run_options(check);
   CLI::App* models = app.add_subcommand("models", "list the models (coordinates, parameters, formulations)");
@@ -110,7 +118,20 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  // MPI is finalized whatever way main returns
+  struct MpiSession {
+    ~MpiSession() { nholo::mpi::finalize(); }
+  } mpi_session;
   try {
+    int world = 1;  // ranks of an MPI run (`mpirun -n N nholo run`)
+    if (*run) world = nholo::mpi::init(nullptr, nullptr);
+    if (*run && world == 1 && (mpi_opts.static_partition || mpi_opts.chunk_blocks != 0))
+      throw nholo::ConfigError("--static/--chunk-blocks", "apply to a run over several MPI ranks "
+                                                          "(mpirun -n N nholo run CONFIG) only");
+    if (*run && world > 1 && (!shard.empty() || !range.empty()))
+      throw nholo::ConfigError("--shard/--range", "a run over several MPI ranks covers the whole "
+                                                  "ensemble (it cuts it into shards itself); run "
+                                                  "shards as separate processes instead");
     if (*run || *check) {
       if (!backend.empty()) overrides.push_back("backend.device=\"" + backend + "\"");
       if (threads >= 0) overrides.push_back("backend.threads=" + std::to_string(threads));
@@ -126,6 +147,7 @@ int main(int argc, char** argv) {
         std::cout << nholo::check_command(cfg, opts);
         return 0;
       }
+      if (world > 1) return nholo::mpi::run(cfg, opts, mpi_opts);
       const nholo::RunSummary s = nholo::run_command(cfg, opts);
       if (s.already_complete) {
         if (!quiet)
@@ -207,6 +229,9 @@ int main(int argc, char** argv) {
     }
     if (*devices) {
       std::cout << nholo::devices_command();
+      const std::string mpi = nholo::mpi::library_version();
+      std::cout << "MPI: " << (mpi.empty() ? "not built in (-DNHOLO_WITH_MPI=OFF)" : "built in, " + mpi)
+                << "\n";
       return 0;
     }
     if (*diff) {

@@ -145,6 +145,8 @@ class OutputLock {
   int fd_ = -1;
 };
 
+}  // namespace
+
 // The output path's folder exists and is writable, and the path is not a folder.
 void check_output_folder(const std::string& path) {
   const fs::path p(path);
@@ -156,6 +158,8 @@ void check_output_folder(const std::string& path) {
   if (p.has_filename() == false || fs::is_directory(p))
     throw ConfigError("output.path", "'" + path + "' is a folder; expected a file name");
 }
+
+namespace {
 
 // The output path is usable (check_output_folder), and neither PATH nor
 // PATH.partial exists (unless overwrite).
@@ -446,6 +450,8 @@ ModelRunner model_runner(const RunConfig& cfg, bool quiet) {
   return r;
 }
 
+void prepare_model(const RunConfig& cfg, bool quiet) { (void)model_runner(cfg, quiet); }
+
 RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   const auto [range_begin, range_end] = shard_range(opts.shard, opts.range, cfg_in.size);
   const bool sharded = !opts.shard.empty() || !opts.range.empty();
@@ -508,7 +514,9 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
     fs::remove(partial, ec);
     pieces.remove_all();
   }
-  interrupt_flag().store(false);
+  // a signal this process received before (an MPI rank between two chunks)
+  // still stops it; tests that set the flag by hand start each run afresh
+  interrupt_flag().store(interrupt_signal() != 0);
   RunOptions ro;
   ro.quiet = opts.quiet;
   ro.tty = isatty(STDERR_FILENO);

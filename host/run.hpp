@@ -48,6 +48,14 @@ RunSummary merge_command(const std::string& out, const std::vector<std::string>&
 // (without the statistics, which `nholo stats` then merges itself).
 RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts);
 
+// The output path's folder exists and is writable, and the path is not a
+// folder; throws ConfigError naming what is wrong.
+void check_output_folder(const std::string& path);
+
+// The run pipeline of cfg's model made ready: a model file's plugin compiled
+// (or found in the cache), a plugin file loaded; throws naming what is wrong.
+void prepare_model(const RunConfig& cfg, bool quiet);
+
 // `nholo check`: validates the config and the output path, writes nothing;
 // returns a human-readable description of the run.
 std::string check_command(const RunConfig& cfg, const CommandOptions& opts);
