@@ -801,6 +801,17 @@ h5::File open_result(const std::string& path) {
   return f;
 }
 
+// The trajectories a result file holds: the ensemble, or a shard's range.
+int64_t trajectories_in(const h5::Group& root) {
+  const int64_t size = root.attr_int64("ensemble_size");
+  if (!root.has_attr("shard_begin") || !root.has_attr("shard_end")) return size;
+  const int64_t b = root.attr_int64("shard_begin"), e = root.attr_int64("shard_end");
+  if (b < 0 || e > size || b >= e)
+    throw std::runtime_error("a shard range [" + std::to_string(b) + ", " + std::to_string(e) +
+                             ") that is not part of its ensemble of " + std::to_string(size));
+  return e - b;
+}
+
 // A per-trajectory dataset of a result file, whole; its shape must be the
 // ensemble's (a crafted shape cannot make this allocate more than the file
 // says it holds).
@@ -824,6 +835,10 @@ std::string stats_command(const std::string& path) {
   std::ostringstream os;
   os << std::setprecision(6);
   os << path << ": model " << root.attr_string("model") << ", "
+     << (root.has_attr("shard_begin") && root.has_attr("shard_end")
+             ? "shard: trajectories [" + std::to_string(root.attr_int64("shard_begin")) + ", " +
+                   std::to_string(root.attr_int64("shard_end")) + ") of "
+             : std::string())
      << root.attr_int64("ensemble_size") << " trajectories, "
      << (root.attr_int64("complete") ? "complete"
          : root.has_attr("fault")    ? "INCOMPLETE (the device failed: " + root.attr_string("fault") + ")"
@@ -833,7 +848,7 @@ std::string stats_command(const std::string& path) {
                            "--resume` continues it)"))
      << "\n";
   const auto coords = root.attr_strings("coordinates");
-  const int64_t size = root.attr_int64("ensemble_size");
+  const int64_t size = trajectories_in(root);
   if (root.exists("initial/params")) {
     // the parameters that vary per trajectory: their range over the ensemble
     // (trajectories whose initial states are not written yet read NaN: skipped)
@@ -998,7 +1013,7 @@ std::string compare_command(const std::string& path, const std::vector<std::stri
            std::find(formulations.begin(), formulations.end(), all[b]) == formulations.end()))
         continue;
       h5::Group g = root.open_group("compare/" + all[a] + "__" + all[b]);
-      const int64_t size = root.attr_int64("ensemble_size");
+      const int64_t size = trajectories_in(root);
       const auto md = read_per_trajectory(g.open_dataset("max_distance"), size, path);
       const auto fe = read_per_trajectory(g.open_dataset("first_exceed_time"), size, path);
       Moments m;

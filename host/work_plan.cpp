@@ -49,7 +49,7 @@ std::vector<ShardFile> find_shard_files(const std::string& output_path) {
         !parse_count(range.substr(dash + 1), en))
       continue;
     ShardFile& f = by_range[{b, en}];
-    f.path = (dir / name).string();
+    f.path = p.has_parent_path() ? (dir / name).string() : name;
     f.begin = b;
     f.end = en;
     (partial ? f.partial : f.complete) = true;

@@ -1,0 +1,249 @@
+// `mpirun -n N nholo run CONFIG` (host/mpi_run.hpp, docs/cluster.md): the
+// ensemble run over 2 and 3 ranks (oversubscribed on a small machine), with
+// the dynamic work queue, the static partition and other chunk sizes, gives
+// every dataset and statistic bitwise equal to one process; SIGINT to mpirun
+// stops every rank cleanly and a rank killed outright leaves the finished
+// shard files complete and the rest valid; `--resume` with another number
+// of ranks finishes the run, again bitwise equal to one process.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "host/h5.hpp"
+#include "tests/nholo_cli.hpp"
+
+namespace fs = std::filesystem;
+using nholo_test::Result;
+using nholo_test::run_nholo;
+using nholo_test::write_file;
+
+namespace {
+
+// 7300 trajectories in 8 blocks, two formulations (as tests/test_shards.cpp).
+std::string config(double t_end, double save_every, int size = 7300) {
+  return R"(
+model = "rolling_coin"
+formulations = ["udwadia_kalaba", "null_space"]
+[params]
+slope = 0.3
+[time]
+t_end = )" + std::to_string(t_end) + R"(
+save_every = )" + std::to_string(save_every) + R"(
+[integrator]
+method = "dopri5"
+rtol = 1e-8
+atol = 1e-8
+[ensemble]
+size = )" + std::to_string(size) + R"(
+seed = 3
+[ensemble.q0]
+theta = { uniform = [0.0, 6.283185307179586] }
+[ensemble.qd0]
+theta = { uniform = [1.0, 3.0] }
+phi = { uniform = [0.5, 1.5] }
+[output]
+path = "out.h5"
+window = 3
+)";
+}
+
+const std::string kMpiexec = NHOLO_TEST_MPIEXEC;
+
+// `mpiexec -n N nholo ARGS` as a shell command (Open MPI: as root too, more
+// ranks than cores allowed).
+std::string mpi_command(int n, const std::string& args) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 '" +
+         kMpiexec + "' -n " + std::to_string(n) + " '" + NHOLO_BINARY + "' " + args;
+}
+
+Result run_shell(const std::string& script, const fs::path& dir) {
+  const fs::path log = dir / "shell.log";
+  const std::string cmd = "cd '" + dir.string() + "' && { " + script + " ; } > '" + log.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(log);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+}
+
+Result run_mpi(int n, const std::string& args, const fs::path& dir) {
+  return run_shell(mpi_command(n, args), dir);
+}
+
+#define REQUIRE_MPI()                                                                       \
+  if (kMpiexec.empty()) {                                                                   \
+    std::printf("skipped: this nholo is built without MPI (NHOLO_WITH_MPI=OFF: the sanitizer " \
+                "build, or no MPI library was found)\n");                                   \
+    GTEST_SKIP() << "nholo built without MPI";                                              \
+  }
+
+}  // namespace
+
+TEST(Mpi, RanksGiveTheSameFileAsOneProcessBitwise) {
+  REQUIRE_MPI();
+  const fs::path dir = nholo_test::temp_dir("nholo_mpi", "same");
+  write_file(dir / "c.toml", config(1.0, 0.125));
+  ASSERT_EQ(run_nholo("run -q c.toml --set output.path=single.h5", dir).code, 0);
+  struct Case {
+    int n;
+    std::string args, what;
+  };
+  for (const Case& c : {Case{2, "", "dynamic work queue"}, Case{3, "", "dynamic work queue"},
+                        Case{3, "--static", "static partition"},
+                        Case{2, "--chunk-blocks 3 --set output.memory_budget_mb=1", "dynamic work queue"}}) {
+    SCOPED_TRACE("-n " + std::to_string(c.n) + " " + c.args);
+    const Result r = run_mpi(c.n, "run c.toml --overwrite " + c.args, dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find(std::to_string(c.n) + " ranks, " + c.what), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("wrote out.h5 (7300 trajectories by " + std::to_string(c.n) + " ranks"),
+              std::string::npos)
+        << r.output;
+    const Result same = nholo_test::fault_check("same", dir / "single.h5", dir / "out.h5");
+    EXPECT_EQ(same.code, 0) << same.output;
+    const auto root = nholo::h5::File::open_ro((dir / "out.h5").string()).root();
+    EXPECT_EQ(root.attr_int64("complete"), 1);
+    std::printf("mpirun -n %d %s: every dataset bitwise equal to one process\n", c.n, c.args.c_str());
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Mpi, InterruptedAndKilledRanksLeaveAResumableResult) {
+  REQUIRE_MPI();
+  const fs::path dir = nholo_test::temp_dir("nholo_mpi", "kill");
+  // 12 chunks of 1024, each long enough (about 1.5 s on 3 ranks sharing 2
+  // cores) to be stopped mid-run: Open MPI forwards a signal to the ranks
+  // after about a second
+  write_file(dir / "c.toml", config(30.0, 0.5, 12288));
+  ASSERT_EQ(run_nholo("run -q c.toml --set output.path=single.h5", dir).code, 0);
+  // starts mpirun in the background, waits for the first complete shard
+  // file, then sends SIGNAL to mpirun (mpirun) or to its last rank (rank)
+  auto start_and_stop = [&](const std::string& to, const std::string& signal) {
+    return run_shell(
+        mpi_command(3, "run -q c.toml" + std::string(to == "rank" ? " --resume" : "")) +
+            " > mpi.log 2>&1 & MP=$!; K=$(ls out.shard-*.h5 2>/dev/null | wc -l); for i in $(seq 600); "
+            "do [ $(ls out.shard-*.h5 2>/dev/null | wc -l) -gt $K ] && break; sleep 0.05; done; " +
+            (to == "mpirun" ? "kill -" + signal + " $MP"
+                            : "kill -" + signal + " $(pgrep -P $MP | tail -1)") +
+            "; wait $MP; echo \"mpirun exit $?\"; cat mpi.log; sleep 0.5; "
+            "for p in $(pgrep -x nholo); do [ \"$(readlink /proc/$p/cwd)\" = \"$PWD\" ] && "
+            "echo \"LEFTOVER $p\"; done; true",
+        dir);
+  };
+  auto shards = [&](const std::string& suffix) {
+    int k = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      k += name.rfind("out.shard-", 0) == 0 && name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    }
+    return k;
+  };
+
+  // 1. SIGINT to mpirun: every rank stops at its next safe point
+  const Result a = start_and_stop("mpirun", "INT");
+  EXPECT_EQ(a.output.find("mpirun exit 0"), std::string::npos) << a.output;
+  EXPECT_EQ(a.output.find("LEFTOVER"), std::string::npos) << a.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  const int complete_a = shards(".h5"), partial_a = shards(".h5.partial");
+  EXPECT_GE(complete_a, 1);
+  EXPECT_LT(complete_a, 12) << a.output;
+  // finished shard files are complete results; the others valid partial files
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("out.shard-", 0) != 0 || e.path().extension() == ".d" ||
+        e.path().extension() == ".lock")
+      continue;
+    const Result s = run_nholo("stats " + name, dir);
+    EXPECT_EQ(s.code, 0) << name << "\n" << s.output;
+  }
+  std::printf("SIGINT to mpirun: %d complete shard files, %d partial ones, all readable\n", complete_a,
+              partial_a);
+
+  // 2. resumed on 3 ranks, one of them killed outright (SIGKILL) mid-run
+  const Result b = start_and_stop("rank", "KILL");
+  EXPECT_EQ(b.output.find("mpirun exit 0"), std::string::npos) << b.output;
+  EXPECT_EQ(b.output.find("LEFTOVER"), std::string::npos) << b.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  const int complete_b = shards(".h5");
+  EXPECT_GE(complete_b, complete_a);
+  // what the ranks finished is a valid result: merge names exactly what is missing
+  std::string list;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("out.shard-", 0) == 0 && e.path().extension() == ".h5") list += " " + name;
+  }
+  if (complete_b < 12) {
+    const Result m = run_nholo("merge m.h5" + list, dir);
+    EXPECT_EQ(m.code, 2) << m.output;
+    EXPECT_NE(m.output.find("missing trajectories ["), std::string::npos) << m.output;
+  }
+  std::printf("a rank killed (SIGKILL): %d complete shard files, the rest partial or not run\n",
+              complete_b);
+
+  // 3. --resume on 2 ranks finishes it: bitwise the single process's result
+  const Result c = run_mpi(2, "run c.toml --resume", dir);
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find(std::to_string(complete_b) + " complete and"), std::string::npos) << c.output;
+  const Result same = nholo_test::fault_check("same", dir / "single.h5", dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  EXPECT_EQ(shards(".h5.partial"), 0);
+  // and once more: nothing to do
+  const Result d = run_mpi(2, "run c.toml --resume", dir);
+  EXPECT_EQ(d.code, 0) << d.output;
+  EXPECT_NE(d.output.find("is complete (same config); nothing to resume"), std::string::npos) << d.output;
+  fs::remove_all(dir);
+}
+
+TEST(Mpi, LeftoversAndWrongOptionsAreRefusedBeforeAnythingRuns) {
+  REQUIRE_MPI();
+  const fs::path dir = nholo_test::temp_dir("nholo_mpi", "refuse");
+  write_file(dir / "c.toml", config(0.25, 0.125));
+  // shard files of an earlier run: refused without --resume / --overwrite
+  ASSERT_EQ(run_nholo("run -q c.toml --range 0:2048", dir).code, 0);
+  const Result r = run_mpi(2, "run -q c.toml", dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("shard files of 'out.h5' exist ('out.shard-0-2048.h5'"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("pass --resume to continue them, or --overwrite"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  // a shard of another configuration is named on --resume
+  ASSERT_EQ(run_nholo("run -q c.toml --range 2048:4096 --set params.slope=0.1", dir).code, 0);
+  const Result other = run_mpi(2, "run -q c.toml --resume", dir);
+  EXPECT_EQ(other.code, 2) << other.output;
+  EXPECT_NE(other.output.find("out.shard-2048-4096.h5' is the result of another configuration"),
+            std::string::npos)
+      << other.output;
+  // --overwrite discards them; the shard that was there is not reused
+  const Result w = run_mpi(2, "run -q c.toml --overwrite", dir);
+  EXPECT_EQ(w.code, 0) << w.output;
+  EXPECT_TRUE(fs::exists(dir / "out.h5"));
+  const Result shard = run_mpi(2, "run -q c.toml --shard 0/2 --set output.path=x.h5", dir);
+  EXPECT_EQ(shard.code, 2) << shard.output;
+  EXPECT_NE(shard.output.find("a run over several MPI ranks covers the whole ensemble"), std::string::npos)
+      << shard.output;
+  fs::remove_all(dir);
+}
+
+TEST(Mpi, OptionsOfMpiRunsNeedSeveralRanks) {
+  // in every build: --static / --chunk-blocks without mpirun are refused
+  const fs::path dir = nholo_test::temp_dir("nholo_mpi", "alone");
+  write_file(dir / "c.toml", config(0.25, 0.125));
+  for (const char* opt : {"--static", "--chunk-blocks 2"}) {
+    const Result r = run_nholo(std::string("run -q c.toml ") + opt, dir);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("apply to a run over several MPI ranks"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  if (kMpiexec.empty()) {
+    // an nholo without MPI started as one of several ranks says so instead of
+    // running the whole ensemble in every process
+    const Result r = run_nholo("run -q c.toml", dir, "OMPI_COMM_WORLD_SIZE=3");
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("built without MPI"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  }
+  fs::remove_all(dir);
+}
