@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): sets the machine up, then
-#   1. the product build (build/release): ONE nholo with the OpenMP backend
-#      and, when nvcc is found, the CUDA backend (-DNHOLO_WITH_CUDA, default
-#      ON then); warnings are errors. Every test runs through that binary:
-#      without a GPU the CUDA-enabled nholo integrates on OpenMP.
+#   1. the product build (build/release): ONE nholo with the OpenMP backend,
+#      the CUDA backend (-DNHOLO_WITH_CUDA, ON when nvcc is found) and MPI
+#      runs (-DNHOLO_WITH_MPI, ON when Open MPI is found; the MPI tests run
+#      mpirun -n 2 and -n 3, oversubscribed); warnings are errors. Every test
+#      runs through that binary: without a GPU it integrates on OpenMP.
 #   2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (CPU backends only: the sanitizers do not instrument device code).
+#      (CPU backends only: the sanitizers do not instrument device code; MPI
+#      left out, its library is not instrumented: the MPI tests say so).
 #   3. the GPU check's CPU-side steps: the relocatable bundle of that nholo
 #      (scripts/bundle.sh, checked from a copy with an empty environment) and
 #      scripts/gpu_check.sh on it, which stops after `nholo devices` when no

@@ -55,7 +55,8 @@ const std::string kMpiexec = NHOLO_TEST_MPIEXEC;
 // `mpiexec -n N nholo ARGS` as a shell command (Open MPI: as root too, more
 // ranks than cores allowed).
 std::string mpi_command(int n, const std::string& args) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 '" +
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+         "OMPI_MCA_btl_vader_single_copy_mechanism=none '" +
          kMpiexec + "' -n " + std::to_string(n) + " '" + NHOLO_BINARY + "' " + args;
 }
 
