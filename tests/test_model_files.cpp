@@ -310,6 +310,15 @@ TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
   ASSERT_EQ(ls.code, 0) << ls.output;
   EXPECT_NE(ls.output.find("tiny_oscillator"), std::string::npos) << ls.output;
   EXPECT_NE(ls.output.find("loadable"), std::string::npos) << ls.output;
+  // the model read back from the [model] table a result file stores (nholo
+  // merge of shards, an MPI run's merge) is the same plugin: not compiled again
+  ASSERT_EQ(nholo("run -q run.toml --range 0:4 --set output.path=s.h5", dir, env).code, 0);
+  const Result mg = nholo("merge m.h5 s.shard-0-4.h5", dir, env);
+  ASSERT_EQ(mg.code, 0) << mg.output;
+  EXPECT_EQ(mg.output.find("compiling"), std::string::npos) << mg.output;
+  int plugins = 0;
+  for (const auto& e : fs::directory_iterator(cache)) plugins += e.path().extension() == ".so";
+  EXPECT_EQ(plugins, 1);
   // a damaged plugin is refused (its bytes no longer match its record) and rebuilt
   fs::path so;
   for (const auto& e : fs::directory_iterator(cache))
