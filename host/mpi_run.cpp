@@ -84,9 +84,13 @@ struct Report {
 constexpr int kReportInts = 8;
 static_assert(sizeof(Report) == kReportInts * sizeof(int64_t), "Report is sent as int64_t[8]");
 
+void quiet_wait(MPI_Request& req);
+
 void bcast_string(std::string& s, int root) {
   int64_t len = static_cast<int64_t>(s.size());
-  MPI_Bcast(&len, 1, MPI_INT64_T, root, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Ibcast(&len, 1, MPI_INT64_T, root, MPI_COMM_WORLD, &req);
+  quiet_wait(req);
   s.resize(static_cast<size_t>(len));
   if (len > 0) MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, root, MPI_COMM_WORLD);
 }
@@ -113,15 +117,20 @@ std::vector<std::string> gather_strings(const std::string& mine, int me, int n) 
   return v;
 }
 
-// Waits for every rank without spinning a core (rank 0 may be merging).
-void quiet_barrier() {
-  MPI_Request req;
-  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+// Waits for a request without spinning a core (a blocking MPI call polls
+// at full speed, stealing the core of rank 0 compiling a plugin or merging).
+void quiet_wait(MPI_Request& req) {
   for (int done = 0;;) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+void quiet_barrier() {
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  quiet_wait(req);
 }
 
 std::string chunk_name(const Chunk& c) {
