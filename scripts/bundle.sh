@@ -9,6 +9,10 @@
 #   OUT_DIR/lib/*.so*            every shared library it needs except the C
 #                                library's own and the GPU driver (libcuda),
 #                                which the target machine provides
+#   OUT_DIR/include/nholo/       nholo's headers and, in include/nholo-deps/,
+#                                those of CCCL and HDF5: what a model file's
+#                                plugin is compiled against, on the target
+#                                machine, with its C++ compiler (docs/models.md)
 #   OUT_DIR/examples/            the example configurations
 #   OUT_DIR/scripts/gpu_check.sh the GPU check (run it with --nholo OUT_DIR/bin/nholo)
 #   OUT_DIR/README.txt           what it needs: glibc version, driver
@@ -49,6 +53,23 @@ LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/lib
 EOF
 chmod +x "$OUT/bin/nholo"
 cp -r "$ROOT/examples/." "$OUT/examples/"
+# headers for model-file plugins: nholo's, and the libraries' it was built with
+for d in kernels models host; do
+  mkdir -p "$OUT/include/nholo/$d"
+  find "$ROOT/$d" -maxdepth 1 \( -name '*.hpp' -o -name '*.cuh' \) -exec cp {} "$OUT/include/nholo/$d/" \;
+done
+if [ ! -f "$BUILD/plugin_includes.txt" ]; then
+  echo "bundle: $BUILD/plugin_includes.txt not found; reconfigure $BUILD with this source tree" >&2
+  exit 2
+fi
+k=0
+tr ':' '\n' < "$BUILD/plugin_includes.txt" | while read -r inc; do
+  [ -n "$inc" ] || continue
+  k=$((k + 1))
+  dest="$OUT/include/nholo-deps/$k-$(basename "$inc")"
+  mkdir -p "$dest"
+  cp -r "$inc/." "$dest/"
+done
 cp "$ROOT/scripts/gpu_check.sh" "$OUT/scripts/"
 
 # the newest glibc symbol version any binary in the bundle needs
@@ -58,6 +79,8 @@ cat > "$OUT/README.txt" <<EOF
 nholo $("$OUT/bin/nholo" --version 2>/dev/null || echo "") — relocatable bundle made by scripts/bundle.sh
 
 Run:   bin/nholo run examples/rolling_coin.toml
+       bin/nholo run examples/models/rolling_disk.toml   (a model file: compiled with
+                                  the machine's C++ compiler against include/)
        bin/nholo devices          (backends built in, GPUs visible)
 GPU:   bash scripts/gpu_check.sh --nholo bin/nholo
 
@@ -74,4 +97,16 @@ cp -r "$OUT" "$check/b"
 (cd "$check" && env -i PATH=/usr/bin:/bin "$check/b/bin/nholo" run b/examples/rolling_coin.toml \
    --set ensemble.size=16 --set time.t_end=1 --set output.path='"c.h5"' -q)
 env -i PATH=/usr/bin:/bin "$check/b/bin/nholo" stats "$check/c.h5" >/dev/null
-echo "bundle: $OUT ($(du -sh "$OUT" | cut -f1), $(ls "$OUT/lib" | wc -l) files in lib/, needs glibc >= ${glibc#GLIBC_}); checked: runs from a copy with an empty environment"
+# a model file's plugin compiled from the copy against the copy's headers
+plugin=""
+if command -v c++ >/dev/null 2>&1; then
+  env -i PATH=/usr/bin:/bin NHOLO_CACHE_DIR="$check/cache" "$check/b/bin/nholo" model build \
+    "$check/b/examples/models/constant_speed.model.toml" > "$check/plugin.log" 2>&1 || {
+    cat "$check/plugin.log" >&2; echo "bundle: compiling a model plugin from the bundle failed" >&2; exit 1; }
+  grep -q "headers in $check/b/include/nholo" "$check/plugin.log" || {
+    cat "$check/plugin.log" >&2; echo "bundle: the plugin was not compiled against the bundle's headers" >&2; exit 1; }
+  plugin=", compiles a model file's plugin against its own headers"
+else
+  echo "bundle: no C++ compiler here: the check of model-file plugins from the bundle is skipped"
+fi
+echo "bundle: $OUT ($(du -sh "$OUT" | cut -f1), $(ls "$OUT/lib" | wc -l) files in lib/, needs glibc >= ${glibc#GLIBC_}); checked: runs from a copy with an empty environment$plugin"
