@@ -238,6 +238,15 @@ TEST(Mpi, OptionsOfMpiRunsNeedSeveralRanks) {
     EXPECT_NE(r.output.find("apply to a run over several MPI ranks"), std::string::npos) << r.output;
   }
   EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  // srun tasks without MPI would each run the whole ensemble: refused with the two ways that work
+  const Result srun = run_nholo("run -q c.toml", dir, "SLURM_NTASKS=4 SLURM_PROCID=1");
+  EXPECT_EQ(srun.code, 2) << srun.output;
+  EXPECT_NE(srun.output.find("task 1 of 4 started by srun without MPI"), std::string::npos) << srun.output;
+  EXPECT_NE(srun.output.find("--shard $SLURM_PROCID/$SLURM_NTASKS"), std::string::npos) << srun.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  // a job-array task (one task) runs as usual
+  const Result one = run_nholo("run -q c.toml --shard 0/2", dir, "SLURM_NTASKS=1 SLURM_PROCID=0");
+  EXPECT_EQ(one.code, 0) << one.output;
   if (kMpiexec.empty()) {
     // an nholo without MPI started as one of several ranks says so instead of
     // running the whole ensemble in every process
