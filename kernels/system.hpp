@@ -201,6 +201,21 @@ NHOLO_HDI ConstantMassCache<S, Model::n> prepare_constant_mass(const typename Mo
   return c;
 }
 
+namespace detail {
+// the fundamental equation with the cached factor (its diagonal view when L
+// is diagonal) and a = M^-1 F
+template <bool Forces, bool Nonideal, class S, int n, int m>
+NHOLO_HDI void solve_cached(const ConstantMassCache<S, n>& c, const Vec<S, n>& a,
+                            const ConstrainedTerms<S, n, m>& w, const PinvOptions& opt,
+                            FundamentalResult<S, n, m>& r) {
+  if (c.diagonal) {
+    udwadia_kalaba_solved<Forces, Nonideal>(DiagonalFactor<S, n>{c.L}, a, w.A, w.b, w.C, opt, r);
+  } else {
+    udwadia_kalaba_solved<Forces, Nonideal>(c.L, a, w.A, w.b, w.C, opt, r);
+  }
+}
+}  // namespace detail
+
 // udwadia_kalaba_acceleration with M (and, with constant_force, F and
 // M^-1 F) from the cache: the same arithmetic on the same numbers, so the
 // same results; per evaluation only the constraints, C, the forces that are
@@ -214,19 +229,6 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cac
   if (!c.ok) return udwadia_kalaba_acceleration<Model, S, Forces>(p, q, qd, t, eo);
   Acceleration<S, n, m> out;
   ConstrainedTerms<S, n, m> w;
-  Vec<S, n> a;
-  if constexpr (force_is_constant<Model>::value) {
-    w.F = c.F;
-    if constexpr (has_nonpotential_force<Model>::value) {
-      w.F += Model::nonpotential_force(p, q, qd, t);
-      a = c.L.solve(w.F);
-    } else {
-      a = c.a;
-    }
-  } else {
-    w.F = lagrangian_force<Model>(p, q, qd, t);
-    a = c.L.solve(w.F);
-  }
   constraint_rows<Model>(p, q, qd, t, eo, w);
   w.C = nonideal_terms<Model>(p, q, qd, t);
   out.residual = w.residual;
@@ -237,12 +239,19 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cac
   r.force_nonideal = Vec<S, n>::zero();
   r.multiplier = Vec<S, m>::zero();
   r.rank = 0;
-  constexpr bool nonideal = has_nonideal_force<Model>::value;
-  if (c.diagonal) {
-    detail::udwadia_kalaba_solved<Forces, nonideal>(DiagonalFactor<S, n>{c.L}, a, w.A, w.b, w.C,
-                                                    eo.pinv, r);
+  if constexpr (force_is_constant<Model>::value && !has_nonpotential_force<Model>::value) {
+    // a = M^-1 F straight from the cache (not copied)
+    w.F = c.F;
+    detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, c.a, w, eo.pinv, r);
   } else {
-    detail::udwadia_kalaba_solved<Forces, nonideal>(c.L, a, w.A, w.b, w.C, eo.pinv, r);
+    if constexpr (force_is_constant<Model>::value) {
+      w.F = c.F;
+      w.F += Model::nonpotential_force(p, q, qd, t);
+    } else {
+      w.F = lagrangian_force<Model>(p, q, qd, t);
+    }
+    const Vec<S, n> a = c.L.solve(w.F);
+    detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, a, w, eo.pinv, r);
   }
   r.status = all_finite(r.qdd) ? Status::ok : Status::non_finite;
   out.singular_mass = false;
