@@ -240,8 +240,9 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cac
   r.multiplier = Vec<S, m>::zero();
   r.rank = 0;
   if constexpr (force_is_constant<Model>::value && !has_nonpotential_force<Model>::value) {
-    // a = M^-1 F straight from the cache (not copied)
-    w.F = c.F;
+    // a = M^-1 F straight from the cache (not copied); F itself only for
+    // force_applied (Forces = false leaves it zero, as the multipliers)
+    w.F = Forces ? c.F : Vec<S, n>::zero();
     detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, c.a, w, eo.pinv, r);
   } else {
     if constexpr (force_is_constant<Model>::value) {
@@ -256,7 +257,11 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cac
   r.status = all_finite(r.qdd) ? Status::ok : Status::non_finite;
   out.singular_mass = false;
   out.qdd = r.qdd;
-  out.force_applied = w.F;
+  if constexpr (Forces) {
+    out.force_applied = w.F;
+  } else {
+    out.force_applied = Vec<S, n>::zero();
+  }
   out.force_ideal = r.force_ideal;
   out.force_nonideal = r.force_nonideal;
   out.multiplier = r.multiplier;
@@ -392,6 +397,17 @@ struct has_rhs_acceleration<
         std::declval<const Vec<S, Model::n>&>(), std::declval<S>(),
         std::declval<const EvalOptions&>()))>> : std::true_type {};
 
+// Optional member of a formulation: static constexpr bool
+// ok_implies_finite_qdd = true when its accelerations never have status ok
+// with a non-finite qdd (the right-hand side then tests only qd, the rest of
+// y', for finiteness: the same status with fewer tests).
+template <class Formulation, class = void>
+struct formulation_ok_implies_finite : std::false_type {};
+template <class Formulation>
+struct formulation_ok_implies_finite<Formulation,
+                                     std::void_t<decltype(Formulation::ok_implies_finite_qdd)>>
+    : std::integral_constant<bool, Formulation::ok_implies_finite_qdd> {};
+
 // Optional members of a formulation: a per-trajectory cache,
 //   Formulation::prepare<Model, S>(p, q, qd, t, eval) -> Cache
 //   Formulation::acceleration<Model, S>(p, q, qd, t, eval, cache)
@@ -499,7 +515,11 @@ struct SecondOrderSystem {
       dydt[n + i] = acc.qdd[i];
     }
     if (acc.status != Status::ok) return acc.status;
-    return all_finite(dydt) ? Status::ok : Status::non_finite;
+    if constexpr (formulation_ok_implies_finite<Formulation>::value) {
+      return all_finite(qd) ? Status::ok : Status::non_finite;
+    } else {
+      return all_finite(dydt) ? Status::ok : Status::non_finite;
+    }
   }
 
   // Projection onto the constraint manifold (drift = project), see
@@ -597,6 +617,9 @@ NHOLO_HDI decltype(auto) prepare_system(const Sys& sys, typename Sys::scalar t,
 // A model that declares constant_mass (model.hpp) gets a per-trajectory cache
 // (ConstantMassCache, plain scalars only).
 struct UdwadiaKalabaFormulation {
+  // status ok only with a finite qdd: udwadia_kalaba, udwadia_kalaba_singular
+  // and the cached path test it (the rank test only turns ok into singular)
+  static constexpr bool ok_implies_finite_qdd = true;
   template <class Model, class S,
             std::enable_if_t<mass_is_constant<Model>::value && std::is_floating_point<S>::value,
                              int> = 0>
