@@ -697,6 +697,66 @@ bool separable_terms(const Expr& e) {
   return !(uses(e, Op::rate) && (uses(e, Op::coord) || uses(e, Op::time)));
 }
 
+// Degree of e as a polynomial in the nodes of kind `var` (Op::rate or
+// Op::coord) with coefficients made of numbers and parameters only; kNotPoly
+// when it is not evidently one (time, the other kind of variable, an
+// acceleration, a variable under a function, a division by a variable, a
+// non-integer power of one).
+constexpr int kNotPoly = 1000;
+int poly_degree(const Expr& e, Op var) {
+  if (e.op == var) return 1;
+  switch (e.op) {
+    case Op::number:
+    case Op::pi:
+    case Op::param: return 0;
+    case Op::time:
+    case Op::coord:
+    case Op::rate:
+    case Op::accel: return kNotPoly;
+    case Op::neg: return poly_degree(*e.args[0], var);
+    case Op::add:
+    case Op::sub: return std::max(poly_degree(*e.args[0], var), poly_degree(*e.args[1], var));
+    case Op::mul: return std::min(kNotPoly, poly_degree(*e.args[0], var) + poly_degree(*e.args[1], var));
+    case Op::div: return poly_degree(*e.args[1], var) == 0 ? poly_degree(*e.args[0], var) : kNotPoly;
+    case Op::pow: {
+      const int d = poly_degree(*e.args[0], var), x = poly_degree(*e.args[1], var);
+      if (d == 0 && x == 0) return 0;
+      const Expr& k = *e.args[1];
+      if (x == 0 && k.op == Op::number && k.value >= 0 && k.value <= 8 && k.value == static_cast<int>(k.value))
+        return std::min(kNotPoly, d * static_cast<int>(k.value));
+      return kNotPoly;
+    }
+    case Op::call:
+      for (const auto& a : e.args)
+        if (poly_degree(*a, var) != 0) return kNotPoly;
+      return 0;
+  }
+  return kNotPoly;
+}
+
+// pred(term) for every summand of e (through +, - and negation)
+template <class Pred>
+bool every_term(const Expr& e, Pred pred) {
+  if (e.op == Op::add || e.op == Op::sub) return every_term(*e.args[0], pred) && every_term(*e.args[1], pred);
+  if (e.op == Op::neg) return every_term(*e.args[0], pred);
+  return pred(e);
+}
+
+// A separable L whose rate terms are polynomials of degree <= 2 in the rates
+// with constant (parameter) coefficients: M = d2L/dqd2 is constant
+// (kernels/model.hpp, constant_mass)
+bool constant_mass_terms(const Expr& e) {
+  return separable_terms(e) &&
+         every_term(e, [](const Expr& t) { return !uses(t, Op::rate) || poly_degree(t, Op::rate) <= 2; });
+}
+
+// ... and whose other terms are affine in the coordinates, without time: the
+// Lagrangian's F = dU/dq is constant too (constant_force)
+bool constant_force_terms(const Expr& e) {
+  return constant_mass_terms(e) &&
+         every_term(e, [](const Expr& t) { return uses(t, Op::rate) || poly_degree(t, Op::coord) <= 1; });
+}
+
 // 0: no acceleration; 1: affine in the accelerations by its structure; 2:
 // not evidently affine (*where: the first node that makes it so)
 int acc_degree(const Expr& e, int* where) {
@@ -1587,6 +1647,10 @@ std::string generate_model_header(const ModelSpec& s) {
   // the rates never meet q or t in one term: dynamics.hpp skips the (qd, q)
   // and (qd, t) second derivatives
   if (separable_terms(*s.lagrangian.tree)) line("  static constexpr bool separable_lagrangian = true;");
+  // M (and F) depend on the parameters only: factored once per trajectory
+  // (kernels/system.hpp, ConstantMassCache)
+  if (constant_mass_terms(*s.lagrangian.tree)) line("  static constexpr bool constant_mass = true;");
+  if (constant_force_terms(*s.lagrangian.tree)) line("  static constexpr bool constant_force = true;");
   line("  static constexpr int m_position = " + std::to_string(s.m_position) + ";");
   line("  static constexpr int m_velocity = " + std::to_string(s.m_velocity) + ";");
   line("  static constexpr int m_acceleration = " + std::to_string(s.m_acceleration) + ";");

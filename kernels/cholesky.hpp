@@ -116,6 +116,38 @@ struct CholeskyFactor {
   }
 };
 
+// A CholeskyFactor whose L is diagonal (M diagonal: a constant mass matrix of
+// point masses and principal axes, system.hpp), with the same interface: the
+// solves multiply by 1 / L_ii and skip the zero off-diagonal entries, which
+// only ever contributed exact zeros, so the results are the same bits as the
+// dense solves' for finite operands.
+template <class T, int N>
+struct DiagonalFactor {
+  const CholeskyFactor<T, N>& f;
+
+  NHOLO_HDI Vec<T, N> solve_lower(const Vec<T, N>& b) const {
+    Vec<T, N> x;
+    for (int i = 0; i < N; ++i) x[i] = b[i] * f.inv_diag[i];
+    return x;
+  }
+  NHOLO_HDI Vec<T, N> solve_upper(const Vec<T, N>& b) const { return solve_lower(b); }
+  NHOLO_HDI Vec<T, N> solve(const Vec<T, N>& b) const { return solve_upper(solve_lower(b)); }
+  NHOLO_HDI Vec<T, N> mul_lower(const Vec<T, N>& x) const {
+    Vec<T, N> y;
+    for (int i = 0; i < N; ++i) y[i] = f.L(i, i) * x[i];
+    return y;
+  }
+};
+
+// L's strictly lower triangle is zero
+template <class T, int N>
+NHOLO_HDI bool is_diagonal(const CholeskyFactor<T, N>& f) {
+  bool d = true;
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < i; ++j) d = d && f.L(i, j) == T(0);
+  return d;
+}
+
 // Same test as cholesky(): false when M is not numerically positive definite
 // (f unusable). As a relative rank test of a symmetric positive SEMIdefinite
 // M (fundamental.hpp: K = A M^-1 A^T): every pivot d_j = M_jj sin^2(theta_j),

@@ -36,8 +36,10 @@ constexpr int m_of = constraint_count<Model>();
 // (qd_i, qd_j) block: D_v dL/dqd = (d2L/dqd dq) qd + d2L/dqd dt vanishes
 // identically, so the direction v and its n second derivatives are not
 // carried (F = dL/dq). UseStructure = false: the general jet (tests compare
-// the two).
-template <class Model, class S, bool UseStructure = true>
+// the two). WithNonpotential = false: F without the model's
+// nonpotential_force (the Lagrangian's part alone, which a constant_force
+// model's per-trajectory cache holds).
+template <class Model, class S, bool UseStructure = true, bool WithNonpotential = true>
 NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p,
                                                  const Vec<S, Model::n>& q,
                                                  const Vec<S, Model::n>& qd, S t,
@@ -86,7 +88,7 @@ NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p
       F[i] = L.g[n + 1 + i] - L.h[hv + i];
     }
   }
-  if constexpr (has_nonpotential_force<Model>::value) {
+  if constexpr (WithNonpotential && has_nonpotential_force<Model>::value) {
     F += Model::nonpotential_force(p, q, qd, t);
   }
 }
@@ -152,6 +154,41 @@ NHOLO_HDI void lagrangian_terms(const typename Model::Params& p, const Vec<S, Mo
   } else {
     lagrangian_terms_ad<Model>(p, q, qd, t, M, F);
   }
+}
+
+// F alone, for a model that declares constant_mass (M is then taken from a
+// per-trajectory cache, system.hpp): the hand-written form when the model
+// has one (its M discarded); for a separable Lagrangian (L = T(qd) + U(q, t))
+// F = dU/dq by first-order duals seeded in q, the rates plain numbers (no
+// second derivatives at all); otherwise the full jet of lagrangian_terms_ad
+// (its M discarded: the (qd, v) second derivatives are what F needs).
+// Plain scalars only (S = double or float).
+template <class Model, class S>
+NHOLO_FLATTEN NHOLO_HDI Vec<S, Model::n> lagrangian_force(const typename Model::Params& p,
+                                                          const Vec<S, Model::n>& q,
+                                                          const Vec<S, Model::n>& qd, S t) {
+  constexpr int n = Model::n;
+  Vec<S, n> F;
+  if constexpr (has_hand_dynamics<Model>::value) {
+    Mat<S, n, n> M;
+    Model::hand_dynamics(p, q, qd, t, M, F);
+  } else if constexpr (lagrangian_is_separable<Model>::value) {
+    using D = Dual<S, n>;
+    Vec<D, n> qa, qda;
+    for (int i = 0; i < n; ++i) {
+      qa[i] = D::variable(q[i], i);
+      qda[i] = D(qd[i]);
+    }
+    const D L = Model::lagrangian(p, qa, qda, D(t));
+    for (int i = 0; i < n; ++i) F[i] = L.d[i];
+  } else {
+    Mat<S, n, n> M;
+    lagrangian_terms_ad<Model, S, true, false>(p, q, qd, t, M, F);
+  }
+  if constexpr (has_nonpotential_force<Model>::value) {
+    F += Model::nonpotential_force(p, q, qd, t);
+  }
+  return F;
 }
 
 // Constraints differentiated to A qdd = b. `residual` gets, row by row:

@@ -102,9 +102,13 @@ struct EnsembleWindow {
     ts.rejected = arr.rejected[i];
     ts.status = static_cast<Status>(arr.status[i]);
     ts.dydt_valid = false;
+    // the system with its per-trajectory cache (system.hpp, prepare_system;
+    // `local` itself when it has none), prepared with this trajectory's
+    // parameters at the window's first state
+    const auto& run_sys = prepare_system(local, ts.t, ts.y);
     for (int k = 0; k < n_saves; ++k) {
-      advance_to_method<M>(local, ts, save_times[k], opt);
-      store(local, ts, k, i);
+      advance_to_method<M>(run_sys, ts, save_times[k], opt);
+      store(run_sys, ts, k, i);
     }
     // write back
     for (int c = 0; c < N; ++c) arr.y[c * count + i] = ts.y[c];
@@ -123,7 +127,8 @@ struct EnsembleWindow {
     return window_index(trajectory_major, k, c, nc, i, n_saves, count);
   }
 
-  NHOLO_HDI void store(const Sys& local, const TrajectoryState<S, N>& ts, int k,
+  template <class RunSys>
+  NHOLO_HDI void store(const RunSys& local, const TrajectoryState<S, N>& ts, int k,
                        int64_t i) const {
     const bool ok = ts.status == Status::ok;
     const S nan = S(NAN);

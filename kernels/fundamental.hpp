@@ -63,9 +63,9 @@ struct FundamentalResult {
 
 namespace detail {
 
-// W^T = L^-1 A^T, column by column
-template <class S, int n, int m>
-NHOLO_HDI Mat<S, n, m> lower_solve_columns(const CholeskyFactor<S, n>& f, const Mat<S, m, n>& A) {
+// W^T = L^-1 A^T, column by column (Factor: CholeskyFactor or DiagonalFactor)
+template <class Factor, class S, int m, int n>
+NHOLO_HDI Mat<S, n, m> lower_solve_columns(const Factor& f, const Mat<S, m, n>& A) {
   Mat<S, n, m> Wt;
   for (int l = 0; l < m; ++l) {
     Vec<S, n> col;
@@ -111,13 +111,15 @@ NHOLO_HDI Mat<S, m, m> gram(const Mat<S, n, m>& Wt) {
 // The fundamental equation after M = L L^T. Forces: also the constraint forces
 // and multipliers (else only qdd); Nonideal: C may be nonzero (else C is not
 // read and Q_ni^c = 0).
-template <bool Forces, bool Nonideal, class S, int n, int m>
-NHOLO_HDI void udwadia_kalaba_factored(const CholeskyFactor<S, n>& L, const Vec<S, n>& F,
-                                       const Mat<S, m, n>& A, const Vec<S, m>& b,
-                                       const Vec<S, n>& C, const PinvOptions& opt,
-                                       FundamentalResult<S, n, m>& r) {
-  // a = M^-1 F; c = L^-1 C, ac = a + M^-1 C
-  const Vec<S, n> a = L.solve(F);
+// a = M^-1 F given (udwadia_kalaba_factored below computes it; a constant
+// mass and force give it once per trajectory, system.hpp). Factor: the
+// CholeskyFactor of M, or its DiagonalFactor view when L is diagonal.
+template <bool Forces, bool Nonideal, class Factor, class S, int n, int m>
+NHOLO_HDI void udwadia_kalaba_solved(const Factor& L, const Vec<S, n>& a,
+                                     const Mat<S, m, n>& A, const Vec<S, m>& b,
+                                     const Vec<S, n>& C, const PinvOptions& opt,
+                                     FundamentalResult<S, n, m>& r) {
+  // c = L^-1 C, ac = a + M^-1 C
   Vec<S, n> c = Vec<S, n>::zero(), ac = a;
   if constexpr (Nonideal) {
     c = L.solve_lower(C);
@@ -161,6 +163,14 @@ NHOLO_HDI void udwadia_kalaba_factored(const CholeskyFactor<S, n>& L, const Vec<
     if constexpr (Nonideal)
       r.force_nonideal = L.mul_lower(c - mul_transposed(WtP, mul_transposed(Wt, c)));
   }
+}
+
+template <bool Forces, bool Nonideal, class S, int n, int m>
+NHOLO_HDI void udwadia_kalaba_factored(const CholeskyFactor<S, n>& L, const Vec<S, n>& F,
+                                       const Mat<S, m, n>& A, const Vec<S, m>& b,
+                                       const Vec<S, n>& C, const PinvOptions& opt,
+                                       FundamentalResult<S, n, m>& r) {
+  udwadia_kalaba_solved<Forces, Nonideal>(L, L.solve(F), A, b, C, opt, r);
 }
 
 }  // namespace detail

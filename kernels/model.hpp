@@ -32,6 +32,18 @@
 //                                                                skips the (qd, v) second derivatives.
 //                                                                A structural promise, checked against
 //                                                                the general AD in tests
+//   constant_mass (static constexpr bool)                        M = d2L/dqd2 depends on none of q, qd,
+//                                                                t (only on the parameters): the
+//                                                                Udwadia–Kalaba system factors it once
+//                                                                per trajectory (system.hpp, prepare)
+//   constant_force (static constexpr bool)                       with constant_mass: the Lagrangian's
+//                                                                F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt
+//                                                                depends on none of q, qd, t (uniform
+//                                                                gravity, constant impressed forces;
+//                                                                nonpotential_force is still evaluated
+//                                                                every time): F and M^-1 F are cached
+//                                                                too. Both are structural promises,
+//                                                                checked against the general AD in tests
 //   check_params(P) -> const char*                               host only: nullptr, or the relation
 //                                                                the parameters break (I_B > m s^2)
 //   DriftStatistic                                               a drifting coordinate's ensemble
@@ -138,6 +150,19 @@ template <class Model>
 struct lagrangian_is_separable<Model, std::void_t<decltype(Model::separable_lagrangian)>>
     : std::integral_constant<bool, Model::separable_lagrangian> {};
 
+// mass_is_constant<M>::value: M declares constant_mass = true;
+// force_is_constant<M>::value: M declares constant_mass and constant_force
+template <class Model, class = void>
+struct mass_is_constant : std::false_type {};
+template <class Model>
+struct mass_is_constant<Model, std::void_t<decltype(Model::constant_mass)>>
+    : std::integral_constant<bool, Model::constant_mass> {};
+template <class Model, class = void>
+struct force_is_constant : std::false_type {};
+template <class Model>
+struct force_is_constant<Model, std::void_t<decltype(Model::constant_force)>>
+    : std::integral_constant<bool, Model::constant_force && mass_is_constant<Model>::value> {};
+
 // has_drift_statistic<M>: the model supplies an ensemble statistic of a
 // drifting coordinate (a nested `DriftStatistic` with drift_coordinate,
 // band_coordinate, prediction(params, q0, qd0) and prediction_doc): the
@@ -165,6 +190,8 @@ struct Conflated : Model {
   static void hand_dynamics() = delete;
   // ... and so does a declared structure
   static constexpr bool separable_lagrangian = false;
+  static constexpr bool constant_mass = false;
+  static constexpr bool constant_force = false;
 };
 
 // is_conflated<M>::value: M is Conflated<Model> for some Model (formulation

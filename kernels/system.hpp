@@ -18,6 +18,15 @@
 //                                            (vakonomic), the multipliers;
 //                                            others ignore lambda0
 //   System::split(y, q, qd)                  q, qd from a state (always first)
+// Optional:
+//   auto ps = sys.prepare(t, y)              the system with a per-trajectory
+//                                            cache bound (a System itself, same
+//                                            results); prepare_system(sys, t, y)
+//                                            below returns it, or sys itself
+//                                            for systems without one. The
+//                                            ensemble functor prepares once
+//                                            per trajectory and window, after
+//                                            the trajectory's parameters are set.
 //
 // State layout: y = (q, qd, extra) (N = 2n + n_extra). Formulations here:
 //   udwadia_kalaba    M qdd = F + Q_i^c + Q_ni^c   (fundamental.hpp), with the
@@ -89,12 +98,12 @@ struct ConstrainedTerms {
   Vec<S, m> velocity_residual;
 };
 
+// A, b (with the Baumgarte correction when eval.drift = baumgarte) and the
+// residuals of ConstrainedTerms; M, F, C untouched.
 template <class Model, class S>
-NHOLO_HDI void constrained_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
-                                 const Vec<S, Model::n>& qd, S t, const EvalOptions& eo,
-                                 ConstrainedTerms<S, Model::n, m_of<Model>>& w) {
-  // unconstrained system: M qdd = F
-  lagrangian_terms<Model>(p, q, qd, t, w.M, w.F);
+NHOLO_HDI void constraint_rows(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                               const Vec<S, Model::n>& qd, S t, const EvalOptions& eo,
+                               ConstrainedTerms<S, Model::n, m_of<Model>>& w) {
   // constraints: A qdd = b, with residuals for drift monitoring / correction
   constraint_terms<Model>(p, q, qd, t, w.A, w.b, &w.residual, &w.velocity_residual);
   if (eo.drift == DriftControl::baumgarte) {
@@ -104,6 +113,15 @@ NHOLO_HDI void constrained_terms(const typename Model::Params& p, const Vec<S, M
     for (int l = Model::m_position; l < Model::m_position + Model::m_velocity; ++l)
       w.b[l] -= S(eo.baumgarte_alpha) * w.residual[l];
   }
+}
+
+template <class Model, class S>
+NHOLO_HDI void constrained_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                 const Vec<S, Model::n>& qd, S t, const EvalOptions& eo,
+                                 ConstrainedTerms<S, Model::n, m_of<Model>>& w) {
+  // unconstrained system: M qdd = F
+  lagrangian_terms<Model>(p, q, qd, t, w.M, w.F);
+  constraint_rows<Model>(p, q, qd, t, eo, w);
   // nonideal constraint forces
   w.C = nonideal_terms<Model>(p, q, qd, t);
 }
@@ -145,6 +163,110 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
   // as the saddle-point formulations do
   if (out.status == Status::ok && !out.singular_mass &&
       r.rank < declared_constraint_rank<Model>::value)
+    out.status = Status::singular;
+  return out;
+}
+
+// Per-trajectory cache of the Udwadia–Kalaba formulation for a model that
+// declares constant_mass (model.hpp): M's Cholesky factor, taken at the
+// trajectory's state when it is prepared (by the declaration the same at
+// every state) and, with constant_force, the Lagrangian's F and M^-1 F.
+// ok = false (M not positive definite, or not finite there): the right-hand
+// side takes the general path, singular-mass form included.
+template <class S, int n>
+struct ConstantMassCache {
+  CholeskyFactor<S, n> L;  // M = L L^T
+  Vec<S, n> F;             // constant_force: the Lagrangian's F (no nonpotential_force)
+  Vec<S, n> a;             // constant_force: M^-1 F
+  bool ok;
+  bool diagonal;           // L (M) is diagonal: the solves use DiagonalFactor
+};
+
+template <class Model, class S>
+NHOLO_HDI ConstantMassCache<S, Model::n> prepare_constant_mass(const typename Model::Params& p,
+                                                               const Vec<S, Model::n>& q,
+                                                               const Vec<S, Model::n>& qd, S t,
+                                                               const EvalOptions& eo) {
+  constexpr int n = Model::n;
+  ConstantMassCache<S, n> c;
+  Mat<S, n, n> M;
+  if constexpr (has_hand_dynamics<Model>::value) {
+    Model::hand_dynamics(p, q, qd, t, M, c.F);
+  } else {
+    lagrangian_terms_ad<Model, S, true, false>(p, q, qd, t, M, c.F);
+  }
+  c.ok = cholesky_factor(M, c.L, S(eo.pinv.chol_rtol));
+  c.a = c.ok ? c.L.solve(c.F) : Vec<S, n>::zero();
+  c.diagonal = c.ok && is_diagonal(c.L);
+  return c;
+}
+
+namespace detail {
+// the fundamental equation with the cached factor (its diagonal view when L
+// is diagonal) and a = M^-1 F
+template <bool Forces, bool Nonideal, class S, int n, int m>
+NHOLO_HDI void solve_cached(const ConstantMassCache<S, n>& c, const Vec<S, n>& a,
+                            const ConstrainedTerms<S, n, m>& w, const PinvOptions& opt,
+                            FundamentalResult<S, n, m>& r) {
+  if (c.diagonal) {
+    udwadia_kalaba_solved<Forces, Nonideal>(DiagonalFactor<S, n>{c.L}, a, w.A, w.b, w.C, opt, r);
+  } else {
+    udwadia_kalaba_solved<Forces, Nonideal>(c.L, a, w.A, w.b, w.C, opt, r);
+  }
+}
+}  // namespace detail
+
+// udwadia_kalaba_acceleration with M (and, with constant_force, F and
+// M^-1 F) from the cache: the same arithmetic on the same numbers, so the
+// same results; per evaluation only the constraints, C, the forces that are
+// not constant and the solves with W^T = L^-1 A^T remain.
+template <class Model, class S, bool Forces = true>
+NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cached(
+    const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
+    const EvalOptions& eo, const ConstantMassCache<S, Model::n>& c) {
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  if (!c.ok) return udwadia_kalaba_acceleration<Model, S, Forces>(p, q, qd, t, eo);
+  Acceleration<S, n, m> out;
+  ConstrainedTerms<S, n, m> w;
+  constraint_rows<Model>(p, q, qd, t, eo, w);
+  w.C = nonideal_terms<Model>(p, q, qd, t);
+  out.residual = w.residual;
+  out.velocity_residual = w.velocity_residual;
+  FundamentalResult<S, n, m> r;
+  r.qdd = Vec<S, n>::zero();
+  r.force_ideal = Vec<S, n>::zero();
+  r.force_nonideal = Vec<S, n>::zero();
+  r.multiplier = Vec<S, m>::zero();
+  r.rank = 0;
+  if constexpr (force_is_constant<Model>::value && !has_nonpotential_force<Model>::value) {
+    // a = M^-1 F straight from the cache (not copied); F itself only for
+    // force_applied (Forces = false leaves it zero, as the multipliers)
+    w.F = Forces ? c.F : Vec<S, n>::zero();
+    detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, c.a, w, eo.pinv, r);
+  } else {
+    if constexpr (force_is_constant<Model>::value) {
+      w.F = c.F;
+      w.F += Model::nonpotential_force(p, q, qd, t);
+    } else {
+      w.F = lagrangian_force<Model>(p, q, qd, t);
+    }
+    const Vec<S, n> a = c.L.solve(w.F);
+    detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, a, w, eo.pinv, r);
+  }
+  r.status = all_finite(r.qdd) ? Status::ok : Status::non_finite;
+  out.singular_mass = false;
+  out.qdd = r.qdd;
+  if constexpr (Forces) {
+    out.force_applied = w.F;
+  } else {
+    out.force_applied = Vec<S, n>::zero();
+  }
+  out.force_ideal = r.force_ideal;
+  out.force_nonideal = r.force_nonideal;
+  out.multiplier = r.multiplier;
+  out.status = r.status;
+  if (out.status == Status::ok && r.rank < declared_constraint_rank<Model>::value)
     out.status = Status::singular;
   return out;
 }
@@ -275,6 +397,47 @@ struct has_rhs_acceleration<
         std::declval<const Vec<S, Model::n>&>(), std::declval<S>(),
         std::declval<const EvalOptions&>()))>> : std::true_type {};
 
+// Optional member of a formulation: static constexpr bool
+// ok_implies_finite_qdd = true when its accelerations never have status ok
+// with a non-finite qdd (the right-hand side then tests only qd, the rest of
+// y', for finiteness: the same status with fewer tests).
+template <class Formulation, class = void>
+struct formulation_ok_implies_finite : std::false_type {};
+template <class Formulation>
+struct formulation_ok_implies_finite<Formulation,
+                                     std::void_t<decltype(Formulation::ok_implies_finite_qdd)>>
+    : std::integral_constant<bool, Formulation::ok_implies_finite_qdd> {};
+
+// Optional members of a formulation: a per-trajectory cache,
+//   Formulation::prepare<Model, S>(p, q, qd, t, eval) -> Cache
+//   Formulation::acceleration<Model, S>(p, q, qd, t, eval, cache)
+//   Formulation::rhs_acceleration<Model, S>(p, q, qd, t, eval, cache)
+// formulation_cache<F, Model, S>::value says whether F has one for Model
+// (and ::type is the Cache).
+template <class Formulation, class Model, class S, class = void>
+struct formulation_cache : std::false_type {
+  using type = void;
+};
+template <class Formulation, class Model, class S>
+struct formulation_cache<
+    Formulation, Model, S,
+    std::void_t<decltype(Formulation::template prepare<Model, S>(
+        std::declval<const typename Model::Params&>(), std::declval<const Vec<S, Model::n>&>(),
+        std::declval<const Vec<S, Model::n>&>(), std::declval<S>(),
+        std::declval<const EvalOptions&>()))>> : std::true_type {
+  using type = decltype(Formulation::template prepare<Model, S>(
+      std::declval<const typename Model::Params&>(), std::declval<const Vec<S, Model::n>&>(),
+      std::declval<const Vec<S, Model::n>&>(), std::declval<S>(),
+      std::declval<const EvalOptions&>()));
+};
+
+namespace detail {
+struct NoCache {};
+}  // namespace detail
+
+template <class Sys, class Cache>
+struct PreparedSystem;
+
 // A model under a formulation whose state is y = (q, qd) (N = 2n), as
 // y' = f(t, y). Formulation (a tag type) supplies
 //   Formulation::name<Model>()                          its name
@@ -312,15 +475,51 @@ struct SecondOrderSystem {
   // y' = (qd, qdd(t, q, qd))
   NHOLO_FLATTEN NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y,
                                                               Vec<S, N>& dydt) const {
+    return rhs_with(t, y, dydt, detail::NoCache{});
+  }
+
+  // The system with the formulation's per-trajectory cache bound, prepared at
+  // (t, y) (only where the formulation has one for this model and S).
+  template <class F = Formulation,
+            std::enable_if_t<formulation_cache<F, Model, S>::value, int> = 0>
+  NHOLO_HDI PreparedSystem<SecondOrderSystem, typename formulation_cache<F, Model, S>::type>
+  prepare(S t, const Vec<S, N>& y) const {
+    PreparedSystem<SecondOrderSystem, typename formulation_cache<F, Model, S>::type> ps;
+    static_cast<SecondOrderSystem&>(ps) = *this;
     Vec<S, n> q, qd;
     split(y, q, qd);
-    const auto acc = rhs_acceleration(t, q, qd);
+    ps.cache = F::template prepare<Model, S>(params, q, qd, t, eval);
+    return ps;
+  }
+
+  // The pieces of operator(), observe and acceleration with a cache
+  // (detail::NoCache: none); PreparedSystem calls them with its own.
+  template <bool Forces, class Cache>
+  NHOLO_HDI Acceleration<S, n, m> acceleration_with(S t, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                                    const Cache& cache) const {
+    if constexpr (std::is_same<Cache, detail::NoCache>::value) {
+      return Forces ? acceleration(t, q, qd) : rhs_acceleration(t, q, qd);
+    } else if constexpr (Forces) {
+      return Formulation::template acceleration<Model, S>(params, q, qd, t, eval, cache);
+    } else {
+      return Formulation::template rhs_acceleration<Model, S>(params, q, qd, t, eval, cache);
+    }
+  }
+  template <class Cache>
+  NHOLO_HDI Status rhs_with(S t, const Vec<S, N>& y, Vec<S, N>& dydt, const Cache& cache) const {
+    Vec<S, n> q, qd;
+    split(y, q, qd);
+    const auto acc = acceleration_with<false>(t, q, qd, cache);
     for (int i = 0; i < n; ++i) {
       dydt[i] = qd[i];
       dydt[n + i] = acc.qdd[i];
     }
     if (acc.status != Status::ok) return acc.status;
-    return all_finite(dydt) ? Status::ok : Status::non_finite;
+    if constexpr (formulation_ok_implies_finite<Formulation>::value) {
+      return all_finite(qd) ? Status::ok : Status::non_finite;
+    } else {
+      return all_finite(dydt) ? Status::ok : Status::non_finite;
+    }
   }
 
   // Projection onto the constraint manifold (drift = project), see
@@ -335,9 +534,14 @@ struct SecondOrderSystem {
   }
 
   NHOLO_HDI void observe(S t, const Vec<S, N>& y, Observation<S, n, m>& obs) const {
+    observe_with(t, y, obs, detail::NoCache{});
+  }
+  template <class Cache>
+  NHOLO_HDI void observe_with(S t, const Vec<S, N>& y, Observation<S, n, m>& obs,
+                              const Cache& cache) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
-    const auto acc = acceleration(t, q, qd);
+    const auto acc = acceleration_with<true>(t, q, qd, cache);
     obs.qdd = acc.qdd;
     obs.force_ideal = acc.force_ideal;
     obs.force_nonideal = acc.force_nonideal;
@@ -359,8 +563,84 @@ struct SecondOrderSystem {
   }
 };
 
+// A System (SecondOrderSystem) with its per-trajectory cache bound: the same
+// System, whose right-hand side, observe and acceleration use the cache.
+// Made by Sys::prepare(t, y); holds the parameters it was prepared with
+// (prepare again after changing them).
+template <class Sys, class Cache>
+struct PreparedSystem : Sys {
+  using S = typename Sys::scalar;
+  static constexpr int n = Sys::n, m = Sys::m, N = Sys::N;
+  Cache cache;
+
+  NHOLO_FLATTEN NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y,
+                                                              Vec<S, N>& dydt) const {
+    return this->rhs_with(t, y, dydt, cache);
+  }
+  NHOLO_HDI void observe(S t, const Vec<S, N>& y, Observation<S, n, m>& obs) const {
+    this->observe_with(t, y, obs, cache);
+  }
+  NHOLO_HDI Acceleration<S, n, m> acceleration(S t, const Vec<S, n>& q, const Vec<S, n>& qd) const {
+    return this->template acceleration_with<true>(t, q, qd, cache);
+  }
+  NHOLO_HDI Acceleration<S, n, m> rhs_acceleration(S t, const Vec<S, n>& q,
+                                                   const Vec<S, n>& qd) const {
+    return this->template acceleration_with<false>(t, q, qd, cache);
+  }
+};
+
+// has_prepare<Sys>: Sys binds a per-trajectory cache (sys.prepare(t, y))
+template <class Sys, class = void>
+struct has_prepare : std::false_type {};
+template <class Sys>
+struct has_prepare<Sys, std::void_t<decltype(std::declval<const Sys&>().prepare(
+                            std::declval<typename Sys::scalar>(),
+                            std::declval<const Vec<typename Sys::scalar, Sys::N>&>()))>>
+    : std::true_type {};
+
+// The system to integrate a trajectory from (t, y) with: sys.prepare(t, y)
+// when Sys has a cache, else sys itself (a reference; nothing copied or
+// computed). Bind the result to `const auto&`.
+template <class Sys>
+NHOLO_HDI decltype(auto) prepare_system(const Sys& sys, typename Sys::scalar t,
+                                        const Vec<typename Sys::scalar, Sys::N>& y) {
+  if constexpr (has_prepare<Sys>::value) {
+    return sys.prepare(t, y);
+  } else {
+    (void)t;
+    (void)y;
+    return (sys);
+  }
+}
+
 // The Udwadia–Kalaba formulation; named "conflated" on Conflated<Model>.
+// A model that declares constant_mass (model.hpp) gets a per-trajectory cache
+// (ConstantMassCache, plain scalars only).
 struct UdwadiaKalabaFormulation {
+  // status ok only with a finite qdd: udwadia_kalaba, udwadia_kalaba_singular
+  // and the cached path test it (the rank test only turns ok into singular)
+  static constexpr bool ok_implies_finite_qdd = true;
+  template <class Model, class S,
+            std::enable_if_t<mass_is_constant<Model>::value && std::is_floating_point<S>::value,
+                             int> = 0>
+  NHOLO_HDI static ConstantMassCache<S, Model::n> prepare(const typename Model::Params& p,
+                                                          const Vec<S, Model::n>& q,
+                                                          const Vec<S, Model::n>& qd, S t,
+                                                          const EvalOptions& eo) {
+    return prepare_constant_mass<Model, S>(p, q, qd, t, eo);
+  }
+  template <class Model, class S>
+  NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> acceleration(
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
+      S t, const EvalOptions& eo, const ConstantMassCache<S, Model::n>& c) {
+    return udwadia_kalaba_acceleration_cached<Model, S, true>(p, q, qd, t, eo, c);
+  }
+  template <class Model, class S>
+  NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> rhs_acceleration(
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
+      S t, const EvalOptions& eo, const ConstantMassCache<S, Model::n>& c) {
+    return udwadia_kalaba_acceleration_cached<Model, S, false>(p, q, qd, t, eo, c);
+  }
   template <class Model>
   static constexpr const char* name() {
     return is_conflated<Model>::value ? "conflated" : "udwadia_kalaba";

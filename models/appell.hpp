@@ -41,6 +41,10 @@ struct Appell {
   static constexpr int m_acceleration = 0;
   // L = T(qd) + U(q): no term couples the rates with q or t (kernels/model.hpp)
   static constexpr bool separable_lagrangian = true;
+  // M = I and F = (Fx, Fy, Fz): constant, cached per trajectory (kernels/model.hpp);
+  // the nonideal C is evaluated every time
+  static constexpr bool constant_mass = true;
+  static constexpr bool constant_force = true;
   static constexpr int n_params = 7;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
   static constexpr const char* coordinate_units[n] = {"m", "m", "m"};

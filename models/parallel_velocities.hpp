@@ -24,6 +24,9 @@ struct ParallelVelocities {
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;
   static constexpr int m_acceleration = 0;
+  // M and F depend on the parameters only (kernels/model.hpp)
+  static constexpr bool constant_mass = true;
+  static constexpr bool constant_force = true;
   static constexpr int n_params = 2;
   static constexpr const char* coordinates[n] = {"x1", "y1", "x2", "y2"};
   static constexpr const char* coordinate_units[n] = {"m", "m", "m", "m"};

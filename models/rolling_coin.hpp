@@ -25,6 +25,10 @@ struct RollingCoin {
   static constexpr int m_acceleration = 0;
   // L = T(qd) + U(q): no term couples the rates with q or t (kernels/model.hpp)
   static constexpr bool separable_lagrangian = true;
+  // M = diag(m, m, m R^2/2, m R^2/4) and F = (0, m g sin(alpha), 0, 0) depend on the
+  // parameters only: factored and solved once per trajectory (kernels/model.hpp)
+  static constexpr bool constant_mass = true;
+  static constexpr bool constant_force = true;
   static constexpr int n_params = 4;
   static constexpr const char* coordinates[n] = {"x", "y", "phi", "theta"};
   static constexpr const char* coordinate_units[n] = {"m", "m", "rad", "rad"};

@@ -28,6 +28,9 @@ struct UdwadiaExample2 {
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;
   static constexpr int m_acceleration = 0;
+  // M and F depend on the parameters only (kernels/model.hpp)
+  static constexpr bool constant_mass = true;
+  static constexpr bool constant_force = true;
   static constexpr int n_params = 2;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
   static constexpr const char* coordinate_units[n] = {"m", "m", "m"};

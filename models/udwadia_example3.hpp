@@ -29,6 +29,8 @@ struct UdwadiaExample3 {
   static constexpr int m_position = 0;
   static constexpr int m_velocity = 1;
   static constexpr int m_acceleration = 0;
+  // M = I (kernels/model.hpp); F = -x is not constant
+  static constexpr bool constant_mass = true;
   static constexpr int n_params = 1;
   static constexpr const char* coordinates[n] = {"x", "y", "z"};
   static constexpr const char* coordinate_units[n] = {"m", "m", "m"};

@@ -1593,3 +1593,55 @@ TEST(ModelFileGood, SeparableLagrangianIsDetectedFromItsTerms) {
   md.set(Model::kLagrangian, R"~(lagrangian = "m/2*(x_dot^2 + y_dot^2) - t*x_dot + J/2*theta_dot^2")~");
   EXPECT_EQ(nholo::generate_model_header(parse(md.text())).find("separable_lagrangian"), std::string::npos);
 }
+
+// A separable Lagrangian whose rate terms are quadratic (at most) in the rates
+// with parameter coefficients is declared constant_mass; with its other terms
+// affine in the coordinates and free of time, constant_force too
+// (kernels/model.hpp; the trajectories equal the built-in models',
+// tests/test_model_files.cpp).
+TEST(ModelFileGood, ConstantMassAndForceAreDetectedFromTheTerms) {
+  const std::string dir = std::string(NHOLO_SOURCE_DIR) + "/tests/model_files/";
+  const std::string mass = "static constexpr bool constant_mass = true;";
+  const std::string force = "static constexpr bool constant_force = true;";
+  auto header = [&](const char* f) {
+    return nholo::generate_model_header(nholo::load_model_file(dir + f, kBuiltins));
+  };
+  for (const char* f : {"rolling_coin.toml", "appell.toml", "parallel_velocities.toml", "udwadia_example2.toml"}) {
+    const std::string h = header(f);
+    EXPECT_NE(h.find(mass), std::string::npos) << f;
+    EXPECT_NE(h.find(force), std::string::npos) << f;
+  }
+  for (const char* f : {"skate.toml", "sleigh.toml"}) {
+    const std::string h = header(f);
+    EXPECT_EQ(h.find("constant_mass"), std::string::npos) << f;
+    EXPECT_EQ(h.find("constant_force"), std::string::npos) << f;
+  }
+  auto lagrangian = [](const char* l) {
+    Model md;
+    md.set(Model::kLagrangian, std::string("lagrangian = \"") + l + "\"");
+    return nholo::generate_model_header(parse(md.text()));
+  };
+  // a potential quadratic in x: constant M, F = -2 x is not constant
+  std::string h = lagrangian("m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2 - m*x^2");
+  EXPECT_NE(h.find(mass), std::string::npos);
+  EXPECT_EQ(h.find("constant_force"), std::string::npos);
+  // time in the potential: F depends on t
+  h = lagrangian("m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2 + t*x");
+  EXPECT_NE(h.find(mass), std::string::npos);
+  EXPECT_EQ(h.find("constant_force"), std::string::npos);
+  // constant coefficients, a linear potential, a constant under a function
+  h = lagrangian("m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2 + x_dot*y_dot/m - m*sin(m)*(x - 2*y)");
+  EXPECT_NE(h.find(mass), std::string::npos);
+  EXPECT_NE(h.find(force), std::string::npos);
+  // a cubic rate term, a rate under a function, a division by a rate: M not constant
+  for (const char* l : {"m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^3",
+                        "m/2*(x_dot^2 + y_dot^2) + J*cos(theta_dot)",
+                        "m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2 + 1/(1 + x_dot^2)"}) {
+    h = lagrangian(l);
+    EXPECT_EQ(h.find("constant_mass"), std::string::npos) << l;
+    EXPECT_EQ(h.find("constant_force"), std::string::npos) << l;
+  }
+  // not separable (the skate's coupling): neither
+  h = lagrangian("m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2 + m*theta_dot*y_dot*cos(theta)");
+  EXPECT_EQ(h.find("constant_mass"), std::string::npos);
+}

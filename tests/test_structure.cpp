@@ -71,3 +71,306 @@ TEST(DeclaredStructure, CoinLeanJetMatchesHandDerivedTerms) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// Declared constant mass (and force): the per-trajectory cache of the
+// Udwadia–Kalaba system (kernels/system.hpp, ConstantMassCache) against the
+// general path, which factors M from the full jet at every evaluation.
+#include "kernels/ensemble.hpp"
+#include "kernels/formulations.hpp"
+#include "models/registry.hpp"
+
+namespace {
+
+using models::Appell;
+using models::RollingCoin;
+using models::Skate;
+
+// the coin with its hand-written M, F hidden: the cache from AD
+struct CoinAD : RollingCoin {
+  static void hand_dynamics() = delete;
+};
+
+static_assert(mass_is_constant<RollingCoin>::value && force_is_constant<RollingCoin>::value, "");
+static_assert(mass_is_constant<Appell>::value && force_is_constant<Appell>::value, "");
+static_assert(mass_is_constant<models::UdwadiaExample3>::value &&
+                  !force_is_constant<models::UdwadiaExample3>::value,
+              "example 3: M = I, F = -x");
+static_assert(!mass_is_constant<Skate>::value && !mass_is_constant<models::Sleigh>::value, "");
+static_assert(!mass_is_constant<Conflated<Appell>>::value, "a declaration belongs to the true L");
+static_assert(has_prepare<UdwadiaKalabaSystem<RollingCoin>>::value, "");
+static_assert(has_prepare<UdwadiaKalabaSystem<CoinAD>>::value, "");
+static_assert(!has_prepare<UdwadiaKalabaSystem<Skate>>::value, "no declaration, no cache");
+static_assert(!has_prepare<ConflatedSystem<Appell>>::value, "");
+static_assert(!has_prepare<LagrangeMultiplierSystem<RollingCoin>>::value,
+              "only the Udwadia–Kalaba formulation has the cache");
+// systems without a cache pay nothing: prepare_system hands back the system itself
+static_assert(std::is_same<decltype(prepare_system(std::declval<const UdwadiaKalabaSystem<Skate>&>(),
+                                                   0.0, std::declval<const Vec<double, 6>&>())),
+                           const UdwadiaKalabaSystem<Skate>&>::value,
+              "");
+
+template <class Model>
+typename Model::Params default_params() {
+  double v[Model::n_params > 0 ? Model::n_params : 1] = {0};
+  for (int j = 0; j < Model::n_params; ++j) v[j] = Model::param_info[j].default_value;
+  return Model::make_params(v);
+}
+
+// Largest difference of the general jet's M (and of its F without the
+// nonpotential force) between random states and a reference state, relative
+// to the entries: zero (to rounding) exactly when M (F) does not depend on
+// q, qd, t.
+template <class Model>
+void declaration_deviation(const typename Model::Params& p, int seed, double& dM, double& dF) {
+  constexpr int n = Model::n;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  Vec<double, n> q0, qd0;
+  for (int i = 0; i < n; ++i) {
+    q0[i] = u(rng);
+    qd0[i] = u(rng);
+  }
+  Mat<double, n, n> M0, M;
+  Vec<double, n> F0, F;
+  lagrangian_terms_ad<Model, double, false, false>(p, q0, qd0, 0.3, M0, F0);
+  dM = dF = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    Vec<double, n> q, qd;
+    for (int i = 0; i < n; ++i) {
+      q[i] = u(rng);
+      qd[i] = u(rng);
+    }
+    lagrangian_terms_ad<Model, double, false, false>(p, q, qd, u(rng), M, F);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j)
+        dM = std::max(dM, std::abs(M(i, j) - M0(i, j)) / (1 + std::abs(M0(i, j))));
+      dF = std::max(dF, std::abs(F[i] - F0[i]) / (1 + std::abs(F0[i])));
+    }
+  }
+}
+
+TEST(DeclaredStructure, ConstantMassAndForceDeclarationsHold) {
+  int checked = 0;
+  models::for_each_model([&](auto tag) {
+    using Model = typename decltype(tag)::type;
+    if constexpr (mass_is_constant<Model>::value) {
+      double dM, dF;
+      declaration_deviation<Model>(default_params<Model>(), 7 + checked, dM, dF);
+      EXPECT_LT(dM, 1e-14) << Model::name << " declares constant_mass";
+      if (force_is_constant<Model>::value) {
+        EXPECT_LT(dF, 1e-14) << Model::name;
+      }
+      ++checked;
+    }
+  });
+  EXPECT_GE(checked, 8);  // coin, redundant coin, Appell, incline, ... (model.hpp)
+}
+
+// The check above can fail: the skate's M depends on theta, its F on q and qd.
+TEST(DeclaredStructure, ConstantMassCheckDetectsTheSkate) {
+  double dM, dF;
+  declaration_deviation<Skate>(default_params<Skate>(), 3, dM, dF);
+  EXPECT_GT(dM, 1e-2);
+  EXPECT_GT(dF, 1e-2);
+}
+
+// F alone (lagrangian_force: first-order duals for a separable L, the full
+// jet otherwise) against F of the general jet.
+template <class Model>
+void check_lagrangian_force(const typename Model::Params& p, int seed) {
+  constexpr int n = Model::n;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    Vec<double, n> q, qd;
+    for (int i = 0; i < n; ++i) {
+      q[i] = u(rng);
+      qd[i] = u(rng);
+    }
+    const double t = u(rng);
+    Mat<double, n, n> M;
+    Vec<double, n> F;
+    lagrangian_terms_ad<Model, double, false>(p, q, qd, t, M, F);
+    const Vec<double, n> Fl = lagrangian_force<Model>(p, q, qd, t);
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(Fl[i], F[i], 1e-13 * (1 + std::abs(F[i])));
+  }
+}
+
+TEST(DeclaredStructure, LeanForceEqualsGeneralJet) {
+  check_lagrangian_force<CoinAD>({1.3, 0.7, 9.81, 0.4}, 11);
+  check_lagrangian_force<Appell>({0.5, 0.2, 0.3, -0.4, -9.81, 1.0, 2.0}, 12);
+  check_lagrangian_force<models::UdwadiaExample3>(default_params<models::UdwadiaExample3>(), 13);
+  check_lagrangian_force<Skate>(default_params<Skate>(), 14);
+}
+
+// The prepared system (cache taken at one state) against the unprepared one
+// (M factored at every evaluation) at random states: right-hand side,
+// status and every observable.
+template <class Model>
+int check_prepared_equals_general(const typename Model::Params& p, int seed) {
+  using Sys = UdwadiaKalabaSystem<Model>;
+  constexpr int n = Model::n, N = Sys::N;
+  Sys sys{p, EvalOptions()};
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  Vec<double, N> y0;
+  for (int c = 0; c < N; ++c) y0[c] = u(rng);
+  const auto ps = sys.prepare(0.1, y0);
+  EXPECT_TRUE(ps.cache.ok) << Model::name;
+  int compared = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    Vec<double, N> y, d1, d2;
+    for (int c = 0; c < N; ++c) y[c] = u(rng);
+    const double t = u(rng);
+    const Status s1 = ps(t, y, d1), s2 = sys(t, y, d2);
+    EXPECT_EQ(s1, s2) << Model::name;
+    if (s2 != Status::ok) continue;
+    ++compared;
+    for (int c = 0; c < N; ++c) EXPECT_NEAR(d1[c], d2[c], 1e-12 * (1 + std::abs(d2[c]))) << Model::name;
+    Observation<double, n, Sys::m> o1{}, o2{};
+    ps.observe(t, y, o1);
+    sys.observe(t, y, o2);
+    EXPECT_EQ(o1.status, o2.status);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(o1.qdd[i], o2.qdd[i], 1e-12 * (1 + std::abs(o2.qdd[i])));
+      EXPECT_NEAR(o1.force_ideal[i], o2.force_ideal[i], 1e-12 * (1 + std::abs(o2.force_ideal[i])));
+      EXPECT_NEAR(o1.force_nonideal[i], o2.force_nonideal[i],
+                  1e-12 * (1 + std::abs(o2.force_nonideal[i])));
+    }
+    for (int l = 0; l < Sys::m; ++l)
+      EXPECT_NEAR(o1.multiplier[l], o2.multiplier[l], 1e-12 * (1 + std::abs(o2.multiplier[l])));
+    EXPECT_NEAR(o1.constraint_residual, o2.constraint_residual, 1e-12);
+  }
+  return compared;
+}
+
+TEST(DeclaredStructure, PreparedSystemEqualsGeneralPath) {
+  EXPECT_GT(check_prepared_equals_general<CoinAD>({1.3, 0.7, 9.81, 0.4}, 21), 50);
+  EXPECT_GT(check_prepared_equals_general<RollingCoin>({1.3, 0.7, 9.81, 0.4}, 22), 50);
+  // nonideal (drag) and a time-dependent constraint
+  EXPECT_GT(check_prepared_equals_general<Appell>({0.5, 0.2, 0.3, -0.4, -9.81, 1.0, 2.0}, 23), 50);
+  int checked = 0;
+  models::for_each_model([&](auto tag) {
+    using Model = typename decltype(tag)::type;
+    if constexpr (mass_is_constant<Model>::value) {
+      EXPECT_GT(check_prepared_equals_general<Model>(default_params<Model>(), 30 + checked), 0)
+          << Model::name;
+      ++checked;
+    }
+  });
+}
+
+// A mass matrix that is not positive definite leaves the cache unusable and
+// the prepared system takes the general path (here: the singular-mass form).
+struct SingularMassAppell : Appell {
+  template <class S>
+  NHOLO_HDI static S lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                const S& t) {
+    return Appell::conflated_lagrangian(p, q, qd, t);  // M = diag(2, 2, 0)
+  }
+  static void conflated_lagrangian() = delete;
+};
+
+TEST(DeclaredStructure, SingularConstantMassFallsBackToGeneralPath) {
+  using Sys = UdwadiaKalabaSystem<SingularMassAppell>;
+  Sys sys{{0.0, 0.0, 0.0, 0.0, -9.81, 1.0, 1.0}, EvalOptions()};
+  const Vec<double, 6> y{{0.0, 0.0, 10.0, 0.6, 0.8, -1.0}};
+  const auto ps = sys.prepare(0.0, y);
+  EXPECT_FALSE(ps.cache.ok);
+  Vec<double, 6> d1, d2;
+  EXPECT_EQ(ps(0.0, y, d1), sys(0.0, y, d2));
+  for (int c = 0; c < 6; ++c) EXPECT_EQ(d1[c], d2[c]);
+  EXPECT_TRUE(ps.acceleration(0.0, Vec<double, 3>{{0, 0, 10}}, Vec<double, 3>{{0.6, 0.8, -1}})
+                  .singular_mass);
+}
+
+// The diagonal view of a diagonal factor gives the dense solves' bits.
+TEST(DeclaredStructure, DiagonalFactorEqualsDenseSolves) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.1, 3.0), v(-3.0, 3.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    Mat<double, 4, 4> M = Mat<double, 4, 4>::zero();
+    for (int i = 0; i < 4; ++i) M(i, i) = u(rng);
+    CholeskyFactor<double, 4> f;
+    ASSERT_TRUE(cholesky_factor(M, f));
+    ASSERT_TRUE(is_diagonal(f));
+    const DiagonalFactor<double, 4> d{f};
+    Vec<double, 4> b;
+    for (int i = 0; i < 4; ++i) b[i] = v(rng);
+    const auto x1 = f.solve_lower(b), x2 = d.solve_lower(b);
+    const auto y1 = f.solve_upper(b), y2 = d.solve_upper(b);
+    const auto z1 = f.solve(b), z2 = d.solve(b);
+    const auto w1 = f.mul_lower(b), w2 = d.mul_lower(b);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(x1[i], x2[i]);
+      EXPECT_EQ(y1[i], y2[i]);
+      EXPECT_EQ(z1[i], z2[i]);
+      EXPECT_EQ(w1[i], w2[i]);
+    }
+  }
+  Mat<double, 2, 2> K{{2.0, 0.5, 0.5, 1.0}};
+  CholeskyFactor<double, 2> k;
+  ASSERT_TRUE(cholesky_factor(K, k));
+  EXPECT_FALSE(is_diagonal(k));
+}
+
+// The ensemble functor prepares each trajectory with its own parameters:
+// two coins of different mass, radius and slope in one slice, against each
+// integrated alone by the unprepared system.
+TEST(DeclaredStructure, EnsemblePreparesPerTrajectoryParameters) {
+  using Sys = UdwadiaKalabaSystem<CoinAD>;
+  constexpr int N = Sys::N, count = 2;
+  const double pv[2][4] = {{1.0, 0.5, 9.81, 0.3}, {2.5, 1.2, 9.81, -0.7}};
+  double params[4 * count];
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < count; ++i) params[j * count + i] = pv[i][j];
+  double y[N * count], t[count], h[count], err[count], ft[count];
+  int64_t steps[count], rej[count];
+  int32_t status[count];
+  IntegratorOptions opt;
+  Vec<double, N> y0[count];
+  for (int i = 0; i < count; ++i) {
+    const double th = 0.4 + i, phid = 1.5 - 2 * i, R = pv[i][1];
+    y0[i] = Vec<double, N>{{0, 0, 0, th, R * phid * std::sin(th), R * phid * std::cos(th), phid, 1.7}};
+    const auto ts = start_trajectory<double, N>(0.0, y0[i], opt);
+    for (int c = 0; c < N; ++c) y[c * count + i] = ts.y[c];
+    t[i] = ts.t;
+    h[i] = ts.h;
+    err[i] = ts.err_prev;
+    ft[i] = ts.fail_time;
+    steps[i] = ts.steps;
+    rej[i] = ts.rejected;
+    status[i] = static_cast<int32_t>(ts.status);
+  }
+  const double saves[2] = {1.0, 2.0};
+  EnsembleWindow<Sys> w;
+  w.sys = Sys{CoinAD::make_params(pv[0]), EvalOptions()};
+  w.opt = opt;
+  w.arr.y = y;
+  w.arr.t = t;
+  w.arr.h = h;
+  w.arr.err_prev = err;
+  w.arr.fail_time = ft;
+  w.arr.steps = steps;
+  w.arr.rejected = rej;
+  w.arr.status = status;
+  w.arr.params = params;
+  w.count = count;
+  w.save_times = saves;
+  w.n_saves = 2;
+  for (int i = 0; i < count; ++i) w(i);
+  for (int i = 0; i < count; ++i) {
+    const Sys alone{CoinAD::make_params(pv[i]), EvalOptions()};
+    auto ts = start_trajectory<double, N>(0.0, y0[i], opt);
+    advance_to(alone, ts, 1.0, opt);
+    advance_to(alone, ts, 2.0, opt);
+    EXPECT_EQ(ts.steps, steps[i]);
+    EXPECT_EQ(ts.rejected, rej[i]);
+    for (int c = 0; c < N; ++c) EXPECT_NEAR(ts.y[c], y[c * count + i], 1e-13 * (1 + std::abs(ts.y[c])));
+  }
+  // and the two trajectories did differ (different parameters)
+  EXPECT_GT(std::abs(y[1 * count + 0] - y[1 * count + 1]), 1e-3);
+}
+
+}  // namespace
