@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "host/output_sink.hpp"
@@ -144,6 +145,9 @@ inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chun
 // coefficient, e.g. the skate heading at +-pi/2 with xd given).
 constexpr double kDegenerateRankRtol = 1e-10;
 constexpr double kCompletionGrowth = 1e6;
+
+// Values read at once from a shard by `nholo merge` (per dataset).
+constexpr int64_t kMergeBlock = int64_t(1) << 20;
 
 // What a run's finished slices add up to (read back from the pieces).
 struct Outcome {
@@ -467,23 +471,47 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       sum.singular_initial += r.attr_int64("initial_states_singular");
       if (r.has_attr("initial_states_params_rejected"))
         sum.params_rejected += r.attr_int64("initial_states_params_rejected");
+      // read in bounded blocks (kMergeBlock values), in trajectory and block
+      // order: the sums are those of reading each shard whole
       for (int f_ = 0; f_ < nf; ++f_) {
         const std::string& form = cfg.formulations[f_];
-        for (int32_t st : r.open_dataset(form + "/status").read<int32_t>())
-          ++out.status_count[f_ * kStatusCount + st];
-        for (int64_t k : r.open_dataset(form + "/steps").read<int64_t>()) sum.steps += k;
-        if constexpr (has_drift)
-          for (double x : r.open_dataset("statistics/" + form + "/drift_ratio").read<double>())
-            if (std::isfinite(x)) out.drift_ratio[f_].add(x);
+        const h5::Dataset st = r.open_dataset(form + "/status"), steps = r.open_dataset(form + "/steps");
+        std::optional<h5::Dataset> ratio;
+        if constexpr (has_drift) ratio = r.open_dataset("statistics/" + form + "/drift_ratio");
+        for (int64_t b = 0; b < count; b += kMergeBlock) {
+          const std::vector<hsize_t> off = {H(b)}, cnt = {H(std::min(count, b + kMergeBlock) - b)};
+          for (int32_t x : st.read_block<int32_t>(off, cnt)) {
+            if (x < 0 || x >= kStatusCount)
+              throw ConfigError("merge", "'" + sh.path + "': " + form + "/status holds " +
+                                             std::to_string(x) + ", not a status");
+            ++out.status_count[f_ * kStatusCount + x];
+          }
+          for (int64_t k : steps.read_block<int64_t>(off, cnt)) sum.steps += k;
+          if (ratio)
+            for (double x : ratio->read_block<double>(off, cnt))
+              if (std::isfinite(x)) out.drift_ratio[f_].add(x);
+        }
+        // block moments (5, blocks, saves, n): runs of blocks and saves, each
+        // (save, coordinate) folding its blocks in order
+        const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+        const int64_t per_save = 5 * static_cast<int64_t>(n);
+        const int64_t ks = std::max<int64_t>(1, std::min<int64_t>(n_saves, kMergeBlock / per_save));
+        const int64_t bs = std::max<int64_t>(1, kMergeBlock / (per_save * ks));
         for (int which = 0; which < 2; ++which) {
-          const std::vector<double> mom =
-              r.open_dataset("statistics/" + form +
-                             (which ? "/block_moments_qdot" : "/block_moments_q"))
-                  .read<double>();
-          const size_t len = mom.size() / 5;
-          const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
-                                    mom.data() + 3 * len, mom.data() + 4 * len};
-          (which ? out.st_qd : out.st_q)[f_].add_block_moments(parts, count, 0, n_saves);
+          const h5::Dataset bm = r.open_dataset("statistics/" + form +
+                                                (which ? "/block_moments_qdot" : "/block_moments_q"));
+          if (bm.dims() != std::vector<hsize_t>{5, H(blocks), H(n_saves), H(n)})
+            throw ConfigError("merge", "'" + sh.path + "': " + bm.path() + " does not have the shape "
+                                                                          "(5, blocks, saves, coordinates)");
+          for (int64_t b0 = 0; b0 < blocks; b0 += bs)
+            for (int64_t k0 = 0; k0 < n_saves; k0 += ks) {
+              const int64_t nb = std::min(blocks, b0 + bs) - b0, nk = std::min(n_saves, k0 + ks) - k0;
+              const std::vector<double> mom = bm.read_block<double>({0, H(b0), H(k0), 0}, {5, H(nb), H(nk), H(n)});
+              const size_t len = mom.size() / 5;
+              const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
+                                        mom.data() + 3 * len, mom.data() + 4 * len};
+              (which ? out.st_qd : out.st_q)[f_].add_block_moments(parts, nb * kStatBlock, k0, nk);
+            }
         }
       }
     }
