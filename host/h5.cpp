@@ -652,6 +652,33 @@ bool Dataset::is_scale() const {
 
 // ---------------------------------------------------------------- File
 
+namespace {
+
+// The file access properties of every file: HDF5's metadata cache (object
+// headers, the chunk indexes' B-tree nodes) fixed at kMetadataCacheBytes.
+// The cache's size counts the entries' size on disk; in memory a chunk
+// index node takes several times that, and HDF5's default (2 MiB, growing
+// up to 32 MiB as it sees fit) lets a process that reads or writes a large
+// file hold tens to hundreds of MiB of nodes. Fixed at 1 MiB, that is about
+// 8 MiB per open file whatever its size (sequential reads and writes, what
+// nholo does, need few nodes at a time).
+constexpr std::size_t kMetadataCacheBytes = std::size_t(1) << 20;
+
+Handle file_access(const std::string& path) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) fail_path("cannot create the access properties of", path);
+  Handle h(fapl, H5Pclose);
+  H5AC_cache_config_t c;
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (H5Pget_mdc_config(fapl, &c) < 0) fail_path("cannot read the metadata cache settings of", path);
+  c.max_size = c.min_size = c.initial_size = kMetadataCacheBytes;
+  c.set_initial_size = true;
+  if (H5Pset_mdc_config(fapl, &c) < 0) fail_path("cannot set the metadata cache of", path);
+  return h;
+}
+
+}  // namespace
+
 File File::create(const std::string& path) {
   quiet();
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -659,21 +686,24 @@ File File::create(const std::string& path) {
   Handle fcpl_h(fcpl, H5Pclose);
   if (H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0)
     fail_path("cannot create file", path);
-  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl, H5P_DEFAULT);
+  const Handle fapl = file_access(path);
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl, fapl.get());
   if (f < 0) fail_path("cannot create file (it must not exist)", path);
   return File(Handle(f, H5Fclose), path);
 }
 
 File File::open_rw(const std::string& path) {
   quiet();
-  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  const Handle fapl = file_access(path);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
   if (f < 0) fail_path("cannot open file for writing", path);
   return File(Handle(f, H5Fclose), path);
 }
 
 File File::open_ro(const std::string& path) {
   quiet();
-  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const Handle fapl = file_access(path);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (f < 0) fail_path("cannot open file for reading", path);
   return File(Handle(f, H5Fclose), path);
 }

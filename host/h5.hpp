@@ -355,7 +355,7 @@ void skip_library_cleanup_at_exit();
 // max_bytes (one tile of for_each_tile at a time): memory does not grow with
 // the dataset.
 void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
-               std::size_t max_bytes = std::size_t(64) << 20);
+               std::size_t max_bytes = std::size_t(1) << 20);
 
 // Calls fn(offset, count) for hyperslabs that tile a dataset of shape dims,
 // in row-major order, each of at most max_elements (>= 1) elements: the

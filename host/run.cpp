@@ -794,9 +794,9 @@ h5::File open_result(const std::string& path) {
   return f;
 }
 
-// Values read at once from a per-trajectory dataset: memory does not grow
-// with the ensemble.
-constexpr int64_t kReadBlock = int64_t(1) << 20;
+// Per-trajectory datasets are read `block` values at a time (kReadBlock =
+// 2^16 unless a test asks for less, run.hpp): memory does not grow with the
+// ensemble.
 
 // The trajectories a result file holds: a shard's range (root attributes
 // shard_begin, shard_end), else the whole ensemble.
@@ -820,19 +820,21 @@ void check_per_trajectory(const h5::Dataset& d, int64_t size, const std::string&
                              " does not have the shape (trajectories,))");
 }
 
-// Block i (kReadBlock trajectories) of a per-trajectory dataset, into v.
+// Block i (of `block` trajectories) of a per-trajectory dataset, into v.
 template <class T>
-void read_traj_block(const h5::Dataset& d, int64_t size, int64_t i, std::vector<T>& v) {
-  const int64_t b = i * kReadBlock, e = std::min(size, b + kReadBlock);
+void read_traj_block(const h5::Dataset& d, int64_t size, int64_t block, int64_t i,
+                     std::vector<T>& v) {
+  const int64_t b = i * block, e = std::min(size, b + block);
   v.resize(static_cast<size_t>(std::max<int64_t>(e - b, 0)));
   if (e > b) d.read_block({static_cast<hsize_t>(b)}, {static_cast<hsize_t>(e - b)}, v.data());
 }
 
-int64_t traj_blocks(int64_t size) { return (size + kReadBlock - 1) / kReadBlock; }
+int64_t traj_blocks(int64_t size, int64_t block) { return (size + block - 1) / block; }
 
 }  // namespace
 
-std::string stats_command(const std::string& path) {
+std::string stats_command(const std::string& path, int64_t block) {
+  block = std::max<int64_t>(block, 1);
   h5::File f = open_result(path);
   h5::Group root = f.root();
   std::ostringstream os;
@@ -862,7 +864,7 @@ std::string stats_command(const std::string& path) {
     units.resize(nv);
     std::vector<double> lo(nv, INFINITY), hi(nv, -INFINITY);
     std::vector<int64_t> count(nv, 0);
-    const int64_t rows = std::max<int64_t>(1, kReadBlock / static_cast<int64_t>(nv));
+    const int64_t rows = std::max<int64_t>(1, block / static_cast<int64_t>(nv));
     for (int64_t b = 0; b < size; b += rows) {
       const int64_t e = std::min(size, b + rows);
       const auto v = pd.read_block<double>({static_cast<hsize_t>(b), 0}, {static_cast<hsize_t>(e - b), nv});
@@ -895,8 +897,8 @@ std::string stats_command(const std::string& path) {
         throw std::runtime_error("'" + path + "' is not an nholo result file (" + fname +
                                  "/status does not have the ensemble's size)");
       std::vector<int32_t> v;
-      for (int64_t i = 0; i < traj_blocks(size); ++i) {
-        read_traj_block(st, size, i, v);
+      for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+        read_traj_block(st, size, block, i, v);
         for (int32_t x : v)
           if (x >= 0 && x < kStatusCount) ++counts[x];
       }
@@ -927,10 +929,10 @@ std::string stats_command(const std::string& path) {
       if (d.size() != 4 || d[0] != 5 || d[2] != nt || d[3] != nc)
         throw std::runtime_error("'" + path + "' is not an nholo result file (block_moments_q has "
                                  "an unexpected shape)");
-      // the last save's moments, kReadBlock / nc blocks at a time, each
+      // the last save's moments, block / nc blocks at a time, each
       // coordinate's merged in block order
       const hsize_t blocks = d[1];
-      const hsize_t step = std::max<hsize_t>(1, static_cast<hsize_t>(kReadBlock) / nc);
+      const hsize_t step = std::max<hsize_t>(1, static_cast<hsize_t>(block) / nc);
       std::vector<Moments> acc(nc);
       for (hsize_t b0 = 0; b0 < blocks; b0 += step) {
         const hsize_t nb = std::min(step, blocks - b0);
@@ -976,10 +978,10 @@ std::string stats_command(const std::string& path) {
       for (const h5::Dataset* d : {&rd, &bd, &dd}) check_per_trajectory(*d, size, path);
       Moments mr, mb, md;
       std::vector<double> r, band, dv;
-      for (int64_t i = 0; i < traj_blocks(size); ++i) {
-        read_traj_block(rd, size, i, r);
-        read_traj_block(bd, size, i, band);
-        read_traj_block(dd, size, i, dv);
+      for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+        read_traj_block(rd, size, block, i, r);
+        read_traj_block(bd, size, block, i, band);
+        read_traj_block(dd, size, block, i, dv);
         for (size_t k = 0; k < r.size(); ++k) {
           if (std::isfinite(r[k])) mr.add(r[k]);
           if (std::isfinite(band[k])) mb.add(band[k]);
@@ -987,8 +989,9 @@ std::string stats_command(const std::string& path) {
         }
       }
       const std::vector<double> q = exact_quantiles(
-          traj_blocks(size), [&](int64_t i, std::vector<double>& v) { read_traj_block(rd, size, i, v); },
-          {0.05, 0.5, 0.95});
+          traj_blocks(size, block),
+          [&](int64_t i, std::vector<double>& v) { read_traj_block(rd, size, block, i, v); },
+          {0.05, 0.5, 0.95}, QuantileOptions{static_cast<size_t>(block), 4096});
       const std::string pred = sg.has_attr("drift_prediction") ? sg.attr_string("drift_prediction") : "prediction";
       os << "  drift statistic of the model: drift velocity mean " << md.mean
          << ", band mean " << mb.mean << " (max " << mb.max << ")\n"
@@ -1002,8 +1005,8 @@ std::string stats_command(const std::string& path) {
       check_per_trajectory(ed, size, path);
       Moments me;
       std::vector<double> ep;
-      for (int64_t i = 0; i < traj_blocks(size); ++i) {
-        read_traj_block(ed, size, i, ep);
+      for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+        read_traj_block(ed, size, block, i, ep);
         for (double v : ep)
           if (std::isfinite(v)) me.add(v);
       }
@@ -1014,7 +1017,9 @@ std::string stats_command(const std::string& path) {
   return os.str();
 }
 
-std::string compare_command(const std::string& path, const std::vector<std::string>& formulations) {
+std::string compare_command(const std::string& path, const std::vector<std::string>& formulations,
+                            int64_t block) {
+  block = std::max<int64_t>(block, 1);
   h5::File f = open_result(path);
   h5::Group root = f.root();
   const auto all = root.attr_strings("formulations");
@@ -1032,16 +1037,17 @@ std::string compare_command(const std::string& path, const std::vector<std::stri
         continue;
       h5::Group g = root.open_group("compare/" + all[a] + "__" + all[b]);
       const int64_t size = trajectories_in(root, path);
-      const h5::Dataset mdd = g.open_dataset("max_distance"), fed = g.open_dataset("first_exceed_time");
+      const h5::Dataset mdd = g.open_dataset("max_distance");
+      const h5::Dataset fed = g.open_dataset("first_exceed_time");
       check_per_trajectory(mdd, size, path);
       check_per_trajectory(fed, size, path);
       Moments m;
       int64_t exceeded = 0;
       Moments t;
       std::vector<double> md, fe;
-      for (int64_t blk = 0; blk < traj_blocks(size); ++blk) {
-        read_traj_block(mdd, size, blk, md);
-        read_traj_block(fed, size, blk, fe);
+      for (int64_t blk = 0; blk < traj_blocks(size, block); ++blk) {
+        read_traj_block(mdd, size, block, blk, md);
+        read_traj_block(fed, size, block, blk, fe);
         for (size_t i = 0; i < md.size(); ++i) {
           if (std::isfinite(md[i])) m.add(md[i]);
           if (std::isfinite(fe[i])) {
@@ -1102,13 +1108,11 @@ struct DiffStat {
   }
 };
 
-// Elements of a dataset read at once by `nholo diff` (from each file).
-constexpr hsize_t kDiffTile = hsize_t(1) << 20;
-
 }  // namespace
 
 bool diff_command(const std::string& path_a, const std::string& path_b, double rtol,
-                  std::string& report) {
+                  std::string& report, int64_t block) {
+  block = std::max<int64_t>(block, 1);
   h5::File fa = open_result(path_a), fb = open_result(path_b);
   h5::Group ra = fa.root(), rb = fb.root();
   std::ostringstream os;
@@ -1139,7 +1143,7 @@ bool diff_command(const std::string& path_a, const std::string& path_b, double r
       }
       DiffStat d;
       std::vector<double> a, b;
-      h5::for_each_tile(da.dims(), kDiffTile,
+      h5::for_each_tile(da.dims(), static_cast<hsize_t>(block),
                         [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
                           a = da.read_block<double>(off, cnt);
                           b = db.read_block<double>(off, cnt);
@@ -1153,16 +1157,17 @@ bool diff_command(const std::string& path_a, const std::string& path_b, double r
       if (d.nan_mismatch) os << ", " << d.nan_mismatch << " NaN mismatches";
       os << "\n";
     }
-    const h5::Dataset sta = ra.open_dataset(form + "/status"), stb = rb.open_dataset(form + "/status");
+    const h5::Dataset sta = ra.open_dataset(form + "/status");
+    const h5::Dataset stb = rb.open_dataset(form + "/status");
     const int64_t na = static_cast<int64_t>(sta.size()), nb = static_cast<int64_t>(stb.size());
     const int64_t common = std::min(na, nb);
     if (sta.dims().size() != 1 || stb.dims().size() != 1)
       throw std::runtime_error("diff: " + form + "/status is not one value per trajectory");
     int64_t differ = 0;
     std::vector<int32_t> sa, sb;
-    for (int64_t i = 0; i < traj_blocks(common); ++i) {
-      read_traj_block(sta, common, i, sa);
-      read_traj_block(stb, common, i, sb);
+    for (int64_t i = 0; i < traj_blocks(common, block); ++i) {
+      read_traj_block(sta, common, block, i, sa);
+      read_traj_block(stb, common, block, i, sb);
       for (size_t k = 0; k < sa.size(); ++k) differ += sa[k] != sb[k];
     }
     if (na != nb || differ) ok = false;

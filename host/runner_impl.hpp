@@ -36,6 +36,11 @@ inline int field_components(const std::string& f, int n, int m) {
   return 1;
 }
 
+// Values read or written at once by the steps that go over a whole file's
+// trajectories (the trajectory scales, `nholo merge` reading its shards), so
+// that their memory does not grow with the ensemble.
+constexpr int64_t kMergeBlock = int64_t(1) << 16;
+
 // ---- 1. slice plan
 struct SlicePlan {
   int64_t size = 0, slice = 0;
@@ -123,13 +128,13 @@ inline std::string piece_name(PieceKind k, int64_t s, int64_t w) {
 }
 
 // A trajectory index scale first..first+size-1 (global indices: a shard's
-// start at its range), written in pieces of 2^20.
+// start at its range), written in pieces of kMergeBlock.
 inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz,
                                         int64_t first = 0) {
   h5::Dataset d = g.create_dataset<int64_t>("trajectory", {H(size)}, {chunk}, gz, gz > 0);
   std::vector<int64_t> idx;
-  for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
-    const int64_t e = std::min(size, b + (int64_t(1) << 20));
+  for (int64_t b = 0; b < size; b += kMergeBlock) {
+    const int64_t e = std::min(size, b + kMergeBlock);
     idx.resize(e - b);
     for (int64_t i = b; i < e; ++i) idx[i - b] = first + i;
     d.write_block({H(b)}, {H(e - b)}, idx.data());
@@ -145,9 +150,6 @@ inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chun
 // coefficient, e.g. the skate heading at +-pi/2 with xd given).
 constexpr double kDegenerateRankRtol = 1e-10;
 constexpr double kCompletionGrowth = 1e6;
-
-// Values read at once from a shard by `nholo merge` (per dataset).
-constexpr int64_t kMergeBlock = int64_t(1) << 20;
 
 // What a run's finished slices add up to (read back from the pieces).
 struct Outcome {
@@ -475,7 +477,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       // order: the sums are those of reading each shard whole
       for (int f_ = 0; f_ < nf; ++f_) {
         const std::string& form = cfg.formulations[f_];
-        const h5::Dataset st = r.open_dataset(form + "/status"), steps = r.open_dataset(form + "/steps");
+        const h5::Dataset st = r.open_dataset(form + "/status");
+        const h5::Dataset steps = r.open_dataset(form + "/steps");
         std::optional<h5::Dataset> ratio;
         if constexpr (has_drift) ratio = r.open_dataset("statistics/" + form + "/drift_ratio");
         for (int64_t b = 0; b < count; b += kMergeBlock) {
@@ -498,15 +501,17 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
         const int64_t ks = std::max<int64_t>(1, std::min<int64_t>(n_saves, kMergeBlock / per_save));
         const int64_t bs = std::max<int64_t>(1, kMergeBlock / (per_save * ks));
         for (int which = 0; which < 2; ++which) {
-          const h5::Dataset bm = r.open_dataset("statistics/" + form +
-                                                (which ? "/block_moments_qdot" : "/block_moments_q"));
+          const h5::Dataset bm = r.open_dataset(
+              "statistics/" + form + (which ? "/block_moments_qdot" : "/block_moments_q"));
           if (bm.dims() != std::vector<hsize_t>{5, H(blocks), H(n_saves), H(n)})
-            throw ConfigError("merge", "'" + sh.path + "': " + bm.path() + " does not have the shape "
-                                                                          "(5, blocks, saves, coordinates)");
+            throw ConfigError("merge", "'" + sh.path + "': " + bm.path() +
+                                           " is not (5, blocks, saves, coordinates)");
           for (int64_t b0 = 0; b0 < blocks; b0 += bs)
             for (int64_t k0 = 0; k0 < n_saves; k0 += ks) {
-              const int64_t nb = std::min(blocks, b0 + bs) - b0, nk = std::min(n_saves, k0 + ks) - k0;
-              const std::vector<double> mom = bm.read_block<double>({0, H(b0), H(k0), 0}, {5, H(nb), H(nk), H(n)});
+              const int64_t nb = std::min(blocks, b0 + bs) - b0;
+              const int64_t nk = std::min(n_saves, k0 + ks) - k0;
+              const std::vector<double> mom =
+                  bm.read_block<double>({0, H(b0), H(k0), 0}, {5, H(nb), H(nk), H(n)});
               const size_t len = mom.size() / 5;
               const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
                                         mom.data() + 3 * len, mom.data() + 4 * len};
