@@ -655,13 +655,15 @@ bool Dataset::is_scale() const {
 namespace {
 
 // The file access properties of every file: HDF5's metadata cache (object
-// headers, the chunk indexes' B-tree nodes) fixed at kMetadataCacheBytes.
-// The cache's size counts the entries' size on disk; in memory a chunk
-// index node takes several times that, and HDF5's default (2 MiB, growing
-// up to 32 MiB as it sees fit) lets a process that reads or writes a large
-// file hold tens to hundreds of MiB of nodes. Fixed at 1 MiB, that is about
-// 8 MiB per open file whatever its size (sequential reads and writes, what
-// nholo does, need few nodes at a time).
+// headers, chunk index nodes) fixed at kMetadataCacheBytes, and an object's
+// metadata evicted when the object is closed. The cache counts its entries'
+// size on disk; in memory a chunk index node takes several times that and a
+// virtual dataset's decoded mappings (a few KiB per source) far more. With
+// HDF5's defaults (2 MiB, growing up to 32 MiB as it sees fit, closed
+// objects kept) a process that reads or writes large files (the chunk
+// indexes) or a master over many pieces (the mappings) held memory that grew
+// with the ensemble; now about 8 MiB per open file, whatever its size
+// (nholo's reads and writes are sequential and need few nodes at a time).
 constexpr std::size_t kMetadataCacheBytes = std::size_t(1) << 20;
 
 Handle file_access(const std::string& path) {
@@ -674,6 +676,11 @@ Handle file_access(const std::string& path) {
   c.max_size = c.min_size = c.initial_size = kMetadataCacheBytes;
   c.set_initial_size = true;
   if (H5Pset_mdc_config(fapl, &c) < 0) fail_path("cannot set the metadata cache of", path);
+  // an object's metadata leaves the cache when the object is closed: a
+  // virtual dataset's decoded mappings (a few KiB per source) and a chunk
+  // index are not kept after their dataset (the cache counts their size on
+  // disk, far smaller)
+  if (H5Pset_evict_on_close(fapl, 1) < 0) fail_path("cannot set the metadata cache of", path);
   return h;
 }
 
