@@ -265,7 +265,6 @@ void check_varied_params(RunConfig& cfg, const ModelInfo& mi, const std::set<std
   };
   // state file columns
   std::map<std::string, int> file_column;  // parameter -> column of the file
-  StateFile sf;
   if (cfg.sampler == "file") {
     const std::vector<std::string> header = state_file_header(cfg.file);
     for (size_t h = 0; h < header.size(); ++h) {
@@ -291,7 +290,6 @@ void check_varied_params(RunConfig& cfg, const ModelInfo& mi, const std::set<std
                                                          " (column '" + header[h] + "')");
       file_column[name] = static_cast<int>(h);
     }
-    if (!file_column.empty()) sf = read_state_file(cfg.file);
   }
   cfg.varied_params.clear();
   // per parameter (model order): the least and greatest value it takes
@@ -323,17 +321,19 @@ void check_varied_params(RunConfig& cfg, const ModelInfo& mi, const std::set<std
     } else if (const auto fc = file_column.find(p.name); fc != file_column.end()) {
       a = INFINITY;
       b = -INFINITY;
-      for (size_t r = 0; r < sf.rows.size(); ++r) {
-        const double v = sf.rows[r][fc->second];
+      // the file streamed (never held whole)
+      for_each_state_row(cfg.file, [&](int64_t, const std::vector<double>& row, int64_t line, std::streamoff) {
+        const double v = row[fc->second];
         if (!p.admits(v)) {
           std::ostringstream os;
-          os << cfg.file << " line " << sf.lines[r] << ": params." << p.name << " = " << v << " is outside the range "
+          os << cfg.file << " line " << line << ": params." << p.name << " = " << v << " is outside the range "
              << model << " allows: " << p.name << " " << need(p) << " (" << p.doc << ")";
           throw ConfigError("ensemble.file", os.str());
         }
         a = std::min(a, v);
         b = std::max(b, v);
-      }
+        return true;
+      });
       cfg.varied_params.push_back(p.name);
     }
     bounded = bounded && std::isfinite(a) && std::isfinite(b);
@@ -356,18 +356,20 @@ void check_varied_params(RunConfig& cfg, const ModelInfo& mi, const std::set<std
   if (!file_column.empty()) {
     // every varied parameter a column (or a constant): each row is a trajectory
     if (random_dist) return;
-    for (size_t r = 0; r < sf.rows.size(); ++r) {
-      std::vector<double> v = lo;
+    std::vector<double> v;
+    for_each_state_row(cfg.file, [&](int64_t, const std::vector<double>& row, int64_t line, std::streamoff) {
+      v = lo;
       for (size_t j = 0; j < mi.params.size(); ++j)
         if (const auto fc = file_column.find(mi.params[j].name); fc != file_column.end())
-          v[j] = sf.rows[r][fc->second];
+          v[j] = row[fc->second];
       const std::string bad = mi.check_params(v);
       if (!bad.empty()) {
         std::ostringstream os;
-        os << cfg.file << " line " << sf.lines[r] << ": " << bad << " (" << describe(v) << ")";
+        os << cfg.file << " line " << line << ": " << bad << " (" << describe(v) << ")";
         throw ConfigError("ensemble.file", os.str());
       }
-    }
+      return true;
+    });
     return;
   }
   if (!bounded) return;  // a normal distribution: checked per trajectory

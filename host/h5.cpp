@@ -652,6 +652,40 @@ bool Dataset::is_scale() const {
 
 // ---------------------------------------------------------------- File
 
+namespace {
+
+// The file access properties of every file: HDF5's metadata cache (object
+// headers, chunk index nodes) fixed at kMetadataCacheBytes, and an object's
+// metadata evicted when the object is closed. The cache counts its entries'
+// size on disk; in memory a chunk index node takes several times that and a
+// virtual dataset's decoded mappings (a few KiB per source) far more. With
+// HDF5's defaults (2 MiB, growing up to 32 MiB as it sees fit, closed
+// objects kept) a process that reads or writes large files (the chunk
+// indexes) or a master over many pieces (the mappings) held memory that grew
+// with the ensemble; now about 8 MiB per open file, whatever its size
+// (nholo's reads and writes are sequential and need few nodes at a time).
+constexpr std::size_t kMetadataCacheBytes = std::size_t(1) << 20;
+
+Handle file_access(const std::string& path) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) fail_path("cannot create the access properties of", path);
+  Handle h(fapl, H5Pclose);
+  H5AC_cache_config_t c;
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (H5Pget_mdc_config(fapl, &c) < 0) fail_path("cannot read the metadata cache settings of", path);
+  c.max_size = c.min_size = c.initial_size = kMetadataCacheBytes;
+  c.set_initial_size = true;
+  if (H5Pset_mdc_config(fapl, &c) < 0) fail_path("cannot set the metadata cache of", path);
+  // an object's metadata leaves the cache when the object is closed: a
+  // virtual dataset's decoded mappings (a few KiB per source) and a chunk
+  // index are not kept after their dataset (the cache counts their size on
+  // disk, far smaller)
+  if (H5Pset_evict_on_close(fapl, 1) < 0) fail_path("cannot set the metadata cache of", path);
+  return h;
+}
+
+}  // namespace
+
 File File::create(const std::string& path) {
   quiet();
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -659,21 +693,24 @@ File File::create(const std::string& path) {
   Handle fcpl_h(fcpl, H5Pclose);
   if (H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0)
     fail_path("cannot create file", path);
-  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl, H5P_DEFAULT);
+  const Handle fapl = file_access(path);
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl, fapl.get());
   if (f < 0) fail_path("cannot create file (it must not exist)", path);
   return File(Handle(f, H5Fclose), path);
 }
 
 File File::open_rw(const std::string& path) {
   quiet();
-  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  const Handle fapl = file_access(path);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
   if (f < 0) fail_path("cannot open file for writing", path);
   return File(Handle(f, H5Fclose), path);
 }
 
 File File::open_ro(const std::string& path) {
   quiet();
-  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const Handle fapl = file_access(path);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (f < 0) fail_path("cannot open file for reading", path);
   return File(Handle(f, H5Fclose), path);
 }
@@ -707,25 +744,77 @@ void File::close() {
 
 void skip_library_cleanup_at_exit() { H5dont_atexit(); }
 
-void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset) {
+void for_each_tile(const std::vector<hsize_t>& dims, hsize_t max_elements,
+                   const std::function<void(const std::vector<hsize_t>& offset,
+                                            const std::vector<hsize_t>& count)>& fn) {
+  const std::size_t rank = dims.size();
+  if (rank == 0) {
+    fn({}, {});
+    return;
+  }
+  for (hsize_t d : dims)
+    if (d == 0) return;
+  max_elements = std::max<hsize_t>(max_elements, 1);
+  // the axis to split: the first whose trailing block fits
+  std::size_t a = rank - 1;
+  hsize_t inner = 1;  // the elements of one index of axis a (the axes after it)
+  for (std::size_t i = rank - 1; i > 0; --i) {
+    if (dims[i] > max_elements / inner) break;
+    inner *= dims[i];
+    a = i - 1;
+  }
+  hsize_t step = std::min<hsize_t>(dims[a], std::max<hsize_t>(max_elements / inner, 1));
+  if (step >= 1024 && step < dims[a]) step -= step % 1024;
+  std::vector<hsize_t> off(rank, 0), cnt(dims);
+  for (std::size_t i = 0; i < a; ++i) cnt[i] = 1;
+  for (;;) {
+    for (hsize_t b = 0; b < dims[a]; b += step) {
+      off[a] = b;
+      cnt[a] = std::min(step, dims[a] - b);
+      fn(off, cnt);
+    }
+    // the next index of the axes before a (odometer)
+    std::size_t i = a;
+    while (i > 0) {
+      --i;
+      if (++off[i] < dims[i]) break;
+      off[i] = 0;
+      if (i == 0) return;
+    }
+    if (a == 0) return;
+  }
+}
+
+void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
+               std::size_t max_bytes) {
   quiet();
-  const std::vector<hsize_t> count = src.dims();
-  const hsize_t n = Dataset::product(count);
+  const std::vector<hsize_t> dims = src.dims();
   Handle ftype(check_id(H5Dget_type(src.id()), "cannot read the type of", src.id(), ""), H5Tclose);
   Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND),
                         "cannot read the type of", src.id(), ""),
                H5Tclose);
-  const std::size_t esize = H5Tget_size(mtype.get());
-  std::vector<unsigned char> buf(static_cast<std::size_t>(n) * esize);
-  if (n > 0)
-    check(H5Dread(src.id(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
-          "cannot read dataset", src.id(), "");
-  Handle fspace = select_block(dst.id(), offset, count);
-  if (n == 0) return;
-  Handle mspace = simple_space(count, dst.id(), "");
-  check(H5Dwrite(dst.id(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
-        "cannot write a block " + shape_text(offset) + "+" + shape_text(count) + " of", dst.id(),
-        "");
+  const std::size_t esize = std::max<std::size_t>(H5Tget_size(mtype.get()), 1);
+  // the whole block must fit dst (checked once, also for an empty src)
+  select_block(dst.id(), offset, dims);
+  std::vector<unsigned char> buf;
+  std::vector<hsize_t> at(dims.size());
+  for_each_tile(dims, std::max<hsize_t>(max_bytes / esize, 1),
+                [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
+                  const hsize_t n = Dataset::product(cnt);
+                  buf.resize(static_cast<std::size_t>(n) * esize);
+                  Handle sspace = select_block(src.id(), off, cnt);
+                  Handle mspace = simple_space(cnt, src.id(), "");
+                  check(H5Dread(src.id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT,
+                                buf.data()),
+                        "cannot read a block " + shape_text(off) + "+" + shape_text(cnt) + " of",
+                        src.id(), "");
+                  for (std::size_t i = 0; i < at.size(); ++i) at[i] = offset[i] + off[i];
+                  Handle fspace = select_block(dst.id(), at, cnt);
+                  check(H5Dwrite(dst.id(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT,
+                                 buf.data()),
+                        "cannot write a block " + shape_text(at) + "+" + shape_text(cnt) + " of",
+                        dst.id(), "");
+                });
 }
 
 Dataset dimension(Group& g, const std::string& name, const std::vector<double>& values) {

@@ -40,6 +40,9 @@
 //                                   block [offset, offset + count); blocks
 //                                   whose file is missing read as fill
 //   copy_into(src, dst, offset)     src, whole, into dst's block at offset
+//                                   (through a bounded buffer, tile by tile)
+//   for_each_tile(dims, max, fn)    fn(offset, count) for row-major blocks of
+//                                   at most max elements that tile dims
 //   g.create_string_dataset(name, strings)   1-D vlen UTF-8
 //   d.write(const T* all) / d.write(vector<T>)           row-major, whole
 //   d.write_block(offset, count, const T*|vector<T>)      row-major block
@@ -57,6 +60,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -347,8 +351,22 @@ Dataset Group::create_dataset(const std::string& name, std::vector<hsize_t> dims
 void skip_library_cleanup_at_exit();
 
 // Writes the whole of src into the block of dst at offset (count =
-// src.dims()), in src's own element type.
-void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset);
+// src.dims()), in src's own element type, through a buffer of at most
+// max_bytes (one tile of for_each_tile at a time): memory does not grow with
+// the dataset.
+void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
+               std::size_t max_bytes = std::size_t(1) << 20);
+
+// Calls fn(offset, count) for hyperslabs that tile a dataset of shape dims,
+// in row-major order, each of at most max_elements (>= 1) elements: the
+// first axis whose trailing block (the axes after it, whole) fits is split
+// into runs of as many indices as fit (a multiple of 1024 when at least 1024
+// fit: whole chunks of nholo's trajectory axes), the axes before it are taken
+// one index at a time. A dataset with no element calls fn never; a scalar
+// (dims empty) once.
+void for_each_tile(const std::vector<hsize_t>& dims, hsize_t max_elements,
+                   const std::function<void(const std::vector<hsize_t>& offset,
+                                            const std::vector<hsize_t>& count)>& fn);
 
 // A 1-D coordinate dataset name(name) holding values, made the dimension
 // scale of dimension name. Attach it to the axes that run along it.

@@ -22,6 +22,7 @@
 #include "host/model_info.hpp"
 #include "host/pieces.hpp"
 #include "host/plugin.hpp"
+#include "host/quantile.hpp"
 #include "models/registry.hpp"
 #ifdef NHOLO_WITH_CUDA
 #include "host/cuda_ensemble.hpp"
@@ -801,35 +802,47 @@ h5::File open_result(const std::string& path) {
   return f;
 }
 
-// The trajectories a result file holds: the ensemble, or a shard's range.
-int64_t trajectories_in(const h5::Group& root) {
+// Per-trajectory datasets are read `block` values at a time (kReadBlock =
+// 2^16 unless a test asks for less, run.hpp): memory does not grow with the
+// ensemble.
+
+// The trajectories a result file holds: a shard's range (root attributes
+// shard_begin, shard_end), else the whole ensemble.
+int64_t trajectories_in(const h5::Group& root, const std::string& path) {
   const int64_t size = root.attr_int64("ensemble_size");
   if (!root.has_attr("shard_begin") || !root.has_attr("shard_end")) return size;
   const int64_t b = root.attr_int64("shard_begin"), e = root.attr_int64("shard_end");
   if (b < 0 || e > size || b >= e)
-    throw std::runtime_error("a shard range [" + std::to_string(b) + ", " + std::to_string(e) +
-                             ") that is not part of its ensemble of " + std::to_string(size));
+    throw std::runtime_error("'" + path + "' is not an nholo result file (shard_begin, shard_end " +
+                             std::to_string(b) + ", " + std::to_string(e) +
+                             " are not a range of the ensemble)");
   return e - b;
 }
 
-// A per-trajectory dataset of a result file, whole; its shape must be the
-// ensemble's (a crafted shape cannot make this allocate more than the file
+// A per-trajectory dataset of a result file: its shape must be the file's
+// trajectories (a crafted shape cannot make a reader go past what the file
 // says it holds).
-std::vector<double> read_per_trajectory(const h5::Dataset& d, int64_t size, const std::string& path) {
+void check_per_trajectory(const h5::Dataset& d, int64_t size, const std::string& path) {
   if (d.dims() != std::vector<hsize_t>{static_cast<hsize_t>(size)})
     throw std::runtime_error("'" + path + "' is not an nholo result file (" + d.path() +
-                             " does not have the shape (ensemble_size,))");
-  std::vector<double> v(static_cast<size_t>(size));
-  for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
-    const int64_t e = std::min(size, b + (int64_t(1) << 20));
-    d.read_block({static_cast<hsize_t>(b)}, {static_cast<hsize_t>(e - b)}, v.data() + b);
-  }
-  return v;
+                             " does not have the shape (trajectories,))");
 }
+
+// Block i (of `block` trajectories) of a per-trajectory dataset, into v.
+template <class T>
+void read_traj_block(const h5::Dataset& d, int64_t size, int64_t block, int64_t i,
+                     std::vector<T>& v) {
+  const int64_t b = i * block, e = std::min(size, b + block);
+  v.resize(static_cast<size_t>(std::max<int64_t>(e - b, 0)));
+  if (e > b) d.read_block({static_cast<hsize_t>(b)}, {static_cast<hsize_t>(e - b)}, v.data());
+}
+
+int64_t traj_blocks(int64_t size, int64_t block) { return (size + block - 1) / block; }
 
 }  // namespace
 
-std::string stats_command(const std::string& path) {
+std::string stats_command(const std::string& path, int64_t block) {
+  block = std::max<int64_t>(block, 1);
   h5::File f = open_result(path);
   h5::Group root = f.root();
   std::ostringstream os;
@@ -848,7 +861,7 @@ std::string stats_command(const std::string& path) {
                            "--resume` continues it)"))
      << "\n";
   const auto coords = root.attr_strings("coordinates");
-  const int64_t size = trajectories_in(root);
+  const int64_t size = trajectories_in(root, path);  // per-trajectory datasets: a shard's range
   if (root.exists("initial/params")) {
     // the parameters that vary per trajectory: their range over the ensemble
     // (trajectories whose initial states are not written yet read NaN: skipped)
@@ -863,8 +876,9 @@ std::string stats_command(const std::string& path) {
     units.resize(nv);
     std::vector<double> lo(nv, INFINITY), hi(nv, -INFINITY);
     std::vector<int64_t> count(nv, 0);
-    for (int64_t b = 0; b < size; b += (int64_t(1) << 16)) {
-      const int64_t e = std::min(size, b + (int64_t(1) << 16));
+    const int64_t rows = std::max<int64_t>(1, block / static_cast<int64_t>(nv));
+    for (int64_t b = 0; b < size; b += rows) {
+      const int64_t e = std::min(size, b + rows);
       const auto v = pd.read_block<double>({static_cast<hsize_t>(b), 0}, {static_cast<hsize_t>(e - b), nv});
       for (size_t k = 0; k < v.size(); ++k) {
         if (std::isnan(v[k])) continue;
@@ -894,10 +908,11 @@ std::string stats_command(const std::string& path) {
       if (st.dims() != std::vector<hsize_t>{static_cast<hsize_t>(size)})
         throw std::runtime_error("'" + path + "' is not an nholo result file (" + fname +
                                  "/status does not have the ensemble's size)");
-      for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
-        const int64_t e = std::min(size, b + (int64_t(1) << 20));
-        for (int32_t v : st.read_block<int32_t>({static_cast<hsize_t>(b)}, {static_cast<hsize_t>(e - b)}))
-          if (v >= 0 && v < kStatusCount) ++counts[v];
+      std::vector<int32_t> v;
+      for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+        read_traj_block(st, size, block, i, v);
+        for (int32_t x : v)
+          if (x >= 0 && x < kStatusCount) ++counts[x];
       }
     }
     for (int s = 0; s < kStatusCount; ++s) {
@@ -926,28 +941,35 @@ std::string stats_command(const std::string& path) {
       if (d.size() != 4 || d[0] != 5 || d[2] != nt || d[3] != nc)
         throw std::runtime_error("'" + path + "' is not an nholo result file (block_moments_q has "
                                  "an unexpected shape)");
+      // the last save's moments, block / nc blocks at a time, each
+      // coordinate's merged in block order
       const hsize_t blocks = d[1];
-      const auto last = bm.read_block<double>({0, 0, nt - 1, 0}, {5, blocks, 1, nc});
+      const hsize_t step = std::max<hsize_t>(1, static_cast<hsize_t>(block) / nc);
+      std::vector<Moments> acc(nc);
+      for (hsize_t b0 = 0; b0 < blocks; b0 += step) {
+        const hsize_t nb = std::min(step, blocks - b0);
+        const auto last = bm.read_block<double>({0, b0, nt - 1, 0}, {5, nb, 1, nc});
+        for (size_t c = 0; c < nc; ++c)
+          for (hsize_t b = 0; b < nb; ++b) {
+            Moments m;
+            const auto at = [&](int part) { return last[(part * nb + b) * nc + c]; };
+            if (!(at(0) > 0)) continue;  // not written yet (NaN) or empty
+            m.count = at(0);
+            m.mean = at(1);
+            m.m2 = at(2);
+            m.min = at(3);
+            m.max = at(4);
+            acc[c].merge(m);
+          }
+      }
       mean.assign(nt * nc, NAN);
       var = mn = mx = mean;
       for (size_t c = 0; c < nc; ++c) {
-        Moments acc;
-        for (hsize_t b = 0; b < blocks; ++b) {
-          Moments m;
-          const auto at = [&](int part) { return last[(part * blocks + b) * nc + c]; };
-          if (!(at(0) > 0)) continue;  // not written yet (NaN) or empty
-          m.count = at(0);
-          m.mean = at(1);
-          m.m2 = at(2);
-          m.min = at(3);
-          m.max = at(4);
-          acc.merge(m);
-        }
         const size_t j = (nt - 1) * nc + c;
-        mean[j] = acc.count ? acc.mean : NAN;
-        var[j] = acc.variance();
-        mn[j] = acc.count ? acc.min : NAN;
-        mx[j] = acc.count ? acc.max : NAN;
+        mean[j] = acc[c].count ? acc[c].mean : NAN;
+        var[j] = acc[c].variance();
+        mn[j] = acc[c].count ? acc[c].min : NAN;
+        mx[j] = acc[c].count ? acc[c].max : NAN;
       }
       os << "  (merged here from the windows written so far)\n";
     }
@@ -961,34 +983,45 @@ std::string stats_command(const std::string& path) {
          << " max " << mx[j] << "\n";
     }
     if (sg.exists("drift_ratio")) {
-      const auto r = read_per_trajectory(sg.open_dataset("drift_ratio"), size, path);
-      const auto band = read_per_trajectory(sg.open_dataset("band"), size, path);
-      const auto dv = read_per_trajectory(sg.open_dataset("drift_velocity"), size, path);
+      // block by block, in trajectory order (the moments add up as they
+      // always did); the quantiles exact, in bounded memory (host/quantile.hpp)
+      const h5::Dataset rd = sg.open_dataset("drift_ratio"), bd = sg.open_dataset("band"),
+                        dd = sg.open_dataset("drift_velocity");
+      for (const h5::Dataset* d : {&rd, &bd, &dd}) check_per_trajectory(*d, size, path);
       Moments mr, mb, md;
-      std::vector<double> fin;
-      for (size_t i = 0; i < r.size(); ++i) {
-        if (std::isfinite(r[i])) {
-          mr.add(r[i]);
-          fin.push_back(r[i]);
+      std::vector<double> r, band, dv;
+      for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+        read_traj_block(rd, size, block, i, r);
+        read_traj_block(bd, size, block, i, band);
+        read_traj_block(dd, size, block, i, dv);
+        for (size_t k = 0; k < r.size(); ++k) {
+          if (std::isfinite(r[k])) mr.add(r[k]);
+          if (std::isfinite(band[k])) mb.add(band[k]);
+          if (std::isfinite(dv[k])) md.add(dv[k]);
         }
-        if (std::isfinite(band[i])) mb.add(band[i]);
-        if (std::isfinite(dv[i])) md.add(dv[i]);
       }
-      std::sort(fin.begin(), fin.end());
-      auto quant = [&](double p) { return fin.empty() ? NAN : fin[static_cast<size_t>(p * (fin.size() - 1))]; };
+      const std::vector<double> q = exact_quantiles(
+          traj_blocks(size, block),
+          [&](int64_t i, std::vector<double>& v) { read_traj_block(rd, size, block, i, v); },
+          {0.05, 0.5, 0.95}, QuantileOptions{static_cast<size_t>(block), 4096});
       const std::string pred = sg.has_attr("drift_prediction") ? sg.attr_string("drift_prediction") : "prediction";
       os << "  drift statistic of the model: drift velocity mean " << md.mean
          << ", band mean " << mb.mean << " (max " << mb.max << ")\n"
          << "  drift / (" << pred << "): mean " << mr.mean << ", std "
-         << std::sqrt(mr.variance()) << ", quantiles 5% " << quant(0.05) << ", 50% " << quant(0.5)
-         << ", 95% " << quant(0.95) << " over " << mr.count << " trajectories\n";
+         << std::sqrt(mr.variance()) << ", quantiles 5% " << q[0] << ", 50% " << q[1]
+         << ", 95% " << q[2] << " over " << mr.count << " trajectories\n";
     }
     // the embedded formulation's Euler–Poisson check
     if (root.exists(fname + "/euler_poisson_residual")) {
-      const auto ep = read_per_trajectory(root.open_dataset(fname + "/euler_poisson_residual"), size, path);
+      const h5::Dataset ed = root.open_dataset(fname + "/euler_poisson_residual");
+      check_per_trajectory(ed, size, path);
       Moments me;
-      for (double v : ep)
-        if (std::isfinite(v)) me.add(v);
+      std::vector<double> ep;
+      for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+        read_traj_block(ed, size, block, i, ep);
+        for (double v : ep)
+          if (std::isfinite(v)) me.add(v);
+      }
       os << "  Euler-Poisson (eq 26) residual, max over each path relative to its largest term: max "
          << me.max << ", mean " << me.mean << " over " << me.count << " trajectories\n";
     }
@@ -996,7 +1029,9 @@ std::string stats_command(const std::string& path) {
   return os.str();
 }
 
-std::string compare_command(const std::string& path, const std::vector<std::string>& formulations) {
+std::string compare_command(const std::string& path, const std::vector<std::string>& formulations,
+                            int64_t block) {
+  block = std::max<int64_t>(block, 1);
   h5::File f = open_result(path);
   h5::Group root = f.root();
   const auto all = root.attr_strings("formulations");
@@ -1013,17 +1048,24 @@ std::string compare_command(const std::string& path, const std::vector<std::stri
            std::find(formulations.begin(), formulations.end(), all[b]) == formulations.end()))
         continue;
       h5::Group g = root.open_group("compare/" + all[a] + "__" + all[b]);
-      const int64_t size = trajectories_in(root);
-      const auto md = read_per_trajectory(g.open_dataset("max_distance"), size, path);
-      const auto fe = read_per_trajectory(g.open_dataset("first_exceed_time"), size, path);
+      const int64_t size = trajectories_in(root, path);
+      const h5::Dataset mdd = g.open_dataset("max_distance");
+      const h5::Dataset fed = g.open_dataset("first_exceed_time");
+      check_per_trajectory(mdd, size, path);
+      check_per_trajectory(fed, size, path);
       Moments m;
       int64_t exceeded = 0;
       Moments t;
-      for (size_t i = 0; i < md.size(); ++i) {
-        if (std::isfinite(md[i])) m.add(md[i]);
-        if (std::isfinite(fe[i])) {
-          ++exceeded;
-          t.add(fe[i]);
+      std::vector<double> md, fe;
+      for (int64_t blk = 0; blk < traj_blocks(size, block); ++blk) {
+        read_traj_block(mdd, size, block, blk, md);
+        read_traj_block(fed, size, block, blk, fe);
+        for (size_t i = 0; i < md.size(); ++i) {
+          if (std::isfinite(md[i])) m.add(md[i]);
+          if (std::isfinite(fe[i])) {
+            ++exceeded;
+            t.add(fe[i]);
+          }
         }
       }
       os << all[a] << " vs " << all[b] << ": max |q_a - q_b| over time: mean " << m.mean << ", max "
@@ -1056,35 +1098,33 @@ std::string devices_command() {
 namespace {
 
 // Largest |a - b| over a dataset relative to its largest |b| (NaN positions
-// must agree: a NaN against a number counts as a mismatch).
+// must agree: a NaN against a number counts as a mismatch); accumulated
+// block by block (maxima and counts: the order does not matter).
 struct DiffStat {
-  double rel = 0;
+  double rel = 0, scale = 0, worst = 0;
   int64_t nan_mismatch = 0;
   size_t count = 0;
-};
-
-DiffStat diff_values(const std::vector<double>& a, const std::vector<double>& b) {
-  DiffStat d;
-  d.count = a.size();
-  double scale = 0, worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const bool na = std::isnan(a[i]), nb = std::isnan(b[i]);
-    if (na != nb) {
-      ++d.nan_mismatch;
-      continue;
+  void add(const std::vector<double>& a, const std::vector<double>& b) {
+    count += a.size();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const bool na = std::isnan(a[i]), nb = std::isnan(b[i]);
+      if (na != nb) {
+        ++nan_mismatch;
+        continue;
+      }
+      if (na) continue;
+      scale = std::max(scale, std::abs(b[i]));
+      worst = std::max(worst, std::abs(a[i] - b[i]));
     }
-    if (na) continue;
-    scale = std::max(scale, std::abs(b[i]));
-    worst = std::max(worst, std::abs(a[i] - b[i]));
+    rel = scale > 0 ? worst / scale : worst;
   }
-  d.rel = scale > 0 ? worst / scale : worst;
-  return d;
-}
+};
 
 }  // namespace
 
 bool diff_command(const std::string& path_a, const std::string& path_b, double rtol,
-                  std::string& report) {
+                  std::string& report, int64_t block) {
+  block = std::max<int64_t>(block, 1);
   h5::File fa = open_result(path_a), fb = open_result(path_b);
   h5::Group ra = fa.root(), rb = fb.root();
   std::ostringstream os;
@@ -1107,14 +1147,20 @@ bool diff_command(const std::string& path_a, const std::string& path_b, double r
       names.push_back("statistics/" + form + "/" + st);
     for (const auto& ds : names) {
       if (!ra.exists(ds) || !rb.exists(ds)) continue;
-      const auto a = ra.open_dataset(ds).read<double>();
-      const auto b = rb.open_dataset(ds).read<double>();
-      if (a.size() != b.size()) {
-        os << ds << ": shapes differ (" << a.size() << " vs " << b.size() << " values)\n";
+      const h5::Dataset da = ra.open_dataset(ds), db = rb.open_dataset(ds);
+      if (da.dims() != db.dims()) {
+        os << ds << ": shapes differ (" << da.size() << " vs " << db.size() << " values)\n";
         ok = false;
         continue;
       }
-      const DiffStat d = diff_values(a, b);
+      DiffStat d;
+      std::vector<double> a, b;
+      h5::for_each_tile(da.dims(), static_cast<hsize_t>(block),
+                        [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
+                          a = da.read_block<double>(off, cnt);
+                          b = db.read_block<double>(off, cnt);
+                          d.add(a, b);
+                        });
       const bool good = d.rel <= rtol && d.nan_mismatch == 0;
       ok = ok && good;
       ++compared;
@@ -1123,12 +1169,21 @@ bool diff_command(const std::string& path_a, const std::string& path_b, double r
       if (d.nan_mismatch) os << ", " << d.nan_mismatch << " NaN mismatches";
       os << "\n";
     }
-    const auto sa = ra.open_dataset(form + "/status").read<int32_t>();
-    const auto sb = rb.open_dataset(form + "/status").read<int32_t>();
+    const h5::Dataset sta = ra.open_dataset(form + "/status");
+    const h5::Dataset stb = rb.open_dataset(form + "/status");
+    const int64_t na = static_cast<int64_t>(sta.size()), nb = static_cast<int64_t>(stb.size());
+    const int64_t common = std::min(na, nb);
+    if (sta.dims().size() != 1 || stb.dims().size() != 1)
+      throw std::runtime_error("diff: " + form + "/status is not one value per trajectory");
     int64_t differ = 0;
-    for (size_t i = 0; i < std::min(sa.size(), sb.size()); ++i) differ += sa[i] != sb[i];
-    if (sa.size() != sb.size() || differ) ok = false;
-    os << (sa.size() == sb.size() && !differ ? "  ok   " : "  FAIL ") << std::left << std::setw(44)
+    std::vector<int32_t> sa, sb;
+    for (int64_t i = 0; i < traj_blocks(common, block); ++i) {
+      read_traj_block(sta, common, block, i, sa);
+      read_traj_block(stb, common, block, i, sb);
+      for (size_t k = 0; k < sa.size(); ++k) differ += sa[k] != sb[k];
+    }
+    if (na != nb || differ) ok = false;
+    os << (na == nb && !differ ? "  ok   " : "  FAIL ") << std::left << std::setw(44)
        << (form + "/status") << " " << differ << " trajectories differ\n";
   }
   if (compared == 0) throw std::runtime_error("diff: no common datasets in " + path_a + " and " + path_b);

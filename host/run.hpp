@@ -69,9 +69,15 @@ std::string model_file_command(const std::string& path, bool build, bool force);
 // cache (text output)
 std::string models_command(const std::string& name, bool json);
 
+// Per-trajectory values read at once by stats, compare and diff (and held
+// at once by the quantiles of stats): their memory does not grow with the
+// ensemble. Tests pass a smaller block to go through many blocks.
+constexpr int64_t kReadBlock = int64_t(1) << 16;
+
 // `nholo stats FILE`, `nholo compare FILE [--formulations a,b]`
-std::string stats_command(const std::string& path);
-std::string compare_command(const std::string& path, const std::vector<std::string>& formulations);
+std::string stats_command(const std::string& path, int64_t block = kReadBlock);
+std::string compare_command(const std::string& path, const std::vector<std::string>& formulations,
+                            int64_t block = kReadBlock);
 
 // The device of a run: cfg.device = omp | cpp | cuda | auto (the GPU
 // backend.gpu when a CUDA device is visible and nholo was built with CUDA,
@@ -86,7 +92,9 @@ std::string devices_command();
 // `nholo diff A B [--rtol R]`: compares two result files of the same config
 // (e.g. one run on the GPU, one on OpenMP): every time series, statistics and
 // status; true when all agree to rtol relative to each dataset's largest value.
-bool diff_command(const std::string& a, const std::string& b, double rtol, std::string& report);
+// Datasets are compared `block` values at a time.
+bool diff_command(const std::string& a, const std::string& b, double rtol, std::string& report,
+                  int64_t block = kReadBlock);
 
 // Installs the handler of SIGINT, SIGTERM and SIGHUP that sets
 // interrupt_flag(): the run stops at the next window boundary.

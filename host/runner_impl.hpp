@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "host/output_sink.hpp"
@@ -34,6 +35,11 @@ inline int field_components(const std::string& f, int n, int m) {
   if (f == "multiplier") return m;
   return 1;
 }
+
+// Values read or written at once by the steps that go over a whole file's
+// trajectories (the trajectory scales, `nholo merge` reading its shards), so
+// that their memory does not grow with the ensemble.
+constexpr int64_t kMergeBlock = int64_t(1) << 16;
 
 // ---- 1. slice plan
 struct SlicePlan {
@@ -122,13 +128,13 @@ inline std::string piece_name(PieceKind k, int64_t s, int64_t w) {
 }
 
 // A trajectory index scale first..first+size-1 (global indices: a shard's
-// start at its range), written in pieces of 2^20.
+// start at its range), written in pieces of kMergeBlock.
 inline h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz,
                                         int64_t first = 0) {
   h5::Dataset d = g.create_dataset<int64_t>("trajectory", {H(size)}, {chunk}, gz, gz > 0);
   std::vector<int64_t> idx;
-  for (int64_t b = 0; b < size; b += (int64_t(1) << 20)) {
-    const int64_t e = std::min(size, b + (int64_t(1) << 20));
+  for (int64_t b = 0; b < size; b += kMergeBlock) {
+    const int64_t e = std::min(size, b + kMergeBlock);
     idx.resize(e - b);
     for (int64_t i = b; i < e; ++i) idx[i - b] = first + i;
     d.write_block({H(b)}, {H(e - b)}, idx.data());
@@ -467,23 +473,50 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
       sum.singular_initial += r.attr_int64("initial_states_singular");
       if (r.has_attr("initial_states_params_rejected"))
         sum.params_rejected += r.attr_int64("initial_states_params_rejected");
+      // read in bounded blocks (kMergeBlock values), in trajectory and block
+      // order: the sums are those of reading each shard whole
       for (int f_ = 0; f_ < nf; ++f_) {
         const std::string& form = cfg.formulations[f_];
-        for (int32_t st : r.open_dataset(form + "/status").read<int32_t>())
-          ++out.status_count[f_ * kStatusCount + st];
-        for (int64_t k : r.open_dataset(form + "/steps").read<int64_t>()) sum.steps += k;
-        if constexpr (has_drift)
-          for (double x : r.open_dataset("statistics/" + form + "/drift_ratio").read<double>())
-            if (std::isfinite(x)) out.drift_ratio[f_].add(x);
+        const h5::Dataset st = r.open_dataset(form + "/status");
+        const h5::Dataset steps = r.open_dataset(form + "/steps");
+        std::optional<h5::Dataset> ratio;
+        if constexpr (has_drift) ratio = r.open_dataset("statistics/" + form + "/drift_ratio");
+        for (int64_t b = 0; b < count; b += kMergeBlock) {
+          const std::vector<hsize_t> off = {H(b)}, cnt = {H(std::min(count, b + kMergeBlock) - b)};
+          for (int32_t x : st.read_block<int32_t>(off, cnt)) {
+            if (x < 0 || x >= kStatusCount)
+              throw ConfigError("merge", "'" + sh.path + "': " + form + "/status holds " +
+                                             std::to_string(x) + ", not a status");
+            ++out.status_count[f_ * kStatusCount + x];
+          }
+          for (int64_t k : steps.read_block<int64_t>(off, cnt)) sum.steps += k;
+          if (ratio)
+            for (double x : ratio->read_block<double>(off, cnt))
+              if (std::isfinite(x)) out.drift_ratio[f_].add(x);
+        }
+        // block moments (5, blocks, saves, n): runs of blocks and saves, each
+        // (save, coordinate) folding its blocks in order
+        const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+        const int64_t per_save = 5 * static_cast<int64_t>(n);
+        const int64_t ks = std::max<int64_t>(1, std::min<int64_t>(n_saves, kMergeBlock / per_save));
+        const int64_t bs = std::max<int64_t>(1, kMergeBlock / (per_save * ks));
         for (int which = 0; which < 2; ++which) {
-          const std::vector<double> mom =
-              r.open_dataset("statistics/" + form +
-                             (which ? "/block_moments_qdot" : "/block_moments_q"))
-                  .read<double>();
-          const size_t len = mom.size() / 5;
-          const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
-                                    mom.data() + 3 * len, mom.data() + 4 * len};
-          (which ? out.st_qd : out.st_q)[f_].add_block_moments(parts, count, 0, n_saves);
+          const h5::Dataset bm = r.open_dataset(
+              "statistics/" + form + (which ? "/block_moments_qdot" : "/block_moments_q"));
+          if (bm.dims() != std::vector<hsize_t>{5, H(blocks), H(n_saves), H(n)})
+            throw ConfigError("merge", "'" + sh.path + "': " + bm.path() +
+                                           " is not (5, blocks, saves, coordinates)");
+          for (int64_t b0 = 0; b0 < blocks; b0 += bs)
+            for (int64_t k0 = 0; k0 < n_saves; k0 += ks) {
+              const int64_t nb = std::min(blocks, b0 + bs) - b0;
+              const int64_t nk = std::min(n_saves, k0 + ks) - k0;
+              const std::vector<double> mom =
+                  bm.read_block<double>({0, H(b0), H(k0), 0}, {5, H(nb), H(nk), H(n)});
+              const size_t len = mom.size() / 5;
+              const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
+                                        mom.data() + 3 * len, mom.data() + 4 * len};
+              (which ? out.st_qd : out.st_q)[f_].add_block_moments(parts, nb * kStatBlock, k0, nk);
+            }
         }
       }
     }

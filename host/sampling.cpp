@@ -151,39 +151,58 @@ std::vector<std::string> state_file_header(const std::string& path) {
   return {};
 }
 
-StateFile read_state_file(const std::string& path) {
+std::vector<std::string> for_each_state_row(
+    const std::string& path,
+    const std::function<bool(int64_t row, const std::vector<double>& values, int64_t line,
+                             std::streamoff offset)>& row,
+    int64_t first, std::streamoff from, int64_t first_line) {
   std::ifstream f(path);
   if (!f) throw ConfigError("ensemble.file", "cannot read '" + path + "'");
-  StateFile sf;
+  std::vector<std::string> header = state_file_header(path);
+  if (header.empty())
+    throw ConfigError("ensemble.file", path + ": expected a header line (q0.<name>, qd0.<name>, "
+                                       "lambda0.<name>, params.<name>) and at least one row");
+  bool in_header = from == 0;
+  if (from > 0) f.seekg(from);
   std::string line;
-  int64_t lineno = 0;
-  while (std::getline(f, line)) {
+  int64_t lineno = from > 0 ? first_line - 1 : 0, r = first;
+  std::vector<double> values;
+  for (std::streamoff at = f.tellg(); std::getline(f, line); at = f.tellg()) {
     ++lineno;
     if (!is_data_line(line)) continue;
-    const std::vector<std::string> w = words(line);
-    if (sf.header.empty()) {
-      sf.header = w;
+    if (in_header) {  // the header line (read above)
+      in_header = false;
       continue;
     }
-    std::vector<double> row;
-    for (const std::string& x : w) {
+    values.clear();
+    for (const std::string& x : words(line)) {
       char* endp = nullptr;
       const double v = std::strtod(x.c_str(), &endp);
       if (*endp || !std::isfinite(v))
         throw ConfigError("ensemble.file", path + " line " + std::to_string(lineno) + ": '" + x +
                                                "' is not a finite number");
-      row.push_back(v);
+      values.push_back(v);
     }
-    if (row.size() != sf.header.size())
+    if (values.size() != header.size())
       throw ConfigError("ensemble.file", path + " line " + std::to_string(lineno) + ": " +
-                                             std::to_string(row.size()) + " values, header has " +
-                                             std::to_string(sf.header.size()));
-    sf.rows.push_back(std::move(row));
-    sf.lines.push_back(lineno);
+                                             std::to_string(values.size()) + " values, header has " +
+                                             std::to_string(header.size()));
+    if (!row(r++, values, lineno, at)) break;
   }
-  if (sf.header.empty() || sf.rows.empty())
+  if (r == 0)
     throw ConfigError("ensemble.file", path + ": expected a header line (q0.<name>, qd0.<name>, "
                                        "lambda0.<name>, params.<name>) and at least one row");
+  return header;
+}
+
+StateFile read_state_file(const std::string& path) {
+  StateFile sf;
+  sf.header = for_each_state_row(path, [&](int64_t, const std::vector<double>& v, int64_t line,
+                                           std::streamoff) {
+    sf.rows.push_back(v);
+    sf.lines.push_back(line);
+    return true;
+  });
   return sf;
 }
 
@@ -223,10 +242,19 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
   // file columns
   std::vector<std::string> header;
   if (sampler_ == "file") {
-    StateFile sf = read_state_file(cfg.file);
-    header = std::move(sf.header);
-    file_rows_ = std::move(sf.rows);
-    size_ = static_cast<int64_t>(file_rows_.size());
+    // one pass: every row checked, every kFileStride-th row's place kept
+    file_ = cfg.file;
+    int64_t rows = 0;
+    header = for_each_state_row(file_, [&](int64_t r, const std::vector<double>&, int64_t line,
+                                           std::streamoff at) {
+      if (r % kFileStride == 0) {
+        file_offset_.push_back(at);
+        file_line_.push_back(line);
+      }
+      rows = r + 1;
+      return true;
+    });
+    size_ = rows;
   }
   int dim = 0;
   int64_t stride = 1;
@@ -286,7 +314,6 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
 }
 
 double Sampler::value(const Spec& s, int64_t i) const {
-  if (s.column >= 0) return file_rows_[i][s.column];
   const Distribution& d = s.dist;
   if (d.kind == Distribution::Kind::constant) return d.a;
   if (sampler_ == "grid") return grid_value(d, (i / s.stride) % s.length);
@@ -317,14 +344,36 @@ void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vec
   qd0.assign(count * n_, 0.0);
   lambda0.assign(count * m_, 0.0);
   if (params) params->assign(count * nv, 0.0);
+  auto put = [&](const Spec& s, int64_t i, double v) {
+    if (s.group == 0) q0[(i - begin) * n_ + s.index] = v;
+    if (s.group == 1) qd0[(i - begin) * n_ + s.index] = v;
+    if (s.group == 2) lambda0[(i - begin) * m_ + s.index] = v;
+    if (s.group == 3) (*params)[(i - begin) * nv + s.index] = v;
+  };
+  if (sampler_ == "file" && begin < end) {
+    // the file's columns of rows [begin, end), read from the nearest kept place
+    const int64_t k = begin / kFileStride;
+    int64_t last = -1;
+    for_each_state_row(
+        file_,
+        [&](int64_t r, const std::vector<double>& row, int64_t, std::streamoff) {
+          if (r >= end) return false;
+          if (r >= begin)
+            for (const Spec& s : specs_)
+              if (s.column >= 0 && (s.group != 3 || params)) put(s, r, row[s.column]);
+          last = r;
+          return true;
+        },
+        k * kFileStride, file_offset_[static_cast<size_t>(k)], file_line_[static_cast<size_t>(k)]);
+    if (last != end - 1)
+      throw ConfigError("ensemble.file", file_ + " changed while the run read it (row " +
+                                             std::to_string(last + 1) + " is missing)");
+  }
   for (int64_t i = begin; i < end; ++i) {
     for (const Spec& s : specs_) {
       if (s.group == 3 && !params) continue;
-      const double v = value(s, i);
-      if (s.group == 0) q0[(i - begin) * n_ + s.index] = v;
-      if (s.group == 1) qd0[(i - begin) * n_ + s.index] = v;
-      if (s.group == 2) lambda0[(i - begin) * m_ + s.index] = v;
-      if (s.group == 3) (*params)[(i - begin) * nv + s.index] = v;
+      if (s.column >= 0) continue;  // from the file, above
+      put(s, i, value(s, i));
     }
   }
 }

@@ -20,6 +20,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <ios>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,12 +39,23 @@ int64_t state_file_rows(const std::string& path);
 // A state file read whole: the header's column names and the rows (every
 // value a finite number, as many as the header has names); lines[r] is the
 // file's line number of row r. Throws ConfigError (key ensemble.file).
+// Its memory grows with the file: nholo itself streams it (below).
 struct StateFile {
   std::vector<std::string> header;
   std::vector<std::vector<double>> rows;
   std::vector<int64_t> lines;
 };
 StateFile read_state_file(const std::string& path);
+// The rows of a state file one at a time, checked as read_state_file checks
+// them: row(r, values, line) for every row r from first (counted from 0) on,
+// reading from the byte offset `from` (0: the start; else the offset of row
+// first's line, as found by an earlier call); row returns false to stop.
+// Returns the header. Memory: one line.
+std::vector<std::string> for_each_state_row(
+    const std::string& path,
+    const std::function<bool(int64_t row, const std::vector<double>& values, int64_t line,
+                             std::streamoff offset)>& row,
+    int64_t first = 0, std::streamoff from = 0, int64_t first_line = 0);
 // Only the header line of a state file (its column names).
 std::vector<std::string> state_file_header(const std::string& path);
 
@@ -86,7 +99,12 @@ class Sampler {
   int n_, m_;
   std::vector<Spec> specs_;
   std::vector<int> varied_;
-  std::vector<std::vector<double>> file_rows_;
+  // sampler = "file": the file is streamed, never held: the byte offset and
+  // line number of every kFileStride-th row, where fill() starts reading
+  static constexpr int64_t kFileStride = 4096;
+  std::string file_;
+  std::vector<std::streamoff> file_offset_;
+  std::vector<int64_t> file_line_;
 };
 
 // Sobol point i (i >= 0) in dimension d (0 <= d < kSobolMaxDims), in [0, 1).
