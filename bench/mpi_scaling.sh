@@ -86,3 +86,22 @@ for shards in 16 64 256; do
   printf "| %d | %d | %.3f | %.2f |\n" "$shards" "$size" "$dt" "$(echo "1000 * $dt / $shards" | bc -l)"
   cd ..
 done
+echo
+echo "4. merge against the volume of block moments (the statistics' part of the merge: 5 moments"
+echo "   x blocks x saves x coordinates x 2 (q, qdot) doubles, read back and folded in block order)"
+echo "| shard files | blocks | saves | block moments MB | merge s | MB/s |"
+echo "|---|---|---|---|---|---|"
+sed -e 's/^t_end = 30.0/t_end = 0.2/' -e 's/^save_every = 0.5/save_every = 0.001/' \
+    -e 's/^fields = \["q"\]/fields = []/' c.toml > v.toml
+for shards in 4 16; do
+  rm -rf v && mkdir v && cp v.toml v/c.toml && cd v
+  size=$((shards * 65536))
+  sed -i "s/^size = 16384/size = $size/" c.toml
+  for ((r = 0; r < shards; r++)); do "$NHOLO" run -q c.toml --shard "$r/$shards"; done
+  t0=$(now); "$NHOLO" merge -q merged.h5 out.shard-*.h5; t1=$(now)
+  dt=$(echo "$t1 - $t0" | bc -l)
+  blocks=$((size / 1024))
+  mb=$(echo "5 * $blocks * 201 * 4 * 2 * 8 / 1048576" | bc -l)
+  printf "| %d | %d | 201 | %.1f | %.3f | %.0f |\n" "$shards" "$blocks" "$mb" "$dt" "$(echo "$mb / $dt" | bc -l)"
+  cd ..
+done
