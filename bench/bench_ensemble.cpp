@@ -164,6 +164,15 @@ struct Counting : Sys {
     ++g_counted;
     return Sys::operator()(t, y, dy);
   }
+  // a system with a per-trajectory cache (kernels/system.hpp) is integrated
+  // as its prepared form: count that one's evaluations
+  template <class T = Sys, class = std::enable_if_t<has_prepare<T>::value>>
+  auto prepare(double t, const Vec<double, Sys::N>& y) const {
+    using P = std::decay_t<decltype(std::declval<const T&>().prepare(t, y))>;
+    Counting<P> c;
+    static_cast<P&>(c) = T::prepare(t, y);
+    return c;
+  }
 };
 template <class Sys>
 bool count_check(const Sys& sys, const IntegratorOptions& opt, const Options& o) {
