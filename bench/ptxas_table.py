@@ -24,7 +24,8 @@ import subprocess
 import sys
 
 METHODS = {"0": "rk4", "1": "dopri5", "2": "dop853"}
-FORMS = [("VakonomicSystem", "vakonomic"), ("NullSpaceFormulation", "null_space"),
+FORMS = [("EmbeddedSystem", "embedded"), ("VakonomicSystem", "vakonomic"),
+         ("NullSpaceFormulation", "null_space"),
          ("LagrangeMultiplierFormulation", "lagrange_multiplier"),
          ("UdwadiaKalabaFormulation", "udwadia_kalaba")]
 
@@ -111,7 +112,7 @@ def print_before_after(a, rows, models):
     print("|---|---|---|---|---|---|")
     cell = lambda v: f"{v[0]} / {v[1]:,} / {v[2]}" if v else "—"
     for mo in models:
-        for fo in ["udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic", "conflated"]:
+        for fo in ["udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic", "conflated", "embedded"]:
             if (mo, fo) not in before and (mo, fo, "dopri5") not in after:
                 continue
             print(f"| {mo} | {fo} | {cell(before.get((mo, fo)))} | {cell(after.get((mo, fo, 'rk4')))} | "
