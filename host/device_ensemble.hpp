@@ -31,15 +31,28 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "host/ensemble_data.hpp"
+#include "kernels/embedded.hpp"
+#include "kernels/ensemble.hpp"
 #include "kernels/reduce.hpp"
 
 namespace nholo {
+
+// Threads per block of a GPU integration kernel (one trajectory per thread):
+// the built-in kernels' and a GPU module's __launch_bounds__.
+constexpr int kGpuBlock = 128;
+
+class DeviceEnsemble;
+struct EnsembleLayout;
+struct ModuleSystem;
 
 // The device failed mid-run (a CUDA error, a kernel fault). The run stops;
 // what finished stays in the marked .partial file.
@@ -75,6 +88,25 @@ class Device {
   virtual const double* save_times() const = 0;  // on the device
   virtual void pair_distance(const PairDistanceKernel<double>& k, int64_t count) = 0;
   virtual void synchronize() = 0;
+  // GPU modules (CUDA backend only): the integration kernel of a model that
+  // is not built into nholo (a model file's), compiled by NVRTC for this
+  // device (host/plugin.hpp, gpu_module). add_module registers the module of
+  // one formulation before the run; has_module says whether there is one;
+  // module_ensemble makes that formulation's ensemble from it and the
+  // system's host-side hooks (the model plugin's make_formulation calls it).
+  virtual void add_module(const std::string& formulation, const std::string& image) {
+    (void)formulation;
+    (void)image;
+    throw std::runtime_error("GPU modules need the CUDA backend");
+  }
+  virtual bool has_module(const std::string& formulation) const {
+    (void)formulation;
+    return false;
+  }
+  virtual std::unique_ptr<DeviceEnsemble> module_ensemble(const std::string& formulation,
+                                                          const ModuleSystem& sys,
+                                                          const IntegratorOptions& opt,
+                                                          const EnsembleLayout& layout);
 };
 
 // Device memory owned by the holder.
@@ -171,6 +203,98 @@ class DeviceEnsemble {
   virtual const double* device_q(bool* trajectory_major) const = 0;
   virtual void finish_slice(SliceResults& out) = 0;
 };
+
+// A slice's initial integration state on the host, SoA (HostEnsemble's arrays).
+struct HostStates {
+  std::vector<double> y, t, h, err_prev, fail_time;
+  std::vector<int64_t> steps, rejected;
+  std::vector<int32_t> status;
+};
+
+// What the CUDA backend needs of a system whose type it was not compiled
+// with (a model plugin's, integrated by a GPU module): its sizes and two
+// hooks, compiled with the system's type in the plugin (host/runner.hpp).
+//   start(count, q0, qd0, l0, rejected, t0, out)   HostEnsemble<Sys>::start_from_states
+//   window(dst, arrays, count, save_times, ns)     writes the EnsembleWindow<Sys> of a
+//                                                  window (window_bytes) to dst: the
+//                                                  integration kernel's one argument
+struct ModuleSystem {
+  int n = 0, m = 0, N = 0, n_params = 0;
+  int path_residual_index = -1;  // Sys::path_residual_index, -1: none
+  std::size_t window_bytes = 0;
+  std::function<void(int64_t, const double*, const double*, const double*, const uint8_t*, double,
+                     HostStates&)>
+      start;
+  std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int)> window;
+};
+
+// HostEnsemble<Sys>::start_from_states into HostStates.
+template <class Sys>
+void start_host_states(const Sys& sys, const IntegratorOptions& opt, int64_t count,
+                       const double* q0, const double* qd0, const double* l0,
+                       const uint8_t* rejected, double t0, HostStates& out) {
+  HostEnsemble<Sys> h;
+  h.start_from_states(sys, count, q0, qd0, l0, rejected, t0, opt);
+  out.y = std::move(h.y);
+  out.t = std::move(h.t);
+  out.h = std::move(h.h);
+  out.err_prev = std::move(h.err_prev);
+  out.fail_time = std::move(h.fail_time);
+  out.steps = std::move(h.steps);
+  out.rejected = std::move(h.rejected);
+  out.status = std::move(h.status);
+}
+
+// The window a GPU integration kernel runs: one thread per trajectory,
+// outputs in the coalesced layout (not trajectory-major).
+template <class Sys>
+EnsembleWindow<Sys> gpu_window(const Sys& sys, const IntegratorOptions& opt,
+                               const EnsembleArrays<double>& arr, int64_t count,
+                               const double* save_times, int ns) {
+  EnsembleWindow<Sys> f;
+  f.sys = sys;
+  f.opt = opt;
+  f.arr = arr;
+  f.count = count;
+  f.save_times = save_times;
+  f.n_saves = ns;
+  f.trajectory_major = false;
+  return f;
+}
+
+// The ModuleSystem of sys (the hooks hold copies of sys and opt).
+template <class Sys>
+ModuleSystem module_system(const Sys& sys, const IntegratorOptions& opt) {
+  static_assert(std::is_trivially_copyable<EnsembleWindow<Sys>>::value,
+                "a kernel argument is copied as bytes");
+  ModuleSystem ms;
+  ms.n = Sys::n;
+  ms.m = Sys::m;
+  ms.N = Sys::N;
+  ms.n_params = Sys::model_type::n_params;
+  if constexpr (has_path_residual<Sys>::value) ms.path_residual_index = Sys::path_residual_index;
+  ms.window_bytes = sizeof(EnsembleWindow<Sys>);
+  ms.start = [sys, opt](int64_t count, const double* q0, const double* qd0, const double* l0,
+                        const uint8_t* rejected, double t0, HostStates& out) {
+    start_host_states(sys, opt, count, q0, qd0, l0, rejected, t0, out);
+  };
+  ms.window = [sys, opt](void* dst, const EnsembleArrays<double>& arr, int64_t count,
+                         const double* save_times, int ns) {
+    const EnsembleWindow<Sys> f = gpu_window(sys, opt, arr, count, save_times, ns);
+    std::memcpy(dst, &f, sizeof f);
+  };
+  return ms;
+}
+
+inline std::unique_ptr<DeviceEnsemble> Device::module_ensemble(const std::string& formulation,
+                                                               const ModuleSystem& sys,
+                                                               const IntegratorOptions& opt,
+                                                               const EnsembleLayout& layout) {
+  (void)sys;
+  (void)opt;
+  (void)layout;
+  throw std::runtime_error("formulation " + formulation + ": GPU modules need the CUDA backend");
+}
 
 // Moments arrays per slot: 2 fields x 5 quantities x blocks x window x n.
 inline std::size_t moments_size(int64_t max_count, int window, int n) {

@@ -82,6 +82,18 @@ int main(int argc, char** argv) {
       "build", "check a model file and compile its plugin ahead of a run (reports the compile time)");
   model_build->add_option("file", model_file, "a model file (*.toml)")->required();
   model_build->add_flag("--force", force, "compile even when a valid plugin is cached");
+  nholo::GpuBuildOptions gpu_build;
+  model_build
+      ->add_option("--gpu-arch", gpu_build.archs,
+                   "also compile the GPU modules (NVRTC) for these architectures, e.g. sm_90 "
+                   "(comma separated; a run on a GPU compiles its own on first use)")
+      ->delimiter(',');
+  model_build
+      ->add_option("--formulations", gpu_build.formulations,
+                   "GPU modules of these formulations only (comma separated; default: all of the model's)")
+      ->delimiter(',');
+  model_build->add_option("--method", gpu_build.method, "GPU modules of this method (default dopri5)")
+      ->check(CLI::IsMember({"rk4", "dopri5", "dop853"}));
   CLI::App* model_check = model->add_subcommand(
       "check", "check a model file and describe the model; compiles and writes nothing");
   model_check->add_option("file", model_file, "a model file (*.toml)")->required();
@@ -216,7 +228,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*model) {
-      std::cout << nholo::model_file_command(model_file, model_build->parsed(), force);
+      std::cout << nholo::model_file_command(model_file, model_build->parsed(), force, gpu_build);
       return 0;
     }
     if (*models) {

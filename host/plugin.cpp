@@ -1,5 +1,7 @@
 #include "host/plugin.hpp"
 
+#include "host/device_ensemble.hpp"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +21,9 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
+#include <type_traits>
 #include <stdexcept>
 
 extern char** environ;
@@ -245,6 +250,156 @@ const nholo_plugin_v1* open_entry(const std::string& path) {
   return e;
 }
 
+// The model header of spec, independent of the file it came from: the
+// same model read from its model file, from the [model] table a result file
+// stores (nholo merge, an MPI run's merge) or from another folder is one
+// plugin and one set of GPU modules, compiled once.
+std::string neutral_header(const ModelSpec& spec) {
+  ModelSpec neutral = spec;
+  neutral.source = "the [model] table of model '" + spec.name + "'";
+  return generate_model_header(neutral);
+}
+
+// ---------------------------------------------------------------------------
+// NVRTC, loaded at run time (a CUDA-enabled nholo runs without it until a
+// model file is run on a GPU; a CPU-only nholo compiles modules ahead of time)
+
+#ifndef NHOLO_CUDA_LIB_DIR
+#define NHOLO_CUDA_LIB_DIR "/usr/local/cuda/lib64"
+#endif
+#ifndef NHOLO_NVRTC_SONAME
+#define NHOLO_NVRTC_SONAME "libnvrtc.so"
+#endif
+
+struct Nvrtc {
+  using Program = void*;
+  int (*version)(int*, int*) = nullptr;
+  int (*create)(Program*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*compile)(Program, int, const char* const*) = nullptr;
+  int (*log_size)(Program, std::size_t*) = nullptr;
+  int (*log)(Program, char*) = nullptr;
+  int (*cubin_size)(Program, std::size_t*) = nullptr;
+  int (*cubin)(Program, char*) = nullptr;
+  int (*destroy)(Program*) = nullptr;
+  const char* (*error_string)(int) = nullptr;
+  std::string path, version_text;
+};
+
+// dlopen'ed once per process; throws naming every place tried
+const Nvrtc& nvrtc() {
+  static std::mutex mu;
+  static std::unique_ptr<Nvrtc> lib;
+  static std::string failure;
+  std::lock_guard<std::mutex> g(mu);
+  if (lib) return *lib;
+  if (!failure.empty()) throw std::runtime_error(failure);
+  std::vector<std::string> tried;
+  if (const char* e = std::getenv("NHOLO_NVRTC"); e && *e) tried.push_back(e);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) tried.push_back((exe.parent_path().parent_path() / "lib" / NHOLO_NVRTC_SONAME).string());
+  tried.push_back(NHOLO_NVRTC_SONAME);
+  tried.push_back((fs::path(NHOLO_CUDA_LIB_DIR) / NHOLO_NVRTC_SONAME).string());
+  void* h = nullptr;
+  std::string errors;
+  for (const auto& t : tried) {
+    if (t.find('/') != std::string::npos && !fs::exists(t, ec)) {
+      errors += "\n  " + t + ": no such file";
+      continue;
+    }
+    h = ::dlopen(t.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+      auto n = std::make_unique<Nvrtc>();
+      n->path = t;
+      lib = std::move(n);
+      break;
+    }
+    errors += "\n  " + t + ": " + ::dlerror();
+  }
+  if (!h) {
+    failure = "NVRTC (the CUDA runtime compiler, " + std::string(NHOLO_NVRTC_SONAME) +
+              ") cannot be loaded; it compiles a model file's GPU kernels. Tried:" + errors +
+              "\nInstall the CUDA toolkit's NVRTC (or use a bundle that carries it), set NHOLO_NVRTC "
+              "to its path, or run the model on the CPU backends (backend.device = \"omp\")";
+    throw std::runtime_error(failure);
+  }
+  Nvrtc& n = *lib;
+  auto sym = [&](auto& fn, const char* name) {
+    void* f = ::dlsym(h, name);
+    if (!f) {
+      failure = "'" + n.path + "' has no " + name + ": not NVRTC, or too old a version";
+      lib.reset();
+      throw std::runtime_error(failure);
+    }
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(f);
+  };
+  sym(n.version, "nvrtcVersion");
+  sym(n.create, "nvrtcCreateProgram");
+  sym(n.compile, "nvrtcCompileProgram");
+  sym(n.log_size, "nvrtcGetProgramLogSize");
+  sym(n.log, "nvrtcGetProgramLog");
+  sym(n.cubin_size, "nvrtcGetCUBINSize");
+  sym(n.cubin, "nvrtcGetCUBIN");
+  sym(n.destroy, "nvrtcDestroyProgram");
+  sym(n.error_string, "nvrtcGetErrorString");
+  int major = 0, minor = 0;
+  n.version(&major, &minor);
+  n.version_text = std::to_string(major) + "." + std::to_string(minor);
+  return n;
+}
+
+// The system type of formulation f for the model type M (as
+// with_formulation in host/runner.hpp builds it)
+std::string system_type(const std::string& f, const std::string& M) {
+  if (f == "udwadia_kalaba") return "nholo::UdwadiaKalabaSystem<" + M + ">";
+  if (f == "lagrange_multiplier") return "nholo::LagrangeMultiplierSystem<" + M + ">";
+  if (f == "null_space") return "nholo::NullSpaceSystem<" + M + ">";
+  if (f == "vakonomic") return "nholo::VakonomicSystem<" + M + ">";
+  if (f == "conflated") return "nholo::UdwadiaKalabaSystem<nholo::Conflated<" + M + ">>";
+  if (f == "embedded") return "nholo::EmbeddedSystem<" + M + ">";
+  throw std::runtime_error("formulation '" + f + "' has no GPU module");
+}
+
+std::string method_enum(const std::string& method) {
+  if (method == "rk4" || method == "dopri5" || method == "dop853") return "nholo::Method::" + method;
+  throw std::runtime_error("method '" + method + "': accepted rk4, dopri5, dop853");
+}
+
+// The translation unit NVRTC compiles: the model header, the kernel headers,
+// the layout checks against the plugin's compiler, and the one kernel.
+std::string module_source(const std::string& header, const std::string& model,
+                          const std::string& formulation, const std::string& method,
+                          const nholo_window_layout& w) {
+  const std::string sys = system_type(formulation, "nholo::user_models::UserModel");
+  std::ostringstream o;
+  o << "// generated by nholo: the GPU module of model '" << model << "', formulation "
+    << formulation << ", method " << method << " (compiled by NVRTC)\n"
+    << header << "\n#include \"kernels/embedded.hpp\"\n#include \"kernels/ensemble.hpp\"\n"
+    << "#include \"kernels/formulations.hpp\"\n\n"
+    << "using NholoSystem = " << sys << ";\n"
+    << "using NholoWindow = nholo::EnsembleWindow<NholoSystem>;\n"
+    << "// the model plugin (host compiler) writes this argument's bytes: same layout\n";
+  auto check = [&](const char* what, const std::string& expr, std::uint64_t v) {
+    o << "static_assert(" << expr << " == " << v << "u, \"EnsembleWindow: " << what
+      << " differs between NVRTC and the plugin's compiler\");\n";
+  };
+  check("size", "sizeof(NholoWindow)", w.bytes);
+  check("alignment", "alignof(NholoWindow)", w.align);
+  check("size of the system", "sizeof(NholoSystem)", w.sys);
+  check("alignment of the system", "alignof(NholoSystem)", w.sys_align);
+  check("size of the parameters", "sizeof(NholoSystem::Params)", w.params);
+  check("size of IntegratorOptions", "sizeof(nholo::IntegratorOptions)", w.opt);
+  check("alignment of IntegratorOptions", "alignof(nholo::IntegratorOptions)", w.opt_align);
+  check("size of EnsembleArrays", "sizeof(nholo::EnsembleArrays<double>)", w.arr);
+  o << "\n// one trajectory per thread, blocks of " << kGpuBlock
+    << " threads (host/cuda_ensemble.cu launches it)\n"
+    << "extern \"C\" __global__ void __launch_bounds__(" << kGpuBlock
+    << ") nholo_integrate(const NholoWindow f) {\n"
+    << "  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+    << "  if (i < f.count) f.template run<" << method_enum(method) << ">(i);\n}\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::string plugin_identity() { return NHOLO_PLUGIN_IDENTITY; }
@@ -265,9 +420,7 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
   // model read from its model file, from the [model] table a result file
   // stores (nholo merge, an MPI run's merge) or from another folder is one
   // plugin, compiled once
-  ModelSpec neutral = spec;
-  neutral.source = "the [model] table of model '" + spec.name + "'";
-  const std::string header = generate_model_header(neutral);
+  const std::string header = neutral_header(spec);
   const std::string unit =
       "// generated by nholo: the plugin of model '" + spec.name + "'\n" + header +
       "\n#include \"host/plugin_define.hpp\"\nNHOLO_DEFINE_PLUGIN(nholo::user_models::UserModel)\n";
@@ -361,19 +514,154 @@ const Plugin& load_plugin_file(const std::string& path) {
   return loaded().back();
 }
 
+std::string nvrtc_description() {
+  const Nvrtc& n = nvrtc();
+  return "NVRTC " + n.version_text + " (" + n.path + ")";
+}
+
+std::string gpu_arch_of(const std::string& cc) {
+  const auto dot = cc.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size())
+    throw std::runtime_error("compute capability '" + cc + "': expected MAJOR.MINOR");
+  return "sm_" + cc.substr(0, dot) + cc.substr(dot + 1);
+}
+
+namespace {
+
+void check_arch(const std::string& arch) {
+  bool ok = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0;
+  for (std::size_t i = 3; ok && i < arch.size(); ++i)
+    ok = std::isdigit(static_cast<unsigned char>(arch[i])) ||
+         (i + 1 == arch.size() && std::isalpha(static_cast<unsigned char>(arch[i])));
+  if (!ok)
+    throw std::runtime_error("GPU architecture '" + arch + "': expected sm_XY (e.g. sm_80, sm_90, sm_90a)");
+}
+
+std::deque<GpuModule>& loaded_modules() {
+  static std::deque<GpuModule> v;
+  return v;
+}
+
+}  // namespace
+
+const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
+                            const std::string& formulation, const std::string& method,
+                            const std::string& arch,
+                            const std::function<void(const std::string&)>& log, bool force) {
+  auto say = [&](const std::string& s) {
+    if (log) log(s);
+  };
+  const std::string what = "the GPU module of model '" + spec.name + "', formulation " + formulation +
+                           ", method " + method + ", " + arch;
+  check_arch(arch);
+  (void)method_enum(method);
+  nholo_window_layout w{};
+  if (!plugin.entry || !plugin.entry->window_layout ||
+      !plugin.entry->window_layout(formulation.c_str(), &w))
+    throw std::runtime_error("model '" + spec.name + "' has no formulation '" + formulation + "'");
+  const std::string source = module_source(neutral_header(spec), spec.name, formulation, method, w);
+  const Nvrtc& nv = nvrtc();
+  const std::string root = header_root();
+  std::vector<std::string> opts = {"--gpu-architecture=" + arch, "-std=c++17", "-default-device",
+                                   "-DNDEBUG", "-I" + root, "-I" + (fs::path(root) / "kernels" / "nvrtc").string()};
+  std::string key_text = source + '\0' + plugin_identity() + '\0' + nv.version_text;
+  for (const auto& o : opts) key_text += '\0' + o;
+  const std::string key = hex16(fnv1a(key_text));
+  for (const auto& m : loaded_modules())
+    if (m.path.find(key) != std::string::npos && !force) return m;
+
+  const fs::path dir = plugin_cache_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create the plugin cache '" + dir.string() + "': " + ec.message());
+  const std::string stem =
+      (dir / (spec.name + "-gpu-" + formulation + "-" + method + "-" + arch + "-" + key)).string();
+  const std::string cubin = stem + ".cubin", record = stem + ".info", src = stem + ".cu";
+  FileLock lock(stem + ".lock");
+  GpuModule g;
+  g.path = cubin;
+  g.model = spec.name;
+  g.formulation = formulation;
+  g.method = method;
+  g.arch = arch;
+  const std::string state = check_cached(cubin, record);
+  if (state == "ok" && !force) {
+    g.compile_seconds = std::atof(read_record(record)["compile_seconds"].c_str());
+    g.image = read_file(cubin);
+    say("model " + spec.name + ": " + formulation + " " + method + " GPU module " + cubin + " (cached)");
+  } else {
+    if (state != "missing" && !force)
+      say("model " + spec.name + ": the cached GPU module " + cubin + " " + state + "; refused, rebuilding it");
+    say("model " + spec.name + ": compiling the " + formulation + " " + method + " GPU module for " + arch +
+        " (" + nv.version_text + ") ...");
+    write_atomic(src, source);
+    std::vector<const char*> argv;
+    for (const auto& o : opts) argv.push_back(o.c_str());
+    const auto t0 = std::chrono::steady_clock::now();
+    Nvrtc::Program prog = nullptr;
+    int rc = nv.create(&prog, source.c_str(), (spec.name + ".cu").c_str(), 0, nullptr, nullptr);
+    if (rc != 0) throw std::runtime_error(what + ": nvrtcCreateProgram: " + nv.error_string(rc));
+    rc = nv.compile(prog, static_cast<int>(argv.size()), argv.data());
+    std::size_t log_size = 0;
+    nv.log_size(prog, &log_size);
+    std::string compile_log(log_size, '\0');
+    if (log_size) nv.log(prog, &compile_log[0]);
+    while (!compile_log.empty() && (compile_log.back() == '\0' || compile_log.back() == '\n')) compile_log.pop_back();
+    std::string image;
+    if (rc == 0) {
+      std::size_t n = 0;
+      rc = nv.cubin_size(prog, &n);
+      if (rc == 0) {
+        image.resize(n);
+        rc = n ? nv.cubin(prog, &image[0]) : 1;
+      }
+    }
+    nv.destroy(&prog);
+    g.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string log_path = stem + ".log";
+    write_atomic(log_path, compile_log + "\n");
+    if (rc != 0 || image.empty()) {
+      if (compile_log.size() > 4000) compile_log = compile_log.substr(0, 4000) + "\n...";
+      throw std::runtime_error("compiling " + what + " with NVRTC failed (" + nv.error_string(rc) +
+                               "; the model file was accepted, so this is a problem of the NVRTC setup or "
+                               "of nholo: see " + log_path + ", source " + src + "):\n" + compile_log);
+    }
+    write_atomic(cubin, image);
+    std::ostringstream rec;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.2f", g.compile_seconds);
+    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity()
+        << "\ncompiler = NVRTC " << nv.version_text << "\nformulation = " << formulation
+        << "\nmethod = " << method << "\narch = " << arch << "\nbytes = " << image.size()
+        << "\nchecksum = " << hex16(fnv1a(image)) << "\ncompile_seconds = " << secs << "\n";
+    write_atomic(record, rec.str());  // after the module: a record vouches for a complete file
+    g.image = std::move(image);
+    g.compiled = true;
+    say("model " + spec.name + ": " + formulation + " " + method + " GPU module compiled in " +
+        std::string(secs) + " s: " + cubin);
+  }
+  loaded_modules().push_back(std::move(g));
+  return loaded_modules().back();
+}
+
 std::vector<CachedPlugin> cached_plugins() {
   std::vector<CachedPlugin> v;
   std::error_code ec;
   const fs::path dir = plugin_cache_dir();
   if (!fs::is_directory(dir, ec)) return v;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() != ".so" || e.path().string().find(".tmp.") != std::string::npos) continue;
+    const std::string ext = e.path().extension().string();
+    if ((ext != ".so" && ext != ".cubin") || e.path().string().find(".tmp.") != std::string::npos) continue;
     const std::string so = e.path().string();
-    const std::string record = so.substr(0, so.size() - 3) + ".info";
+    const std::string record = so.substr(0, so.size() - ext.size()) + ".info";
     const auto r = read_record(record);
     CachedPlugin c;
     c.path = so;
     c.model = r.count("model") ? r.at("model") : e.path().stem().string();
+    if (ext == ".cubin")
+      c.model += " [GPU: " + (r.count("formulation") ? r.at("formulation") : std::string("?")) + " " +
+                 (r.count("method") ? r.at("method") : std::string("?")) + " " +
+                 (r.count("arch") ? r.at("arch") : std::string("?")) + "]";
     c.source = r.count("source") ? r.at("source") : "";
     c.compile_seconds = r.count("compile_seconds") ? std::atof(r.at("compile_seconds").c_str()) : 0;
     c.state = check_cached(so, record);

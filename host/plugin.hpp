@@ -18,6 +18,17 @@
 //
 // The compiler is $NHOLO_CXX, else the one nholo was built with; extra flags
 // $NHOLO_PLUGIN_CXXFLAGS (part of the key).
+//
+// GPU modules. On the CUDA backend a model file's integration kernel (one per
+// formulation and method) is compiled by NVRTC into a cubin for the GPU's
+// architecture, cached like the plugin (key: the module's source, nholo's
+// identity, NVRTC's version, the options and the plugin's window layout) and
+// handed to the device (Device::add_module), whose ensembles launch it; the
+// plugin's host code runs the rest of the pipeline. The kernel headers are
+// NVRTC-clean: NVRTC sees kernels/, models/ and kernels/nvrtc/ (the few
+// standard-library names they use). NVRTC itself (libnvrtc.so) is loaded when
+// a module is first compiled: $NHOLO_NVRTC (a path), else the bundle's lib/,
+// else the loader's search path, else the CUDA toolkit nholo was built with.
 #pragma once
 
 #include <functional>
@@ -60,5 +71,30 @@ struct CachedPlugin {
   double compile_seconds = 0;
 };
 std::vector<CachedPlugin> cached_plugins();
+
+// NVRTC's version ("13.0") and where it was loaded from; throws naming the
+// places tried when it cannot be loaded.
+std::string nvrtc_description();
+
+struct GpuModule {
+  std::string path;  // the cubin in the cache
+  std::string model, formulation, method, arch;
+  std::string image;  // the cubin's bytes
+  bool compiled = false;
+  double compile_seconds = 0;
+};
+
+// The GPU module of formulation `formulation` of a model file's model, for
+// `method` ("rk4", "dopri5", "dop853") and GPU architecture `arch` ("sm_90"):
+// from the cache or compiled now by NVRTC. plugin: the model's plugin
+// (model_plugin(spec)), whose window layout the module must share. Throws
+// std::runtime_error naming the model, the formulation and the reason.
+const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
+                            const std::string& formulation, const std::string& method,
+                            const std::string& arch,
+                            const std::function<void(const std::string&)>& log, bool force = false);
+
+// "sm_90" from a compute capability "9.0" (DeviceInfo::compute_capability).
+std::string gpu_arch_of(const std::string& compute_capability);
 
 }  // namespace nholo

@@ -9,6 +9,12 @@
 //   model_name    the model it runs
 //   describe      fills a ModelInfo (names, units, parameters, formulations)
 //   run           run_model<Model> (host/runner.hpp): the type-erased runner
+//   window_layout the sizes and alignments of EnsembleWindow<Sys> as this
+//                 plugin's compiler lays it out, for formulation `f` (0: the
+//                 model has no such formulation). The GPU module of the model
+//                 (NVRTC, host/plugin.hpp) is compiled with static_asserts
+//                 that its compiler lays the window out the same, since the
+//                 plugin writes the kernel argument's bytes.
 //
 // The table's functions take nholo's own C++ types (RunConfig, RunOptions,
 // Device, ModelInfo). That is sound because nholo loads a plugin only when its
@@ -30,7 +36,7 @@
 #include "host/model_info.hpp"
 #include "host/runner.hpp"
 
-#define NHOLO_PLUGIN_ABI_VERSION 1u
+#define NHOLO_PLUGIN_ABI_VERSION 2u
 
 // The identity a plugin must share with the nholo that loads it. The
 // compiling nholo passes NHOLO_VERSION and NHOLO_GIT_REVISION (-D).
@@ -42,12 +48,19 @@
 #endif
 
 extern "C" {
+// Sizes and alignments of EnsembleWindow<Sys> (kernels/ensemble.hpp) and of
+// its members' types (NVRTC has no constant-expression offsetof; equal sizes
+// and alignments of every member type give equal offsets).
+struct nholo_window_layout {
+  std::uint64_t bytes, align, sys, sys_align, params, opt, opt_align, arr;
+};
 struct nholo_plugin_v1 {
   std::uint32_t abi_version;
   const char* identity;
   const char* model_name;
   void (*describe)(nholo::ModelInfo* out);
   nholo::RunSummary (*run)(const nholo::RunConfig&, const nholo::RunOptions&, nholo::Device&);
+  int (*window_layout)(const char* formulation, nholo_window_layout* out);
 };
 typedef const nholo_plugin_v1* (*nholo_plugin_entry_v1_fn)(void);
 }

@@ -9,9 +9,35 @@
 #include "host/plugin_abi.hpp"
 #include "host/runner_impl.hpp"
 
+#include <exception>
+
 #ifndef NHOLO_PLUGIN_IDENTITY
 #error "a model plugin is compiled with -DNHOLO_VERSION and -DNHOLO_GIT_REVISION of its nholo"
 #endif
+
+namespace nholo::plugin_detail {
+// nholo_plugin_v1::window_layout of Model
+template <class Model>
+int window_layout(const char* formulation, nholo_window_layout* out) {
+  try {
+    return with_formulation<Model>(formulation, [&](auto sys) {
+      using Sys = decltype(sys);
+      using W = EnsembleWindow<Sys>;
+      out->bytes = sizeof(W);
+      out->align = alignof(W);
+      out->sys = sizeof(Sys);
+      out->sys_align = alignof(Sys);
+      out->params = sizeof(typename Sys::Params);
+      out->opt = sizeof(IntegratorOptions);
+      out->opt_align = alignof(IntegratorOptions);
+      out->arr = sizeof(EnsembleArrays<double>);
+      return 1;
+    });
+  } catch (const std::exception&) {
+    return 0;  // no such formulation
+  }
+}
+}  // namespace nholo::plugin_detail
 
 #define NHOLO_DEFINE_PLUGIN(ModelType)                                                   \
   template nholo::RunSummary nholo::run_model<ModelType>(                                \
@@ -21,6 +47,7 @@
     static const nholo_plugin_v1 entry = {                                               \
         NHOLO_PLUGIN_ABI_VERSION, NHOLO_PLUGIN_IDENTITY, ModelType::name,                \
         [](nholo::ModelInfo* out) { *out = nholo::model_info_of<ModelType>(); },         \
-        &nholo::run_model<ModelType>};                                                   \
+        &nholo::run_model<ModelType>,                                                    \
+        &nholo::plugin_detail::window_layout<ModelType>};                                \
     return &entry;                                                                       \
   }

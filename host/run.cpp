@@ -176,15 +176,15 @@ void check_output_path(const std::string& path, bool overwrite) {
                                      "it and run again");
 }
 
-bool is_plugin_model(const RunConfig& cfg) { return cfg.model_spec || !cfg.model_plugin.empty(); }
 
 // Refuses a backend this build or machine cannot give, before anything is written.
 void check_backend(const RunConfig& cfg) {
   if (cfg.device != "cuda") return;
-  if (is_plugin_model(cfg))
-    throw ConfigError("backend.device", "'cuda': model '" + cfg.model + "' comes from a model file or plugin, "
-                                        "which run on the CPU backends in this version of nholo (their GPU "
-                                        "code is not generated yet); accepted: auto, omp, cpp");
+  if (!cfg.model_plugin.empty())
+    throw ConfigError("backend.device", "'cuda': model '" + cfg.model + "' comes from a plugin file (" +
+                                        cfg.model_plugin + "), which runs on the CPU backends only: nholo "
+                                        "compiles GPU kernels from model files, and a plugin file carries no "
+                                        "model file; accepted: auto, omp, cpp");
 #ifdef NHOLO_WITH_CUDA
   if (cuda_backend::device_count() == 0)
     throw ConfigError("backend.device", "'cuda' requested but " + cuda_backend::describe_devices() +
@@ -205,11 +205,20 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note)
   if (note) note->clear();
   if (cfg.device == "cpp") return std::make_unique<CpuDevice>(Backend::cpp, 1);
   if (cfg.device == "omp") return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
-  if (is_plugin_model(cfg)) {
-    if (note) *note = "auto: model files and plugins run on the CPU backends";
+  if (!cfg.model_plugin.empty()) {
+    if (note) *note = "auto: plugin files run on the CPU backends";
     return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
   }
 #ifdef NHOLO_WITH_CUDA
+  if (cfg.model_spec && cfg.device != "cuda" && cuda_backend::device_count() > 0) {
+    // auto: a model file takes the GPU when NVRTC can compile its kernels
+    try {
+      (void)nvrtc_description();
+    } catch (const std::exception& e) {
+      if (note) *note = std::string("auto: a GPU is here, but ") + e.what();
+      return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+    }
+  }
   if (cfg.device == "cuda" || cuda_backend::device_count() > 0)
     return cuda_backend::open_device(cfg.gpu);
   if (note) *note = "auto: " + cuda_backend::describe_devices();
@@ -432,6 +441,23 @@ std::string shard_path(const std::string& path, int64_t begin, int64_t end) {
 
 using ModelRunner = std::function<RunSummary(const RunConfig&, const RunOptions&, Device&)>;
 
+// A model file on a GPU: the kernel of every formulation of the run, compiled
+// by NVRTC for this GPU (or found in the cache), registered on the device,
+// whose ensembles then launch it (host/plugin.hpp, GPU modules).
+void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
+  if (dev.info().backend != Backend::cuda || !cfg.model_spec) return;
+  auto log = [&](const std::string& line) {
+    if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
+  };
+  const Plugin& p = model_plugin(*cfg.model_spec, log);
+  const std::string arch = gpu_arch_of(dev.info().compute_capability);
+  const char* method = cfg.integrator.method == Method::rk4      ? "rk4"
+                       : cfg.integrator.method == Method::dopri5 ? "dopri5"
+                                                                 : "dop853";
+  for (const auto& f : cfg.formulations)
+    dev.add_module(f, gpu_module(*cfg.model_spec, p, f, method, arch, log).image);
+}
+
 // The run pipeline of cfg's model: built in, or a plugin (a model file's,
 // compiled now unless cached, or a plugin file).
 ModelRunner model_runner(const RunConfig& cfg, bool quiet) {
@@ -511,6 +537,8 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
                    resuming ? ("resuming " + partial).c_str()
                             : ("nothing to resume (no " + partial + "): starting the run").c_str());
   }
+  // a model file's GPU kernels, before anything is removed or written
+  add_gpu_modules(cfg, *dev, opts.quiet);
   if (opts.overwrite) {
     fs::remove(partial, ec);
     pieces.remove_all();
@@ -734,7 +762,8 @@ std::string models_command(const std::string& name, bool json) {
   return os.str();
 }
 
-std::string model_file_command(const std::string& path, bool build, bool force) {
+std::string model_file_command(const std::string& path, bool build, bool force,
+                               const GpuBuildOptions& gpu) {
   ModelSpec spec;
   try {
     spec = load_model_file(path, model_names());
@@ -753,6 +782,23 @@ std::string model_file_command(const std::string& path, bool build, bool force) 
   os << "plugin: " << p.path << "\n"
      << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
      << p.compile_seconds << (p.compiled ? " s" : " s)") << "\n";
+  if (gpu.archs.empty()) return os.str();
+  const ModelInfo mi = model_info_from_spec(spec);
+  std::vector<std::string> fs_ = gpu.formulations.empty() ? mi.formulations : gpu.formulations;
+  for (const auto& f : fs_)
+    if (std::find(mi.formulations.begin(), mi.formulations.end(), f) == mi.formulations.end())
+      throw ConfigError("--formulations", "'" + f + "' is not a formulation of model " + spec.name +
+                                              "; accepted: " + join(mi.formulations));
+  os << nvrtc_description() << "\n";
+  for (const auto& arch : gpu.archs)
+    for (const auto& f : fs_) {
+      const GpuModule& g = gpu_module(spec, p, f, gpu.method, arch, [](const std::string& line) {
+        std::fprintf(stderr, "nholo: %s\n", line.c_str());
+      }, force);
+      os << "GPU module " << f << " " << gpu.method << " " << arch << ": " << g.path << "\n  "
+         << (g.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
+         << g.compile_seconds << (g.compiled ? " s" : " s)") << ", " << g.image.size() << " bytes\n";
+    }
   return os.str();
 }
 

@@ -63,7 +63,14 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts);
 // `nholo model check FILE` (build = false): the model file checked and
 // described; `nholo model build FILE [--force]`: also its plugin compiled
 // (or found in the cache), with the compile time.
-std::string model_file_command(const std::string& path, bool build, bool force);
+// `nholo model build FILE --gpu-arch sm_90,...`: the GPU modules too (NVRTC),
+// for these formulations (empty: all of the model's) and method.
+struct GpuBuildOptions {
+  std::vector<std::string> archs, formulations;
+  std::string method = "dopri5";
+};
+std::string model_file_command(const std::string& path, bool build, bool force,
+                               const GpuBuildOptions& gpu = {});
 
 // `nholo models [NAME] [--json]`: the built-in models, then the plugins in the
 // cache (text output)

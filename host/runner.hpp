@@ -126,40 +126,53 @@ typename Model::Params params_from_config(const RunConfig& cfg) {
   return Model::make_params(v);
 }
 
-// The device ensemble of formulation f of Model on dev (CPU or CUDA).
+// fn(Sys{}) for the system of formulation f of Model (the formulations
+// make_formulation can build); ConfigError when Model has no such formulation.
+template <class Model, class Fn>
+auto with_formulation(const std::string& f, Fn&& fn) -> decltype(fn(UdwadiaKalabaSystem<Model>{})) {
+  if (f == "udwadia_kalaba") return fn(UdwadiaKalabaSystem<Model>{});
+  if (f == "lagrange_multiplier") return fn(LagrangeMultiplierSystem<Model>{});
+  if (f == "null_space") return fn(NullSpaceSystem<Model>{});
+  // the vakonomic equations need velocity/position constraints (none at the
+  // acceleration level) and at least one of them
+  if constexpr (constraint_count<Model>() > 0 && Model::m_acceleration == 0) {
+    if (f == "vakonomic") return fn(VakonomicSystem<Model>{});
+  }
+  if constexpr (has_conflated_lagrangian<Model>::value) {
+    if (f == "conflated") return fn(UdwadiaKalabaSystem<Conflated<Model>>{});
+  }
+  if constexpr (has_embedded_constraints<Model>::value) {
+    if (f == "embedded") return fn(EmbeddedSystem<Model>{});
+  }
+  throw ConfigError("formulations", "'" + f + "' is not available for model " + Model::name);
+}
+
+// The device ensemble of formulation f of Model on dev (CPU or CUDA). On a
+// CUDA device, a formulation with a GPU module registered (a model file's
+// kernel compiled by NVRTC, Device::add_module) runs that module; the
+// models built into a CUDA-enabled nholo run their own kernels.
 template <class Model>
 std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const RunConfig& cfg,
                                                  Device& dev, const EnsembleLayout& layout) {
   const auto p = params_from_config<Model>(cfg);
-  auto make = [&](auto sys) -> std::unique_ptr<DeviceEnsemble> {
+  return with_formulation<Model>(f, [&](auto sys) -> std::unique_ptr<DeviceEnsemble> {
     using Sys = decltype(sys);
     sys.params = p;
     sys.eval = cfg.eval;
     if (dev.info().backend == Backend::cuda) {
+      if (dev.has_module(f))
+        return dev.module_ensemble(f, module_system(sys, cfg.integrator), cfg.integrator, layout);
 #ifdef NHOLO_WITH_CUDA
       return cuda_backend::make_ensemble<Sys>(f, dev, sys, cfg.integrator, layout);
 #else
-      throw std::runtime_error("backend cuda: this nholo was built without CUDA");
+      throw std::runtime_error("backend cuda: no GPU module of formulation " + f + " for model " +
+                               Model::name + " (a model file runs on a GPU through the kernels "
+                               "nholo compiles for it with NVRTC)");
 #endif
     }
     return std::make_unique<CpuEnsemble<Sys>>(f, static_cast<CpuDevice&>(dev), sys, cfg.integrator,
                                               layout);
-  };
-  if (f == "udwadia_kalaba") return make(UdwadiaKalabaSystem<Model>{});
-  if (f == "lagrange_multiplier") return make(LagrangeMultiplierSystem<Model>{});
-  if (f == "null_space") return make(NullSpaceSystem<Model>{});
-  // the vakonomic equations need velocity/position constraints (none at the
-  // acceleration level) and at least one of them
-  if constexpr (constraint_count<Model>() > 0 && Model::m_acceleration == 0) {
-    if (f == "vakonomic") return make(VakonomicSystem<Model>{});
-  }
-  if constexpr (has_conflated_lagrangian<Model>::value) {
-    if (f == "conflated") return make(UdwadiaKalabaSystem<Conflated<Model>>{});
-  }
-  if constexpr (has_embedded_constraints<Model>::value) {
-    if (f == "embedded") return make(EmbeddedSystem<Model>{});
-  }
-  throw ConfigError("formulations", "'" + f + "' is not available for model " + Model::name);
+  });
 }
 
 // The whole run for one model on dev, writing ro.path (through its pieces).
