@@ -405,10 +405,145 @@ TEST(ModelFiles, BadModelFileIsRefusedBeforeAnythingIsCompiledOrWritten) {
   const Result p = nholo("check run.toml --set params.k=-1", dir, env);
   EXPECT_EQ(p.code, 2) << p.output;
   EXPECT_NE(p.output.find("params.k"), std::string::npos) << p.output;
-  // model files run on the CPU backends: the GPU is refused with the reason
+  // no GPU here (or no CUDA in this nholo): --backend cuda is refused with
+  // the reason and what is accepted
   const Result g = nholo("check run.toml --backend cuda", dir, env);
   EXPECT_EQ(g.code, 2) << g.output;
-  EXPECT_NE(g.output.find("CPU backends"), std::string::npos) << g.output;
+  EXPECT_NE(g.output.find("auto, omp, cpp"), std::string::npos) << g.output;
+}
+
+// ---------------------------------------------------------------------------
+// GPU modules (host/plugin.hpp): a model file's integration kernels compiled
+// by NVRTC. Compiling needs NVRTC only (no GPU): these tests run wherever the
+// CUDA toolkit's libnvrtc is found, and say why they skip otherwise. Running
+// a module needs a GPU: GpuModuleRunMatchesTheCpu runs only on a machine
+// with one.
+
+// The reason NVRTC cannot be used here (empty: it can), from the command's
+// own report.
+std::string nvrtc_missing(const Result& r) {
+  if (r.code != 0 && r.output.find("cannot be loaded") != std::string::npos) return r.output;
+  return "";
+}
+
+TEST(ModelFiles, GpuModulesCompileWithNvrtcAreCachedAndDamagedOnesRefused) {
+  const fs::path dir = temp_dir("gpu_cache");
+  const fs::path cache = dir / "cache";
+  const std::string env = "NHOLO_CACHE_DIR='" + cache.string() + "'";
+  write_file(dir / "tiny.model.toml", kTinyModel);
+  const Result b =
+      nholo("model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
+  if (const std::string why = nvrtc_missing(b); !why.empty()) {
+    std::printf("SKIPPED: NVRTC is not available here: %s\n", why.c_str());
+    GTEST_SKIP() << why;
+  }
+  ASSERT_EQ(b.code, 0) << b.output;
+  // one module per architecture, each compiled and reported with its time
+  for (const char* arch : {"sm_80", "sm_90"})
+    EXPECT_NE(b.output.find("GPU module udwadia_kalaba dopri5 " + std::string(arch) + ": "),
+              std::string::npos)
+        << b.output;
+  std::vector<fs::path> cubins;
+  for (const auto& e : fs::directory_iterator(cache))
+    if (e.path().extension() == ".cubin") cubins.push_back(e.path());
+  ASSERT_EQ(cubins.size(), 2u) << b.output;
+  for (const auto& c : cubins) {
+    // an ELF image (a cubin), and the source NVRTC compiled checks the window
+    // layout against the plugin's compiler
+    std::ifstream f(c, std::ios::binary);
+    char magic[4] = {};
+    f.read(magic, 4);
+    EXPECT_TRUE(magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F') << c;
+    fs::path src = c;
+    src.replace_extension(".cu");
+    std::ifstream s(src);
+    const std::string text((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("static_assert(sizeof(NholoWindow) == "), std::string::npos) << src;
+    EXPECT_NE(text.find("nholo_integrate"), std::string::npos) << src;
+  }
+  // the second build finds both in the cache
+  const Result again =
+      nholo("model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_EQ(again.output.find("compiling"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("GPU module udwadia_kalaba dopri5 sm_90: "), std::string::npos);
+  // `nholo models` lists them
+  const Result ls = nholo("models", dir, env);
+  EXPECT_NE(ls.output.find("[GPU: udwadia_kalaba dopri5 sm_90]"), std::string::npos) << ls.output;
+  // a damaged module is refused and rebuilt
+  {
+    std::fstream f(cubins[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(64);
+    const char junk[16] = "not a module...";
+    f.write(junk, sizeof junk);
+  }
+  const Result damaged = nholo("models", dir, env);
+  EXPECT_NE(damaged.output.find("does not match its record"), std::string::npos) << damaged.output;
+  const Result rebuilt =
+      nholo("model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
+  ASSERT_EQ(rebuilt.code, 0) << rebuilt.output;
+  EXPECT_NE(rebuilt.output.find("refused, rebuilding"), std::string::npos) << rebuilt.output;
+  // bad requests name what is accepted
+  const Result arch = nholo("model build tiny.model.toml --gpu-arch 90", dir, env);
+  EXPECT_NE(arch.code, 0);
+  EXPECT_NE(arch.output.find("expected sm_XY"), std::string::npos) << arch.output;
+  const Result form = nholo("model build tiny.model.toml --gpu-arch sm_90 --formulations conflated", dir, env);
+  EXPECT_NE(form.code, 0);
+  EXPECT_NE(form.output.find("'conflated' is not a formulation of model tiny_oscillator"), std::string::npos)
+      << form.output;
+}
+
+// Every formulation's kernel of a model file with all five a model file can
+// have (the skate's twin: conflated included; embedded constraints are not
+// part of the model-file grammar) compiles through NVRTC for sm_90, and each
+// method's for one of them.
+TEST(ModelFiles, GpuModulesOfEveryFormulationAndMethodCompile) {
+  const fs::path dir = temp_dir("gpu_all");
+  const std::string file = (kSource / "tests" / "model_files" / "skate.toml").string();
+  const Result b = nholo("model build '" + file + "' --gpu-arch sm_90", dir);
+  if (const std::string why = nvrtc_missing(b); !why.empty()) {
+    std::printf("SKIPPED: NVRTC is not available here: %s\n", why.c_str());
+    GTEST_SKIP() << why;
+  }
+  ASSERT_EQ(b.code, 0) << b.output;
+  for (const char* f :
+       {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic", "conflated"})
+    EXPECT_NE(b.output.find("GPU module " + std::string(f) + " dopri5 sm_90: "), std::string::npos)
+        << f << "\n"
+        << b.output;
+  for (const char* m : {"rk4", "dop853"}) {
+    const Result r = nholo("model build '" + file + "' --gpu-arch sm_90 --formulations udwadia_kalaba --method " +
+                               std::string(m),
+                           dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("GPU module udwadia_kalaba " + std::string(m) + " sm_90: "), std::string::npos)
+        << r.output;
+  }
+}
+
+// On a GPU: a model file run on the CUDA backend through its GPU modules
+// gives the trajectories of the CPU backend (the same kernel source; the GPU
+// contracts multiply-adds, hence agreement to rounding, not bits).
+TEST(ModelFiles, GpuModuleRunMatchesTheCpu) {
+  const fs::path dir = temp_dir("gpu_run");
+  const Result d = nholo("devices", dir);
+  if (d.output.find("GPU 0:") == std::string::npos) {
+    std::printf("SKIPPED: no CUDA device here (`nholo devices`: %s)\n", d.output.c_str());
+    GTEST_SKIP() << "no CUDA device";
+  }
+  const std::string cfg = (kSource / "examples" / "chaplygin_sleigh.toml").string();
+  const std::string common = " --set 'model=\"" +
+                             (kSource / "examples" / "models" / "chaplygin_sleigh.model.toml").string() + "\"'";
+  const Result gpu = nholo("run '" + cfg + "'" + common + " --backend cuda --set output.path=gpu.h5", dir);
+  ASSERT_EQ(gpu.code, 0) << gpu.output;
+  EXPECT_NE(gpu.output.find("GPU module"), std::string::npos) << gpu.output;
+  const Result cpu = nholo("run '" + cfg + "'" + common + " --backend omp --set output.path=cpu.h5", dir);
+  ASSERT_EQ(cpu.code, 0) << cpu.output;
+  for (const char* f : {"udwadia_kalaba", "null_space"}) {
+    const std::vector<double> a = read(dir / "cpu.h5", std::string("/") + f + "/q");
+    const std::vector<double> g = read(dir / "gpu.h5", std::string("/") + f + "/q");
+    EXPECT_LT(rel_diff(a, g), 1e-9) << f;
+  }
 }
 
 }  // namespace
