@@ -10,6 +10,11 @@ bench/report.py's keep marker, between this script's own markers).
    example model files (the compile time the command reports);
 2. warm: `nholo model build FILE` with the plugin cached (wall time of the
    command, best of 5);
+   GPU modules (NVRTC, no GPU needed): `nholo model build FILE --gpu-arch
+   sm_90 --force` compiles every formulation's DOPRI5 module; cold = the
+   compile times the command reports per module, warm = wall time of the
+   command with everything cached (best of 5). Skipped, with the reason, when
+   NVRTC cannot be loaded;
 3. speed: the built-in model and its twin model file (tests/model_files/, the
    same Lagrangian and constraints) run the same ensemble on one core
    (backend cpp, statistics only), alternately, `reps` times each; the
@@ -77,6 +82,22 @@ def main():
             warm = min(run([nholo, "model", "build", src], env, work)[0] for _ in range(5))
             rows.append((m, cold, warm))
             print(f"{m}: cold {cold:.1f} s, warm {warm * 1000:.0f} ms", file=sys.stderr)
+        # GPU modules
+        gpu_rows, gpu_skip = [], ""
+        for m in ("rolling_disk", "chaplygin_sleigh", "constant_speed"):
+            src = os.path.join(ROOT, "examples", "models", m + ".model.toml")
+            cmd = [nholo, "model", "build", src, "--gpu-arch", "sm_90"]
+            p = subprocess.run(cmd + ["--force"], env=env, cwd=work, capture_output=True, text=True)
+            if p.returncode != 0:
+                gpu_skip = (p.stdout + p.stderr).strip().splitlines()[-1]
+                print(f"GPU modules skipped: {gpu_skip}", file=sys.stderr)
+                break
+            secs = [float(x) for x in re.findall(r"GPU module \S+ dopri5 sm_90: \S+\n  compiled in ([0-9.]+) s",
+                                                  p.stdout)]
+            warm = min(run(cmd, env, work)[0] for _ in range(5))
+            gpu_rows.append((m, secs, warm))
+            print(f"{m}: {len(secs)} GPU modules, {min(secs):.1f}-{max(secs):.1f} s each, "
+                  f"warm {warm * 1000:.0f} ms", file=sys.stderr)
         # 3: speed against the built-in twin
         speed = []
         for builtin, example, share, extra in PAIRS:
@@ -108,6 +129,17 @@ def main():
          "|---|---|---|"]
     for m, cold, warm in rows:
         L.append(f"| examples/models/{m} | {cold:.1f} s | {warm * 1000:.0f} ms |")
+    if gpu_rows:
+        L += ["", "GPU modules (NVRTC, for sm_90, DOPRI5; compiled without a GPU): one per formulation, "
+              "each compiled by `nholo model build FILE --gpu-arch sm_90 --force`; warm = the same command "
+              "with the plugin and the modules cached:", "",
+              "| model file | modules (formulations) | cold, per module | cold, all | warm (cached: check, load) |",
+              "|---|---|---|---|---|"]
+        for m, secs, warm in gpu_rows:
+            L.append(f"| examples/models/{m} | {len(secs)} | {min(secs):.1f}-{max(secs):.1f} s | "
+                     f"{sum(secs):.1f} s | {warm * 1000:.0f} ms |")
+    else:
+        L += ["", f"GPU modules: not measured ({gpu_skip or 'no NVRTC'})."]
     L += ["", "Speed: the same ensemble (trajectories of the model's example config, "
           "udwadia_kalaba, statistics only) on one core (backend cpp), the built-in model and its "
           "twin in tests/model_files/ run alternately, best of "

@@ -13,6 +13,10 @@
 #                                those of CCCL and HDF5: what a model file's
 #                                plugin is compiled against, on the target
 #                                machine, with its C++ compiler (docs/models.md)
+#   OUT_DIR/lib/libnvrtc*.so*    NVRTC, when BUILD_DIR's nholo has the CUDA
+#                                backend (about 110 MB; NHOLO_BUNDLE_NVRTC=0
+#                                leaves it out): it compiles a model file's GPU
+#                                kernels on the target machine
 #   OUT_DIR/examples/            the example configurations
 #   OUT_DIR/scripts/gpu_check.sh the GPU check (run it with --nholo OUT_DIR/bin/nholo)
 #   OUT_DIR/README.txt           what it needs: glibc version, driver
@@ -58,6 +62,21 @@ for d in kernels models host; do
   mkdir -p "$OUT/include/nholo/$d"
   find "$ROOT/$d" -maxdepth 1 \( -name '*.hpp' -o -name '*.cuh' \) -exec cp {} "$OUT/include/nholo/$d/" \;
 done
+# the standard-library names the kernel headers use, for NVRTC
+cp -r "$ROOT/kernels/nvrtc" "$OUT/include/nholo/kernels/"
+nvrtc=""
+if [ "${NHOLO_BUNDLE_NVRTC:-1}" != 0 ] && "$NHOLO" devices | grep -q "^backends:.*cuda"; then
+  nvrtc_lib=$(ls /usr/local/cuda/lib64/libnvrtc.so.[0-9]* 2>/dev/null | grep -v alt | head -1 || true)
+  if [ -n "$nvrtc_lib" ]; then
+    cp -L "$nvrtc_lib" "$OUT/lib/"
+    for b in /usr/local/cuda/lib64/libnvrtc-builtins.so.[0-9]*; do
+      case "$b" in *alt*) ;; *) cp -L "$b" "$OUT/lib/" ;; esac
+    done
+    nvrtc=$(basename "$nvrtc_lib")
+  else
+    echo "bundle: no libnvrtc in /usr/local/cuda/lib64: model files will run on the CPU backends only" >&2
+  fi
+fi
 if [ ! -f "$BUILD/plugin_includes.txt" ]; then
   echo "bundle: $BUILD/plugin_includes.txt not found; reconfigure $BUILD with this source tree" >&2
   exit 2
@@ -106,6 +125,15 @@ if command -v c++ >/dev/null 2>&1; then
   grep -q "headers in $check/b/include/nholo" "$check/plugin.log" || {
     cat "$check/plugin.log" >&2; echo "bundle: the plugin was not compiled against the bundle's headers" >&2; exit 1; }
   plugin=", compiles a model file's plugin against its own headers"
+  if [ -n "$nvrtc" ]; then
+    env -i PATH=/usr/bin:/bin NHOLO_CACHE_DIR="$check/cache" "$check/b/bin/nholo" model build \
+      "$check/b/examples/models/constant_speed.model.toml" --gpu-arch sm_90 --formulations udwadia_kalaba \
+      > "$check/gpu.log" 2>&1 || {
+      cat "$check/gpu.log" >&2; echo "bundle: compiling a GPU module from the bundle failed" >&2; exit 1; }
+    grep -q "($check/b/lib/$nvrtc)" "$check/gpu.log" || {
+      cat "$check/gpu.log" >&2; echo "bundle: the GPU module was not compiled by the bundle's NVRTC" >&2; exit 1; }
+    plugin="$plugin and its GPU module with its own NVRTC"
+  fi
 else
   echo "bundle: no C++ compiler here: the check of model-file plugins from the bundle is skipped"
 fi

@@ -24,7 +24,8 @@
 #   2. `nholo devices`: the GPU it sees (no GPU: exit 2, or 0 with --allow-no-gpu)
 #   3. CLI integration on the GPU: every example configuration with --backend cuda
 #      (small ensembles), read back with `nholo stats`
-#   4. agreement: every model under every formulation it supports, the same
+#   4. agreement: every model under every formulation it supports (and the
+#      example model files, whose GPU kernels NVRTC compiles), the same
 #      initial states on cuda and on omp at rtol 1e-12 (DOP853), compared with
 #      `nholo diff --rtol 1e-10` (bitwise equality is not expected across compilers);
 #      at most 10^5 steps per save interval, so that a trajectory the tight
@@ -152,6 +153,29 @@ for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
   fi
   worst=$(grep -o '= [0-9.e+-]*' "$WORK/agree_$model.txt" | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
   agree_rows+="| $model | ${forms//,/, } | $worst | $verdict |"$'\n'
+done
+
+# the example model files: on a GPU through their GPU modules (NVRTC,
+# compiled on first use), against OpenMP
+for cfg in "$EX"/models/*.toml; do
+  case "$cfg" in *.model.toml) continue ;; esac
+  name=$(basename "$cfg" .toml)
+  common=(--set ensemble.size=$AGREE_SIZE --set integrator.method='"dop853"' --set integrator.rtol=1e-12
+          --set integrator.atol=1e-12 --set integrator.max_steps=100000)
+  for b in "$BACKEND" omp; do
+    (cd "$EX/models" && "$NHOLO" run "$cfg" --backend "$b" "${common[@]}" \
+       --set output.path="\"$WORK/agree_file_${name}_$b.h5\"") >"$WORK/agree_file_${name}_$b.log" 2>&1 ||
+      { log "FAILED: model file $name on $b (see $WORK/agree_file_${name}_$b.log)"; fail=1; }
+  done
+  if "$NHOLO" diff "$WORK/agree_file_${name}_$BACKEND.h5" "$WORK/agree_file_${name}_omp.h5" --rtol 1e-10 \
+       >"$WORK/agree_file_$name.txt" 2>&1; then
+    verdict="agree"
+  else
+    verdict="DIFFER"
+    fail=1
+  fi
+  worst=$(grep -o '= [0-9.e+-]*' "$WORK/agree_file_$name.txt" | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
+  agree_rows+="| model file $name | (its config's) | $worst | $verdict |"$'\n'
 done
 
 # ---- 5. throughput
