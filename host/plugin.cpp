@@ -537,6 +537,33 @@ void check_arch(const std::string& arch) {
     throw std::runtime_error("GPU architecture '" + arch + "': expected sm_XY (e.g. sm_80, sm_90, sm_90a)");
 }
 
+// "168 registers, 960 B stack, 24 B spill stores": ptxas' report on
+// nholo_integrate in NVRTC's log (--ptxas-options=--verbose); empty if absent
+std::string kernel_resources(const std::string& log) {
+  const auto at = log.find("Function properties for nholo_integrate");
+  if (at == std::string::npos) return "";
+  const std::string tail = log.substr(at, 600);
+  auto number_before = [&](const std::string& what) -> std::string {
+    const auto p = tail.find(what);
+    if (p == std::string::npos || p == 0) return "?";
+    auto b = p;
+    while (b > 0 && tail[b - 1] == ' ') --b;
+    auto e = b;
+    while (b > 0 && std::isdigit(static_cast<unsigned char>(tail[b - 1]))) --b;
+    return b < e ? tail.substr(b, e - b) : "?";
+  };
+  auto number_after = [&](const std::string& what) -> std::string {
+    const auto p = tail.find(what);
+    if (p == std::string::npos) return "?";
+    auto b = p + what.size();
+    auto e = b;
+    while (e < tail.size() && std::isdigit(static_cast<unsigned char>(tail[e]))) ++e;
+    return b < e ? tail.substr(b, e - b) : "?";
+  };
+  return number_after("Used ") + " registers, " + number_before("bytes stack frame") + " B stack, " +
+         number_before("bytes spill stores") + " B spill stores";
+}
+
 std::deque<GpuModule>& loaded_modules() {
   static std::deque<GpuModule> v;
   return v;
@@ -563,7 +590,8 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
   const Nvrtc& nv = nvrtc();
   const std::string root = header_root();
   std::vector<std::string> opts = {"--gpu-architecture=" + arch, "-std=c++17", "-default-device",
-                                   "-DNDEBUG", "-I" + root, "-I" + (fs::path(root) / "kernels" / "nvrtc").string()};
+                                   "-DNDEBUG", "--ptxas-options=--verbose", "-I" + root,
+                                   "-I" + (fs::path(root) / "kernels" / "nvrtc").string()};
   std::string key_text = source + '\0' + plugin_identity() + '\0' + nv.version_text;
   for (const auto& o : opts) key_text += '\0' + o;
   const std::string key = hex16(fnv1a(key_text));
@@ -586,7 +614,9 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
   g.arch = arch;
   const std::string state = check_cached(cubin, record);
   if (state == "ok" && !force) {
-    g.compile_seconds = std::atof(read_record(record)["compile_seconds"].c_str());
+    auto rec = read_record(record);
+    g.compile_seconds = std::atof(rec["compile_seconds"].c_str());
+    g.resources = rec["resources"];
     g.image = read_file(cubin);
     say("model " + spec.name + ": " + formulation + " " + method + " GPU module " + cubin + " (cached)");
   } else {
@@ -627,13 +657,15 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
                                "of nholo: see " + log_path + ", source " + src + "):\n" + compile_log);
     }
     write_atomic(cubin, image);
+    g.resources = kernel_resources(compile_log);
     std::ostringstream rec;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", g.compile_seconds);
     rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity()
         << "\ncompiler = NVRTC " << nv.version_text << "\nformulation = " << formulation
         << "\nmethod = " << method << "\narch = " << arch << "\nbytes = " << image.size()
-        << "\nchecksum = " << hex16(fnv1a(image)) << "\ncompile_seconds = " << secs << "\n";
+        << "\nchecksum = " << hex16(fnv1a(image)) << "\ncompile_seconds = " << secs
+        << "\nresources = " << g.resources << "\n";
     write_atomic(record, rec.str());  // after the module: a record vouches for a complete file
     g.image = std::move(image);
     g.compiled = true;

@@ -797,7 +797,8 @@ std::string model_file_command(const std::string& path, bool build, bool force,
       }, force);
       os << "GPU module " << f << " " << gpu.method << " " << arch << ": " << g.path << "\n  "
          << (g.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
-         << g.compile_seconds << (g.compiled ? " s" : " s)") << ", " << g.image.size() << " bytes\n";
+         << g.compile_seconds << (g.compiled ? " s" : " s)") << ", " << g.image.size() << " bytes"
+         << (g.resources.empty() ? std::string() : "; kernel: " + g.resources) << "\n";
     }
   return os.str();
 }

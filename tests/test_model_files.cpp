@@ -443,6 +443,8 @@ TEST(ModelFiles, GpuModulesCompileWithNvrtcAreCachedAndDamagedOnesRefused) {
     EXPECT_NE(b.output.find("GPU module udwadia_kalaba dopri5 " + std::string(arch) + ": "),
               std::string::npos)
         << b.output;
+  // with ptxas' report on the kernel (registers, stack frame, spills)
+  EXPECT_NE(b.output.find(" registers, "), std::string::npos) << b.output;
   std::vector<fs::path> cubins;
   for (const auto& e : fs::directory_iterator(cache))
     if (e.path().extension() == ".cubin") cubins.push_back(e.path());
