@@ -13,6 +13,7 @@
 #include <random>
 
 #include "host/backend.hpp"
+#include "host/device_ensemble.hpp"
 #include "models/rolling_coin.hpp"
 
 using namespace nholo;
@@ -348,3 +349,88 @@ TEST(Ensemble, SoALayoutAndClosedForm) {
 }
 
 }  // namespace
+
+// The host-side hooks of a GPU module (host/device_ensemble.hpp,
+// ModuleSystem: what a model plugin hands the CUDA backend for a system it
+// was not compiled with). The slice's initial states are HostEnsemble's; the
+// window's bytes, read back as the typed window and run as the GPU kernel
+// runs it (one trajectory per index, run<Method>), follow the coin's closed
+// form. (The kernel itself runs only on a GPU: tests/test_model_files.cpp.)
+TEST(GpuModuleHooks, StartAndWindowBytesDriveTheTypedKernel) {
+  const CoinMotion base = example_coin();
+  const int64_t count = 5;
+  std::vector<double> q0(4 * count), qd0(4 * count), l0(2 * count, 0.0);
+  std::vector<uint8_t> rej(count, 0);
+  std::vector<CoinMotion> motions;
+  for (int64_t i = 0; i < count; ++i) {
+    CoinMotion cm = base;
+    cm.Omega = 0.8 + 0.3 * static_cast<double>(i);
+    motions.push_back(cm);
+    const auto s = cm.state(0.0);
+    for (int c = 0; c < 4; ++c) {
+      q0[i * 4 + c] = s[c];
+      qd0[i * 4 + c] = s[4 + c];
+    }
+  }
+  CoinSystem sys{base.p, EvalOptions()};
+  IntegratorOptions opt;
+  opt.method = Method::dopri5;
+  opt.rtol = 1e-11;
+  opt.atol = 1e-12;
+  const ModuleSystem ms = module_system(sys, opt);
+  EXPECT_EQ(ms.n, 4);
+  EXPECT_EQ(ms.m, 2);
+  EXPECT_EQ(ms.N, 8);
+  EXPECT_EQ(ms.n_params, RollingCoin::n_params);
+  EXPECT_EQ(ms.path_residual_index, -1);
+  ASSERT_EQ(ms.window_bytes, sizeof(EnsembleWindow<CoinSystem>));
+  // start: HostEnsemble's arrays
+  HostStates hs;
+  ms.start(count, q0.data(), qd0.data(), l0.data(), rej.data(), 0.0, hs);
+  HostEnsemble<CoinSystem> ref;
+  ref.start_from_states(sys, count, q0.data(), qd0.data(), l0.data(), rej.data(), 0.0, opt);
+  EXPECT_EQ(hs.y, ref.y);
+  EXPECT_EQ(hs.t, ref.t);
+  EXPECT_EQ(hs.h, ref.h);
+  EXPECT_EQ(hs.err_prev, ref.err_prev);
+  ASSERT_EQ(hs.fail_time.size(), ref.fail_time.size());  // NaN until a failure: compare bits
+  EXPECT_EQ(std::memcmp(hs.fail_time.data(), ref.fail_time.data(), hs.fail_time.size() * sizeof(double)), 0);
+  EXPECT_EQ(hs.steps, ref.steps);
+  EXPECT_EQ(hs.rejected, ref.rejected);
+  EXPECT_EQ(hs.status, ref.status);
+  // window: the bytes the kernel receives
+  const std::vector<double> saves = {0.5, 1.0, 2.0};
+  const int ns = 3;
+  std::vector<double> q(static_cast<size_t>(ns) * 4 * count, 0.0);
+  EnsembleArrays<double> arr;
+  arr.y = hs.y.data();
+  arr.t = hs.t.data();
+  arr.h = hs.h.data();
+  arr.err_prev = hs.err_prev.data();
+  arr.fail_time = hs.fail_time.data();
+  arr.steps = hs.steps.data();
+  arr.rejected = hs.rejected.data();
+  arr.status = hs.status.data();
+  arr.q = q.data();
+  std::vector<unsigned char> bytes(ms.window_bytes);
+  ms.window(bytes.data(), arr, count, saves.data(), ns);
+  EnsembleWindow<CoinSystem> w;
+  std::memcpy(static_cast<void*>(&w), bytes.data(), sizeof w);
+  EXPECT_EQ(w.count, count);
+  EXPECT_EQ(w.n_saves, ns);
+  EXPECT_EQ(w.save_times, saves.data());
+  EXPECT_FALSE(w.trajectory_major);
+  EXPECT_EQ(w.opt.method, Method::dopri5);
+  for (int64_t i = 0; i < count; ++i) w.run<Method::dopri5>(i);
+  for (int64_t i = 0; i < count; ++i) {
+    EXPECT_EQ(hs.status[i], static_cast<int32_t>(Status::ok));
+    for (int k = 0; k < ns; ++k) {
+      const auto exact = motions[static_cast<size_t>(i)].state(saves[static_cast<size_t>(k)]);
+      for (int c = 0; c < 4; ++c)  // structure of arrays: [(k n + c) count + i]
+        EXPECT_NEAR(q[(static_cast<size_t>(k) * 4 + c) * count + i], exact[c], 1e-8)
+            << "trajectory " << i << " save " << k << " q" << c;
+    }
+    EXPECT_EQ(hs.t[i], 2.0);
+  }
+}
+
