@@ -217,8 +217,8 @@ CudaEnsembleCore::~CudaEnsembleCore() {
 }
 
 void CudaEnsembleCore::start_slice(int64_t count, const double* q0, const double* qd0,
-                                   const double* l0, const double* params,
-                                   const uint8_t* rejected, double t0) {
+                                   const double* l0, const double* params, const uint8_t* rejected,
+                                   double t0) {
   if (params && !L_.per_trajectory_params)
     throw std::logic_error("start_slice: per-trajectory parameters, but the layout has none");
   dev_.make_current();
@@ -304,10 +304,10 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   const cudaStream_t cp = dev_.copy();
   check(cudaStreamWaitEvent(cp, computed_[slot], 0), "cudaStreamWaitEvent");
   for (size_t j = 0; j < L_.fields.size(); ++j)
-    check(cudaMemcpyAsync(host_[slot][j].get(), staging_[slot][j].get(),
-                          count * ns * L_.components[j] * sizeof(double), cudaMemcpyDeviceToHost,
-                          cp),
-          "cudaMemcpyAsync(fields)");
+    check(
+        cudaMemcpyAsync(host_[slot][j].get(), staging_[slot][j].get(),
+                        count * ns * L_.components[j] * sizeof(double), cudaMemcpyDeviceToHost, cp),
+        "cudaMemcpyAsync(fields)");
   // only the blocks of this window: [(b ns + k) n + c] for b < blocks
   for (int a = 0; a < 10; ++a)
     check(cudaMemcpyAsync(moments_host_[slot].get() + a * ms, md + a * ms,
@@ -387,8 +387,8 @@ class ModuleEnsemble final : public CudaEnsembleCore {
     // the argument bytes are copied by the launch: window_ may be reused
     sys_.window(window_.data(), arr, count, save_times, ns);
     void* args[1] = {window_.data()};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid), dim3(kIntegrateBlock),
-                           args, 0, cs),
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid),
+                           dim3(kIntegrateBlock), args, 0, cs),
           "cudaLaunchKernel(GPU module)");
   }
 
@@ -419,8 +419,7 @@ std::unique_ptr<DeviceEnsemble> CudaDevice::module_ensemble(const std::string& f
                                                             const IntegratorOptions& opt,
                                                             const EnsembleLayout& layout) {
   const auto it = modules_.find(formulation);
-  if (it == modules_.end())
-    throw std::logic_error("no GPU module for formulation " + formulation);
+  if (it == modules_.end()) throw std::logic_error("no GPU module for formulation " + formulation);
   if (!sys.start || !sys.window || sys.window_bytes == 0)
     throw std::logic_error("GPU module of " + formulation + ": the system's hooks are missing");
   make_current();

@@ -89,10 +89,12 @@ int main(int argc, char** argv) {
                    "(comma separated; a run on a GPU compiles its own on first use)")
       ->delimiter(',');
   model_build
-      ->add_option("--formulations", gpu_build.formulations,
-                   "GPU modules of these formulations only (comma separated; default: all of the model's)")
+      ->add_option(
+          "--formulations", gpu_build.formulations,
+          "GPU modules of these formulations only (comma separated; default: all of the model's)")
       ->delimiter(',');
-  model_build->add_option("--method", gpu_build.method, "GPU modules of this method (default dopri5)")
+  model_build
+      ->add_option("--method", gpu_build.method, "GPU modules of this method (default dopri5)")
       ->check(CLI::IsMember({"rk4", "dopri5", "dop853"}));
   CLI::App* model_check = model->add_subcommand(
       "check", "check a model file and describe the model; compiles and writes nothing");

@@ -1,7 +1,5 @@
 #include "host/plugin.hpp"
 
-#include "host/device_ensemble.hpp"
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -23,8 +21,10 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
-#include <type_traits>
 #include <stdexcept>
+#include <type_traits>
+
+#include "host/device_ensemble.hpp"
 
 extern char** environ;
 
@@ -274,7 +274,8 @@ std::string neutral_header(const ModelSpec& spec) {
 struct Nvrtc {
   using Program = void*;
   int (*version)(int*, int*) = nullptr;
-  int (*create)(Program*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*create)(Program*, const char*, const char*, int, const char* const*,
+                const char* const*) = nullptr;
   int (*compile)(Program, int, const char* const*) = nullptr;
   int (*log_size)(Program, std::size_t*) = nullptr;
   int (*log)(Program, char*) = nullptr;
@@ -317,10 +318,11 @@ const Nvrtc& nvrtc() {
     errors += "\n  " + t + ": " + ::dlerror();
   }
   if (!h) {
-    failure = "NVRTC (the CUDA runtime compiler, " + std::string(NHOLO_NVRTC_SONAME) +
-              ") cannot be loaded; it compiles a model file's GPU kernels. Tried:" + errors +
-              "\nInstall the CUDA toolkit's NVRTC (or use a bundle that carries it), set NHOLO_NVRTC "
-              "to its path, or run the model on the CPU backends (backend.device = \"omp\")";
+    failure =
+        "NVRTC (the CUDA runtime compiler, " + std::string(NHOLO_NVRTC_SONAME) +
+        ") cannot be loaded; it compiles a model file's GPU kernels. Tried:" + errors +
+        "\nInstall the CUDA toolkit's NVRTC (or use a bundle that carries it), set NHOLO_NVRTC "
+        "to its path, or run the model on the CPU backends (backend.device = \"omp\")";
     throw std::runtime_error(failure);
   }
   Nvrtc& n = *lib;
@@ -361,7 +363,8 @@ std::string system_type(const std::string& f, const std::string& M) {
 }
 
 std::string method_enum(const std::string& method) {
-  if (method == "rk4" || method == "dopri5" || method == "dop853") return "nholo::Method::" + method;
+  if (method == "rk4" || method == "dopri5" || method == "dop853")
+    return "nholo::Method::" + method;
   throw std::runtime_error("method '" + method + "': accepted rk4, dopri5, dop853");
 }
 
@@ -534,7 +537,8 @@ void check_arch(const std::string& arch) {
     ok = std::isdigit(static_cast<unsigned char>(arch[i])) ||
          (i + 1 == arch.size() && std::isalpha(static_cast<unsigned char>(arch[i])));
   if (!ok)
-    throw std::runtime_error("GPU architecture '" + arch + "': expected sm_XY (e.g. sm_80, sm_90, sm_90a)");
+    throw std::runtime_error("GPU architecture '" + arch +
+                             "': expected sm_XY (e.g. sm_80, sm_90, sm_90a)");
 }
 
 // "168 registers, 960 B stack, 24 B spill stores": ptxas' report on
@@ -560,8 +564,8 @@ std::string kernel_resources(const std::string& log) {
     while (e < tail.size() && std::isdigit(static_cast<unsigned char>(tail[e]))) ++e;
     return b < e ? tail.substr(b, e - b) : "?";
   };
-  return number_after("Used ") + " registers, " + number_before("bytes stack frame") + " B stack, " +
-         number_before("bytes spill stores") + " B spill stores";
+  return number_after("Used ") + " registers, " + number_before("bytes stack frame") +
+         " B stack, " + number_before("bytes spill stores") + " B spill stores";
 }
 
 std::deque<GpuModule>& loaded_modules() {
@@ -578,8 +582,8 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
   auto say = [&](const std::string& s) {
     if (log) log(s);
   };
-  const std::string what = "the GPU module of model '" + spec.name + "', formulation " + formulation +
-                           ", method " + method + ", " + arch;
+  const std::string what = "the GPU module of model '" + spec.name + "', formulation " +
+                           formulation + ", method " + method + ", " + arch;
   check_arch(arch);
   (void)method_enum(method);
   nholo_window_layout w{};
@@ -589,8 +593,12 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
   const std::string source = module_source(neutral_header(spec), spec.name, formulation, method, w);
   const Nvrtc& nv = nvrtc();
   const std::string root = header_root();
-  std::vector<std::string> opts = {"--gpu-architecture=" + arch, "-std=c++17", "-default-device",
-                                   "-DNDEBUG", "--ptxas-options=--verbose", "-I" + root,
+  std::vector<std::string> opts = {"--gpu-architecture=" + arch,
+                                   "-std=c++17",
+                                   "-default-device",
+                                   "-DNDEBUG",
+                                   "--ptxas-options=--verbose",
+                                   "-I" + root,
                                    "-I" + (fs::path(root) / "kernels" / "nvrtc").string()};
   std::string key_text = source + '\0' + plugin_identity() + '\0' + nv.version_text;
   for (const auto& o : opts) key_text += '\0' + o;
@@ -601,7 +609,9 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
   const fs::path dir = plugin_cache_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create the plugin cache '" + dir.string() + "': " + ec.message());
+  if (ec)
+    throw std::runtime_error("cannot create the plugin cache '" + dir.string() +
+                             "': " + ec.message());
   const std::string stem =
       (dir / (spec.name + "-gpu-" + formulation + "-" + method + "-" + arch + "-" + key)).string();
   const std::string cubin = stem + ".cubin", record = stem + ".info", src = stem + ".cu";
@@ -618,12 +628,14 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
     g.compile_seconds = std::atof(rec["compile_seconds"].c_str());
     g.resources = rec["resources"];
     g.image = read_file(cubin);
-    say("model " + spec.name + ": " + formulation + " " + method + " GPU module " + cubin + " (cached)");
+    say("model " + spec.name + ": " + formulation + " " + method + " GPU module " + cubin +
+        " (cached)");
   } else {
     if (state != "missing" && !force)
-      say("model " + spec.name + ": the cached GPU module " + cubin + " " + state + "; refused, rebuilding it");
-    say("model " + spec.name + ": compiling the " + formulation + " " + method + " GPU module for " + arch +
-        " (" + nv.version_text + ") ...");
+      say("model " + spec.name + ": the cached GPU module " + cubin + " " + state +
+          "; refused, rebuilding it");
+    say("model " + spec.name + ": compiling the " + formulation + " " + method +
+        " GPU module for " + arch + " (" + nv.version_text + ") ...");
     write_atomic(src, source);
     std::vector<const char*> argv;
     for (const auto& o : opts) argv.push_back(o.c_str());
@@ -636,7 +648,8 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
     nv.log_size(prog, &log_size);
     std::string compile_log(log_size, '\0');
     if (log_size) nv.log(prog, &compile_log[0]);
-    while (!compile_log.empty() && (compile_log.back() == '\0' || compile_log.back() == '\n')) compile_log.pop_back();
+    while (!compile_log.empty() && (compile_log.back() == '\0' || compile_log.back() == '\n'))
+      compile_log.pop_back();
     std::string image;
     if (rc == 0) {
       std::size_t n = 0;
@@ -647,25 +660,28 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
       }
     }
     nv.destroy(&prog);
-    g.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    g.compile_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string log_path = stem + ".log";
     write_atomic(log_path, compile_log + "\n");
     if (rc != 0 || image.empty()) {
       if (compile_log.size() > 4000) compile_log = compile_log.substr(0, 4000) + "\n...";
-      throw std::runtime_error("compiling " + what + " with NVRTC failed (" + nv.error_string(rc) +
-                               "; the model file was accepted, so this is a problem of the NVRTC setup or "
-                               "of nholo: see " + log_path + ", source " + src + "):\n" + compile_log);
+      throw std::runtime_error(
+          "compiling " + what + " with NVRTC failed (" + nv.error_string(rc) +
+          "; the model file was accepted, so this is a problem of the NVRTC setup or "
+          "of nholo: see " +
+          log_path + ", source " + src + "):\n" + compile_log);
     }
     write_atomic(cubin, image);
     g.resources = kernel_resources(compile_log);
     std::ostringstream rec;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", g.compile_seconds);
-    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity()
-        << "\ncompiler = NVRTC " << nv.version_text << "\nformulation = " << formulation
-        << "\nmethod = " << method << "\narch = " << arch << "\nbytes = " << image.size()
-        << "\nchecksum = " << hex16(fnv1a(image)) << "\ncompile_seconds = " << secs
-        << "\nresources = " << g.resources << "\n";
+    rec << "model = " << spec.name << "\nsource = " << spec.source
+        << "\nidentity = " << plugin_identity() << "\ncompiler = NVRTC " << nv.version_text
+        << "\nformulation = " << formulation << "\nmethod = " << method << "\narch = " << arch
+        << "\nbytes = " << image.size() << "\nchecksum = " << hex16(fnv1a(image))
+        << "\ncompile_seconds = " << secs << "\nresources = " << g.resources << "\n";
     write_atomic(record, rec.str());  // after the module: a record vouches for a complete file
     g.image = std::move(image);
     g.compiled = true;
@@ -683,7 +699,8 @@ std::vector<CachedPlugin> cached_plugins() {
   if (!fs::is_directory(dir, ec)) return v;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string ext = e.path().extension().string();
-    if ((ext != ".so" && ext != ".cubin") || e.path().string().find(".tmp.") != std::string::npos) continue;
+    if ((ext != ".so" && ext != ".cubin") || e.path().string().find(".tmp.") != std::string::npos)
+      continue;
     const std::string so = e.path().string();
     const std::string record = so.substr(0, so.size() - ext.size()) + ".info";
     const auto r = read_record(record);
@@ -691,8 +708,8 @@ std::vector<CachedPlugin> cached_plugins() {
     c.path = so;
     c.model = r.count("model") ? r.at("model") : e.path().stem().string();
     if (ext == ".cubin")
-      c.model += " [GPU: " + (r.count("formulation") ? r.at("formulation") : std::string("?")) + " " +
-                 (r.count("method") ? r.at("method") : std::string("?")) + " " +
+      c.model += " [GPU: " + (r.count("formulation") ? r.at("formulation") : std::string("?")) +
+                 " " + (r.count("method") ? r.at("method") : std::string("?")) + " " +
                  (r.count("arch") ? r.at("arch") : std::string("?")) + "]";
     c.source = r.count("source") ? r.at("source") : "";
     c.compile_seconds = r.count("compile_seconds") ? std::atof(r.at("compile_seconds").c_str()) : 0;

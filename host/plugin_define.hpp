@@ -5,11 +5,11 @@
 // will load it (host/plugin.cpp and nholo_add_model pass them).
 #pragma once
 
+#include <exception>
+
 #include "host/model_info_of.hpp"
 #include "host/plugin_abi.hpp"
 #include "host/runner_impl.hpp"
-
-#include <exception>
 
 #ifndef NHOLO_PLUGIN_IDENTITY
 #error "a model plugin is compiled with -DNHOLO_VERSION and -DNHOLO_GIT_REVISION of its nholo"
@@ -39,15 +39,17 @@ int window_layout(const char* formulation, nholo_window_layout* out) {
 }
 }  // namespace nholo::plugin_detail
 
-#define NHOLO_DEFINE_PLUGIN(ModelType)                                                   \
-  template nholo::RunSummary nholo::run_model<ModelType>(                                \
-      const nholo::RunConfig&, const nholo::RunOptions&, nholo::Device&);                \
-  extern "C" __attribute__((visibility("default"))) const nholo_plugin_v1*               \
-  nholo_plugin_entry_v1(void) {                                                          \
-    static const nholo_plugin_v1 entry = {                                               \
-        NHOLO_PLUGIN_ABI_VERSION, NHOLO_PLUGIN_IDENTITY, ModelType::name,                \
-        [](nholo::ModelInfo* out) { *out = nholo::model_info_of<ModelType>(); },         \
-        &nholo::run_model<ModelType>,                                                    \
-        &nholo::plugin_detail::window_layout<ModelType>};                                \
-    return &entry;                                                                       \
+#define NHOLO_DEFINE_PLUGIN(ModelType)                                                            \
+  template nholo::RunSummary nholo::run_model<ModelType>(                                         \
+      const nholo::RunConfig&, const nholo::RunOptions&, nholo::Device&);                         \
+  extern "C" __attribute__((visibility("default"))) const nholo_plugin_v1* nholo_plugin_entry_v1( \
+      void) {                                                                                     \
+    static const nholo_plugin_v1 entry = {                                                        \
+        NHOLO_PLUGIN_ABI_VERSION,                                                                 \
+        NHOLO_PLUGIN_IDENTITY,                                                                    \
+        ModelType::name,                                                                          \
+        [](nholo::ModelInfo* out) { *out = nholo::model_info_of<ModelType>(); },                  \
+        &nholo::run_model<ModelType>,                                                             \
+        &nholo::plugin_detail::window_layout<ModelType>};                                         \
+    return &entry;                                                                                \
   }

@@ -176,15 +176,16 @@ void check_output_path(const std::string& path, bool overwrite) {
                                      "it and run again");
 }
 
-
 // Refuses a backend this build or machine cannot give, before anything is written.
 void check_backend(const RunConfig& cfg) {
   if (cfg.device != "cuda") return;
   if (!cfg.model_plugin.empty())
-    throw ConfigError("backend.device", "'cuda': model '" + cfg.model + "' comes from a plugin file (" +
-                                        cfg.model_plugin + "), which runs on the CPU backends only: nholo "
-                                        "compiles GPU kernels from model files, and a plugin file carries no "
-                                        "model file; accepted: auto, omp, cpp");
+    throw ConfigError("backend.device",
+                      "'cuda': model '" + cfg.model + "' comes from a plugin file (" +
+                          cfg.model_plugin +
+                          "), which runs on the CPU backends only: nholo "
+                          "compiles GPU kernels from model files, and a plugin file carries no "
+                          "model file; accepted: auto, omp, cpp");
 #ifdef NHOLO_WITH_CUDA
   if (cuda_backend::device_count() == 0)
     throw ConfigError("backend.device", "'cuda' requested but " + cuda_backend::describe_devices() +
@@ -792,9 +793,10 @@ std::string model_file_command(const std::string& path, bool build, bool force,
   os << nvrtc_description() << "\n";
   for (const auto& arch : gpu.archs)
     for (const auto& f : fs_) {
-      const GpuModule& g = gpu_module(spec, p, f, gpu.method, arch, [](const std::string& line) {
-        std::fprintf(stderr, "nholo: %s\n", line.c_str());
-      }, force);
+      const GpuModule& g = gpu_module(
+          spec, p, f, gpu.method, arch,
+          [](const std::string& line) { std::fprintf(stderr, "nholo: %s\n", line.c_str()); },
+          force);
       os << "GPU module " << f << " " << gpu.method << " " << arch << ": " << g.path << "\n  "
          << (g.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
          << g.compile_seconds << (g.compiled ? " s" : " s)") << ", " << g.image.size() << " bytes"

@@ -394,7 +394,9 @@ TEST(GpuModuleHooks, StartAndWindowBytesDriveTheTypedKernel) {
   EXPECT_EQ(hs.h, ref.h);
   EXPECT_EQ(hs.err_prev, ref.err_prev);
   ASSERT_EQ(hs.fail_time.size(), ref.fail_time.size());  // NaN until a failure: compare bits
-  EXPECT_EQ(std::memcmp(hs.fail_time.data(), ref.fail_time.data(), hs.fail_time.size() * sizeof(double)), 0);
+  EXPECT_EQ(
+      std::memcmp(hs.fail_time.data(), ref.fail_time.data(), hs.fail_time.size() * sizeof(double)),
+      0);
   EXPECT_EQ(hs.steps, ref.steps);
   EXPECT_EQ(hs.rejected, ref.rejected);
   EXPECT_EQ(hs.status, ref.status);
@@ -433,4 +435,3 @@ TEST(GpuModuleHooks, StartAndWindowBytesDriveTheTypedKernel) {
     EXPECT_EQ(hs.t[i], 2.0);
   }
 }
-

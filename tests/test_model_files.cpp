@@ -431,8 +431,8 @@ TEST(ModelFiles, GpuModulesCompileWithNvrtcAreCachedAndDamagedOnesRefused) {
   const fs::path cache = dir / "cache";
   const std::string env = "NHOLO_CACHE_DIR='" + cache.string() + "'";
   write_file(dir / "tiny.model.toml", kTinyModel);
-  const Result b =
-      nholo("model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
+  const Result b = nholo(
+      "model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
   if (const std::string why = nvrtc_missing(b); !why.empty()) {
     std::printf("SKIPPED: NVRTC is not available here: %s\n", why.c_str());
     GTEST_SKIP() << why;
@@ -464,8 +464,8 @@ TEST(ModelFiles, GpuModulesCompileWithNvrtcAreCachedAndDamagedOnesRefused) {
     EXPECT_NE(text.find("nholo_integrate"), std::string::npos) << src;
   }
   // the second build finds both in the cache
-  const Result again =
-      nholo("model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
+  const Result again = nholo(
+      "model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
   ASSERT_EQ(again.code, 0) << again.output;
   EXPECT_EQ(again.output.find("compiling"), std::string::npos) << again.output;
   EXPECT_NE(again.output.find("GPU module udwadia_kalaba dopri5 sm_90: "), std::string::npos);
@@ -481,17 +481,19 @@ TEST(ModelFiles, GpuModulesCompileWithNvrtcAreCachedAndDamagedOnesRefused) {
   }
   const Result damaged = nholo("models", dir, env);
   EXPECT_NE(damaged.output.find("does not match its record"), std::string::npos) << damaged.output;
-  const Result rebuilt =
-      nholo("model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
+  const Result rebuilt = nholo(
+      "model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);
   ASSERT_EQ(rebuilt.code, 0) << rebuilt.output;
   EXPECT_NE(rebuilt.output.find("refused, rebuilding"), std::string::npos) << rebuilt.output;
   // bad requests name what is accepted
   const Result arch = nholo("model build tiny.model.toml --gpu-arch 90", dir, env);
   EXPECT_NE(arch.code, 0);
   EXPECT_NE(arch.output.find("expected sm_XY"), std::string::npos) << arch.output;
-  const Result form = nholo("model build tiny.model.toml --gpu-arch sm_90 --formulations conflated", dir, env);
+  const Result form =
+      nholo("model build tiny.model.toml --gpu-arch sm_90 --formulations conflated", dir, env);
   EXPECT_NE(form.code, 0);
-  EXPECT_NE(form.output.find("'conflated' is not a formulation of model tiny_oscillator"), std::string::npos)
+  EXPECT_NE(form.output.find("'conflated' is not a formulation of model tiny_oscillator"),
+            std::string::npos)
       << form.output;
 }
 
@@ -514,11 +516,13 @@ TEST(ModelFiles, GpuModulesOfEveryFormulationAndMethodCompile) {
         << f << "\n"
         << b.output;
   for (const char* m : {"rk4", "dop853"}) {
-    const Result r = nholo("model build '" + file + "' --gpu-arch sm_90 --formulations udwadia_kalaba --method " +
-                               std::string(m),
-                           dir);
+    const Result r =
+        nholo("model build '" + file +
+                  "' --gpu-arch sm_90 --formulations udwadia_kalaba --method " + std::string(m),
+              dir);
     ASSERT_EQ(r.code, 0) << r.output;
-    EXPECT_NE(r.output.find("GPU module udwadia_kalaba " + std::string(m) + " sm_90: "), std::string::npos)
+    EXPECT_NE(r.output.find("GPU module udwadia_kalaba " + std::string(m) + " sm_90: "),
+              std::string::npos)
         << r.output;
   }
 }
@@ -534,12 +538,15 @@ TEST(ModelFiles, GpuModuleRunMatchesTheCpu) {
     GTEST_SKIP() << "no CUDA device";
   }
   const std::string cfg = (kSource / "examples" / "chaplygin_sleigh.toml").string();
-  const std::string common = " --set 'model=\"" +
-                             (kSource / "examples" / "models" / "chaplygin_sleigh.model.toml").string() + "\"'";
-  const Result gpu = nholo("run '" + cfg + "'" + common + " --backend cuda --set output.path=gpu.h5", dir);
+  const std::string common =
+      " --set 'model=\"" +
+      (kSource / "examples" / "models" / "chaplygin_sleigh.model.toml").string() + "\"'";
+  const Result gpu =
+      nholo("run '" + cfg + "'" + common + " --backend cuda --set output.path=gpu.h5", dir);
   ASSERT_EQ(gpu.code, 0) << gpu.output;
   EXPECT_NE(gpu.output.find("GPU module"), std::string::npos) << gpu.output;
-  const Result cpu = nholo("run '" + cfg + "'" + common + " --backend omp --set output.path=cpu.h5", dir);
+  const Result cpu =
+      nholo("run '" + cfg + "'" + common + " --backend omp --set output.path=cpu.h5", dir);
   ASSERT_EQ(cpu.code, 0) << cpu.output;
   for (const char* f : {"udwadia_kalaba", "null_space"}) {
     const std::vector<double> a = read(dir / "cpu.h5", std::string("/") + f + "/q");
