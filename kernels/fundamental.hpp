@@ -63,17 +63,20 @@ struct FundamentalResult {
 
 namespace detail {
 
-// W^T = L^-1 A^T, column by column (Factor: CholeskyFactor or DiagonalFactor)
+// W = A L^-T (m x n), row by row: row l of W is L^-1 (row l of A)^T, i.e.
+// column l of W^T = L^-1 A^T (Factor: CholeskyFactor or DiagonalFactor).
+// Kept as W, whose rows are contiguous, so that the products with it below
+// (K = W W^T, W^T x, W c) run along its rows.
 template <class Factor, class S, int m, int n>
-NHOLO_HDI Mat<S, n, m> lower_solve_columns(const Factor& f, const Mat<S, m, n>& A) {
-  Mat<S, n, m> Wt;
+NHOLO_HDI Mat<S, m, n> lower_solve_rows(const Factor& f, const Mat<S, m, n>& A) {
+  Mat<S, m, n> W;
   for (int l = 0; l < m; ++l) {
-    Vec<S, n> col;
-    for (int j = 0; j < n; ++j) col[j] = A(l, j);
-    col = f.solve_lower(col);
-    for (int j = 0; j < n; ++j) Wt(j, l) = col[j];
+    Vec<S, n> row;
+    for (int j = 0; j < n; ++j) row[j] = A(l, j);
+    row = f.solve_lower(row);
+    for (int j = 0; j < n; ++j) W(l, j) = row[j];
   }
-  return Wt;
+  return W;
 }
 
 // Smallest largest-diagonal of K = W W^T that the Cholesky path accepts: below
@@ -94,14 +97,15 @@ NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, CholeskyFactor<S, m>& kf, S gr
   return cholesky_factor(K, kf, gram_rtol);
 }
 
-// K = W W^T = (W^T)^T W^T (m x m, both triangles)
-template <class S, int n, int m>
-NHOLO_HDI Mat<S, m, m> gram(const Mat<S, n, m>& Wt) {
+// K = W W^T (m x m, both triangles; each entry the dot product of two rows
+// of W, summed in order from the first product)
+template <class S, int m, int n>
+NHOLO_HDI Mat<S, m, m> gram(const Mat<S, m, n>& W) {
   Mat<S, m, m> K;
   for (int a = 0; a < m; ++a)
     for (int b = 0; b <= a; ++b) {
-      S s = S(0);
-      for (int j = 0; j < n; ++j) s += Wt(j, a) * Wt(j, b);
+      S s = n > 0 ? W(a, 0) * W(b, 0) : S(0);
+      for (int j = 1; j < n; ++j) s += W(a, j) * W(b, j);
       K(a, b) = s;
       K(b, a) = s;
     }
@@ -125,20 +129,20 @@ NHOLO_HDI void udwadia_kalaba_solved(const Factor& L, const Vec<S, n>& a,
     c = L.solve_lower(C);
     ac = a + L.solve_upper(c);
   }
-  const Mat<S, n, m> Wt = lower_solve_columns(L, A);
+  const Mat<S, m, n> W = lower_solve_rows(L, A);
   const Vec<S, m> resid = b - A * ac;
   CholeskyFactor<S, m> kf;
-  if (gram_factor(gram(Wt), kf, S(opt.gram_rtol))) {
+  if (gram_factor(gram(W), kf, S(opt.gram_rtol))) {
     // full rank: qdd = ac + L^-T W^T K^-1 (b - A ac)
     const Vec<S, m> x = kf.solve(resid);
-    r.qdd = ac + L.solve_upper(Wt * x);
+    r.qdd = ac + L.solve_upper(mul_transposed(W, x));
     r.rank = m;
     if constexpr (Forces) {
       // lambda = K^-1 (b - A a), Q_i^c = A^T lambda
       if constexpr (Nonideal) {
         r.multiplier = kf.solve(b - A * a);
         // Q_ni^c = C - A^T K^-1 (W c),  W c = A M^-1 C
-        const Vec<S, m> mu = kf.solve(mul_transposed(Wt, c));
+        const Vec<S, m> mu = kf.solve(W * c);
         r.force_nonideal = C - mul_transposed(A, mu);
       } else {
         r.multiplier = x;
@@ -148,6 +152,7 @@ NHOLO_HDI void udwadia_kalaba_solved(const Factor& L, const Vec<S, n>& a,
     return;
   }
   // rank-deficient (or ill-conditioned) K: W^+ (n x m) = ((W^T)^+)^T
+  const Mat<S, n, m> Wt = transpose(W);
   int rank = 0;
   const Mat<S, m, n> WtP = pinv(Wt, S(opt.rtol), S(opt.atol), &rank);
   r.rank = rank;
@@ -176,7 +181,8 @@ NHOLO_HDI void udwadia_kalaba_factored(const CholeskyFactor<S, n>& L, const Vec<
 }  // namespace detail
 
 // The fundamental equation. Forces = false computes qdd (and rank, status)
-// only; Nonideal = false ignores C (ideal constraints).
+// only (force_ideal, force_nonideal and multiplier are not set); Nonideal =
+// false ignores C (ideal constraints).
 template <bool Forces = true, bool Nonideal = true, class S, int n, int m>
 NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba(const Mat<S, n, n>& M, const Vec<S, n>& F,
                                                     const Mat<S, m, n>& A, const Vec<S, m>& b,
@@ -184,9 +190,11 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba(const Mat<S, n, n>& M, const
                                                     const PinvOptions& opt = PinvOptions()) {
   FundamentalResult<S, n, m> r;
   r.qdd = Vec<S, n>::zero();
-  r.force_ideal = Vec<S, n>::zero();
-  r.force_nonideal = Vec<S, n>::zero();
-  r.multiplier = Vec<S, m>::zero();
+  if constexpr (Forces) {
+    r.force_ideal = Vec<S, n>::zero();
+    r.force_nonideal = Vec<S, n>::zero();
+    r.multiplier = Vec<S, m>::zero();
+  }
   r.rank = 0;
   // M = L L^T
   CholeskyFactor<S, n> L;
@@ -263,13 +271,13 @@ NHOLO_HDI bool weighted_correction(const Mat<S, n, n>& M, const Mat<S, k, n>& A,
                                    const PinvOptions& opt = PinvOptions()) {
   CholeskyFactor<S, n> L;
   if (!cholesky_factor(M, L, S(opt.chol_rtol))) return false;
-  const Mat<S, n, k> Wt = detail::lower_solve_columns(L, A);
+  const Mat<S, k, n> W = detail::lower_solve_rows(L, A);
   CholeskyFactor<S, k> kf;
-  if (detail::gram_factor(detail::gram(Wt), kf, S(opt.gram_rtol))) {
+  if (detail::gram_factor(detail::gram(W), kf, S(opt.gram_rtol))) {
     // full rank: W^+ r = W^T K^-1 r
-    delta = L.solve_upper(Wt * kf.solve(r));
+    delta = L.solve_upper(mul_transposed(W, kf.solve(r)));
   } else {
-    const Mat<S, k, n> WtP = pinv(Wt, S(opt.rtol), S(opt.atol));
+    const Mat<S, k, n> WtP = pinv(transpose(W), S(opt.rtol), S(opt.atol));
     delta = L.solve_upper(mul_transposed(WtP, r));
   }
   return true;

@@ -11,6 +11,8 @@
 // then holds one unused element so that the arrays are valid C++.
 #pragma once
 
+#include <type_traits>
+
 #include "config.hpp"
 
 namespace nholo {
@@ -121,10 +123,14 @@ NHOLO_HDI T norm_inf(const Vec<T, N>& u) {
 template <class T, int R, int C>
 NHOLO_HDI Vec<T, R> operator*(const Mat<T, R, C>& a, const Vec<T, C>& v) {
   Vec<T, R> r = Vec<T, R>::zero();
-  for (int i = 0; i < R; ++i) {
-    T s = T(0);
-    for (int j = 0; j < C; ++j) s += a(i, j) * v[j];
-    r[i] = s;
+  if constexpr (C > 0) {
+    // each sum from its first product (not 0 + ...: the compiler may not drop
+    // an addition of +0, which turns a -0 into +0)
+    for (int i = 0; i < R; ++i) {
+      T s = a(i, 0) * v[0];
+      for (int j = 1; j < C; ++j) s += a(i, j) * v[j];
+      r[i] = s;
+    }
   }
   return r;
 }
@@ -132,8 +138,12 @@ NHOLO_HDI Vec<T, R> operator*(const Mat<T, R, C>& a, const Vec<T, C>& v) {
 template <class T, int R, int C>
 NHOLO_HDI Vec<T, C> mul_transposed(const Mat<T, R, C>& a, const Vec<T, R>& v) {
   Vec<T, C> r = Vec<T, C>::zero();
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) r[j] += a(i, j) * v[i];
+  if constexpr (R > 0) {
+    // from the first row's products, as a v
+    for (int j = 0; j < C; ++j) r[j] = a(0, j) * v[0];
+    for (int i = 1; i < R; ++i)
+      for (int j = 0; j < C; ++j) r[j] += a(i, j) * v[i];
+  }
   return r;
 }
 // a b
@@ -191,11 +201,41 @@ NHOLO_HDI T norm_frobenius(const Mat<T, R, C>& a) {
   return sqrt(s);
 }
 
+// Every element finite (a test and a branch per element; the compiler shares
+// the |u_i| with nearby code that needs them, e.g. an error norm).
 template <class T, int N>
 NHOLO_HDI bool all_finite(const Vec<T, N>& u) {
   for (int i = 0; i < N; ++i)
     if (!is_finite(u[i])) return false;
   return true;
+}
+
+// The same answer as all_finite, without a branch per element, for the
+// right-hand sides' status tests: x * 0 is +-0 for finite x and NaN for an
+// infinite or NaN x (IEEE arithmetic; nothing here is built with
+// -ffinite-math-only or fast-math), so the sum of the products is 0 exactly
+// when every element is finite (and cannot overflow); two partial sums.
+// Elements that are not plain floating-point numbers (the AD types) go to
+// all_finite.
+template <class T, int N>
+NHOLO_HDI bool all_finite_branchless(const Vec<T, N>& u) {
+  if constexpr (std::is_floating_point<T>::value) {
+    if constexpr (N == 0) {
+      return true;
+    } else if constexpr (N == 1) {
+      return u[0] * T(0) == T(0);
+    } else {
+      T z0 = u[0] * T(0), z1 = u[1] * T(0);
+      for (int i = 2; i + 1 < N; i += 2) {
+        z0 += u[i] * T(0);
+        z1 += u[i + 1] * T(0);
+      }
+      if constexpr (N % 2 == 1) z0 += u[N - 1] * T(0);
+      return z0 + z1 == T(0);
+    }
+  } else {
+    return all_finite(u);
+  }
 }
 
 }  // namespace nholo

@@ -127,8 +127,9 @@ NHOLO_HDI void constrained_terms(const typename Model::Params& p, const Vec<S, M
 }
 
 // Udwadia–Kalaba for a model (ideal + nonideal); singular-mass fallback.
-// Forces = false: qdd, residuals and status only (the right-hand side's needs;
-// forces and multipliers are left zero).
+// Forces = false: qdd, status and singular_mass only (the right-hand side's
+// needs); forces, multipliers and residuals are not set (not copied out of
+// the work space, where nothing would read them).
 template <class Model, class S, bool Forces = true>
 NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
     const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
@@ -138,8 +139,10 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
   Acceleration<S, n, m> out;
   ConstrainedTerms<S, n, m> w;
   constrained_terms<Model>(p, q, qd, t, eo, w);
-  out.residual = w.residual;
-  out.velocity_residual = w.velocity_residual;
+  if constexpr (Forces) {
+    out.residual = w.residual;
+    out.velocity_residual = w.velocity_residual;
+  }
   auto r = udwadia_kalaba<Forces, has_nonideal_force<Model>::value>(w.M, w.F, w.A, w.b, w.C,
                                                                     eo.pinv);
   out.singular_mass = false;
@@ -153,10 +156,12 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
     }
   }
   out.qdd = r.qdd;
-  out.force_applied = w.F;
-  out.force_ideal = r.force_ideal;
-  out.force_nonideal = r.force_nonideal;
-  out.multiplier = r.multiplier;
+  if constexpr (Forces) {
+    out.force_applied = w.F;
+    out.force_ideal = r.force_ideal;
+    out.force_nonideal = r.force_nonideal;
+    out.multiplier = r.multiplier;
+  }
   out.status = r.status;
   // A lost rank where the model says it does not (Appell's particle at rest):
   // the Moore–Penrose accelerations are returned, the state reported singular,
@@ -219,7 +224,8 @@ NHOLO_HDI void solve_cached(const ConstantMassCache<S, n>& c, const Vec<S, n>& a
 // udwadia_kalaba_acceleration with M (and, with constant_force, F and
 // M^-1 F) from the cache: the same arithmetic on the same numbers, so the
 // same results; per evaluation only the constraints, C, the forces that are
-// not constant and the solves with W^T = L^-1 A^T remain.
+// not constant and the solves with W^T = L^-1 A^T remain. Forces = false
+// sets qdd, status and singular_mass only, as udwadia_kalaba_acceleration.
 template <class Model, class S, bool Forces = true>
 NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cached(
     const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
@@ -231,18 +237,20 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cac
   ConstrainedTerms<S, n, m> w;
   constraint_rows<Model>(p, q, qd, t, eo, w);
   w.C = nonideal_terms<Model>(p, q, qd, t);
-  out.residual = w.residual;
-  out.velocity_residual = w.velocity_residual;
+  // udwadia_kalaba_solved sets qdd and rank on every path, the forces and
+  // multipliers only with Forces (zero where they vanish: ideal constraints)
   FundamentalResult<S, n, m> r;
-  r.qdd = Vec<S, n>::zero();
-  r.force_ideal = Vec<S, n>::zero();
-  r.force_nonideal = Vec<S, n>::zero();
-  r.multiplier = Vec<S, m>::zero();
-  r.rank = 0;
+  if constexpr (Forces) {
+    out.residual = w.residual;
+    out.velocity_residual = w.velocity_residual;
+    r.force_ideal = Vec<S, n>::zero();
+    r.force_nonideal = Vec<S, n>::zero();
+    r.multiplier = Vec<S, m>::zero();
+  }
   if constexpr (force_is_constant<Model>::value && !has_nonpotential_force<Model>::value) {
     // a = M^-1 F straight from the cache (not copied); F itself only for
-    // force_applied (Forces = false leaves it zero, as the multipliers)
-    w.F = Forces ? c.F : Vec<S, n>::zero();
+    // force_applied (Forces = false does not set it, as the multipliers)
+    if constexpr (Forces) w.F = c.F;
     detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, c.a, w, eo.pinv, r);
   } else {
     if constexpr (force_is_constant<Model>::value) {
@@ -254,20 +262,17 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cac
     const Vec<S, n> a = c.L.solve(w.F);
     detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, a, w, eo.pinv, r);
   }
-  r.status = all_finite(r.qdd) ? Status::ok : Status::non_finite;
   out.singular_mass = false;
   out.qdd = r.qdd;
   if constexpr (Forces) {
     out.force_applied = w.F;
-  } else {
-    out.force_applied = Vec<S, n>::zero();
+    out.force_ideal = r.force_ideal;
+    out.force_nonideal = r.force_nonideal;
+    out.multiplier = r.multiplier;
   }
-  out.force_ideal = r.force_ideal;
-  out.force_nonideal = r.force_nonideal;
-  out.multiplier = r.multiplier;
-  out.status = r.status;
-  if (out.status == Status::ok && r.rank < declared_constraint_rank<Model>::value)
-    out.status = Status::singular;
+  out.status = !all_finite_branchless(r.qdd) ? Status::non_finite
+               : r.rank < declared_constraint_rank<Model>::value ? Status::singular
+                                                                  : Status::ok;
   return out;
 }
 
@@ -516,7 +521,7 @@ struct SecondOrderSystem {
     }
     if (acc.status != Status::ok) return acc.status;
     if constexpr (formulation_ok_implies_finite<Formulation>::value) {
-      return all_finite(qd) ? Status::ok : Status::non_finite;
+      return all_finite_branchless(qd) ? Status::ok : Status::non_finite;
     } else {
       return all_finite(dydt) ? Status::ok : Status::non_finite;
     }

@@ -341,3 +341,74 @@ TEST(CholeskyZSummary, WorstErrors) {
 }
 
 }  // namespace
+
+// all_finite_branchless (the right-hand sides' status test: the sum of
+// x * 0) against all_finite, element by element: every special value in
+// every position, for sizes 0 to 5, double and float.
+template <class T, int N>
+void check_all_finite_branchless() {
+  const T specials[] = {T(0),
+                        -T(0),
+                        T(1.5),
+                        -T(3),
+                        std::numeric_limits<T>::max(),
+                        -std::numeric_limits<T>::max(),
+                        std::numeric_limits<T>::denorm_min(),
+                        std::numeric_limits<T>::infinity(),
+                        -std::numeric_limits<T>::infinity(),
+                        std::numeric_limits<T>::quiet_NaN()};
+  Vec<T, N> u = Vec<T, N>::constant(T(2));
+  EXPECT_TRUE(all_finite_branchless(u));
+  for (int pos = 0; pos < N; ++pos)
+    for (const T s : specials) {
+      for (int other = 0; other < N; ++other) u[other] = std::numeric_limits<T>::max();
+      u[pos] = s;
+      EXPECT_EQ(all_finite_branchless(u), all_finite(u)) << "N " << N << " pos " << pos << " " << s;
+      EXPECT_EQ(all_finite(u), std::isfinite(s));
+    }
+}
+
+TEST(Linalg, AllFiniteBranchlessMatchesAllFinite) {
+  check_all_finite_branchless<double, 0>();
+  check_all_finite_branchless<double, 1>();
+  check_all_finite_branchless<double, 2>();
+  check_all_finite_branchless<double, 3>();
+  check_all_finite_branchless<double, 4>();
+  check_all_finite_branchless<double, 5>();
+  check_all_finite_branchless<float, 3>();
+  check_all_finite_branchless<float, 4>();
+}
+
+// a v and a^T v summed from the first product: the same values as the sums
+// from +0 (in the same order) for finite operands, signs of exact zeros aside.
+TEST(Linalg, ProductsFromFirstTerm) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    Mat<double, 3, 4> a;
+    Vec<double, 4> v;
+    Vec<double, 3> w;
+    for (int i = 0; i < 12; ++i) a.a[i] = u(rng);
+    for (int j = 0; j < 4; ++j) v[j] = u(rng);
+    for (int i = 0; i < 3; ++i) w[i] = u(rng);
+    const Vec<double, 3> av = a * v;
+    const Vec<double, 4> atw = mul_transposed(a, w);
+    for (int i = 0; i < 3; ++i) {
+      double s = 0.0;
+      for (int j = 0; j < 4; ++j) s += a(i, j) * v[j];
+      EXPECT_EQ(av[i], s);
+    }
+    for (int j = 0; j < 4; ++j) {
+      double s = 0.0;
+      for (int i = 0; i < 3; ++i) s += a(i, j) * w[i];
+      EXPECT_EQ(atw[j], s);
+    }
+  }
+  // an all-zero column: -0 products stay -0 (from +0 they became +0)
+  Mat<double, 1, 2> z = Mat<double, 1, 2>::zero();
+  z(0, 0) = 1.0;
+  const Vec<double, 2> r = mul_transposed(z, Vec<double, 1>{{-1.0}});
+  EXPECT_EQ(r[0], -1.0);
+  EXPECT_EQ(r[1], 0.0);
+  EXPECT_TRUE(std::signbit(r[1]));
+}
