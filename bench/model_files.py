@@ -149,9 +149,12 @@ def main():
     for name, size, b, f, extra in speed:
         L.append(f"| {name} | {size} | {b:.3f} s | {f:.3f} s | {f / b:.3f} | {extra} |")
     L += ["", "A model file runs within a few percent of a built-in model written the same way "
-          "(timing noise of a shared machine; the shortest runs are the noisiest); a built-in with hand-written M and F is faster than any Lagrangian "
-          "differentiated by AD, which is what a model file always is (write a C++ model with "
-          "hand_dynamics and nholo_add_model for that, docs/models.md).", "", END]
+          "(timing noise of a shared machine; the shortest runs are the noisiest). The coin's "
+          "hand-written M and F now count little: both declare a constant mass matrix, factored "
+          "once per trajectory (docs/BENCHMARKS.md 9.5); where M varies with the state, hand-written "
+          "dynamics stay faster than any Lagrangian differentiated by AD, which is what a model file "
+          "always is (write a C++ model with hand_dynamics and nholo_add_model for that, docs/models.md).",
+          "", END]
     section = "\n".join(L)
     text = open(a.out).read() if os.path.exists(a.out) else ""
     if BEGIN in text and END in text:
