@@ -14,6 +14,10 @@
 //   bool ok = cholesky_factor(M, f, rtol);  triangle only) and 1 / L_ii, so
 //   f.solve_lower(b), f.solve_upper(b),     that the solves multiply instead
 //   f.solve(b)                              of dividing (same pivot test)
+//
+//   LdltFactor<T,N> g;                // M = L D L^T, L unit lower: no square
+//   bool ok = ldlt_factor(M, g, rtol);  roots (the Gram matrices of
+//   g.solve(b)                          fundamental.hpp; same pivot test)
 #pragma once
 
 #include "linalg.hpp"
@@ -174,6 +178,63 @@ NHOLO_HDI bool cholesky_factor(const Mat<T, N, N>& M, CholeskyFactor<T, N>& f,
     for (int i = j + 1; i < N; ++i) {
       T s = M(i, j);
       for (int k = 0; k < j; ++k) s -= f.L(i, k) * f.L(j, k);
+      f.L(i, j) = s * inv;
+    }
+  }
+  return true;
+}
+
+// K = L D L^T with L unit lower triangular and D diagonal, for the small
+// symmetric positive (semi)definite Gram matrices of the fundamental equation
+// (fundamental.hpp). The pivots D_jj are the Cholesky factor's squared
+// diagonal (D_jj = M_jj - sum_k L_jk^2 D_kk), so ldlt_factor applies the same
+// relative test as cholesky_factor, but it takes no square roots: the
+// factorisation and the solve of an m x m Gram matrix cost m divisions and
+// no sqrt on the right-hand side's critical path. Only the strictly lower
+// triangle of L is set.
+template <class T, int N>
+struct LdltFactor {
+  Mat<T, N, N> L;
+  Vec<T, N> inv_d;  // 1 / D_jj
+
+  // M x = b: L z = b, y = D^-1 z, L^T x = y
+  NHOLO_HDI Vec<T, N> solve(const Vec<T, N>& b) const {
+    Vec<T, N> z;
+    for (int i = 0; i < N; ++i) {
+      T s = b[i];
+      for (int k = 0; k < i; ++k) s -= L(i, k) * z[k];
+      z[i] = s;
+    }
+    Vec<T, N> x;
+    for (int i = N - 1; i >= 0; --i) {
+      T s = z[i] * inv_d[i];
+      for (int k = i + 1; k < N; ++k) s -= L(k, i) * x[k];
+      x[i] = s;
+    }
+    return x;
+  }
+};
+
+// Same test as cholesky_factor (false: f unusable): every pivot D_jj >
+// rtol * max_i M_ii, M_ii finite.
+template <class T, int N>
+NHOLO_HDI bool ldlt_factor(const Mat<T, N, N>& M, LdltFactor<T, N>& f, T rtol = T(1e-12)) {
+  T scale = T(0);
+  for (int i = 0; i < N; ++i) scale = max_of(scale, T(fabs(M(i, i))));
+  if (!(scale > T(0)) || !is_finite(scale)) return N == 0;
+  const T pivot_min = rtol * scale;
+  // E(i,k) = L(i,k) D_kk: the products the updates need, without dividing back
+  Mat<T, N, N> E;
+  for (int j = 0; j < N; ++j) {
+    T d = M(j, j);
+    for (int k = 0; k < j; ++k) d -= E(j, k) * f.L(j, k);
+    if (!(d > pivot_min)) return false;
+    const T inv = T(1) / d;
+    f.inv_d[j] = inv;
+    for (int i = j + 1; i < N; ++i) {
+      T s = M(i, j);
+      for (int k = 0; k < j; ++k) s -= E(i, k) * f.L(j, k);
+      E(i, j) = s;
       f.L(i, j) = s * inv;
     }
   }

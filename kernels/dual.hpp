@@ -273,6 +273,21 @@ NHOLO_HDI Dual<T, K> atan2(const Dual<T, K>& y, const Dual<T, K>& x) {
 // 17-double struct through memory and doubled the cost of an evaluation).
 #define NHOLO_JET_INLINE NHOLO_HD NHOLO_FORCEINLINE
 
+// Seeding in place. x = c + w1 eps_k1 + w2 eps_k2 (k < 0: no such tangent),
+// written element by element into the jet that the model will read. Building
+// a temporary (`D::variable(...)`, `D(c)` then `.d[k] = ...`) and copying it
+// into the array made GCC store the parts 8 bytes at a time and reload them
+// 16 bytes at a time, which the CPU cannot forward from its store buffer: a
+// stall of some ten cycles per seed, about a third of the rolling coin's
+// right-hand side time (docs/BENCHMARKS.md, section 9.7).
+template <class T, int K>
+NHOLO_HDI void seed(Dual<T, K>& x, const T& c, int k1 = -1, const T& w1 = T(0), int k2 = -1,
+                    const T& w2 = T(0)) {
+  x.v = c;
+  for (int k = 0; k < K; ++k) x.d[k] = k == k1 ? w1 : k == k2 ? w2 : T(0);
+}
+
+
 // Jet2<S, K, P, Q>: a value x, its first derivatives x_k = dx/dw_k in K
 // directions, and a block of its second derivatives x_ij = d2x/(dw_i dw_j):
 //   h[0 .. P(P+1)/2)          x_ij for j <= i < P, packed row by row
@@ -412,6 +427,16 @@ struct Jet2 {
 template <class S, int K, int P, int Q>
 NHOLO_JET_INLINE S value_of(const Jet2<S, K, P, Q>& x) {
   return x.v;
+}
+
+// x = c + w1 eps_k1 + w2 eps_k2 with no second derivatives, in place (see
+// seed for Dual above)
+template <class S, int K, int P, int Q>
+NHOLO_JET_INLINE void seed(Jet2<S, K, P, Q>& x, S c, int k1 = -1, S w1 = S(0), int k2 = -1,
+                           S w2 = S(0)) {
+  x.v = c;
+  for (int k = 0; k < K; ++k) x.g[k] = k == k1 ? w1 : k == k2 ? w2 : S(0);
+  for (int e = 0; e < Jet2<S, K, P, Q>::H; ++e) x.h[e] = S(0);
 }
 
 namespace detail {

@@ -50,10 +50,8 @@ NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p
     using J = Jet2<S, 2 * n, n, 0>;
     Vec<J, n> qa, qda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = J(q[i]);
-      qa[i].g[n + i] = S(1);
-      qda[i] = J(qd[i]);
-      qda[i].g[i] = S(1);
+      seed(qa[i], q[i], n + i, S(1));
+      seed(qda[i], qd[i], i, S(1));
     }
     const J L = Model::lagrangian(p, qa, qda, J(t));
     for (int i = 0; i < n; ++i) {
@@ -69,15 +67,12 @@ NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p
     Vec<J, n> qa, qda;
     for (int i = 0; i < n; ++i) {
       // q_i: direction q_i, and v has component qd_i
-      qa[i] = J(q[i]);
-      qa[i].g[n] = qd[i];
-      qa[i].g[n + 1 + i] = S(1);
+      seed(qa[i], q[i], n, qd[i], n + 1 + i, S(1));
       // qd_i: direction qd_i (v has no qd component)
-      qda[i] = J(qd[i]);
-      qda[i].g[i] = S(1);
+      seed(qda[i], qd[i], i, S(1));
     }
-    J ta = J(t);
-    ta.g[n] = S(1);
+    J ta;
+    seed(ta, t, n, S(1));
     const J L = Model::lagrangian(p, qa, qda, ta);
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j <= i; ++j) {
@@ -110,13 +105,14 @@ NHOLO_HDI void lagrangian_terms_nested(const typename Model::Params& p, const Ve
     using D2 = Dual<D1, n + 1>;
     Vec<D2, n> qa, qda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D2(D1(q[i]));
-      qa[i].d[n] = D1(qd[i]);
-      qda[i] = D2(D1::variable(qd[i], i));
-      qda[i].d[i] = D1(S(1));
+      seed(qa[i].v, q[i]);
+      for (int k = 0; k <= n; ++k) seed(qa[i].d[k], k == n ? qd[i] : S(0));
+      seed(qda[i].v, qd[i], i, S(1));
+      for (int k = 0; k <= n; ++k) seed(qda[i].d[k], S(k == i ? 1 : 0));
     }
-    D2 ta = D2(D1(t));
-    ta.d[n] = D1(S(1));
+    D2 ta;
+    seed(ta.v, t);
+    for (int k = 0; k <= n; ++k) seed(ta.d[k], S(k == n ? 1 : 0));
     const D2 L = Model::lagrangian(p, qa, qda, ta);
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) M(i, j) = L.d[j].d[i];
@@ -127,8 +123,8 @@ NHOLO_HDI void lagrangian_terms_nested(const typename Model::Params& p, const Ve
     using D = Dual<S, n>;
     Vec<D, n> qa, qda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D::variable(q[i], i);
-      qda[i] = D(qd[i]);
+      seed(qa[i], q[i], i, S(1));
+      seed(qda[i], qd[i]);
     }
     const D L = Model::lagrangian(p, qa, qda, D(t));
     for (int i = 0; i < n; ++i) F[i] += L.d[i];
@@ -176,8 +172,8 @@ NHOLO_FLATTEN NHOLO_HDI Vec<S, Model::n> lagrangian_force(const typename Model::
     using D = Dual<S, n>;
     Vec<D, n> qa, qda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D::variable(q[i], i);
-      qda[i] = D(qd[i]);
+      seed(qa[i], q[i], i, S(1));
+      seed(qda[i], qd[i]);
     }
     const D L = Model::lagrangian(p, qa, qda, D(t));
     for (int i = 0; i < n; ++i) F[i] = L.d[i];
@@ -212,15 +208,12 @@ NHOLO_HDI void constraint_terms(const typename Model::Params& p, const Vec<S, Mo
     using D2 = Dual<D1, 1>;
     Vec<D2, n> qa;
     for (int i = 0; i < n; ++i) {
-      D1 inner = D1::variable(q[i], i);
-      inner.d[n] = qd[i];
-      qa[i] = D2(inner);
-      qa[i].d[0] = D1(qd[i]);
+      seed(qa[i].v, q[i], i, S(1), n, qd[i]);
+      seed(qa[i].d[0], qd[i]);
     }
-    D1 tin(t);
-    tin.d[n] = S(1);
-    D2 ta(tin);
-    ta.d[0] = D1(S(1));
+    D2 ta;
+    seed(ta.v, t, n, S(1));
+    seed(ta.d[0], S(1));
     const Vec<D2, mp> phi = Model::position_constraints(p, qa, ta);
     for (int l = 0; l < mp; ++l) {
       for (int j = 0; j < n; ++j) A(l, j) = phi[l].v.d[j];
@@ -235,12 +228,11 @@ NHOLO_HDI void constraint_terms(const typename Model::Params& p, const Vec<S, Mo
     using D = Dual<S, n + 1>;
     Vec<D, n> qa, qda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D(q[i]);
-      qa[i].d[n] = qd[i];
-      qda[i] = D::variable(qd[i], i);
+      seed(qa[i], q[i], n, qd[i]);
+      seed(qda[i], qd[i], i, S(1));
     }
-    D ta(t);
-    ta.d[n] = S(1);
+    D ta;
+    seed(ta, t, n, S(1));
     const Vec<D, mv> g = Model::velocity_constraints(p, qa, qda, ta);
     for (int l = 0; l < mv; ++l) {
       for (int j = 0; j < n; ++j) A(mp + l, j) = g[l].d[j];
@@ -254,9 +246,9 @@ NHOLO_HDI void constraint_terms(const typename Model::Params& p, const Vec<S, Mo
     using D = Dual<S, n>;
     Vec<D, n> qa, qda, qdda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D(q[i]);
-      qda[i] = D(qd[i]);
-      qdda[i] = D::variable(S(0), i);
+      seed(qa[i], q[i]);
+      seed(qda[i], qd[i]);
+      seed(qdda[i], S(0), i, S(1));
     }
     const Vec<D, ma> h = Model::acceleration_constraints(p, qa, qda, qdda, D(t));
     for (int l = 0; l < ma; ++l) {

@@ -250,11 +250,10 @@ NHOLO_HDI Vec<T, Model::m_position + Model::m_velocity> velocity_form_constraint
     using D = Dual<T, 1>;
     Vec<D, n> qa;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D(q[i]);
-      qa[i].d[0] = qd[i];
+      seed(qa[i], q[i], 0, qd[i]);
     }
-    D ta(t);
-    ta.d[0] = T(1);
+    D ta;
+    seed(ta, t, 0, T(1));
     const Vec<D, mp> phi = Model::position_constraints(p, qa, ta);
     for (int l = 0; l < mp; ++l) g[l] = phi[l].d[0];
   }
@@ -288,13 +287,14 @@ NHOLO_HDI void vakonomic_constraint_terms(const typename Model::Params& p,
     using D2 = Dual<D1, n + 1>;
     Vec<D2, n> qa, qda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D2(D1(q[i]));
-      qa[i].d[n] = D1(qd[i]);
-      qda[i] = D2(D1::variable(qd[i], i));
-      qda[i].d[i] = D1(S(1));
+      seed(qa[i].v, q[i]);
+      for (int k = 0; k <= n; ++k) seed(qa[i].d[k], k == n ? qd[i] : S(0));
+      seed(qda[i].v, qd[i], i, S(1));
+      for (int k = 0; k <= n; ++k) seed(qda[i].d[k], S(k == i ? 1 : 0));
     }
-    D2 ta = D2(D1(t));
-    ta.d[n] = D1(S(1));
+    D2 ta;
+    seed(ta.v, t);
+    for (int k = 0; k <= n; ++k) seed(ta.d[k], S(k == n ? 1 : 0));
     const Vec<D2, mg> g = velocity_form_constraints<Model>(p, qa, qda, ta);
     D2 G = D2(D1(S(0)));
     for (int l = 0; l < mg; ++l) G += D2(D1(lambda[l])) * g[l];
@@ -307,8 +307,8 @@ NHOLO_HDI void vakonomic_constraint_terms(const typename Model::Params& p,
     using D = Dual<S, n>;
     Vec<D, n> qa, qda;
     for (int i = 0; i < n; ++i) {
-      qa[i] = D::variable(q[i], i);
-      qda[i] = D(qd[i]);
+      seed(qa[i], q[i], i, S(1));
+      seed(qda[i], qd[i]);
     }
     const Vec<D, mg> g = velocity_form_constraints<Model>(p, qa, qda, D(t));
     D G = D(S(0));

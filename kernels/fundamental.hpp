@@ -90,11 +90,11 @@ NHOLO_HDI S gram_floor() {
 // The Cholesky factor of K when K is representable (largest diagonal above
 // gram_floor) and passes the relative rank test; false: use the SVD of W.
 template <class S, int m>
-NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, CholeskyFactor<S, m>& kf, S gram_rtol) {
+NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, LdltFactor<S, m>& kf, S gram_rtol) {
   S scale = S(0);
   for (int i = 0; i < m; ++i) scale = max_of(scale, K(i, i));
   if (!(scale > gram_floor<S>())) return false;
-  return cholesky_factor(K, kf, gram_rtol);
+  return ldlt_factor(K, kf, gram_rtol);
 }
 
 // K = W W^T (m x m, both triangles; each entry the dot product of two rows
@@ -131,7 +131,7 @@ NHOLO_HDI void udwadia_kalaba_solved(const Factor& L, const Vec<S, n>& a,
   }
   const Mat<S, m, n> W = lower_solve_rows(L, A);
   const Vec<S, m> resid = b - A * ac;
-  CholeskyFactor<S, m> kf;
+  LdltFactor<S, m> kf;
   if (gram_factor(gram(W), kf, S(opt.gram_rtol))) {
     // full rank: qdd = ac + L^-T W^T K^-1 (b - A ac)
     const Vec<S, m> x = kf.solve(resid);
@@ -272,7 +272,7 @@ NHOLO_HDI bool weighted_correction(const Mat<S, n, n>& M, const Mat<S, k, n>& A,
   CholeskyFactor<S, n> L;
   if (!cholesky_factor(M, L, S(opt.chol_rtol))) return false;
   const Mat<S, k, n> W = detail::lower_solve_rows(L, A);
-  CholeskyFactor<S, k> kf;
+  LdltFactor<S, k> kf;
   if (detail::gram_factor(detail::gram(W), kf, S(opt.gram_rtol))) {
     // full rank: W^+ r = W^T K^-1 r
     delta = L.solve_upper(mul_transposed(W, kf.solve(r)));
