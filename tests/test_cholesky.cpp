@@ -186,6 +186,11 @@ void expect_rejected(const Mat<double, N, N>& M, const char* what, bool finite_i
   if (finite_input) {
     for (double v : L.a) EXPECT_TRUE(std::isfinite(v));
   }
+  // the right-hand side's factors apply the same test
+  CholeskyFactor<double, N> cf;
+  EXPECT_FALSE(cholesky_factor(M, cf));
+  LdltFactor<double, N> lf;
+  EXPECT_FALSE(ldlt_factor(M, lf));
 }
 
 TEST(Cholesky, RejectsZero) {
@@ -330,6 +335,108 @@ TEST(Cholesky, RejectsSingularWithSmallLastNullComponent) {
   const double m[16] = {5, 1, 2, 1, 1, 3, -3, 1, 2, -3, 5, -1, 1, 1, -1, 3};
   for (int i = 0; i < 16; ++i) M.a[i] = m[i];
   expect_rejected(M, "exactly singular 4x4");
+}
+
+// ---- LDL^T (the Gram matrices of the fundamental equation)
+
+// By hand: the matrix of Cholesky.HandExample, L_chol = L_unit diag(2, 3,
+// sqrt(3)): D = (4, 9, 3), L_unit = [[1], [1/2, 1], [-1/2, 1/3, 1]].
+TEST(Ldlt, HandExample) {
+  Mat<double, 3, 3> M = Mat<double, 3, 3>::zero();
+  const double m[9] = {4, 2, -2, 2, 10, 2, -2, 2, 5};
+  for (int i = 0; i < 9; ++i) M.a[i] = m[i];
+  LdltFactor<double, 3> f;
+  ASSERT_TRUE(ldlt_factor(M, f));
+  EXPECT_DOUBLE_EQ(f.inv_d[0], 1.0 / 4.0);
+  EXPECT_DOUBLE_EQ(f.inv_d[1], 1.0 / 9.0);
+  EXPECT_DOUBLE_EQ(f.inv_d[2], 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(f.L(1, 0), 0.5);
+  EXPECT_DOUBLE_EQ(f.L(2, 0), -0.5);
+  EXPECT_DOUBLE_EQ(f.L(2, 1), 1.0 / 3.0);
+  const Vec<double, 3> x = f.solve(Vec<double, 3>{{-2.0, -4.0, 6.0}});  // M (1, -1, 2)
+  EXPECT_NEAR(x[0], 1.0, 1e-15);
+  EXPECT_NEAR(x[1], -1.0, 1e-15);
+  EXPECT_NEAR(x[2], 2.0, 1e-15);
+}
+
+// Random SPD up to kappa 1e8: the pivots are the Cholesky factor's squared
+// diagonal, the solve is backward stable (residual against long double) and
+// agrees with the Cholesky solve to ~kappa eps.
+template <int N>
+void check_ldlt_random(int count, unsigned long long seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0.0, 1.0);
+  for (int t = 0; t < count; ++t) {
+    SCOPED_TRACE(::testing::Message() << N << "x" << N << " trial " << t);
+    const double log_kappa = (t % 3 == 0) ? 1.0 : (t % 3 == 1) ? 4.0 : 8.0;
+    const Mat<double, N, N> M = from_eigen<N>(random_spd<N>(rng, log_kappa));
+    LdltFactor<double, N> f;
+    CholeskyFactor<double, N> c;
+    ASSERT_TRUE(ldlt_factor(M, f));
+    ASSERT_TRUE(cholesky_factor(M, c));
+    for (int j = 0; j < N; ++j) {
+      // D_jj = L_jj^2 to rounding
+      EXPECT_NEAR(f.inv_d[j] * c.L(j, j) * c.L(j, j), 1.0, 1e-13 * std::pow(10.0, log_kappa));
+    }
+    Vec<double, N> b;
+    for (int i = 0; i < N; ++i) b[i] = g(rng);
+    const Vec<double, N> x = f.solve(b);
+    const EMatLd<N> m = to_eigen<long double>(M);
+    const EVecLd<N> xl = to_eigen<long double>(x), bl = to_eigen<long double>(b);
+    const double rs = static_cast<double>((m * xl - bl).norm() / (m.norm() * xl.norm()));
+    EXPECT_LE(rs, 1e-14);
+    const Vec<double, N> xc = c.solve(b);
+    double dx = 0, nx = 0;
+    for (int i = 0; i < N; ++i) {
+      dx = std::fmax(dx, std::fabs(x[i] - xc[i]));
+      nx = std::fmax(nx, std::fabs(xc[i]));
+    }
+    EXPECT_LE(dx, 1e-15 * std::pow(10.0, log_kappa) * 10.0 * nx);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(Ldlt, RandomSpdMatchesCholesky) {
+  check_ldlt_random<1>(300, 31);
+  check_ldlt_random<2>(600, 32);
+  check_ldlt_random<3>(600, 33);
+  check_ldlt_random<4>(600, 34);
+  check_ldlt_random<6>(300, 36);
+}
+
+// The rank test at its boundary: the Gram matrix of two unit rows at angle
+// theta, K = [[1, c], [c, 1]], has the second pivot sin^2 theta; LDL^T and
+// Cholesky accept and refuse the same matrices for pivots straddling rtol
+// (the fundamental equation's gram_rtol 1e-8), scaled by 2^-600 .. 2^600.
+TEST(Ldlt, SameRankDecisionAsCholeskyAtTheThreshold) {
+  const double rtol = 1e-8;
+  int accepted = 0, refused = 0;
+  for (double rel = 0.99; rel <= 1.01; rel += 1e-4) {
+    const double s2 = rtol * rel;  // sin^2 theta
+    const double c = std::sqrt(1.0 - s2);
+    for (double scale : {0x1p-600, 1.0, 0x1p600}) {
+      Mat<double, 2, 2> K;
+      K(0, 0) = K(1, 1) = scale;
+      K(0, 1) = K(1, 0) = c * scale;
+      LdltFactor<double, 2> f;
+      CholeskyFactor<double, 2> ch;
+      const bool a = ldlt_factor(K, f, rtol), b = cholesky_factor(K, ch, rtol);
+      EXPECT_EQ(a, b) << "sin^2 theta = " << s2 << ", scale " << scale;
+      (a ? accepted : refused)++;
+    }
+  }
+  // both sides of the threshold were exercised
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(refused, 100);
+  // and a diagonal pivot exactly at the threshold is refused by both
+  Mat<double, 2, 2> D = Mat<double, 2, 2>::zero();
+  D(0, 0) = 1.0;
+  D(1, 1) = rtol;
+  LdltFactor<double, 2> f;
+  EXPECT_FALSE(ldlt_factor(D, f, rtol));
+  D(1, 1) = 2.0 * rtol;
+  EXPECT_TRUE(ldlt_factor(D, f, rtol));
+  EXPECT_DOUBLE_EQ(f.inv_d[1], 0.5 / rtol);
 }
 
 TEST(CholeskyZSummary, WorstErrors) {

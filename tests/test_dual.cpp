@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <type_traits>
 
@@ -70,6 +71,41 @@ TEST(Dual, ConstructorsAndVariables) {
   const D2 m(Dual<double, 2>::variable(0.5, 1));  // from the inner type
   EXPECT_EQ(m.v.d[1], 1.0);
   EXPECT_EQ(m.d[0].v, 0.0);
+}
+
+// seed() writes in place what the constructors and variable() build; the
+// unused tangents and (for Jet2) every second derivative are zero, and the
+// values written over are stale garbage that must not survive.
+TEST(Dual, SeedInPlaceMatchesConstruction) {
+  D x;
+  x.v = -7.0;
+  for (double& v : x.d) v = 99.0;
+  seed(x, 1.25, 1, 1.0);
+  const D c = D::variable(1.25, 1);
+  EXPECT_EQ(x.v, c.v);
+  for (int k = 0; k < K; ++k) EXPECT_EQ(x.d[k], c.d[k]) << k;
+  seed(x, 2.0);
+  EXPECT_EQ(x.v, 2.0);
+  for (int k = 0; k < K; ++k) EXPECT_EQ(x.d[k], 0.0) << k;
+  seed(x, 3.0, 0, 0.5, K - 1, -4.0);  // two directions with weights
+  EXPECT_EQ(x.d[0], 0.5);
+  EXPECT_EQ(x.d[K - 1], -4.0);
+  for (int k = 1; k < K - 1; ++k) EXPECT_EQ(x.d[k], 0.0) << k;
+
+  using J = Jet2<double, 7, 3, 1>;
+  J j;
+  j.v = 5.0;
+  for (double& v : j.g) v = 99.0;
+  for (double& v : j.h) v = 99.0;
+  seed(j, 0.75, 4, 0.3, 6, 1.0);
+  EXPECT_EQ(j.v, 0.75);
+  for (int k = 0; k < 7; ++k) EXPECT_EQ(j.g[k], k == 4 ? 0.3 : k == 6 ? 1.0 : 0.0) << k;
+  for (int e = 0; e < J::H; ++e) EXPECT_EQ(j.h[e], 0.0) << e;
+  // the same as the constant constructor plus the tangents set afterwards
+  J r(0.75);
+  r.g[4] = 0.3;
+  r.g[6] = 1.0;
+  EXPECT_EQ(std::memcmp(&r, &j, sizeof(J)), 0);
 }
 
 TEST(Dual, ArithmeticFirstOrder) {
