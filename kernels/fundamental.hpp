@@ -9,8 +9,9 @@
 // Evaluated with the Cholesky factor M = L L^T (never an inverse) and
 // W = A L^-T, W^T = L^-1 A^T (m triangular solves), so that K = W W^T:
 //   * full rank (the common case): K by its m x m Gram products and its
-//     Cholesky factor (cholesky.hpp, cholesky_factor) with a relative rank
-//     test (every pivot > gram_rtol * max diag K); then
+//     LDL^T factorization (cholesky.hpp, ldlt_factor: no square roots, the
+//     pivots D_jj are the Cholesky factor's squared diagonal) with a relative
+//     rank test (every pivot > gram_rtol * max diag K); then
 //       M^-1 A^T K^-1 r = L^-T W^T (K^-1 r),   Q_i^c = A^T K^-1 (b - A a),
 //       Q_ni^c = C - A^T K^-1 A M^-1 C;
 //   * K numerically rank-deficient (a pivot <= gram_rtol * max diag K:
@@ -37,9 +38,9 @@
 namespace nholo {
 
 // Pivots of K = A M^-1 A^T at or below this fraction of its largest diagonal
-// entry send the fundamental equation to the pseudoinverse: the condition
+// entry send the fundamental equation to the pseudoinverse: the
 // (scaled) condition number of K is then at most about 2^m 1e8 (cholesky.hpp),
-// and the Cholesky solve loses at most ~8 digits in that worst case against
+// and the LDL^T solve loses at most ~8 digits in that worst case against
 // the SVD's ~4; typical mechanical K have condition numbers below 1e3.
 constexpr double kDefaultGramRtol = 1e-8;
 
@@ -87,7 +88,7 @@ NHOLO_HDI S gram_floor() {
   return S(sizeof(S) == sizeof(float) ? 1e-30 : 1e-290);
 }
 
-// The Cholesky factor of K when K is representable (largest diagonal above
+// The LDL^T factor of K when K is representable (largest diagonal above
 // gram_floor) and passes the relative rank test; false: use the SVD of W.
 template <class S, int m>
 NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, LdltFactor<S, m>& kf, S gram_rtol) {
@@ -262,7 +263,7 @@ namespace nholo {
 //                                            with A delta = r, or the least-
 //                                            squares one when A is deficient)
 // computed as L^-T W^+ r with M = L L^T, W = A L^-T (W^+ r = W^T K^-1 r by
-// the Cholesky factor of K when K has full rank, the Jacobi SVD of W
+// the LDL^T factor of K when K has full rank, the Jacobi SVD of W
 // otherwise, as in udwadia_kalaba). Returns false when M is
 // not positive definite (delta untouched).
 template <class S, int n, int k>
