@@ -9,9 +9,10 @@
 // Evaluated with the Cholesky factor M = L L^T (never an inverse) and
 // W = A L^-T, W^T = L^-1 A^T (m triangular solves), so that K = W W^T:
 //   * full rank (the common case): K by its m x m Gram products and its
-//     LDL^T factorization (cholesky.hpp, ldlt_factor: no square roots, the
-//     pivots D_jj are the Cholesky factor's squared diagonal) with a relative
-//     rank test (every pivot > gram_rtol * max diag K); then
+//     LDL^T factorization on the host (cholesky.hpp, ldlt_factor: no square
+//     roots; its pivots D_jj are the Cholesky factor's squared diagonal), its
+//     Cholesky factor on the device (GramFactor below says why), with a
+//     relative rank test (every pivot > gram_rtol * max diag K); then
 //       M^-1 A^T K^-1 r = L^-T W^T (K^-1 r),   Q_i^c = A^T K^-1 (b - A a),
 //       Q_ni^c = C - A^T K^-1 A M^-1 C;
 //   * K numerically rank-deficient (a pivot <= gram_rtol * max diag K:
@@ -40,7 +41,7 @@ namespace nholo {
 // Pivots of K = A M^-1 A^T at or below this fraction of its largest diagonal
 // entry send the fundamental equation to the pseudoinverse: the
 // (scaled) condition number of K is then at most about 2^m 1e8 (cholesky.hpp),
-// and the LDL^T solve loses at most ~8 digits in that worst case against
+// and the LDL^T (Cholesky) solve loses at most ~8 digits in that worst case against
 // the SVD's ~4; typical mechanical K have condition numbers below 1e3.
 constexpr double kDefaultGramRtol = 1e-8;
 
@@ -88,14 +89,36 @@ NHOLO_HDI S gram_floor() {
   return S(sizeof(S) == sizeof(float) ? 1e-30 : 1e-290);
 }
 
-// The LDL^T factor of K when K is representable (largest diagonal above
+// The factor of K = A M^-1 A^T. On the host LDL^T (cholesky.hpp,
+// ldlt_factor): no square roots, so the chain sqrt -> divide -> sqrt ->
+// divide of the Cholesky factor no longer holds up everything after it (the
+// right-hand side is latency-bound on a CPU core: docs/BENCHMARKS.md, section
+// 9.7). On the device the Cholesky factor: there ptxas gave the LDL^T form of
+// the rolling coin's kernels 32 more registers per thread (222 -> 254 for
+// DOPRI5) and RK4 spills, and a GPU hides latency with other warps instead.
+// Both apply the same pivot test (the LDL^T pivots are the Cholesky factor's
+// squared diagonal), so both take the same branch; results differ by
+// rounding.
+#if defined(__CUDA_ARCH__)
+template <class S, int m>
+using GramFactor = CholeskyFactor<S, m>;
+#else
+template <class S, int m>
+using GramFactor = LdltFactor<S, m>;
+#endif
+
+// The factor of K when K is representable (largest diagonal above
 // gram_floor) and passes the relative rank test; false: use the SVD of W.
 template <class S, int m>
-NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, LdltFactor<S, m>& kf, S gram_rtol) {
+NHOLO_HDI bool gram_factor(const Mat<S, m, m>& K, GramFactor<S, m>& kf, S gram_rtol) {
   S scale = S(0);
   for (int i = 0; i < m; ++i) scale = max_of(scale, K(i, i));
   if (!(scale > gram_floor<S>())) return false;
+#if defined(__CUDA_ARCH__)
+  return cholesky_factor(K, kf, gram_rtol);
+#else
   return ldlt_factor(K, kf, gram_rtol);
+#endif
 }
 
 // K = W W^T (m x m, both triangles; each entry the dot product of two rows
@@ -132,7 +155,7 @@ NHOLO_HDI void udwadia_kalaba_solved(const Factor& L, const Vec<S, n>& a,
   }
   const Mat<S, m, n> W = lower_solve_rows(L, A);
   const Vec<S, m> resid = b - A * ac;
-  LdltFactor<S, m> kf;
+  GramFactor<S, m> kf;
   if (gram_factor(gram(W), kf, S(opt.gram_rtol))) {
     // full rank: qdd = ac + L^-T W^T K^-1 (b - A ac)
     const Vec<S, m> x = kf.solve(resid);
@@ -263,7 +286,7 @@ namespace nholo {
 //                                            with A delta = r, or the least-
 //                                            squares one when A is deficient)
 // computed as L^-T W^+ r with M = L L^T, W = A L^-T (W^+ r = W^T K^-1 r by
-// the LDL^T factor of K when K has full rank, the Jacobi SVD of W
+// the factor of K (GramFactor) when K has full rank, the Jacobi SVD of W
 // otherwise, as in udwadia_kalaba). Returns false when M is
 // not positive definite (delta untouched).
 template <class S, int n, int k>
@@ -273,7 +296,7 @@ NHOLO_HDI bool weighted_correction(const Mat<S, n, n>& M, const Mat<S, k, n>& A,
   CholeskyFactor<S, n> L;
   if (!cholesky_factor(M, L, S(opt.chol_rtol))) return false;
   const Mat<S, k, n> W = detail::lower_solve_rows(L, A);
-  LdltFactor<S, k> kf;
+  detail::GramFactor<S, k> kf;
   if (detail::gram_factor(detail::gram(W), kf, S(opt.gram_rtol))) {
     // full rank: W^+ r = W^T K^-1 r
     delta = L.solve_upper(mul_transposed(W, kf.solve(r)));
