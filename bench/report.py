@@ -290,7 +290,7 @@ def main():
             "; per step " + ("met for " + ", ".join(met_step) if met_step else "missed for all") +
             ("" if len(met_step) in (0, len(SYSTEMS)) else ", missed for " +
              ", ".join(s for s in SYSTEMS if s not in met_step)) +
-            " (profile: section 9.3)"))
+            " (profiles: sections 9.3 and 9.7)"))
     # 2c. peers
     for impl, goal in (("jax_diffrax", 10), ("sympy_dop853", 100)):
         r = next((x for x in peers if x["impl"] == impl), None)
@@ -686,24 +686,28 @@ differentiating the Lagrangian twice and A, b by differentiating the
 constraints, on every evaluation (each stage needs M(q) at its own state), and
 then solves the fundamental equation with the Cholesky factor of M and, when
 K = A M^-1 A^T passes a relative rank test (always, for these systems along
-these trajectories), the Cholesky factor of the m x m matrix K; the one-sided
+these trajectories), the LDL^T factor of the m x m matrix K (Cholesky on a
+GPU); the one-sided
 Jacobi SVD of the pseudoinverse runs only for rank-deficient or
 ill-conditioned K (redundant constraints, Appell's particle at rest). Against
 hand-written M, F, A, b fed to the same solver the AD costs what the table of
 section 1 shows. Now that the solve is cheap, the AD is the larger part of
-the difference: the coin is within 1.5x of its hand-written M, F, A, b; the
-skate and Appell's particle are not, and callgrind says why (section 9.3):
+the difference. The coin and Appell's particle declare a constant mass
+matrix (and the coin a constant force), which a per-trajectory cache takes
+out of the right-hand side (section 9.5), so their generic paths beat the
+hand-written M, F, A, b fed uncached to the same solver; the skate's M
+depends on its heading and it does not, and callgrind says why (section 9.3):
 the skate's hand-written M, F cost ~50 instructions, while the generic path
 evaluates its Lagrangian, which couples thd with theta, on second-order jets
 with 17 numbers each (value, 7 first derivatives: qd, the direction v and
 q; 9 second derivatives) for each of its ~20 operations (~530 instructions);
 Appell's hand-written M, F, A, b are a few products, while its generic
 path runs the Lagrangian on jets and the quadratic, time-dependent constraint
-(sin of t included) on duals. Closing that
+(sin of t included) on duals. Closing the skate's
 gap would need symbolic simplification of the Lagrangian, not faster
 differentiation. Against closed-form accelerations, where a person has solved
-the constrained equations on paper, the generic path is about 4x more work
-per evaluation: the price of not deriving equations of motion, which no
+the constrained equations on paper, the generic path is 1.8-4x more work
+per evaluation (goal table): the price of not deriving equations of motion, which no
 differentiation scheme removes, because the closed form skips the linear
 algebra entirely.
 
@@ -714,19 +718,20 @@ closed-form RHS / odeint" isolates the integrator: with the same
 right-hand side nholo's DOPRI5 is on a par with odeint's for the coin and
 1.2-1.4x slower for the skate and Appell's particle (whose closed forms cost under 300 instructions, so that the
 per-step bookkeeping shows: nholo lands exactly on every save time, checks the status of
-every stage and the new state for finiteness and evaluates one `log` and one `exp` per
+every stage and the new state for finiteness and evaluates two `pow` per
 accepted step for the PI controller). nholo's integrator uses an RMS error norm;
 odeint's dense output interpolates the saves and uses a max norm, so it takes
 somewhat more steps at the same tolerances; both errors against the reference
 are listed and agree. At equal accuracy the generic path is therefore
-5-10x slower than odeint with a hand-derived closed form — the price of
-the generic right-hand side above, not of the integrator.
+about 2x (coin, Appell) to 6x (skate) slower than odeint with a
+hand-derived closed form — the price of the generic right-hand side above,
+not of the integrator.
 
 **Eigen and scipy.** Both baselines compute the same fundamental equation
 from the same hand-written M, F, A, b (Eigen: heap-allocated dynamic
 matrices, LLT and a JacobiSVD per evaluation; numpy: inv and pinv per
 evaluation), i.e. they get the derivatives for free, and nholo's generic path
-is still several times faster than Eigen (5-9x fewer instructions per
+is still several times faster than Eigen (7-23x fewer instructions per
 right-hand side) and about two orders of magnitude faster than scipy per
 trajectory on one core (goal table). The 20x and
 1000x goals are not met on a CPU core: the Eigen baseline spends most of its
@@ -767,7 +772,9 @@ trajectories are close to incompressible, so compression is opt-in
 that brought them down (Cholesky of A M^-1 A^T with a rank test instead of an
 SVD on every call, QR for the null space, a qdd-only right-hand side, a lean
 jet for separable Lagrangians, a flattened right-hand side, a cheaper step
-controller) and every formulation before and after them: section 9 (kept
+controller, a per-trajectory cache of a constant M, leaner linear algebra,
+duals seeded in place and an LDL^T factor of A M^-1 A^T on the host) and every
+formulation before and after them: section 9 (kept
 below, measured side by side with the same driver).
 
 **What was optimised for an earlier report** (callgrind instructions of
