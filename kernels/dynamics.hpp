@@ -88,6 +88,27 @@ NHOLO_FLATTEN NHOLO_HDI void lagrangian_terms_ad(const typename Model::Params& p
   }
 }
 
+namespace detail {
+// Seeds of the nested pass D2 = Dual<Dual<S,n>, n+1> (lagrangian_terms_nested,
+// formulations.hpp vakonomic_constraint_terms): inner tangents qd_i, outer
+// tangents qd_j (j < n) and the direction v = (qd, 0, 1) in (q, qd, t), so
+// that f(qa, qda, ta).d[j].d[i] = d2f/dqd_j dqd_i and .d[n].d[i] = D_v df/dqd_i.
+template <class S, int n>
+NHOLO_HDI void seed_rate_hessian(const Vec<S, n>& q, const Vec<S, n>& qd, S t,
+                                 Vec<Dual<Dual<S, n>, n + 1>, n>& qa,
+                                 Vec<Dual<Dual<S, n>, n + 1>, n>& qda,
+                                 Dual<Dual<S, n>, n + 1>& ta) {
+  for (int i = 0; i < n; ++i) {
+    seed(qa[i].v, q[i]);
+    for (int k = 0; k <= n; ++k) seed(qa[i].d[k], k == n ? qd[i] : S(0));
+    seed(qda[i].v, qd[i], i, S(1));
+    for (int k = 0; k <= n; ++k) seed(qda[i].d[k], S(k == i ? 1 : 0));
+  }
+  seed(ta.v, t);
+  for (int k = 0; k <= n; ++k) seed(ta.d[k], S(k == n ? 1 : 0));
+}
+}  // namespace detail
+
 // M and F by nested Dual, for a scalar S that is itself an AD type (Jet2
 // holds plain scalars only): the derivatives of the flow along a path
 // (kernels/embedded.hpp, Taylor coefficients of y' = f(t, y)) evaluate the
@@ -104,15 +125,8 @@ NHOLO_HDI void lagrangian_terms_nested(const typename Model::Params& p, const Ve
     using D1 = Dual<S, n>;
     using D2 = Dual<D1, n + 1>;
     Vec<D2, n> qa, qda;
-    for (int i = 0; i < n; ++i) {
-      seed(qa[i].v, q[i]);
-      for (int k = 0; k <= n; ++k) seed(qa[i].d[k], k == n ? qd[i] : S(0));
-      seed(qda[i].v, qd[i], i, S(1));
-      for (int k = 0; k <= n; ++k) seed(qda[i].d[k], S(k == i ? 1 : 0));
-    }
     D2 ta;
-    seed(ta.v, t);
-    for (int k = 0; k <= n; ++k) seed(ta.d[k], S(k == n ? 1 : 0));
+    detail::seed_rate_hessian(q, qd, t, qa, qda, ta);
     const D2 L = Model::lagrangian(p, qa, qda, ta);
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) M(i, j) = L.d[j].d[i];

@@ -286,15 +286,8 @@ NHOLO_HDI void vakonomic_constraint_terms(const typename Model::Params& p,
     using D1 = Dual<S, n>;
     using D2 = Dual<D1, n + 1>;
     Vec<D2, n> qa, qda;
-    for (int i = 0; i < n; ++i) {
-      seed(qa[i].v, q[i]);
-      for (int k = 0; k <= n; ++k) seed(qa[i].d[k], k == n ? qd[i] : S(0));
-      seed(qda[i].v, qd[i], i, S(1));
-      for (int k = 0; k <= n; ++k) seed(qda[i].d[k], S(k == i ? 1 : 0));
-    }
     D2 ta;
-    seed(ta.v, t);
-    for (int k = 0; k <= n; ++k) seed(ta.d[k], S(k == n ? 1 : 0));
+    detail::seed_rate_hessian(q, qd, t, qa, qda, ta);
     const Vec<D2, mg> g = velocity_form_constraints<Model>(p, qa, qda, ta);
     D2 G = D2(D1(S(0)));
     for (int l = 0; l < mg; ++l) G += D2(D1(lambda[l])) * g[l];
