@@ -143,7 +143,11 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 namespace nholo {
 
@@ -692,7 +696,8 @@ bool uses(const Expr& e, Op op) {
 // of terms none of which has a rate together with a coordinate or time
 // (kernels/model.hpp, separable_lagrangian)
 bool separable_terms(const Expr& e) {
-  if (e.op == Op::add || e.op == Op::sub) return separable_terms(*e.args[0]) && separable_terms(*e.args[1]);
+  if (e.op == Op::add || e.op == Op::sub)
+    return separable_terms(*e.args[0]) && separable_terms(*e.args[1]);
   if (e.op == Op::neg) return separable_terms(*e.args[0]);
   return !(uses(e, Op::rate) && (uses(e, Op::coord) || uses(e, Op::time)));
 }
@@ -716,13 +721,16 @@ int poly_degree(const Expr& e, Op var) {
     case Op::neg: return poly_degree(*e.args[0], var);
     case Op::add:
     case Op::sub: return std::max(poly_degree(*e.args[0], var), poly_degree(*e.args[1], var));
-    case Op::mul: return std::min(kNotPoly, poly_degree(*e.args[0], var) + poly_degree(*e.args[1], var));
-    case Op::div: return poly_degree(*e.args[1], var) == 0 ? poly_degree(*e.args[0], var) : kNotPoly;
+    case Op::mul:
+      return std::min(kNotPoly, poly_degree(*e.args[0], var) + poly_degree(*e.args[1], var));
+    case Op::div:
+      return poly_degree(*e.args[1], var) == 0 ? poly_degree(*e.args[0], var) : kNotPoly;
     case Op::pow: {
       const int d = poly_degree(*e.args[0], var), x = poly_degree(*e.args[1], var);
       if (d == 0 && x == 0) return 0;
       const Expr& k = *e.args[1];
-      if (x == 0 && k.op == Op::number && k.value >= 0 && k.value <= 8 && k.value == static_cast<int>(k.value))
+      if (x == 0 && k.op == Op::number && k.value >= 0 && k.value <= 8 &&
+          k.value == static_cast<int>(k.value))
         return std::min(kNotPoly, d * static_cast<int>(k.value));
       return kNotPoly;
     }
@@ -737,7 +745,8 @@ int poly_degree(const Expr& e, Op var) {
 // pred(term) for every summand of e (through +, - and negation)
 template <class Pred>
 bool every_term(const Expr& e, Pred pred) {
-  if (e.op == Op::add || e.op == Op::sub) return every_term(*e.args[0], pred) && every_term(*e.args[1], pred);
+  if (e.op == Op::add || e.op == Op::sub)
+    return every_term(*e.args[0], pred) && every_term(*e.args[1], pred);
   if (e.op == Op::neg) return every_term(*e.args[0], pred);
   return pred(e);
 }
@@ -746,15 +755,17 @@ bool every_term(const Expr& e, Pred pred) {
 // with constant (parameter) coefficients: M = d2L/dqd2 is constant
 // (kernels/model.hpp, constant_mass)
 bool constant_mass_terms(const Expr& e) {
-  return separable_terms(e) &&
-         every_term(e, [](const Expr& t) { return !uses(t, Op::rate) || poly_degree(t, Op::rate) <= 2; });
+  return separable_terms(e) && every_term(e, [](const Expr& t) {
+           return !uses(t, Op::rate) || poly_degree(t, Op::rate) <= 2;
+         });
 }
 
 // ... and whose other terms are affine in the coordinates, without time: the
 // Lagrangian's F = dU/dq is constant too (constant_force)
 bool constant_force_terms(const Expr& e) {
-  return constant_mass_terms(e) &&
-         every_term(e, [](const Expr& t) { return uses(t, Op::rate) || poly_degree(t, Op::coord) <= 1; });
+  return constant_mass_terms(e) && every_term(e, [](const Expr& t) {
+           return uses(t, Op::rate) || poly_degree(t, Op::coord) <= 1;
+         });
 }
 
 // 0: no acceleration; 1: affine in the accelerations by its structure; 2:
@@ -1098,9 +1109,9 @@ ParamRange read_range(const Reader& rd, const toml::table& t, const std::string&
 }
 
 const std::vector<std::string> kTopKeys = {
-    "name",        "description", "coordinates",     "parameters", "lagrangian",
-    "constraints", "forces",      "nonideal_forces", "energy",     "conflated_lagrangian",
-    "constraint_rank"};
+    "name",       "description",          "coordinates",    "parameters",
+    "lagrangian", "constraints",          "forces",         "nonideal_forces",
+    "energy",     "conflated_lagrangian", "constraint_rank"};
 const std::vector<std::string> kTopRequired = {"name", "description", "coordinates", "lagrangian"};
 const std::vector<std::string> kCoordKeys = {"name", "unit", "description"};
 const std::vector<std::string> kCoordRequired = {"name", "unit"};
@@ -1426,6 +1437,277 @@ double evaluate(const ModelSpec& s, const Expression& e, const std::vector<doubl
 }  // namespace model_file
 
 // ===========================================================================
+// Symbolic derivatives: M and F of the fundamental equation from the
+// Lagrangian's tree (symbolic_dynamics; the generated header's hand_dynamics)
+// ===========================================================================
+//
+// Differentiation works on the parsed trees with the usual rules (chain rule
+// for every function of the grammar, the quotient rule reusing the quotient,
+// a^b with a state-free exponent as b a^(b-1), otherwise as exp(b log a) like
+// kernels/expr_math.hpp; abs' = sign, sign' = 0, atan2' = (x dy - y dx) /
+// (x^2 + y^2)). The nodes it creates fold what is structurally exact: a
+// derivative that is identically 0 or 1, x + 0, x * 1, x * 0 (a term whose
+// derivative vanishes identically, not a product that happens to be 0),
+// arithmetic of two numbers, and signs moved out of products and quotients
+// (-a * b = -(a * b) holds in floating point). Numbers stay non-negative, a
+// negative one is a negation. This is the simplification that forward AD
+// cannot make: a jet carries every structural zero of the Lagrangian's
+// second derivatives through every operation (docs/BENCHMARKS.md 9.3).
+namespace {
+
+constexpr size_t kMaxSymbolicNodes = 20000;  // larger: the header keeps AD
+
+bool is_number(const Expr& e, double v) {
+  return e.op == Op::number && e.value == v;
+}
+
+ExprPtr sym_node(Op op, std::vector<ExprPtr> args, double value = 0.0, int index = 0,
+                 Fn fn = Fn::sin) {
+  auto e = std::make_shared<Expr>();
+  e->op = op;
+  e->value = value;
+  e->index = index;
+  e->fn = fn;
+  for (const auto& a : args) e->depth = std::max(e->depth, a->depth + 1);
+  e->args = std::move(args);
+  return e;
+}
+
+ExprPtr s_num(double v);
+ExprPtr s_neg(const ExprPtr& a) {
+  if (a->op == Op::neg) return a->args[0];
+  if (is_number(*a, 0.0)) return a;
+  return sym_node(Op::neg, {a});
+}
+ExprPtr s_num(double v) {
+  return v < 0 ? s_neg(sym_node(Op::number, {}, -v)) : sym_node(Op::number, {}, v);
+}
+ExprPtr s_sub(const ExprPtr& a, const ExprPtr& b);
+ExprPtr s_add(const ExprPtr& a, const ExprPtr& b) {
+  if (is_number(*a, 0.0)) return b;
+  if (is_number(*b, 0.0)) return a;
+  if (a->op == Op::number && b->op == Op::number) return s_num(a->value + b->value);
+  if (b->op == Op::neg) return s_sub(a, b->args[0]);
+  if (a->op == Op::neg) return s_sub(b, a->args[0]);
+  return sym_node(Op::add, {a, b});
+}
+ExprPtr s_sub(const ExprPtr& a, const ExprPtr& b) {
+  if (is_number(*b, 0.0)) return a;
+  if (is_number(*a, 0.0)) return s_neg(b);
+  if (a->op == Op::number && b->op == Op::number) return s_num(a->value - b->value);
+  if (b->op == Op::neg) return s_add(a, b->args[0]);
+  return sym_node(Op::sub, {a, b});
+}
+ExprPtr s_mul(const ExprPtr& a, const ExprPtr& b) {
+  if (is_number(*a, 0.0) || is_number(*b, 0.0)) return s_num(0.0);
+  if (is_number(*a, 1.0)) return b;
+  if (is_number(*b, 1.0)) return a;
+  if (a->op == Op::number && b->op == Op::number) return s_num(a->value * b->value);
+  if (a->op == Op::neg) return s_neg(s_mul(a->args[0], b));
+  if (b->op == Op::neg) return s_neg(s_mul(a, b->args[0]));
+  return sym_node(Op::mul, {a, b});
+}
+ExprPtr s_div(const ExprPtr& a, const ExprPtr& b) {
+  if (is_number(*a, 0.0)) return a;
+  if (is_number(*b, 1.0)) return a;
+  if (a->op == Op::neg) return s_neg(s_div(a->args[0], b));
+  if (b->op == Op::neg) return s_neg(s_div(a, b->args[0]));
+  return sym_node(Op::div, {a, b});
+}
+ExprPtr s_call(Fn fn, std::vector<ExprPtr> args) {
+  return sym_node(Op::call, std::move(args), 0.0, 0, fn);
+}
+// a^k as the printer prints it: ipow for the literal exponents 2, 3, 4
+ExprPtr s_pow(const ExprPtr& a, const ExprPtr& k) {
+  if (is_number(*k, 1.0)) return a;
+  if (is_number(*k, 0.0)) return s_num(1.0);
+  return sym_node(Op::pow, {a, k});
+}
+
+bool depends_on_state(const Expr& e) {
+  return uses(e, Op::coord) || uses(e, Op::rate) || uses(e, Op::accel) || uses(e, Op::time);
+}
+
+// d e / d var_index, var one of Op::coord, Op::rate, Op::time; memo: the
+// derivatives already taken of this DAG's nodes (shared subtrees once)
+class Differentiator {
+ public:
+  Differentiator(Op var, int index) : var_(var), index_(index) {}
+
+  ExprPtr operator()(const ExprPtr& e) {
+    const auto it = memo_.find(e.get());
+    if (it != memo_.end()) return it->second;
+    ExprPtr d = take(e);
+    memo_.emplace(e.get(), d);
+    return d;
+  }
+
+ private:
+  ExprPtr take(const ExprPtr& ep) {
+    const Expr& e = *ep;
+    switch (e.op) {
+      case Op::number:
+      case Op::pi:
+      case Op::param: return s_num(0.0);
+      case Op::time:
+      case Op::coord:
+      case Op::rate:
+      case Op::accel:
+        return s_num(e.op == var_ && (var_ == Op::time || e.index == index_) ? 1.0 : 0.0);
+      case Op::neg: return s_neg((*this)(e.args[0]));
+      case Op::add: return s_add((*this)(e.args[0]), (*this)(e.args[1]));
+      case Op::sub: return s_sub((*this)(e.args[0]), (*this)(e.args[1]));
+      case Op::mul: {
+        const ExprPtr &a = e.args[0], &b = e.args[1];
+        return s_add(s_mul((*this)(a), b), s_mul(a, (*this)(b)));
+      }
+      case Op::div: {
+        // (a / b)' = (a' - (a / b) b') / b
+        const ExprPtr &a = e.args[0], &b = e.args[1];
+        return s_div(s_sub((*this)(a), s_mul(ep, (*this)(b))), b);
+      }
+      case Op::pow: return power(ep, e.args[0], e.args[1]);
+      case Op::call: break;
+    }
+    const ExprPtr& a = e.args[0];
+    const ExprPtr da = (*this)(a);
+    switch (e.fn) {
+      case Fn::sin: return s_mul(s_call(Fn::cos, {a}), da);
+      case Fn::cos: return s_neg(s_mul(s_call(Fn::sin, {a}), da));
+      case Fn::tan: return s_mul(s_add(s_num(1.0), s_pow(ep, s_num(2.0))), da);
+      case Fn::exp: return s_mul(ep, da);
+      case Fn::log: return s_div(da, a);
+      case Fn::sqrt: return s_div(da, s_mul(s_num(2.0), ep));
+      case Fn::sinh: return s_mul(s_call(Fn::cosh, {a}), da);
+      case Fn::cosh: return s_mul(s_call(Fn::sinh, {a}), da);
+      case Fn::tanh: return s_mul(s_sub(s_num(1.0), s_pow(ep, s_num(2.0))), da);
+      case Fn::abs: return s_mul(s_call(Fn::sign, {a}), da);
+      case Fn::sign: return s_num(0.0);
+      case Fn::atan2: {
+        // atan2(y, x)' = (x y' - y x') / (x^2 + y^2)
+        const ExprPtr &y = e.args[0], &x = e.args[1];
+        const ExprPtr dx = (*this)(x);
+        return s_div(s_sub(s_mul(x, da), s_mul(y, dx)),
+                     s_add(s_pow(x, s_num(2.0)), s_pow(y, s_num(2.0))));
+      }
+      case Fn::pow: return power(ep, e.args[0], e.args[1]);
+    }
+    return s_num(0.0);
+  }
+
+  // e = a^b (operator ^ or pow)
+  ExprPtr power(const ExprPtr& e, const ExprPtr& a, const ExprPtr& b) {
+    const ExprPtr da = (*this)(a);
+    if (!depends_on_state(*b)) {
+      // b a^(b-1) a' (the exponent constant: nholo::pow(S, double))
+      if (is_number(*da, 0.0)) return s_num(0.0);
+      const ExprPtr bm1 = b->op == Op::number ? s_num(b->value - 1.0) : s_sub(b, s_num(1.0));
+      return s_mul(s_mul(b, s_pow(a, bm1)), da);
+    }
+    // exp(b log a)' = a^b (b' log a + b a' / a)
+    const ExprPtr db = (*this)(b);
+    return s_mul(e, s_add(s_mul(db, s_call(Fn::log, {a})), s_div(s_mul(b, da), a)));
+  }
+
+  Op var_;
+  int index_;
+  std::map<const Expr*, ExprPtr> memo_;
+};
+
+// Hash-consing: structurally equal subtrees become one node (the printer's
+// common subexpressions).
+class Interner {
+ public:
+  ExprPtr operator()(const ExprPtr& e) {
+    const auto done = done_.find(e.get());
+    if (done != done_.end()) return done->second;
+    std::vector<ExprPtr> args;
+    std::vector<const Expr*> keys;
+    for (const auto& a : e->args) {
+      args.push_back((*this)(a));
+      keys.push_back(args.back().get());
+    }
+    Key k{static_cast<int>(e->op), e->value, e->index, static_cast<int>(e->fn), keys};
+    auto it = table_.find(k);
+    if (it == table_.end()) {
+      ExprPtr c = sym_node(e->op, args, e->value, e->index, e->fn);
+      it = table_.emplace(std::move(k), c).first;
+    }
+    done_.emplace(e.get(), it->second);
+    keep_.push_back(e);  // the key pointer must stay valid
+    return it->second;
+  }
+  size_t size() const { return table_.size(); }
+
+ private:
+  using Key = std::tuple<int, double, int, int, std::vector<const Expr*>>;
+  std::map<Key, ExprPtr> table_;
+  std::map<const Expr*, ExprPtr> done_;
+  std::vector<ExprPtr> keep_;
+};
+
+struct DynamicsTrees {
+  std::vector<ExprPtr> mass;   // n x n, row-major, shared nodes
+  std::vector<ExprPtr> force;  // n
+  size_t nodes = 0;            // distinct nodes of all of them
+};
+
+// M_ij = d2L / dqd_i dqd_j, F_i = dL/dq_i - sum_k (d2L / dqd_i dq_k) qd_k -
+// d2L / dqd_i dt (the Lagrangian's part; Q_np is added by the engine)
+DynamicsTrees dynamics_trees(const ModelSpec& s) {
+  const int n = static_cast<int>(s.coordinates.size());
+  const ExprPtr& L = s.lagrangian.tree;
+  DynamicsTrees r;
+  r.mass.assign(static_cast<size_t>(n * n), nullptr);
+  r.force.assign(static_cast<size_t>(n), nullptr);
+  std::vector<Differentiator> by_rate, by_coord;
+  for (int i = 0; i < n; ++i) {
+    by_rate.emplace_back(Op::rate, i);
+    by_coord.emplace_back(Op::coord, i);
+  }
+  Differentiator by_time(Op::time, 0);
+  Interner intern;
+  for (int i = 0; i < n; ++i) {
+    const ExprPtr p = intern(by_rate[static_cast<size_t>(i)](L));  // dL/dqd_i
+    for (int j = 0; j <= i; ++j) {
+      const ExprPtr m = intern(by_rate[static_cast<size_t>(j)](p));
+      r.mass[static_cast<size_t>(i * n + j)] = m;
+      r.mass[static_cast<size_t>(j * n + i)] = m;
+    }
+    ExprPtr f = by_coord[static_cast<size_t>(i)](L);
+    for (int k = 0; k < n; ++k)
+      f = s_sub(f, s_mul(by_coord[static_cast<size_t>(k)](p), sym_node(Op::rate, {}, 0.0, k)));
+    f = s_sub(f, by_time(p));
+    r.force[static_cast<size_t>(i)] = intern(f);
+  }
+  r.nodes = intern.size();
+  return r;
+}
+
+}  // namespace
+
+namespace model_file {
+
+SymbolicDynamics symbolic_dynamics(const ModelSpec& s) {
+  SymbolicDynamics out;
+  if (!s.lagrangian.tree) return out;
+  const DynamicsTrees d = dynamics_trees(s);
+  out.nodes = d.nodes;
+  const int n = static_cast<int>(s.coordinates.size());
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j)
+      out.mass.push_back({"d2L/d" + s.coordinates[static_cast<size_t>(i)].name + "_dot d" +
+                              s.coordinates[static_cast<size_t>(j)].name + "_dot",
+                          d.mass[static_cast<size_t>(i * n + j)]});
+    out.force.push_back(
+        {"F_" + s.coordinates[static_cast<size_t>(i)].name, d.force[static_cast<size_t>(i)]});
+  }
+  return out;
+}
+
+}  // namespace model_file
+
+// ===========================================================================
 
 ModelInfo model_info_from_spec(const ModelSpec& s) {
   ModelInfo mi;
@@ -1454,11 +1736,13 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   if (mi.m > 0 && mi.m_acceleration == 0) mi.formulations.push_back("vakonomic");
   // redundant rows: the saddle-point formulations are singular everywhere
   // (as for the built-in models, host/model_info_of.hpp)
-  if (s.constraint_rank > 0 && s.constraint_rank < mi.m) mi.formulations = {"udwadia_kalaba", "null_space"};
+  if (s.constraint_rank > 0 && s.constraint_rank < mi.m)
+    mi.formulations = {"udwadia_kalaba", "null_space"};
   mi.has_energy = !s.energy.text.empty();
   mi.has_nonideal = !s.nonideal_force.empty();
   mi.has_conflated = !s.conflated_lagrangian.text.empty();
-  mi.has_hand_dynamics = false;
+  // symbolic M and F in the generated header (hand_dynamics_fn)
+  mi.has_hand_dynamics = s.lagrangian.tree && dynamics_trees(s).nodes <= kMaxSymbolicNodes;
   if (mi.has_conflated) mi.formulations.push_back("conflated");
   // a model file states no relation between its parameters beyond the ranges
   mi.check_params = [](const std::vector<double>&) { return std::string(); };
@@ -1514,10 +1798,15 @@ struct Code {
   bool s;  // of the scalar type S (depends on q, qd, qdd or t), else double
 };
 
-Code print(const Expr& e);
+// names of the common subexpressions printed as temporaries (hand_dynamics)
+using TempNames = std::map<const Expr*, Code>;
 
-// C++ precedence of the printed form: 1 + -, 2 * /, 3 unary -, 4 atoms and calls
-int precedence(const Expr& e) {
+Code print(const Expr& e, const TempNames* tmp = nullptr);
+
+// C++ precedence of the printed form: 1 + -, 2 * /, 3 unary -, 4 atoms,
+// calls and temporaries
+int precedence(const Expr& e, const TempNames* tmp = nullptr) {
+  if (tmp && tmp->count(&e)) return 4;
   switch (e.op) {
     case Op::add:
     case Op::sub: return 1;
@@ -1528,16 +1817,20 @@ int precedence(const Expr& e) {
   }
 }
 
-Code print_pow(const Expr& base, const Expr& ex) {
-  const Code b = print(base);
+Code print_pow(const Expr& base, const Expr& ex, const TempNames* tmp) {
+  const Code b = print(base, tmp);
   if (ex.op == Op::number && (ex.value == 2.0 || ex.value == 3.0 || ex.value == 4.0))
     return {"nholo::expr::ipow<" + std::to_string(static_cast<int>(ex.value)) + ">(" + b.text + ")",
             b.s};
-  const Code x = print(ex);
+  const Code x = print(ex, tmp);
   return {"nholo::expr::pow(" + b.text + ", " + x.text + ")", b.s || x.s};
 }
 
-Code print(const Expr& e) {
+Code print(const Expr& e, const TempNames* tmp) {
+  if (tmp) {
+    const auto it = tmp->find(&e);
+    if (it != tmp->end()) return it->second;
+  }
   const std::string i = std::to_string(e.index);
   switch (e.op) {
     case Op::number: return {literal(e.value), false};  // >= 0: the text has no sign
@@ -1549,8 +1842,8 @@ Code print(const Expr& e) {
     case Op::param: return {"p.v[" + i + "]", false};
     case Op::neg: {
       // -(a * b), -(-a): the tree's grouping, not C++'s
-      const Code a = print(*e.args[0]);
-      return {"-" + (precedence(*e.args[0]) <= 3 ? "(" + a.text + ")" : a.text), a.s};
+      const Code a = print(*e.args[0], tmp);
+      return {"-" + (precedence(*e.args[0], tmp) <= 3 ? "(" + a.text + ")" : a.text), a.s};
     }
     case Op::add:
     case Op::sub:
@@ -1560,21 +1853,21 @@ Code print(const Expr& e) {
       // a left operand of lower precedence, a right one of lower or equal
       // (a - (b - c), a + (b + c) keep theirs), so a long sum is not nested
       const int pr = precedence(e);
-      Code a = print(*e.args[0]), b = print(*e.args[1]);
-      if (precedence(*e.args[0]) < pr) a.text = "(" + a.text + ")";
-      if (precedence(*e.args[1]) <= pr) b.text = "(" + b.text + ")";
+      Code a = print(*e.args[0], tmp), b = print(*e.args[1], tmp);
+      if (precedence(*e.args[0], tmp) < pr) a.text = "(" + a.text + ")";
+      if (precedence(*e.args[1], tmp) <= pr) b.text = "(" + b.text + ")";
       const char* op = e.op == Op::add   ? " + "
                        : e.op == Op::sub ? " - "
                        : e.op == Op::mul ? " * "
                                          : " / ";
       return {a.text + op + b.text, a.s || b.s};
     }
-    case Op::pow: return print_pow(*e.args[0], *e.args[1]);
+    case Op::pow: return print_pow(*e.args[0], *e.args[1], tmp);
     case Op::call: {
-      if (e.fn == Fn::pow) return print_pow(*e.args[0], *e.args[1]);
-      const Code a = print(*e.args[0]);
+      if (e.fn == Fn::pow) return print_pow(*e.args[0], *e.args[1], tmp);
+      const Code a = print(*e.args[0], tmp);
       if (e.fn == Fn::atan2) {
-        Code b = print(*e.args[1]);
+        Code b = print(*e.args[1], tmp);
         Code y = a;
         if (y.s && !b.s) b.text = "S(" + b.text + ")";
         if (b.s && !y.s) y.text = "S(" + y.text + ")";
@@ -1621,6 +1914,83 @@ std::string range_code(const ParamRange& r) {
          literal(r.hi) + ", " + (r.hi_open ? "true" : "false") + "}";
 }
 
+// hand_dynamics(p, q, qd, t, M, F): the symbolic M and F (dynamics_trees),
+// every node used more than once computed once into a temporary c<k>, in an
+// order where each comes after the ones it uses
+template <class Line>
+void hand_dynamics_fn(const ModelSpec& s, const Line& line) {
+  if (!s.lagrangian.tree) return;
+  const int n = static_cast<int>(s.coordinates.size());
+  const DynamicsTrees d = dynamics_trees(s);
+  line("");
+  if (d.nodes > kMaxSymbolicNodes) {
+    line("  // no hand_dynamics: the symbolic M and F have " + std::to_string(d.nodes) +
+         " distinct nodes, more than " + std::to_string(kMaxSymbolicNodes) +
+         "; the engine differentiates the Lagrangian by AD");
+    return;
+  }
+  std::vector<const Expr*> roots;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j <= i; ++j) roots.push_back(d.mass[static_cast<size_t>(i * n + j)].get());
+  for (const auto& f : d.force) roots.push_back(f.get());
+  // distinct nodes in post-order, and how many distinct parents (or root
+  // slots) use each
+  std::map<const Expr*, int> used;
+  std::vector<const Expr*> order;
+  std::vector<std::pair<const Expr*, size_t>> stack;
+  for (const Expr* r : roots) {
+    ++used[r];
+    if (used[r] > 1) continue;
+    stack.push_back({r, 0});
+    while (!stack.empty()) {
+      auto& [e, next] = stack.back();
+      if (next < e->args.size()) {
+        const Expr* a = e->args[next++].get();
+        if (++used[a] == 1) stack.push_back({a, 0});
+      } else {
+        order.push_back(e);
+        stack.pop_back();
+      }
+    }
+  }
+  Uses u;
+  for (const Expr* e : order) {
+    u.p = u.p || e->op == Op::param;
+    u.q = u.q || e->op == Op::coord;
+    u.qd = u.qd || e->op == Op::rate;
+    u.t = u.t || e->op == Op::time;
+  }
+  line("  // M = d2L/dqd2 and F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt, differentiated");
+  line("  // symbolically by nholo from the Lagrangian (the engine adds the forces)");
+  line("  template <class S>");
+  line("  NHOLO_HDI static void hand_dynamics(" + arg("const Params&", "p", u.p) + ", " +
+       arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) + ", " +
+       arg("const S&", "t", u.t) + ", Mat<S, n, n>& M, Vec<S, n>& F) {");
+  TempNames names;
+  for (const Expr* e : order) {
+    const bool leaf = e->args.empty() || (e->op == Op::neg && e->args[0]->args.empty());
+    if (leaf || used[e] < 2) continue;
+    const Code c = print(*e, &names);
+    const std::string name = "c" + std::to_string(names.size());
+    line("    const " + std::string(c.s ? "S " : "double ") + name + " = " +
+         (c.s ? "S(" + c.text + ")" : c.text) + ";");
+    names[e] = {name, c.s};
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j <= i; ++j) {
+      const std::string ij = std::to_string(i) + ", " + std::to_string(j);
+      line("    M(" + ij + ") = S(" + print(*d.mass[static_cast<size_t>(i * n + j)], &names).text +
+           ");");
+      if (j < i)
+        line("    M(" + std::to_string(j) + ", " + std::to_string(i) + ") = M(" + ij + ");");
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    line("    F[" + std::to_string(i) + "] = S(" +
+         print(*d.force[static_cast<size_t>(i)], &names).text + ");");
+  line("  }");
+}
+
 }  // namespace
 
 std::string generate_model_header(const ModelSpec& s) {
@@ -1646,11 +2016,14 @@ std::string generate_model_header(const ModelSpec& s) {
   line("  static constexpr int n = " + std::to_string(n) + ";");
   // the rates never meet q or t in one term: dynamics.hpp skips the (qd, q)
   // and (qd, t) second derivatives
-  if (separable_terms(*s.lagrangian.tree)) line("  static constexpr bool separable_lagrangian = true;");
+  if (separable_terms(*s.lagrangian.tree))
+    line("  static constexpr bool separable_lagrangian = true;");
   // M (and F) depend on the parameters only: factored once per trajectory
   // (kernels/system.hpp, ConstantMassCache)
-  if (constant_mass_terms(*s.lagrangian.tree)) line("  static constexpr bool constant_mass = true;");
-  if (constant_force_terms(*s.lagrangian.tree)) line("  static constexpr bool constant_force = true;");
+  if (constant_mass_terms(*s.lagrangian.tree))
+    line("  static constexpr bool constant_mass = true;");
+  if (constant_force_terms(*s.lagrangian.tree))
+    line("  static constexpr bool constant_force = true;");
   line("  static constexpr int m_position = " + std::to_string(s.m_position) + ";");
   line("  static constexpr int m_velocity = " + std::to_string(s.m_velocity) + ";");
   line("  static constexpr int m_acceleration = " + std::to_string(s.m_acceleration) + ";");
@@ -1739,6 +2112,7 @@ std::string generate_model_header(const ModelSpec& s) {
   };
 
   scalar_fn("lagrangian", s.lagrangian);
+  hand_dynamics_fn(s, line);
   const char* kind_fn[3] = {"position_constraints", "velocity_constraints",
                             "acceleration_constraints"};
   const char* kind_size[3] = {"m_position", "m_velocity", "m_acceleration"};

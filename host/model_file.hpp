@@ -24,12 +24,12 @@
 // header is printed from the parsed expression tree.
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "host/model_info.hpp"
 
@@ -97,6 +97,20 @@ namespace model_file {
 double evaluate(const ModelSpec& s, const Expression& e, const std::vector<double>& q,
                 const std::vector<double>& qd, const std::vector<double>& qdd, double t,
                 const std::vector<double>& params = {});
+
+// M = d2L/dqd2 (n x n, row-major) and the Lagrangian's part of
+// F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt (n), differentiated symbolically
+// from the Lagrangian's tree: trees that share their common subexpressions,
+// with what is structurally zero folded (docs/models.md, "Symbolic
+// derivatives"). `nodes`: distinct nodes of all of them (the generated header
+// keeps AD above a limit). Empty when the spec has no Lagrangian. Their texts
+// name the entry (d2L/dx_dot dy_dot, F_x); evaluate() evaluates them.
+struct SymbolicDynamics {
+  std::vector<Expression> mass;
+  std::vector<Expression> force;
+  size_t nodes = 0;
+};
+SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
 }  // namespace model_file
 
 // A model file (TOML) or a [model] table; builtin_names: names a model file

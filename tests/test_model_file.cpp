@@ -675,13 +675,15 @@ TEST(ModelFileErrors, ConstraintRankOutOfRange) {
   for (const char* v : {"0", "2", "1.5", "\"1\""}) {
     Model md;
     const int line = md.add(std::string("constraint_rank = ") + v);
-    expect_error(md, {"bad.toml:" + std::to_string(line) + ":19: constraint_rank: expected an integer from 1 "
+    expect_error(md, {"bad.toml:" + std::to_string(line) +
+                      ":19: constraint_rank: expected an integer from 1 "
                       "to the number of constraints (1)"});
   }
   // a declared rank below m leaves only the formulations that stay regular
   Model md;
-  md.set(Model::kConstraints,
-         R"~(constraints = [ { name = "a", kind = "velocity", expr = "x_dot" }, { name = "b", kind = "velocity", expr = "2*x_dot" } ])~");
+  md.set(
+      Model::kConstraints,
+      R"~(constraints = [ { name = "a", kind = "velocity", expr = "x_dot" }, { name = "b", kind = "velocity", expr = "2*x_dot" } ])~");
   md.add("constraint_rank = 1");
   const ModelSpec s = parse(md.text());
   EXPECT_EQ(s.constraint_rank, 1);
@@ -882,7 +884,7 @@ TEST(ModelFileGood, SkateSpecAndModelInfo) {
   EXPECT_TRUE(mi.has_energy);
   EXPECT_TRUE(mi.has_conflated);
   EXPECT_FALSE(mi.has_nonideal);
-  EXPECT_FALSE(mi.has_hand_dynamics);
+  EXPECT_TRUE(mi.has_hand_dynamics);  // symbolic M and F in the generated header
   ASSERT_TRUE(mi.check_params);
   EXPECT_EQ(mi.check_params({1, 0.4, 1, 9.81, 0.3}), "");
 }
@@ -1116,7 +1118,126 @@ TEST(ModelFileGood, HeaderStringsAreEscaped) {
 }
 
 // ---------------------------------------------------------------------------
-// 3. The generated header compiled
+// 3. Symbolic M and F (symbolic_dynamics, the generated hand_dynamics)
+
+// every function of the grammar, rates inside functions (M depends on qd),
+// rates coupled with coordinates and time, variable exponents
+const char* kEveryFunction = R"~(
+name = "every_function"
+description = "a Lagrangian with every function of the grammar"
+coordinates = [ { name = "a", unit = "1" }, { name = "b", unit = "1" } ]
+parameters = [ { name = "k", default = 1.7, unit = "1", positive = true } ]
+lagrangian = """a_dot^2/2 + (1 + b^2/4)*b_dot^2/2 + k*a_dot*b_dot*cos(a) + sin(a_dot*b)*t/3
+  + tan(0.3*a_dot)*exp(-b) + log(2 + a_dot^2)*sqrt(1 + b^2) + sinh(0.2*b_dot)*cosh(a)
+  + tanh(a_dot - b_dot)/2 + abs(a_dot - 2)*b + sign(b_dot + 5)*a^3 + atan2(b_dot, 2 + a^2)
+  + pow(1 + b_dot^2, 1.5) + (1.5 + a^2)^(0.1*b_dot*t) + k^b_dot + b_dot^3/7 - a^4/4
+  + a/(1 + b_dot^2) - -(a*b_dot)"""
+)~";
+
+// M and F of a spec by central differences of the evaluator: M_ij from four
+// values of L, D_v dL/dqd_i (v = (qd, 0, 1) in (q, qd, t)) from four more
+struct Numeric {
+  std::vector<double> M, F;
+};
+Numeric numeric_dynamics(const ModelSpec& s, const std::vector<double>& q,
+                         const std::vector<double>& qd, double t) {
+  using nholo::model_file::evaluate;
+  const size_t n = q.size();
+  auto L = [&](const std::vector<double>& qq, const std::vector<double>& vv, double tt) {
+    return evaluate(s, s.lagrangian, qq, vv, {}, tt);
+  };
+  const double h = 1e-4;
+  Numeric r;
+  r.M.assign(n * n, 0.0);
+  r.F.assign(n, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int si : {1, -1})
+        for (int sj : {1, -1}) {
+          std::vector<double> v = qd;
+          v[i] += si * h;
+          v[j] += sj * h;
+          sum += si * sj * L(q, v, t);
+        }
+      r.M[i * n + j] = sum / (4 * h * h);
+    }
+    std::vector<double> qp = q, qm = q;
+    qp[i] += h;
+    qm[i] -= h;
+    const double dLdq = (L(qp, qd, t) - L(qm, qd, t)) / (2 * h);
+    double dv = 0;  // D_v dL/dqd_i
+    for (int sv : {1, -1})
+      for (int si : {1, -1}) {
+        std::vector<double> qq = q, v = qd;
+        for (size_t k = 0; k < n; ++k) qq[k] += sv * h * qd[k];
+        v[i] += si * h;
+        dv += sv * si * L(qq, v, t + sv * h);
+      }
+    r.F[i] = dLdq - dv / (4 * h * h);
+  }
+  return r;
+}
+
+TEST(ModelFileSymbolic, SkateMassAndForceAreTheClosedForms) {
+  const ModelSpec s = parse(kSkate, "skate.toml");
+  const auto d = nholo::model_file::symbolic_dynamics(s);
+  ASSERT_EQ(d.mass.size(), 9u);
+  ASSERT_EQ(d.force.size(), 3u);
+  EXPECT_EQ(d.mass[2].text, "d2L/dx_dot dtheta_dot");
+  EXPECT_EQ(d.force[2].text, "F_theta");
+  const double m = 1.3, so = 0.4, I = 2 * 1.3 * 0.16 + 0.5, g = 9.81, al = 0.3;
+  const double th = 0.7, xd = 1.1, yd = 0.4, thd = -0.6;
+  const double c = std::cos(th), sn = std::sin(th), G = m * g * std::sin(al);
+  // M = [[m, 0, -m s sin], [0, m, m s cos], [., ., I]], F = dL/dq - (d2L/dqd dq) qd
+  const double M[9] = {m, 0, -m * so * sn, 0, m, m * so * c, -m * so * sn, m * so * c, I};
+  const double F[3] = {G + m * so * thd * thd * c, m * so * thd * thd * sn, -G * so * sn};
+  using nholo::model_file::evaluate;
+  const std::vector<double> q = {0.3, -0.2, th}, qd = {xd, yd, thd};
+  for (int k = 0; k < 9; ++k)
+    EXPECT_NEAR(evaluate(s, d.mass[k], q, qd, {}, 0.5), M[k], 1e-14) << d.mass[k].text;
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(evaluate(s, d.force[k], q, qd, {}, 0.5), F[k], 1e-13) << d.force[k].text;
+  // shared subtrees and folded zeros: the 12 trees have fewer distinct
+  // nodes than the Lagrangian's own tree has (a guard on the folding)
+  EXPECT_LT(d.nodes, 60u);
+}
+
+TEST(ModelFileSymbolic, EveryFunctionAgainstCentralDifferences) {
+  const ModelSpec s = parse(kEveryFunction, "every.toml");
+  const auto d = nholo::model_file::symbolic_dynamics(s);
+  ASSERT_EQ(d.mass.size(), 4u);
+  using nholo::model_file::evaluate;
+  const std::vector<std::vector<double>> states = {
+      {0.3, -0.4, 0.7, 1.2}, {-1.1, 0.9, -0.5, 0.25}, {2.0, 0.1, 0.05, -1.3}};
+  for (const auto& st : states) {
+    const std::vector<double> q = {st[0], st[1]}, qd = {st[2], st[3]};
+    const double t = 0.8;
+    const Numeric num = numeric_dynamics(s, q, qd, t);
+    for (size_t k = 0; k < 4; ++k) {
+      const double v = evaluate(s, d.mass[k], q, qd, {}, t);
+      EXPECT_NEAR(v, num.M[k], 2e-6 * (1 + std::fabs(v))) << d.mass[k].text;
+    }
+    for (size_t k = 0; k < 2; ++k) {
+      const double v = evaluate(s, d.force[k], q, qd, {}, t);
+      EXPECT_NEAR(v, num.F[k], 2e-6 * (1 + std::fabs(v))) << d.force[k].text;
+    }
+  }
+}
+
+TEST(ModelFileSymbolic, SymmetricAndAbsentWithoutALagrangian) {
+  const ModelSpec s = parse(kEveryFunction, "every.toml");
+  const auto d = nholo::model_file::symbolic_dynamics(s);
+  // one tree for M_ij and M_ji
+  EXPECT_EQ(d.mass[1].tree, d.mass[2].tree);
+  EXPECT_TRUE(nholo::model_info_from_spec(s).has_hand_dynamics);
+  ModelSpec none = s;
+  none.lagrangian = {};
+  EXPECT_TRUE(nholo::model_file::symbolic_dynamics(none).mass.empty());
+}
+
+// ---------------------------------------------------------------------------
+// 4. The generated header compiled
 
 // c++ on PATH, or "" when there is none
 std::string find_compiler() {
@@ -1545,6 +1666,69 @@ int main() {
   }
 }
 
+// the generated hand_dynamics (symbolic M and F) against the engine's AD of
+// the same Lagrangian, the general jet and the structured one, at several
+// states; and for float
+TEST(ModelFileCompiled, SymbolicDynamicsEqualAutomaticDifferentiation) {
+  for (const char* text : {kEveryFunction, kSkate, kBlock}) {
+    const ModelSpec s = parse(text, "model.toml");
+    const std::string program = std::string(kProgramHead) + R"~(
+static_assert(has_hand_dynamics<M>::value, "the generated header has hand_dynamics");
+constexpr int n = M::n;
+int main() {
+  const M::Params p = defaults();
+  double worst = 0, size = 0;
+  for (int k = 0; k < 6; ++k) {
+    Vec<double, n> q, qd;
+    for (int i = 0; i < n; ++i) {
+      q[i] = 0.31 * (k + 1) * (i + 1) - 0.9 + 0.1 * i;
+      qd[i] = 0.7 - 0.23 * k * (i + 2) + 0.05 * i;
+    }
+    const double t = 0.2 + 0.3 * k;
+    Mat<double, n, n> Mh, Ma, Mg;
+    Vec<double, n> Fh, Fa, Fg;
+    M::hand_dynamics(p, q, qd, t, Mh, Fh);
+    lagrangian_terms_ad<M, double, true, false>(p, q, qd, t, Ma, Fa);
+    lagrangian_terms_ad<M, double, false, false>(p, q, qd, t, Mg, Fg);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        worst = std::fmax(worst, std::fmax(std::fabs(Mh(i, j) - Ma(i, j)), std::fabs(Mh(i, j) - Mg(i, j))));
+        size = std::fmax(size, std::fabs(Ma(i, j)));
+      }
+      worst = std::fmax(worst, std::fmax(std::fabs(Fh[i] - Fa[i]), std::fabs(Fh[i] - Fg[i])));
+      size = std::fmax(size, std::fabs(Fa[i]));
+    }
+  }
+  out("worst", worst);
+  out("size", size);
+  Vec<float, n> qf, qdf;
+  for (int i = 0; i < n; ++i) { qf[i] = 0.3f * float(i + 1); qdf[i] = 0.5f - 0.2f * float(i); }
+  Mat<float, n, n> Mf;
+  Vec<float, n> Ff;
+  M::hand_dynamics(p, qf, qdf, 0.5f, Mf, Ff);
+  Mat<double, n, n> Md;
+  Vec<double, n> Fd, qd64, q64;
+  for (int i = 0; i < n; ++i) { q64[i] = double(qf[i]); qd64[i] = double(qdf[i]); }
+  M::hand_dynamics(p, q64, qd64, 0.5, Md, Fd);
+  double fw = 0;
+  for (int i = 0; i < n; ++i) fw = std::fmax(fw, std::fabs(double(Ff[i]) - Fd[i]) / (1 + std::fabs(Fd[i])));
+  out("float_diff", fw);
+  return 0;
+}
+)~";
+    std::string skip;
+    const auto got = compile_and_run(s, "#include <cmath>\n" + program, &skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    if (got.empty()) return;
+    ASSERT_TRUE(got.count("worst") && got.count("size") && got.count("float_diff")) << s.name;
+    EXPECT_GT(got.at("size"), 0.5) << s.name;
+    EXPECT_LE(got.at("worst"), 1e-13 * got.at("size")) << s.name;
+    EXPECT_LE(got.at("float_diff"), 1e-5) << s.name;
+    std::printf("%-16s symbolic M, F vs AD: max difference %.2e (largest entry %.2e)\n",
+                s.name.c_str(), got.at("worst"), got.at("size"));
+  }
+}
+
 TEST(ModelFileCompiled, UnconstrainedWithoutParameters) {
   const ModelSpec s = parse(kFree, "free.toml");
   const std::string program = std::string(kProgramHead) + R"~(
@@ -1581,7 +1765,8 @@ int main() {
 TEST(ModelFileGood, SeparableLagrangianIsDetectedFromItsTerms) {
   const std::string dir = std::string(NHOLO_SOURCE_DIR) + "/tests/model_files/";
   const std::string flag = "static constexpr bool separable_lagrangian = true;";
-  for (const char* f : {"rolling_coin.toml", "appell.toml", "parallel_velocities.toml", "udwadia_example2.toml"})
+  for (const char* f :
+       {"rolling_coin.toml", "appell.toml", "parallel_velocities.toml", "udwadia_example2.toml"})
     EXPECT_NE(nholo::generate_model_header(nholo::load_model_file(dir + f, kBuiltins)).find(flag),
               std::string::npos)
         << f;
@@ -1590,8 +1775,10 @@ TEST(ModelFileGood, SeparableLagrangianIsDetectedFromItsTerms) {
     EXPECT_EQ(h.find("separable_lagrangian"), std::string::npos) << f;
   }
   Model md;
-  md.set(Model::kLagrangian, R"~(lagrangian = "m/2*(x_dot^2 + y_dot^2) - t*x_dot + J/2*theta_dot^2")~");
-  EXPECT_EQ(nholo::generate_model_header(parse(md.text())).find("separable_lagrangian"), std::string::npos);
+  md.set(Model::kLagrangian,
+         R"~(lagrangian = "m/2*(x_dot^2 + y_dot^2) - t*x_dot + J/2*theta_dot^2")~");
+  EXPECT_EQ(nholo::generate_model_header(parse(md.text())).find("separable_lagrangian"),
+            std::string::npos);
 }
 
 // A separable Lagrangian whose rate terms are quadratic (at most) in the rates
@@ -1606,7 +1793,8 @@ TEST(ModelFileGood, ConstantMassAndForceAreDetectedFromTheTerms) {
   auto header = [&](const char* f) {
     return nholo::generate_model_header(nholo::load_model_file(dir + f, kBuiltins));
   };
-  for (const char* f : {"rolling_coin.toml", "appell.toml", "parallel_velocities.toml", "udwadia_example2.toml"}) {
+  for (const char* f :
+       {"rolling_coin.toml", "appell.toml", "parallel_velocities.toml", "udwadia_example2.toml"}) {
     const std::string h = header(f);
     EXPECT_NE(h.find(mass), std::string::npos) << f;
     EXPECT_NE(h.find(force), std::string::npos) << f;
@@ -1634,9 +1822,9 @@ TEST(ModelFileGood, ConstantMassAndForceAreDetectedFromTheTerms) {
   EXPECT_NE(h.find(mass), std::string::npos);
   EXPECT_NE(h.find(force), std::string::npos);
   // a cubic rate term, a rate under a function, a division by a rate: M not constant
-  for (const char* l : {"m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^3",
-                        "m/2*(x_dot^2 + y_dot^2) + J*cos(theta_dot)",
-                        "m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2 + 1/(1 + x_dot^2)"}) {
+  for (const char* l :
+       {"m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^3", "m/2*(x_dot^2 + y_dot^2) + J*cos(theta_dot)",
+        "m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2 + 1/(1 + x_dot^2)"}) {
     h = lagrangian(l);
     EXPECT_EQ(h.find("constant_mass"), std::string::npos) << l;
     EXPECT_EQ(h.find("constant_force"), std::string::npos) << l;
