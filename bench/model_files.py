@@ -19,8 +19,9 @@ bench/report.py's keep marker, between this script's own markers).
    same Lagrangian and constraints) run the same ensemble on one core
    (backend cpp, statistics only), alternately, `reps` times each; the
    integrating thread's time (root attribute compute_seconds) is compared,
-   best of the repetitions. The trajectories are the same to 2e-15
-   (tests/test_model_files.cpp).
+   best of the repetitions. The trajectories are the same to 3e-15
+   (tests/test_model_files.cpp); the model file's M and F are symbolic, the
+   built-in's from AD or hand-written (the table says which).
 """
 import argparse
 import os
@@ -36,11 +37,11 @@ BEGIN = "<!-- bench/model_files.py: begin -->"
 END = "<!-- bench/model_files.py: end -->"
 KEEP_MARKER = "<!-- bench/report.py keeps what follows: measured outside bench/run.sh -->"
 
-PAIRS = [  # built-in, example config, share of --size, what the built-in has that the file lacks
-    ("rolling_coin", "rolling_coin.toml", 1.0, "hand-written M, F (hand_dynamics)"),
-    ("skate", "skate.toml", 1.0, "nothing"),
-    ("parallel_velocities", "parallel_velocities.toml", 1.0, "nothing"),
-    ("appell", "appell.toml", 0.05, "nothing"),  # minutes per 1000 trajectories
+PAIRS = [  # built-in, example config, share of --size, where the built-in's M and F come from
+    ("rolling_coin", "rolling_coin.toml", 1.0, "hand-written (hand_dynamics); constant M"),
+    ("skate", "skate.toml", 1.0, "AD (second-order jets); M depends on theta"),
+    ("parallel_velocities", "parallel_velocities.toml", 1.0, "AD; constant M"),
+    ("appell", "appell.toml", 0.05, "AD; constant M"),  # minutes per 1000 trajectories
 ]
 
 
@@ -144,16 +145,18 @@ def main():
           "udwadia_kalaba, statistics only) on one core (backend cpp), the built-in model and its "
           "twin in tests/model_files/ run alternately, best of "
           f"{a.reps}; the integrating thread's time:", "",
-          "| model | trajectories | built-in | model file | model file / built-in | the built-in has in addition |",
+          "| model | trajectories | built-in | model file | model file / built-in | the built-in's M, F |",
           "|---|---|---|---|---|---|"]
     for name, size, b, f, extra in speed:
         L.append(f"| {name} | {size} | {b:.3f} s | {f:.3f} s | {f / b:.3f} | {extra} |")
-    L += ["", "A model file runs within a few percent of a built-in model written the same way "
-          "(timing noise of a shared machine; the shortest runs are the noisiest). The coin's "
-          "hand-written M and F now count little: both declare a constant mass matrix, factored "
-          "once per trajectory (docs/BENCHMARKS.md 9.5); where M varies with the state, hand-written "
-          "dynamics stay faster than any Lagrangian differentiated by AD, which is what a model file "
-          "always is (write a C++ model with hand_dynamics and nholo_add_model for that, docs/models.md).",
+    L += ["", "A model file's M and F are derived symbolically from its Lagrangian when the C++ is "
+          "generated (docs/models.md, \"Symbolic derivatives\"), with structural zeros dropped and "
+          "shared subexpressions computed once; its parameter-only subexpressions (m g sin(alpha)) "
+          "are computed once per trajectory. A built-in model's come from AD unless it has "
+          "hand-written ones. Where M is constant (coin, parallel velocities, Appell) both are "
+          "factored once per trajectory (docs/BENCHMARKS.md 9.5) and the two differ by the timing "
+          "noise of a shared machine (the shortest runs are the noisiest); where M depends on the "
+          "state (the skate) the symbolic form skips the second-order jets of 9.3.",
           "", END]
     section = "\n".join(L)
     text = open(a.out).read() if os.path.exists(a.out) else ""

@@ -117,10 +117,13 @@
 // name, description, source, n, m_position, m_velocity, m_acceleration,
 // n_params, coordinates[n], coordinate_units[n], constraint_names[m] ({nullptr}
 // when m = 0), param_info[n_params] (the sentinel {nullptr, 0, nullptr,
-// nullptr} when n_params = 0), Params {double v[max(n_params, 1)]},
-// make_params, lagrangian, and position_constraints, velocity_constraints,
-// acceleration_constraints, nonpotential_force, nonideal_force, energy,
-// conflated_lagrangian where the file has them. Code is printed from the
+// nullptr} when n_params = 0), Params {double v[max(n_params, 1)]; and
+// double k[K] when K > 0 parameter-only subexpressions are hoisted},
+// make_params (filling k), lagrangian, hand_dynamics (the symbolic M and F,
+// see "Symbolic derivatives" below; absent above kMaxSymbolicNodes), and
+// position_constraints, velocity_constraints, acceleration_constraints,
+// nonpotential_force, nonideal_force, energy, conflated_lagrangian where
+// the file has them. Code is printed from the
 // expression trees (user text only ever appears inside escaped string
 // literals): coordinate i -> q[i], rate -> qd[i], acceleration -> qdd[i],
 // parameter j -> p.v[j], t -> t, numbers and pi -> double literals (%.17g),
@@ -144,6 +147,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -1904,9 +1908,63 @@ std::string arg(const char* type, const char* name, bool used) {
   return std::string(type) + (used ? " " : " /*") + name + (used ? "" : "*/");
 }
 
-std::string returned_value(const model_file::Expression& e) {
-  return e.tree ? "S(" + print(*e.tree).text + ")" : "S(0.0)";
+std::string returned_value(const model_file::Expression& e, const TempNames* tmp) {
+  return e.tree ? "S(" + print(*e.tree, tmp).text + ")" : "S(0.0)";
 }
+
+// Parameter-only subexpressions with a function, a power or a division
+// (m g sin(alpha), m / 2) are computed once, by make_params, into Params::k:
+// every maximal one of the printed trees gets a slot (one per distinct
+// printed text), and the printer prints p.k[j] for it. The same operations
+// in the same order as before, so the values are the same bits.
+class Hoister {
+ public:
+  // the maximal hoistable subtrees of e
+  void add(const Expr& e) {
+    if (!seen_.insert(&e).second) return;
+    if (!state_(e) && costly_(e) && param_(e)) {
+      const std::string text = print(e).text;
+      auto it = slot_.find(text);
+      if (it == slot_.end()) {
+        it = slot_.emplace(text, static_cast<int>(texts_.size())).first;
+        texts_.push_back(text);
+      }
+      names_[&e] = {"p.k[" + std::to_string(it->second) + "]", false};
+      return;
+    }
+    for (const auto& a : e.args) add(*a);
+  }
+  const TempNames& names() const { return names_; }
+  const std::vector<std::string>& texts() const { return texts_; }
+
+ private:
+  // memoized: does the subtree use q, qd, qdd or t; has it a call, ^ or /
+  struct Memo {
+    explicit Memo(bool (*leaf)(const Expr&)) : leaf_(leaf) {}
+    bool operator()(const Expr& e) {
+      const auto it = m_.find(&e);
+      if (it != m_.end()) return it->second;
+      bool r = leaf_(e);
+      for (const auto& a : e.args) r = (*this)(*a) || r;
+      m_.emplace(&e, r);
+      return r;
+    }
+    bool (*leaf_)(const Expr&);
+    std::map<const Expr*, bool> m_;
+  };
+  static bool uses_state(const Expr& e) {
+    return e.op == Op::coord || e.op == Op::rate || e.op == Op::accel || e.op == Op::time;
+  }
+  static bool is_costly(const Expr& e) {
+    return e.op == Op::call || e.op == Op::pow || e.op == Op::div;
+  }
+  static bool is_param(const Expr& e) { return e.op == Op::param; }
+  Memo state_{uses_state}, costly_{is_costly}, param_{is_param};
+  std::set<const Expr*> seen_;
+  std::map<std::string, int> slot_;
+  std::vector<std::string> texts_;
+  TempNames names_;
+};
 
 std::string range_code(const ParamRange& r) {
   return "ParamRange{" + std::string(r.has_lo ? "true" : "false") + ", " + literal(r.lo) + ", " +
@@ -1918,10 +1976,10 @@ std::string range_code(const ParamRange& r) {
 // every node used more than once computed once into a temporary c<k>, in an
 // order where each comes after the ones it uses
 template <class Line>
-void hand_dynamics_fn(const ModelSpec& s, const Line& line) {
+void hand_dynamics_fn(const ModelSpec& s, const DynamicsTrees& d, const TempNames& hoisted,
+                      const Line& line) {
   if (!s.lagrangian.tree) return;
   const int n = static_cast<int>(s.coordinates.size());
-  const DynamicsTrees d = dynamics_trees(s);
   line("");
   if (d.nodes > kMaxSymbolicNodes) {
     line("  // no hand_dynamics: the symbolic M and F have " + std::to_string(d.nodes) +
@@ -1944,7 +2002,7 @@ void hand_dynamics_fn(const ModelSpec& s, const Line& line) {
     stack.push_back({r, 0});
     while (!stack.empty()) {
       auto& [e, next] = stack.back();
-      if (next < e->args.size()) {
+      if (next < e->args.size() && !hoisted.count(e)) {
         const Expr* a = e->args[next++].get();
         if (++used[a] == 1) stack.push_back({a, 0});
       } else {
@@ -1955,7 +2013,7 @@ void hand_dynamics_fn(const ModelSpec& s, const Line& line) {
   }
   Uses u;
   for (const Expr* e : order) {
-    u.p = u.p || e->op == Op::param;
+    u.p = u.p || e->op == Op::param || hoisted.count(e) > 0;
     u.q = u.q || e->op == Op::coord;
     u.qd = u.qd || e->op == Op::rate;
     u.t = u.t || e->op == Op::time;
@@ -1966,12 +2024,13 @@ void hand_dynamics_fn(const ModelSpec& s, const Line& line) {
   line("  NHOLO_HDI static void hand_dynamics(" + arg("const Params&", "p", u.p) + ", " +
        arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) + ", " +
        arg("const S&", "t", u.t) + ", Mat<S, n, n>& M, Vec<S, n>& F) {");
-  TempNames names;
+  TempNames names = hoisted;
+  int temps = 0;
   for (const Expr* e : order) {
     const bool leaf = e->args.empty() || (e->op == Op::neg && e->args[0]->args.empty());
-    if (leaf || used[e] < 2) continue;
+    if (leaf || used[e] < 2 || names.count(e)) continue;
     const Code c = print(*e, &names);
-    const std::string name = "c" + std::to_string(names.size());
+    const std::string name = "c" + std::to_string(temps++);
     line("    const " + std::string(c.s ? "S " : "double ") + name + " = " +
          (c.s ? "S(" + c.text + ")" : c.text) + ";");
     names[e] = {name, c.s};
@@ -1994,6 +2053,28 @@ void hand_dynamics_fn(const ModelSpec& s, const Line& line) {
 }  // namespace
 
 std::string generate_model_header(const ModelSpec& s) {
+  // the symbolic M and F (hand_dynamics), unless too large
+  DynamicsTrees dyn;
+  if (s.lagrangian.tree) {
+    dyn = dynamics_trees(s);
+    if (dyn.nodes > kMaxSymbolicNodes) {
+      dyn.mass.clear();
+      dyn.force.clear();
+    }
+  }
+  Hoister hoist;
+  for (const model_file::Expression* e : {&s.lagrangian, &s.energy, &s.conflated_lagrangian})
+    if (e->tree) hoist.add(*e->tree);
+  for (const auto& c : s.constraints)
+    if (c.expr.tree) hoist.add(*c.expr.tree);
+  for (const auto* f : {&s.nonpotential_force, &s.nonideal_force})
+    for (const auto& e : *f)
+      if (e.tree) hoist.add(*e.tree);
+  for (const auto& e : dyn.mass)
+    if (e) hoist.add(*e);
+  for (const auto& e : dyn.force)
+    if (e) hoist.add(*e);
+  const TempNames* hoisted = &hoist.names();
   const int n = static_cast<int>(s.coordinates.size());
   const int m = static_cast<int>(s.constraints.size());
   const int np = static_cast<int>(s.parameters.size());
@@ -2069,13 +2150,26 @@ std::string generate_model_header(const ModelSpec& s) {
       line("    //   v[" + std::to_string(j) + "] " + s.parameters[static_cast<size_t>(j)].name);
   }
   line("    double v[" + std::to_string(np > 0 ? np : 1) + "];");
+  if (!hoist.texts().empty()) {
+    line("    // parameter-only subexpressions, computed once by make_params");
+    line("    double k[" + std::to_string(hoist.texts().size()) + "];");
+  }
   line("  };");
   if (np > 0) {
     std::string vals;
     for (int j = 0; j < np; ++j)
       vals += (j ? ", " : "") + std::string("values[") + std::to_string(j) + "]";
-    line("  NHOLO_HDI static Params make_params(const double* values) { return Params{{" + vals +
-         "}}; }");
+    if (hoist.texts().empty()) {
+      line("  NHOLO_HDI static Params make_params(const double* values) { return Params{{" + vals +
+           "}}; }");
+    } else {
+      line("  NHOLO_HDI static Params make_params(const double* values) {");
+      line("    Params p{{" + vals + "}, {}};");
+      for (size_t j = 0; j < hoist.texts().size(); ++j)
+        line("    p.k[" + std::to_string(j) + "] = " + hoist.texts()[j] + ";");
+      line("    return p;");
+      line("  }");
+    }
   } else {
     line(
         "  NHOLO_HDI static Params make_params(const double* /*values*/) { return Params{{0.0}}; "
@@ -2090,7 +2184,7 @@ std::string generate_model_header(const ModelSpec& s) {
     line(std::string("  NHOLO_HDI static S ") + fname + "(" + arg("const Params&", "p", u.p) +
          ", " + arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) +
          ", " + arg("const S&", "t", u.t) + ") {");
-    line("    return " + returned_value(e) + ";");
+    line("    return " + returned_value(e, hoisted) + ";");
     line("  }");
   };
   // Vec-valued: the rows exprs
@@ -2106,13 +2200,13 @@ std::string generate_model_header(const ModelSpec& s) {
     line("  NHOLO_HDI static Vec<S, " + size + "> " + fname + "(" + args + ") {");
     line("    Vec<S, " + size + "> r;");
     for (size_t l = 0; l < rows.size(); ++l)
-      line("    r[" + std::to_string(l) + "] = " + returned_value(*rows[l]) + ";");
+      line("    r[" + std::to_string(l) + "] = " + returned_value(*rows[l], hoisted) + ";");
     line("    return r;");
     line("  }");
   };
 
   scalar_fn("lagrangian", s.lagrangian);
-  hand_dynamics_fn(s, line);
+  hand_dynamics_fn(s, dyn, hoist.names(), line);
   const char* kind_fn[3] = {"position_constraints", "velocity_constraints",
                             "acceleration_constraints"};
   const char* kind_size[3] = {"m_position", "m_velocity", "m_acceleration"};
