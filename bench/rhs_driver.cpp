@@ -10,7 +10,11 @@
 // SYSTEM: coin | skate | appell;  IMPL: nholo_ad | nholo_hand | closed | eigen,
 // or the generic path under another formulation: nholo_lm (Lagrange
 // multipliers), nholo_ns (null space), nholo_vk (vakonomic; multipliers start
-// at 0.1), nholo_cf (conflated; skate and appell only).
+// at 0.1), nholo_cf (conflated; skate and appell only); nholo_sym: the
+// Udwadia–Kalaba system of the system's twin model file (tests/model_files/,
+// the same Lagrangian and constraints) through the header nholo generates
+// from it: symbolic M and F, parameter-only terms once per trajectory (built
+// with NHOLO_BENCH_SYMBOLIC; CMakeLists.txt writes the headers).
 // The states cycle through 64 consistent initial states of the ensemble
 // benchmark (bench_systems.hpp), so branches see realistic data. Instructions
 // per evaluation = (Ir(N2) - Ir(N1)) / (N2 - N1): setup and teardown cancel;
@@ -21,12 +25,29 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench_systems.hpp"
 #include "eigen_direct.hpp"
 #include "kernels/formulations.hpp"
 #include "kernels/integrate.hpp"
+
+#ifndef NHOLO_BENCH_SYMBOLIC
+#define NHOLO_BENCH_SYMBOLIC 0
+#endif
+#if NHOLO_BENCH_SYMBOLIC
+// the three generated headers each define nholo::user_models::UserModel
+#define UserModel SymCoin
+#include "sym_rolling_coin.hpp"
+#undef UserModel
+#define UserModel SymSkate
+#include "sym_skate.hpp"
+#undef UserModel
+#define UserModel SymAppell
+#include "sym_appell.hpp"
+#undef UserModel
+#endif
 
 using namespace nholo;
 using namespace nholo::bench;
@@ -45,6 +66,41 @@ template <class Model>
 using VkSystem = VakonomicSystem<typename Generic<Model>::type>;
 template <class Model>
 using CfSystem = ConflatedSystem<Model>;
+
+#if NHOLO_BENCH_SYMBOLIC
+template <class Model>
+struct Sym;
+template <>
+struct Sym<RollingCoin> {
+  using type = user_models::SymCoin;
+};
+template <>
+struct Sym<Skate> {
+  using type = user_models::SymSkate;
+};
+template <>
+struct Sym<Appell> {
+  using type = user_models::SymAppell;
+};
+template <class Model>
+using SymSystem = UdwadiaKalabaSystem<typename Sym<Model>::type>;
+#endif
+
+// the benchmark parameters of Model as Sys's model takes them (a twin model
+// file's Params: the same values in the same order, through make_params)
+template <class Model, class Sys>
+typename Sys::model_type::Params system_params() {
+  using P = typename Sys::model_type::Params;
+  const typename Model::Params p = bench_params<Model>();
+  if constexpr (std::is_same<P, typename Model::Params>::value) {
+    return p;
+  } else {
+    static_assert(sizeof(p) == Model::n_params * sizeof(double), "Params of doubles only");
+    double v[Model::n_params];
+    std::memcpy(v, &p, sizeof p);
+    return Sys::model_type::make_params(v);
+  }
+}
 
 // y0 of trajectory i: (q, qd) of the ensemble, vakonomic multipliers 0.1
 template <class Model, class Sys>
@@ -79,7 +135,7 @@ template <class Model, template <class> class SysT>
 int run(const std::string& mode) {
   using Sys = SysT<Model>;
   Sys sys;
-  sys.params = bench_params<Model>();
+  sys.params = system_params<Model, Sys>();
   sys.eval = EvalOptions();
   std::vector<Vec<double, Sys::N>> states(64);
   for (int i = 0; i < 64; ++i) states[i] = state_of<Model>(sys, i);
@@ -143,9 +199,13 @@ int dispatch(const std::string& impl, const std::string& mode) {
   if constexpr (has_conflated_lagrangian<Model>::value) {
     if (impl == "nholo_cf") return run<Model, CfSystem>(mode);
   }
+#if NHOLO_BENCH_SYMBOLIC
+  if (impl == "nholo_sym") return run<Model, SymSystem>(mode);
+#endif
   std::fprintf(stderr,
                "unknown IMPL '%s' (accepted: nholo_ad, nholo_hand, closed, eigen, nholo_lm, "
-               "nholo_ns, nholo_vk, nholo_cf (skate, appell))\n",
+               "nholo_ns, nholo_vk, nholo_cf (skate, appell), nholo_sym (when built with "
+               "NHOLO_BENCH_SYMBOLIC))\n",
                impl.c_str());
   return 2;
 }
@@ -155,10 +215,11 @@ int dispatch(const std::string& impl, const std::string& mode) {
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
     for (const char* s : {"coin", "skate", "appell"}) {
-      for (const char* i : {"nholo_ad", "nholo_hand", "closed", "eigen", "nholo_lm", "nholo_ns",
-                            "nholo_vk"})
+      for (const char* i :
+           {"nholo_ad", "nholo_hand", "closed", "eigen", "nholo_lm", "nholo_ns", "nholo_vk"})
         std::printf("%s %s\n", s, i);
       if (std::strcmp(s, "coin") != 0) std::printf("%s nholo_cf\n", s);
+      if (NHOLO_BENCH_SYMBOLIC) std::printf("%s nholo_sym\n", s);
     }
     return 0;
   }

@@ -120,11 +120,11 @@ FORMS_skate="nholo_lm nholo_ns nholo_vk nholo_cf"
 FORMS_appell="nholo_lm nholo_ns nholo_vk"
 for sys in coin skate appell; do
   forms_var=FORMS_$sys
-  for impl in nholo_ad nholo_hand closed eigen ${!forms_var}; do
+  for impl in nholo_ad nholo_sym nholo_hand closed eigen ${!forms_var}; do
     cg_run "rhs_${sys}_${impl}_1" $sys $impl 500
     cg_run "rhs_${sys}_${impl}_2" $sys $impl 1500
   done
-  for impl in nholo_ad nholo_hand closed ${!forms_var}; do
+  for impl in nholo_ad nholo_sym nholo_hand closed ${!forms_var}; do
     cg_run "step_${sys}_${impl}_1" $sys $impl steps 2
     cg_run "step_${sys}_${impl}_2" $sys $impl steps 6
   done
@@ -178,7 +178,7 @@ if ! wait "$BG"; then tail -30 "$RES/build2.txt" >&2; exit 1; fi
 echo "\"$(cut -d' ' -f1-3 /proc/loadavg)\"" >"$RES/loadavg_timing_start.json"
 log "ns per right-hand side (best of 7 runs)"
 for sys in coin skate appell; do
-  for impl in nholo_ad nholo_hand closed eigen; do
+  for impl in nholo_ad nholo_sym nholo_hand closed eigen; do
     echo "{\"system\": \"$sys\", \"impl\": \"$impl\", \"ns_per_rhs\": $("$BUILD/rhs_driver" $sys $impl time)}" >>"$RES/time_rhs.jsonl"
   done
 done
