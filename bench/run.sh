@@ -142,7 +142,7 @@ forms = {"coin": ["nholo_lm", "nholo_ns", "nholo_vk"],
          "appell": ["nholo_lm", "nholo_ns", "nholo_vk"]}
 with open(os.path.join(res, "callgrind_rhs.jsonl"), "w") as out:
     for s in ("coin", "skate", "appell"):
-        for i in ["nholo_ad", "nholo_hand", "closed", "eigen"] + forms[s]:
+        for i in ["nholo_ad", "nholo_sym", "nholo_hand", "closed", "eigen"] + forms[s]:
             (f1, i1), (f2, i2) = counts[f"rhs_{s}_{i}_1"], counts[f"rhs_{s}_{i}_2"]
             out.write(json.dumps({"system": s, "impl": i, "ir_per_rhs": (i2 - i1) // 1000,
                                   "flops_per_rhs": (f2 - f1) // 1000}) + "\n")
@@ -151,7 +151,7 @@ def steps(s, i, k):
     return int(o[1]) + int(o[3])  # accepted + rejected
 with open(os.path.join(res, "callgrind_step.jsonl"), "w") as out:
     for s in ("coin", "skate", "appell"):
-        for i in ["nholo_ad", "nholo_hand", "closed"] + forms[s]:
+        for i in ["nholo_ad", "nholo_sym", "nholo_hand", "closed"] + forms[s]:
             (f1, i1), (f2, i2) = counts[f"step_{s}_{i}_1"], counts[f"step_{s}_{i}_2"]
             d = steps(s, i, 6) - steps(s, i, 2)
             out.write(json.dumps({"system": s, "impl": i, "attempted_steps": d, "ir_per_step": (i2 - i1) // d,

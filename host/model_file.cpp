@@ -120,7 +120,8 @@
 // nullptr} when n_params = 0), Params {double v[max(n_params, 1)]; and
 // double k[K] when K > 0 parameter-only subexpressions are hoisted},
 // make_params (filling k), lagrangian, hand_dynamics (the symbolic M and F,
-// see "Symbolic derivatives" below; absent above kMaxSymbolicNodes), and
+// see "Symbolic derivatives" below; absent above kMaxSymbolicNodes),
+// conflated_hand_dynamics (the same for the conflated Lagrangian), and
 // position_constraints, velocity_constraints, acceleration_constraints,
 // nonpotential_force, nonideal_force, energy, conflated_lagrangian where
 // the file has them. Code is printed from the
@@ -1658,9 +1659,8 @@ struct DynamicsTrees {
 
 // M_ij = d2L / dqd_i dqd_j, F_i = dL/dq_i - sum_k (d2L / dqd_i dq_k) qd_k -
 // d2L / dqd_i dt (the Lagrangian's part; Q_np is added by the engine)
-DynamicsTrees dynamics_trees(const ModelSpec& s) {
+DynamicsTrees dynamics_trees(const ModelSpec& s, const ExprPtr& L) {
   const int n = static_cast<int>(s.coordinates.size());
-  const ExprPtr& L = s.lagrangian.tree;
   DynamicsTrees r;
   r.mass.assign(static_cast<size_t>(n * n), nullptr);
   r.force.assign(static_cast<size_t>(n), nullptr);
@@ -1695,7 +1695,7 @@ namespace model_file {
 SymbolicDynamics symbolic_dynamics(const ModelSpec& s) {
   SymbolicDynamics out;
   if (!s.lagrangian.tree) return out;
-  const DynamicsTrees d = dynamics_trees(s);
+  const DynamicsTrees d = dynamics_trees(s, s.lagrangian.tree);
   out.nodes = d.nodes;
   const int n = static_cast<int>(s.coordinates.size());
   for (int i = 0; i < n; ++i) {
@@ -1746,7 +1746,8 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   mi.has_nonideal = !s.nonideal_force.empty();
   mi.has_conflated = !s.conflated_lagrangian.text.empty();
   // symbolic M and F in the generated header (hand_dynamics_fn)
-  mi.has_hand_dynamics = s.lagrangian.tree && dynamics_trees(s).nodes <= kMaxSymbolicNodes;
+  mi.has_hand_dynamics =
+      s.lagrangian.tree && dynamics_trees(s, s.lagrangian.tree).nodes <= kMaxSymbolicNodes;
   if (mi.has_conflated) mi.formulations.push_back("conflated");
   // a model file states no relation between its parameters beyond the ranges
   mi.check_params = [](const std::vector<double>&) { return std::string(); };
@@ -1975,16 +1976,19 @@ std::string range_code(const ParamRange& r) {
 // hand_dynamics(p, q, qd, t, M, F): the symbolic M and F (dynamics_trees),
 // every node used more than once computed once into a temporary c<k>, in an
 // order where each comes after the ones it uses
+// (fname: hand_dynamics from the Lagrangian, conflated_hand_dynamics from
+// the conflated Lagrangian)
 template <class Line>
-void hand_dynamics_fn(const ModelSpec& s, const DynamicsTrees& d, const TempNames& hoisted,
-                      const Line& line) {
-  if (!s.lagrangian.tree) return;
+void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees& d,
+                      const TempNames& hoisted, const Line& line) {
   const int n = static_cast<int>(s.coordinates.size());
+  const std::string of =
+      std::string(fname) == "hand_dynamics" ? "the Lagrangian" : "the conflated Lagrangian";
   line("");
   if (d.nodes > kMaxSymbolicNodes) {
-    line("  // no hand_dynamics: the symbolic M and F have " + std::to_string(d.nodes) +
-         " distinct nodes, more than " + std::to_string(kMaxSymbolicNodes) +
-         "; the engine differentiates the Lagrangian by AD");
+    line("  // no " + std::string(fname) + ": the symbolic M and F of " + of + " have " +
+         std::to_string(d.nodes) + " distinct nodes, more than " +
+         std::to_string(kMaxSymbolicNodes) + "; the engine differentiates it by AD");
     return;
   }
   std::vector<const Expr*> roots;
@@ -2019,11 +2023,11 @@ void hand_dynamics_fn(const ModelSpec& s, const DynamicsTrees& d, const TempName
     u.t = u.t || e->op == Op::time;
   }
   line("  // M = d2L/dqd2 and F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt, differentiated");
-  line("  // symbolically by nholo from the Lagrangian (the engine adds the forces)");
+  line("  // symbolically by nholo from " + of + " (the engine adds the forces)");
   line("  template <class S>");
-  line("  NHOLO_HDI static void hand_dynamics(" + arg("const Params&", "p", u.p) + ", " +
-       arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) + ", " +
-       arg("const S&", "t", u.t) + ", Mat<S, n, n>& M, Vec<S, n>& F) {");
+  line("  NHOLO_HDI static void " + std::string(fname) + "(" + arg("const Params&", "p", u.p) +
+       ", " + arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) +
+       ", " + arg("const S&", "t", u.t) + ", Mat<S, n, n>& M, Vec<S, n>& F) {");
   TempNames names = hoisted;
   int temps = 0;
   for (const Expr* e : order) {
@@ -2053,15 +2057,21 @@ void hand_dynamics_fn(const ModelSpec& s, const DynamicsTrees& d, const TempName
 }  // namespace
 
 std::string generate_model_header(const ModelSpec& s) {
-  // the symbolic M and F (hand_dynamics), unless too large
-  DynamicsTrees dyn;
-  if (s.lagrangian.tree) {
-    dyn = dynamics_trees(s);
-    if (dyn.nodes > kMaxSymbolicNodes) {
-      dyn.mass.clear();
-      dyn.force.clear();
+  // the symbolic M and F of the Lagrangian (hand_dynamics) and of the
+  // conflated one (conflated_hand_dynamics), unless too large
+  auto symbolic = [&](const model_file::Expression& L) {
+    DynamicsTrees d;
+    if (L.tree) {
+      d = dynamics_trees(s, L.tree);
+      if (d.nodes > kMaxSymbolicNodes) {
+        d.mass.clear();
+        d.force.clear();
+      }
     }
-  }
+    return d;
+  };
+  const DynamicsTrees dyn = symbolic(s.lagrangian),
+                      dyn_conflated = symbolic(s.conflated_lagrangian);
   Hoister hoist;
   for (const model_file::Expression* e : {&s.lagrangian, &s.energy, &s.conflated_lagrangian})
     if (e->tree) hoist.add(*e->tree);
@@ -2070,10 +2080,12 @@ std::string generate_model_header(const ModelSpec& s) {
   for (const auto* f : {&s.nonpotential_force, &s.nonideal_force})
     for (const auto& e : *f)
       if (e.tree) hoist.add(*e.tree);
-  for (const auto& e : dyn.mass)
-    if (e) hoist.add(*e);
-  for (const auto& e : dyn.force)
-    if (e) hoist.add(*e);
+  for (const DynamicsTrees* d : {&dyn, &dyn_conflated}) {
+    for (const auto& e : d->mass)
+      if (e) hoist.add(*e);
+    for (const auto& e : d->force)
+      if (e) hoist.add(*e);
+  }
   const TempNames* hoisted = &hoist.names();
   const int n = static_cast<int>(s.coordinates.size());
   const int m = static_cast<int>(s.constraints.size());
@@ -2206,7 +2218,7 @@ std::string generate_model_header(const ModelSpec& s) {
   };
 
   scalar_fn("lagrangian", s.lagrangian);
-  hand_dynamics_fn(s, dyn, hoist.names(), line);
+  if (s.lagrangian.tree) hand_dynamics_fn(s, "hand_dynamics", dyn, hoist.names(), line);
   const char* kind_fn[3] = {"position_constraints", "velocity_constraints",
                             "acceleration_constraints"};
   const char* kind_size[3] = {"m_position", "m_velocity", "m_acceleration"};
@@ -2225,7 +2237,10 @@ std::string generate_model_header(const ModelSpec& s) {
   force_fn("nonpotential_force", s.nonpotential_force);
   force_fn("nonideal_force", s.nonideal_force);
   if (s.energy.tree) scalar_fn("energy", s.energy);
-  if (s.conflated_lagrangian.tree) scalar_fn("conflated_lagrangian", s.conflated_lagrangian);
+  if (s.conflated_lagrangian.tree) {
+    scalar_fn("conflated_lagrangian", s.conflated_lagrangian);
+    hand_dynamics_fn(s, "conflated_hand_dynamics", dyn_conflated, hoist.names(), line);
+  }
   line("};");
   line("");
   line("}  // namespace nholo::user_models");

@@ -21,33 +21,46 @@
 //   velocity_constraints(P, q, qd, t) -> Vec<S,m_velocity>       g(q,qd,t) = 0, any in qd
 //   acceleration_constraints(P, q, qd, qdd, t) -> Vec<S,m_acc>   h = A qdd - b, linear in qdd
 //   nonpotential_force(P, q, qd, t) -> Vec<S,n>                  impressed Q_np
-//   nonideal_force(P, q, qd, t) -> Vec<S,n>                      Udwadia's C (work-doing constraints)
-//   energy(P, q, qd, t) -> S                                     total energy
-//   conflated_lagrangian(P, q, qd, t) -> S                       Hamel-style L+ (formulation `conflated`)
-//   coordinate_units[n] (const char*)                            each coordinate's unit ("m", "rad")
-//   hand_dynamics(P, q, qd, t, M, F)                             hand-written M, F (must equal AD)
-//   separable_lagrangian (static constexpr bool)                 L = T(qd) + U(q, t): no term couples
-//                                                                the rates with q or t (M then depends
-//                                                                on qd at most, F = dU/dq); dynamics.hpp
-//                                                                skips the (qd, v) second derivatives.
-//                                                                A structural promise, checked against
-//                                                                the general AD in tests
-//   constant_mass (static constexpr bool)                        M = d2L/dqd2 depends on none of q, qd,
+//   nonideal_force(P, q, qd, t) -> Vec<S,n>                      Udwadia's C (work-doing
+//   constraints) energy(P, q, qd, t) -> S                                     total energy
+//   conflated_lagrangian(P, q, qd, t) -> S                       Hamel-style L+ (formulation
+//   `conflated`) coordinate_units[n] (const char*)                            each coordinate's
+//   unit ("m", "rad") hand_dynamics(P, q, qd, t, M, F)                             hand-written M,
+//   F (must equal AD) conflated_hand_dynamics(P, q, qd, t, M, F)                   the same for the
+//   conflated
+//                                                                Lagrangian (Conflated<Model> uses
+//                                                                it; a model file's, symbolic)
+//   separable_lagrangian (static constexpr bool)                 L = T(qd) + U(q, t): no term
+//   couples
+//                                                                the rates with q or t (M then
+//                                                                depends on qd at most, F = dU/dq);
+//                                                                dynamics.hpp skips the (qd, v)
+//                                                                second derivatives. A structural
+//                                                                promise, checked against the
+//                                                                general AD in tests
+//   constant_mass (static constexpr bool)                        M = d2L/dqd2 depends on none of q,
+//   qd,
 //                                                                t (only on the parameters): the
-//                                                                Udwadia–Kalaba system factors it once
-//                                                                per trajectory (system.hpp, prepare)
-//   constant_force (static constexpr bool)                       with constant_mass: the Lagrangian's
-//                                                                F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt
-//                                                                depends on none of q, qd, t (uniform
-//                                                                gravity, constant impressed forces;
-//                                                                nonpotential_force is still evaluated
-//                                                                every time): F and M^-1 F are cached
-//                                                                too. Both are structural promises,
-//                                                                checked against the general AD in tests
-//   check_params(P) -> const char*                               host only: nullptr, or the relation
+//                                                                Udwadia–Kalaba system factors it
+//                                                                once per trajectory (system.hpp,
+//                                                                prepare)
+//   constant_force (static constexpr bool)                       with constant_mass: the
+//   Lagrangian's
+//                                                                F = dL/dq - (d2L/dqd dq) qd -
+//                                                                d2L/dqd dt depends on none of q,
+//                                                                qd, t (uniform gravity, constant
+//                                                                impressed forces;
+//                                                                nonpotential_force is still
+//                                                                evaluated every time): F and M^-1
+//                                                                F are cached too. Both are
+//                                                                structural promises, checked
+//                                                                against the general AD in tests
+//   check_params(P) -> const char*                               host only: nullptr, or the
+//   relation
 //                                                                the parameters break (I_B > m s^2)
 //   DriftStatistic                                               a drifting coordinate's ensemble
-//                                                                statistic (see has_drift_statistic)
+//                                                                statistic (see
+//                                                                has_drift_statistic)
 //
 // Constraint rows are ordered position, velocity, acceleration.
 #pragma once
@@ -68,12 +81,22 @@ struct ParamRange {
   double hi = 0;
   bool hi_open = false;
 };
-constexpr ParamRange positive() { return {true, 0.0, true, false, 0.0, false}; }      // v > 0
-constexpr ParamRange nonnegative() { return {true, 0.0, false, false, 0.0, false}; }  // v >= 0
-constexpr ParamRange closed(double lo, double hi) { return {true, lo, false, true, hi, false}; }
-constexpr ParamRange open_interval(double lo, double hi) { return {true, lo, true, true, hi, true}; }
+constexpr ParamRange positive() {
+  return {true, 0.0, true, false, 0.0, false};
+}  // v > 0
+constexpr ParamRange nonnegative() {
+  return {true, 0.0, false, false, 0.0, false};
+}  // v >= 0
+constexpr ParamRange closed(double lo, double hi) {
+  return {true, lo, false, true, hi, false};
+}
+constexpr ParamRange open_interval(double lo, double hi) {
+  return {true, lo, true, true, hi, true};
+}
 // |v| < pi/2: an inclination that keeps a plane a plane
-constexpr ParamRange inclination() { return open_interval(-1.5707963267948966, 1.5707963267948966); }
+constexpr ParamRange inclination() {
+  return open_interval(-1.5707963267948966, 1.5707963267948966);
+}
 
 struct ParamInfo {
   const char* name;
@@ -104,10 +127,10 @@ struct declared_constraint_rank<Model, std::void_t<decltype(Model::constraint_ra
   static constexpr int value = Model::constraint_rank;
 };
 
-#define NHOLO_DETECT_MEMBER(trait, expr)                     \
-  template <class Model, class = void>                       \
-  struct trait : std::false_type {};                         \
-  template <class Model>                                     \
+#define NHOLO_DETECT_MEMBER(trait, expr) \
+  template <class Model, class = void>   \
+  struct trait : std::false_type {};     \
+  template <class Model>                 \
   struct trait<Model, std::void_t<decltype(expr)>> : std::true_type {};
 
 namespace detail {
@@ -135,11 +158,16 @@ NHOLO_DETECT_MEMBER(has_hand_dynamics,
                                          detail::vec_v<Model>(), 0.0,
                                          std::declval<Mat<double, Model::n, Model::n>&>(),
                                          std::declval<Vec<double, Model::n>&>()))
+NHOLO_DETECT_MEMBER(has_conflated_hand_dynamics,
+                    Model::conflated_hand_dynamics(detail::params_v<Model>(),
+                                                   detail::vec_v<Model>(), detail::vec_v<Model>(),
+                                                   0.0,
+                                                   std::declval<Mat<double, Model::n, Model::n>&>(),
+                                                   std::declval<Vec<double, Model::n>&>()))
 // check_params(P) -> const char*: nullptr when the parameters are
 // admissible together, else the relation they break (e.g. the skate's
 // I_B > m s^2); host-side, checked when a run is configured
-NHOLO_DETECT_MEMBER(has_check_params,
-                    Model::check_params(detail::params_v<Model>()))
+NHOLO_DETECT_MEMBER(has_check_params, Model::check_params(detail::params_v<Model>()))
 NHOLO_DETECT_MEMBER(has_coordinate_units, Model::coordinate_units[0])
 #undef NHOLO_DETECT_MEMBER
 
@@ -186,8 +214,16 @@ struct Conflated : Model {
                                 const Vec<S, Model::n>& qd, const S& t) {
     return Model::conflated_lagrangian(p, q, qd, t);
   }
-  // A hand-written M, F belongs to the true Lagrangian; hide it.
+  // A hand-written M, F belongs to the true Lagrangian; hide it, unless the
+  // model has one for its conflated Lagrangian (conflated_hand_dynamics).
   static void hand_dynamics() = delete;
+  template <class S, class M = Model,
+            std::enable_if_t<has_conflated_hand_dynamics<M>::value, int> = 0>
+  NHOLO_HDI static void hand_dynamics(const typename M::Params& p, const Vec<S, M::n>& q,
+                                      const Vec<S, M::n>& qd, const S& t, Mat<S, M::n, M::n>& Mq,
+                                      Vec<S, M::n>& F) {
+    M::conflated_hand_dynamics(p, q, qd, t, Mq, F);
+  }
   // ... and so does a declared structure
   static constexpr bool separable_lagrangian = false;
   static constexpr bool constant_mass = false;
