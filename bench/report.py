@@ -723,8 +723,11 @@ q; 9 second derivatives) for each of its ~20 operations (~530 instructions);
 Appell's hand-written M, F, A, b are a few products, while its generic
 path runs the Lagrangian on jets and the quadratic, time-dependent constraint
 (sin of t included) on duals. Closing the skate's
-gap would need symbolic simplification of the Lagrangian, not faster
-differentiation. Against closed-form accelerations, where a person has solved
+gap takes symbolic simplification of the Lagrangian, not faster
+differentiation: nholo does that for model files (section 9.8; `nholo_sym`
+in sections 1 and 2b: the skate's twin model file costs about what its
+hand-written M, F do), while a built-in C++ model, a template nholo only
+evaluates, keeps AD. Against closed-form accelerations, where a person has solved
 the constrained equations on paper, the generic path is 1.8-4x more work
 per evaluation (goal table): the price of not deriving equations of motion, which no
 differentiation scheme removes, because the closed form skips the linear

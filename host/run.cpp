@@ -773,6 +773,15 @@ std::string model_file_command(const std::string& path, bool build, bool force,
   }
   std::ostringstream os;
   describe_model(os, model_info_from_spec(spec));
+  // where M and F come from (docs/models.md, "Symbolic derivatives")
+  const size_t nodes = model_file::symbolic_dynamics(spec).nodes;
+  os << "  M, F: "
+     << (model_info_from_spec(spec).has_hand_dynamics
+             ? "differentiated symbolically from the Lagrangian (" + std::to_string(nodes) +
+                   " distinct expression nodes)"
+             : "by automatic differentiation (the symbolic form would have " +
+                   std::to_string(nodes) + " distinct expression nodes, too many)")
+     << "\n";
   if (!build) {
     os << "model file ok: " << path << " (not compiled; `nholo model build` compiles its plugin)\n";
     return os.str();

@@ -286,6 +286,30 @@ double seconds_of(const std::function<void()>& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// `nholo model check` says where M and F come from: symbolic, or AD for a
+// Lagrangian too large for the symbolic form (docs/models.md)
+TEST(ModelFiles, CheckSaysWhereMassMatrixAndForcesComeFrom) {
+  const fs::path dir = temp_dir("check_dynamics");
+  const Result a =
+      nholo("model check " + (kSource / "tests" / "model_files" / "skate.toml").string(), dir);
+  ASSERT_EQ(a.code, 0) << a.output;
+  EXPECT_NE(a.output.find("M, F: differentiated symbolically from the Lagrangian ("),
+            std::string::npos)
+      << a.output;
+  // 3000 terms with distinct frequencies: more than 20,000 distinct nodes
+  std::string big = "x_dot^2/2";
+  for (int k = 1; k <= 3000; ++k)
+    big += " + " + std::to_string(k) + "e-6*cos(" + std::to_string(k) + "*x)*x_dot^2";
+  write_file(dir / "big.model.toml",
+             "name = \"big\"\ndescription = \"many terms\"\n"
+             "coordinates = [ { name = \"x\", unit = \"m\" } ]\nlagrangian = \"" + big + "\"\n");
+  const Result b = nholo("model check big.model.toml", dir);
+  ASSERT_EQ(b.code, 0) << b.output.substr(0, 2000);
+  EXPECT_NE(b.output.find("M, F: by automatic differentiation (the symbolic form would have "),
+            std::string::npos)
+      << b.output.substr(0, 2000);
+}
+
 TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
   const fs::path dir = temp_dir("cache");
   const fs::path cache = dir / "cache";
