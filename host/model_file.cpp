@@ -120,7 +120,8 @@
 // nullptr} when n_params = 0), Params {double v[max(n_params, 1)]; and
 // double k[K] when K > 0 parameter-only subexpressions are hoisted},
 // make_params (filling k), lagrangian, hand_dynamics (the symbolic M and F,
-// see "Symbolic derivatives" below; absent above kMaxSymbolicNodes),
+// see "Symbolic derivatives" below; absent, with a comment saying why, above
+// kMaxSymbolicNodes or kMaxSymbolicDepth),
 // conflated_hand_dynamics (the same for the conflated Lagrangian), and
 // position_constraints, velocity_constraints, acceleration_constraints,
 // nonpotential_force, nonideal_force, energy, conflated_lagrangian where
@@ -1461,6 +1462,7 @@ double evaluate(const ModelSpec& s, const Expression& e, const std::vector<doubl
 namespace {
 
 constexpr size_t kMaxSymbolicNodes = 20000;  // larger: the header keeps AD
+constexpr int kMaxSymbolicDepth = 1000;      // deeper Lagrangians too (recursion depth)
 
 bool is_number(const Expr& e, double v) {
   return e.op == Op::number && e.value == v;
@@ -1655,11 +1657,12 @@ struct DynamicsTrees {
   std::vector<ExprPtr> mass;   // n x n, row-major, shared nodes
   std::vector<ExprPtr> force;  // n
   size_t nodes = 0;            // distinct nodes of all of them
+  std::string refused;         // why there are none (then AD), else empty
 };
 
 // M_ij = d2L / dqd_i dqd_j, F_i = dL/dq_i - sum_k (d2L / dqd_i dq_k) qd_k -
 // d2L / dqd_i dt (the Lagrangian's part; Q_np is added by the engine)
-DynamicsTrees dynamics_trees(const ModelSpec& s, const ExprPtr& L) {
+DynamicsTrees build_dynamics_trees(const ModelSpec& s, const ExprPtr& L) {
   const int n = static_cast<int>(s.coordinates.size());
   DynamicsTrees r;
   r.mass.assign(static_cast<size_t>(n * n), nullptr);
@@ -1688,15 +1691,38 @@ DynamicsTrees dynamics_trees(const ModelSpec& s, const ExprPtr& L) {
   return r;
 }
 
+// The symbolic M and F of L, or none with the reason: a tree deeper than
+// kMaxSymbolicDepth (the differentiation recurses along it) or trees with
+// more than kMaxSymbolicNodes distinct nodes
+DynamicsTrees dynamics_trees(const ModelSpec& s, const ExprPtr& L) {
+  DynamicsTrees d;
+  if (!L) {
+    d.refused = "no Lagrangian";
+  } else if (L->depth > kMaxSymbolicDepth) {
+    d.refused = "its tree is " + std::to_string(L->depth) + " levels deep, more than " +
+                std::to_string(kMaxSymbolicDepth);
+  } else {
+    d = build_dynamics_trees(s, L);
+    if (d.nodes > kMaxSymbolicNodes) {
+      d.refused = "the symbolic M and F would have " + std::to_string(d.nodes) +
+                  " distinct nodes, more than " + std::to_string(kMaxSymbolicNodes);
+      d.mass.clear();
+      d.force.clear();
+    }
+  }
+  return d;
+}
+
 }  // namespace
 
 namespace model_file {
 
 SymbolicDynamics symbolic_dynamics(const ModelSpec& s) {
   SymbolicDynamics out;
-  if (!s.lagrangian.tree) return out;
   const DynamicsTrees d = dynamics_trees(s, s.lagrangian.tree);
   out.nodes = d.nodes;
+  out.refused = d.refused;
+  if (!d.refused.empty()) return out;
   const int n = static_cast<int>(s.coordinates.size());
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j)
@@ -1746,8 +1772,7 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   mi.has_nonideal = !s.nonideal_force.empty();
   mi.has_conflated = !s.conflated_lagrangian.text.empty();
   // symbolic M and F in the generated header (hand_dynamics_fn)
-  mi.has_hand_dynamics =
-      s.lagrangian.tree && dynamics_trees(s, s.lagrangian.tree).nodes <= kMaxSymbolicNodes;
+  mi.has_hand_dynamics = dynamics_trees(s, s.lagrangian.tree).refused.empty();
   if (mi.has_conflated) mi.formulations.push_back("conflated");
   // a model file states no relation between its parameters beyond the ranges
   mi.check_params = [](const std::vector<double>&) { return std::string(); };
@@ -1985,10 +2010,9 @@ void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees
   const std::string of =
       std::string(fname) == "hand_dynamics" ? "the Lagrangian" : "the conflated Lagrangian";
   line("");
-  if (d.nodes > kMaxSymbolicNodes) {
-    line("  // no " + std::string(fname) + ": the symbolic M and F of " + of + " have " +
-         std::to_string(d.nodes) + " distinct nodes, more than " +
-         std::to_string(kMaxSymbolicNodes) + "; the engine differentiates it by AD");
+  if (!d.refused.empty()) {
+    line("  // no " + std::string(fname) + " from " + of + ": " + d.refused +
+         "; the engine differentiates it by AD");
     return;
   }
   std::vector<const Expr*> roots;
@@ -2059,19 +2083,8 @@ void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees
 std::string generate_model_header(const ModelSpec& s) {
   // the symbolic M and F of the Lagrangian (hand_dynamics) and of the
   // conflated one (conflated_hand_dynamics), unless too large
-  auto symbolic = [&](const model_file::Expression& L) {
-    DynamicsTrees d;
-    if (L.tree) {
-      d = dynamics_trees(s, L.tree);
-      if (d.nodes > kMaxSymbolicNodes) {
-        d.mass.clear();
-        d.force.clear();
-      }
-    }
-    return d;
-  };
-  const DynamicsTrees dyn = symbolic(s.lagrangian),
-                      dyn_conflated = symbolic(s.conflated_lagrangian);
+  const DynamicsTrees dyn = dynamics_trees(s, s.lagrangian.tree),
+                      dyn_conflated = dynamics_trees(s, s.conflated_lagrangian.tree);
   Hoister hoist;
   for (const model_file::Expression* e : {&s.lagrangian, &s.energy, &s.conflated_lagrangian})
     if (e->tree) hoist.add(*e->tree);

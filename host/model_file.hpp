@@ -102,13 +102,16 @@ double evaluate(const ModelSpec& s, const Expression& e, const std::vector<doubl
 // F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt (n), differentiated symbolically
 // from the Lagrangian's tree: trees that share their common subexpressions,
 // with what is structurally zero folded (docs/models.md, "Symbolic
-// derivatives"). `nodes`: distinct nodes of all of them (the generated header
-// keeps AD above a limit). Empty when the spec has no Lagrangian. Their texts
-// name the entry (d2L/dx_dot dy_dot, F_x); evaluate() evaluates them.
+// derivatives"). `nodes`: distinct nodes of all of them. Empty, with the
+// reason in `refused`, when the spec has no Lagrangian, its tree is more than
+// 1000 levels deep or M and F would have more than 20,000 distinct nodes (the
+// generated header then keeps AD). Their texts name the entry
+// (d2L/dx_dot dy_dot, F_x); evaluate() evaluates them.
 struct SymbolicDynamics {
   std::vector<Expression> mass;
   std::vector<Expression> force;
   size_t nodes = 0;
+  std::string refused;
 };
 SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
 }  // namespace model_file

@@ -774,13 +774,11 @@ std::string model_file_command(const std::string& path, bool build, bool force,
   std::ostringstream os;
   describe_model(os, model_info_from_spec(spec));
   // where M and F come from (docs/models.md, "Symbolic derivatives")
-  const size_t nodes = model_file::symbolic_dynamics(spec).nodes;
+  const model_file::SymbolicDynamics sd = model_file::symbolic_dynamics(spec);
   os << "  M, F: "
-     << (model_info_from_spec(spec).has_hand_dynamics
-             ? "differentiated symbolically from the Lagrangian (" + std::to_string(nodes) +
-                   " distinct expression nodes)"
-             : "by automatic differentiation (the symbolic form would have " +
-                   std::to_string(nodes) + " distinct expression nodes, too many)")
+     << (sd.refused.empty() ? "differentiated symbolically from the Lagrangian (" +
+                                  std::to_string(sd.nodes) + " distinct expression nodes)"
+                            : "by automatic differentiation (symbolic: " + sd.refused + ")")
      << "\n";
   if (!build) {
     os << "model file ok: " << path << " (not compiled; `nholo model build` compiles its plugin)\n";

@@ -1228,6 +1228,8 @@ TEST(ModelFileSymbolic, SymmetricAndAbsentWithoutALagrangian) {
   ModelSpec none = s;
   none.lagrangian = {};
   EXPECT_TRUE(nholo::model_file::symbolic_dynamics(none).mass.empty());
+  EXPECT_EQ(nholo::model_file::symbolic_dynamics(none).refused, "no Lagrangian");
+  EXPECT_EQ(d.refused, "");
 }
 
 // ---------------------------------------------------------------------------
