@@ -276,40 +276,30 @@ def main():
                  "; met integrator vs integrator (same RHS)" if all(y is not None and y <= 1.0 for _, _, y, _, _ in rows)
                  else "; integrator vs integrator (same RHS): " + ", ".join(
                      f"{s} {'met' if y is not None and y <= 1.0 else 'missed'}" for s, _, y, _, _ in rows)))))
-    # 2b. generic RHS close to a hand-derived one (instructions)
-    if all(cg(s, "nholo_ad") is not None for s in SYSTEMS):
-        per_step = {s: ratio(cgs(s, "nholo_ad", "ir_per_step"), cgs(s, "closed", "ir_per_step")) for s in SYSTEMS}
-        met_rhs = [s for s in SYSTEMS if cg(s, "nholo_ad") <= RHS_TARGET[s]]
+    # 2b. generic RHS close to a hand-derived one (instructions): the AD path,
+    # and the same targets through a model file (symbolic M, F)
+    def rhs_goal(impl, title, per_step_label, where):
+        if not all(cg(s, impl) is not None for s in SYSTEMS):
+            return
+        per_step = {s: ratio(cgs(s, impl, "ir_per_step"), cgs(s, "closed", "ir_per_step")) for s in SYSTEMS}
+        met_rhs = [s for s in SYSTEMS if cg(s, impl) <= RHS_TARGET[s]]
         met_step = [s for s in SYSTEMS if per_step[s] is not None and per_step[s] <= 2.0]
+
+        def verdict(what, met):
+            return (f"{what} met for " + ", ".join(met) if met else f"{what} missed for all") + (
+                "" if len(met) in (0, len(SYSTEMS)) else
+                ", missed for " + ", ".join(s for s in SYSTEMS if s not in met))
         goals.append((
-            "generic RHS: coin <= 600, skate <= 500, appell <= 400 instructions; per DOPRI5 step "
-            "<= 2x the closed-form accelerations",
-            "instructions per RHS: " + ", ".join(f"{s} {fmt(cg(s, 'nholo_ad'))}" for s in SYSTEMS) +
-            "; per step, generic / closed form: " +
-            ", ".join(f"{s} {fmt(per_step[s])}x" for s in SYSTEMS),
-            ("per RHS met for " + ", ".join(met_rhs) if met_rhs else "per RHS missed for all") +
-            ("" if len(met_rhs) in (0, len(SYSTEMS)) else ", missed for " +
-             ", ".join(s for s in SYSTEMS if s not in met_rhs)) +
-            "; per step " + ("met for " + ", ".join(met_step) if met_step else "missed for all") +
-            ("" if len(met_step) in (0, len(SYSTEMS)) else ", missed for " +
-             ", ".join(s for s in SYSTEMS if s not in met_step)) +
-            " (profiles: sections 9.3 and 9.7)"))
-    # 2b'. the same targets for the generic path through a model file (symbolic M, F)
-    if all(cg(s, "nholo_sym") is not None for s in SYSTEMS):
-        per_step = {s: ratio(cgs(s, "nholo_sym", "ir_per_step"), cgs(s, "closed", "ir_per_step")) for s in SYSTEMS}
-        met_rhs = [s for s in SYSTEMS if cg(s, "nholo_sym") <= RHS_TARGET[s]]
-        met_step = [s for s in SYSTEMS if per_step[s] is not None and per_step[s] <= 2.0]
-        goals.append((
-            "the same targets for the generic path through a model file (M, F derived symbolically, "
-            "`nholo_sym`)",
-            "instructions per RHS: " + ", ".join(f"{s} {fmt(cg(s, 'nholo_sym'))}" for s in SYSTEMS) +
-            "; per step / closed form: " + ", ".join(f"{s} {fmt(per_step[s])}x" for s in SYSTEMS),
-            ("per RHS met for " + ", ".join(met_rhs) if met_rhs else "per RHS missed for all") +
-            ("" if len(met_rhs) in (0, len(SYSTEMS)) else ", missed for " +
-             ", ".join(s for s in SYSTEMS if s not in met_rhs)) +
-            "; per step " + ("met for " + ", ".join(met_step) if met_step else "missed for all") +
-            ("" if len(met_step) in (0, len(SYSTEMS)) else ", missed for " +
-             ", ".join(s for s in SYSTEMS if s not in met_step)) + " (section 9.8)"))
+            title,
+            "instructions per RHS: " + ", ".join(f"{s} {fmt(cg(s, impl))}" for s in SYSTEMS) +
+            f"; per step, {per_step_label}: " + ", ".join(f"{s} {fmt(per_step[s])}x" for s in SYSTEMS),
+            verdict("per RHS", met_rhs) + "; " + verdict("per step", met_step) + f" ({where})"))
+
+    rhs_goal("nholo_ad", "generic RHS: coin <= 600, skate <= 500, appell <= 400 instructions; per DOPRI5 "
+             "step <= 2x the closed-form accelerations", "generic / closed form",
+             "profiles: sections 9.3 and 9.7")
+    rhs_goal("nholo_sym", "the same targets for the generic path through a model file (M, F derived "
+             "symbolically, `nholo_sym`)", "symbolic / closed form", "section 9.8")
     # 2c. peers
     for impl, goal in (("jax_diffrax", 10), ("sympy_dop853", 100)):
         r = next((x for x in peers if x["impl"] == impl), None)
