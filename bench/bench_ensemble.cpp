@@ -12,7 +12,7 @@
 //   closed      closed-form accelerations
 //   eigen       Eigen dynamic-size matrices + JacobiSVD pseudoinverse per evaluation
 //     all four in nholo's integrator (DOPRI5, PI control, exact landing on the
-//     save times) and ensemble functor (host/backend.hpp run_window, Thrust OMP)
+//     save times) and ensemble functor (host/backends/backend.hpp run_window, Thrust OMP)
 //   odeint      Boost.odeint runge_kutta_dopri5, controlled + dense output
 //               (make_dense_output), integrate_times over the same save times,
 //               one trajectory per OpenMP iteration, closed-form right-hand side
@@ -49,7 +49,7 @@
 
 #include "bench_systems.hpp"
 #include "eigen_direct.hpp"
-#include "host/backend.hpp"
+#include "host/backends/backend.hpp"
 
 #ifndef NHOLO_BENCH_ODEINT
 #define NHOLO_BENCH_ODEINT 0

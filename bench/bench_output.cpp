@@ -9,12 +9,12 @@
 //   on    `nholo run` in-process with fields q and qdot (run_command: the same
 //         computation plus the HDF5 file, chunked, with the default
 //         output.compression = 0; the writer thread writes window w while
-//         window w+1 integrates, host/output_sink.hpp)
+//         window w+1 integrates, host/io/output_sink.hpp)
 //   on_deflate   the same with output.compression = 1 (shuffle + deflate 1)
 //   raw   fwrite of as many bytes as the run's q and qdot datasets hold
 //         (N x saves x n x 8 x 2), 1 MiB at a time, to a file in the same
 //         folder, then fclose (no fsync: neither does HDF5)
-//   h5_deflate, h5_plain   the same bytes written through host/h5.hpp as two
+//   h5_deflate, h5_plain   the same bytes written through host/io/h5.hpp as two
 //         datasets (trajectory, time, coordinate) in the blocks nholo run
 //         writes (all trajectories x one window of saves), chunked as nholo
 //         run chunks them, with its filters (shuffle + deflate 1) and without
@@ -33,11 +33,11 @@
 #include <string>
 #include <vector>
 
-#include "host/config.hpp"
-#include "host/h5.hpp"
-#include "host/model_info.hpp"
-#include "host/run.hpp"
-#include "host/runner.hpp"
+#include "host/config/config.hpp"
+#include "host/io/h5.hpp"
+#include "host/config/model_info.hpp"
+#include "host/cli/commands.hpp"
+#include "host/run/runner.hpp"
 #include "models/rolling_coin.hpp"
 
 using namespace nholo;
@@ -86,7 +86,7 @@ double run_raw(const std::string& path, int64_t bytes) {
 }
 
 // q and qdot of `count` trajectories x `ns` saves, written window by window
-// (W saves at a time) like host/runner_impl.hpp, with or without its filters.
+// (W saves at a time) like host/run/runner_impl.hpp, with or without its filters.
 double run_h5(const std::string& path, int64_t count, int64_t ns, int W, bool filters) {
   constexpr int n = models::RollingCoin::n;
   // trajectory values carry full-precision mantissas: pseudo-random doubles

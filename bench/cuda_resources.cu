@@ -7,7 +7,7 @@
 // (bench/run.sh does this and computes the theoretical occupancy.)
 //
 // One __global__ per system: one thread = one trajectory over one output
-// window, exactly the functor that host/cuda_ensemble_impl.cuh launches through
+// window, exactly the functor that host/backends/cuda_ensemble_impl.cuh launches through
 // thrust::for_each (kernels/ensemble.hpp, EnsembleWindow<Sys>::operator()).
 // Kernel names: ensemble_<system>_<impl>; impl as in bench_systems.hpp, plus
 // "nholo" = the registry's model (the coin with its hand-written M, F).

@@ -7,7 +7,7 @@
                                  [--before OLD.log]
 
 Reads ptxas' `-v` report of every `integrate_kernel<System, Method>` (one per
-model, formulation and integration method, host/cuda_ensemble_impl.cuh) and
+model, formulation and integration method, host/backends/cuda_ensemble_impl.cuh) and
 prints a markdown table: registers per thread, stack frame, spill stores and
 loads, and the theoretical occupancy of 128-thread blocks from the registers
 (65536 registers and 64 warps per SM on sm_80/sm_90; registers are allocated

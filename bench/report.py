@@ -571,7 +571,7 @@ def main():
                         "writing, deflate [s]", "output MB/s", "output MB/s, deflate", "raw MB/s",
                         "output / raw"], rows))
         L.append("")
-        L.append("The same bytes written through host/h5.hpp alone as two "
+        L.append("The same bytes written through host/io/h5.hpp alone as two "
                  "(trajectory, time, coordinate) datasets, window by window and chunked as `nholo run` "
                  "does, with shuffle + deflate 1 and without filters (pseudo-random doubles, "
                  "as incompressible as real trajectories):")
@@ -596,7 +596,7 @@ def main():
     if ptx:
         L.append("`nvcc -arch=sm_90 -O3 -Xptxas -v --resource-usage` on bench/cuda_resources.cu: "
                  "one `__global__` per system wrapping `EnsembleWindow<Sys>::operator()` (the functor "
-                 "host/cuda_ensemble_impl.cuh launches through thrust::for_each). Theoretical occupancy "
+                 "host/backends/cuda_ensemble_impl.cuh launches through thrust::for_each). Theoretical occupancy "
                  f"on an H100 (sm_90: {SM_REGS} registers, {SM_WARPS} warps per SM) for "
                  f"{BLOCK}-thread blocks, from the registers alone (no shared memory is used; the "
                  "stack frame lives in local memory and does not limit occupancy).")
@@ -762,7 +762,7 @@ per chunk). The raw write copies the same bytes into the page cache in 1 MiB
 pieces, at memory speed on this machine (several GB/s, varying by 2x between
 runs, so the ratio is noisy). What remains between `nholo run` and the raw
 write is the HDF5 library itself: writing the same windows with the same
-chunks directly through host/h5.hpp reaches about 0.65 of the raw write
+chunks directly through host/io/h5.hpp reaches about 0.65 of the raw write
 (second table of section 6), because HDF5 copies every chunk once more on its
 way to the page cache. Since the output became crash-consistent (each
 window is committed as its own small HDF5 file, flushed, fsync'ed to disk and
@@ -798,7 +798,7 @@ before and after the change):
 | M, F of the Lagrangian with a dedicated second-order jet `Jet2<S,2n+1,n,1>` (value; first derivatives in the qd, v and q directions; only the (qd_i, qd_j), j <= i, and (qd_i, v) second derivatives) instead of the nested `Dual<Dual<S,2n>,n+1>`, whose qd-q and v-q blocks and duplicated M entries were computed and thrown away; jet operations forced inline and the Lagrangian flattened into `lagrangian_terms_ad` | kernels/dual.hpp, kernels/dynamics.hpp | generic RHS: coin 5,181 / skate 6,084 / appell 3,609 Ir | coin 1,889 / skate 1,493 / appell 856 Ir (2.7x / 4.1x / 4.2x fewer) |
 | Runge–Kutta stage sums over compile-time indices (the tableau coefficients became constants instead of local constexpr tables indexed at run time; zero coefficients skipped), then summed component by component in a register | kernels/steppers.hpp | closed-form RHS, per step: coin 3,273 / skate 3,081 / appell 2,869 Ir | coin 2,681 / skate 2,393 / appell 2,119 Ir |
 | both together, generic path, per step | | coin 32,829 / skate 38,326 / appell 23,839 Ir | coin 12,417 / skate 9,795 / appell 6,280 Ir (2.6x / 3.9x / 3.8x fewer) |
-| HDF5 output uncompressed by default (`output.compression`, opt-in deflate); outputs stored trajectory-major by the CPU kernels (the file's order: no transposition), the CUDA path's transposition blocked and threaded (it wrote one cache line per element before) | kernels/ensemble.hpp, host/runner_impl.hpp, host/config.cpp | output 30 MB/s (shuffle + deflate 1, fixed); without deflate, with the old transposition, 480 MB/s | about 2 GB/s (section 6) |
+| HDF5 output uncompressed by default (`output.compression`, opt-in deflate); outputs stored trajectory-major by the CPU kernels (the file's order: no transposition), the CUDA path's transposition blocked and threaded (it wrote one cache line per element before) | kernels/ensemble.hpp, host/run/runner_impl.hpp, host/config/config.cpp | output 30 MB/s (shuffle + deflate 1, fixed); without deflate, with the old transposition, 480 MB/s | about 2 GB/s (section 6) |
 
 The AD and stage-sum changes keep the arithmetic: the jet applies the same
 product, quotient and chain rules (only the order in which some

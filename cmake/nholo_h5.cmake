@@ -1,11 +1,11 @@
-# cmake/nholo_h5.cmake — the HDF5 layer (host/h5.hpp, host/h5.cpp) and its tests.
+# cmake/nholo_h5.cmake — the HDF5 layer (host/io/h5.hpp, host/io/h5.cpp) and its tests.
 #
 # Include from the top-level CMakeLists.txt AFTER the tests' glob loop (so
 # that the target test_h5 exists) and after nholo_cxx_target() is defined:
 #   include(cmake/nholo_h5.cmake)
 #
 # Defines
-#   nholo_h5          STATIC library: host/h5.cpp; PUBLIC HDF5 C (the header
+#   nholo_h5          STATIC library: host/io/h5.cpp; PUBLIC HDF5 C (the header
 #                     includes hdf5.h) and HL (H5DS dimension scales; test_h5
 #                     calls H5DS directly to check them)
 #   h5_layout_writer  tests/h5_layout_writer.cpp: writes the output layout of
@@ -22,7 +22,7 @@ if(NOT "C" IN_LIST _nholo_langs)
 endif()
 find_package(HDF5 REQUIRED COMPONENTS C HL)
 
-add_library(nholo_h5 STATIC ${PROJECT_SOURCE_DIR}/host/h5.cpp)
+add_library(nholo_h5 STATIC ${PROJECT_SOURCE_DIR}/host/io/h5.cpp)
 target_include_directories(nholo_h5 PUBLIC ${PROJECT_SOURCE_DIR})
 if(TARGET hdf5::hdf5 AND TARGET hdf5::hdf5_hl)
   target_link_libraries(nholo_h5 PUBLIC hdf5::hdf5_hl hdf5::hdf5)

@@ -3,8 +3,8 @@
 //
 // Launched by the host as
 //   thrust::for_each(policy, counting_iterator(0), counting_iterator(count), functor)
-// on the OMP or CPP system (host/backend.hpp), or as one CUDA thread per
-// trajectory calling functor.run<Method>(i) (host/cuda_ensemble_impl.cuh).
+// on the OMP or CPP system (host/backends/backend.hpp), or as one CUDA thread per
+// trajectory calling functor.run<Method>(i) (host/backends/cuda_ensemble_impl.cuh).
 // Nothing here knows which.
 //
 // Layout (count = trajectories in the slice, i the trajectory, fastest index):

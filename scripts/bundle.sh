@@ -58,9 +58,13 @@ EOF
 chmod +x "$OUT/bin/nholo"
 cp -r "$ROOT/examples/." "$OUT/examples/"
 # headers for model-file plugins: nholo's, and the libraries' it was built with
+# (host/ keeps its folders: cli/, config/, run/, ...)
 for d in kernels models host; do
-  mkdir -p "$OUT/include/nholo/$d"
-  find "$ROOT/$d" -maxdepth 1 \( -name '*.hpp' -o -name '*.cuh' \) -exec cp {} "$OUT/include/nholo/$d/" \;
+  (cd "$ROOT" && find "$d" \( -name '*.hpp' -o -name '*.cuh' \) -not -path 'kernels/nvrtc/*') |
+    while read -r f; do
+      mkdir -p "$OUT/include/nholo/$(dirname "$f")"
+      cp "$ROOT/$f" "$OUT/include/nholo/$f"
+    done
 done
 # the standard-library names the kernel headers use, for NVRTC
 cp -r "$ROOT/kernels/nvrtc" "$OUT/include/nholo/kernels/"

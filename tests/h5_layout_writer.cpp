@@ -1,5 +1,5 @@
 // nholo/tests/h5_layout_writer.cpp — writes nholo's output layout (docs/usage.md,
-// "Output (HDF5)") with synthetic values through host/h5.hpp, the way the real
+// "Output (HDF5)") with synthetic values through host/io/h5.hpp, the way the real
 // writer streams it: trajectory slices [b, e) x time windows [k0, k1), blocks
 // written out of order, into chunks that do not line up with the blocks.
 //
@@ -42,7 +42,7 @@
 #include <utility>
 #include <vector>
 
-#include "host/h5.hpp"
+#include "host/io/h5.hpp"
 
 namespace nholo::h5::layout_test {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "host/h5.hpp"
-#include "host/run.hpp"
-#include "host/statistics.hpp"
+#include "host/io/h5.hpp"
+#include "host/cli/commands.hpp"
+#include "host/analysis/statistics.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;

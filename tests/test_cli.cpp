@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "host/h5.hpp"
+#include "host/io/h5.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;

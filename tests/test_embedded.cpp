@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "host/h5.hpp"
+#include "host/io/h5.hpp"
 #include "kernels/embedded.hpp"
 #include "kernels/integrate.hpp"
 #include "models/registry.hpp"

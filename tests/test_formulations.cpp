@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "host/backend.hpp"
+#include "host/backends/backend.hpp"
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
 

@@ -4,7 +4,7 @@
 // flips, insertions of TOML punctuation, deletions, truncations, duplicated
 // and swapped lines, values replaced by extreme numbers or values of another
 // type, random keys, random --set overrides — each parsed and validated
-// in-process exactly as `nholo run`/`check` does (host/config.cpp). Every
+// in-process exactly as `nholo run`/`check` does (host/config/config.cpp). Every
 // input must be accepted or rejected with a ConfigError (exit 2, a message
 // naming the key): no crash, no other exception, no hang (each case under
 // 2 s). A sample also goes through the nholo binary (`check`): exit 0 or 2.
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "host/config.hpp"
+#include "host/config/config.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;

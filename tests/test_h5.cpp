@@ -1,4 +1,4 @@
-// Tests of host/h5.hpp (the RAII layer over the HDF5 C library).
+// Tests of host/io/h5.hpp (the RAII layer over the HDF5 C library).
 //
 //  1. Round trips: every element type, contiguous and chunked+compressed;
 //     blocks written out of order equal the whole; read_block; strings.
@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "host/h5.hpp"
+#include "host/io/h5.hpp"
 
 #define NHOLO_H5_LAYOUT_NO_MAIN
 #include "h5_layout_writer.cpp"

@@ -1,5 +1,5 @@
 // Tests of kernels/steppers.hpp, kernels/integrate.hpp, kernels/ensemble.hpp
-// and host/backend.hpp on the rolling coin, whose motion is known in closed
+// and host/backends/backend.hpp on the rolling coin, whose motion is known in closed
 // form (docs/physics.md, item 10):
 //   theta = Omega t + theta0
 //   phid  = omega + 2 g sin(alpha)/(3 R Omega) sin(theta)
@@ -12,8 +12,8 @@
 #include <cstring>
 #include <random>
 
-#include "host/backend.hpp"
-#include "host/device_ensemble.hpp"
+#include "host/backends/backend.hpp"
+#include "host/backends/device_ensemble.hpp"
 #include "models/rolling_coin.hpp"
 
 using namespace nholo;
@@ -350,7 +350,7 @@ TEST(Ensemble, SoALayoutAndClosedForm) {
 
 }  // namespace
 
-// The host-side hooks of a GPU module (host/device_ensemble.hpp,
+// The host-side hooks of a GPU module (host/backends/device_ensemble.hpp,
 // ModuleSystem: what a model plugin hands the CUDA backend for a system it
 // was not compiled with). The slice's initial states are HostEnsemble's; the
 // window's bytes, read back as the typed window and run as the GPU kernel

@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "host/h5.hpp"
-#include "host/model_info.hpp"
+#include "host/io/h5.hpp"
+#include "host/config/model_info.hpp"
 #include "nholo_cli.hpp"
 
 namespace {
@@ -453,7 +453,7 @@ TEST(ModelFiles, BadModelFileIsRefusedBeforeAnythingIsCompiledOrWritten) {
 }
 
 // ---------------------------------------------------------------------------
-// GPU modules (host/plugin.hpp): a model file's integration kernels compiled
+// GPU modules (host/model_files/plugin.hpp): a model file's integration kernels compiled
 // by NVRTC. Compiling needs NVRTC only (no GPU): these tests run wherever the
 // CUDA toolkit's libnvrtc is found, and say why they skip otherwise. Running
 // a module needs a GPU: GpuModuleRunMatchesTheCpu runs only on a machine

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "host/h5.hpp"
+#include "host/io/h5.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;

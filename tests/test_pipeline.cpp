@@ -1,5 +1,5 @@
-// Tests of the run pipeline (host/runner_impl.hpp, host/output_sink.hpp,
-// host/device_ensemble.hpp): the device reducers' statistics against an
+// Tests of the run pipeline (host/run/runner_impl.hpp, host/io/output_sink.hpp,
+// host/backends/device_ensemble.hpp): the device reducers' statistics against an
 // independent two-pass computation, bitwise independence of slicing, threads
 // and output mode, the statistics-only mode, the writer thread, and the
 // backend choice (auto / omp / cpp / cuda) through the nholo command.
@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "host/h5.hpp"
-#include "host/output_sink.hpp"
-#include "host/statistics.hpp"
+#include "host/io/h5.hpp"
+#include "host/io/output_sink.hpp"
+#include "host/analysis/statistics.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// Tests of host/quantile.hpp: exact quantiles in bounded memory pick the same
+// Tests of host/analysis/quantile.hpp: exact quantiles in bounded memory pick the same
 // element as sorting every finite value (index floor(p (N - 1))), whatever
 // the block size, the collection limit and the number of passes.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "host/quantile.hpp"
+#include "host/analysis/quantile.hpp"
 
 using namespace nholo;
 

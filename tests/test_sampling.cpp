@@ -1,4 +1,4 @@
-// Tests of host/sampling.hpp: Sobol points, the normal quantile, and the
+// Tests of host/run/sampling.hpp: Sobol points, the normal quantile, and the
 // counter-based sampler (same values whatever the slicing).
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <set>
 
-#include "host/config.hpp"
-#include "host/model_info.hpp"
-#include "host/sampling.hpp"
+#include "host/config/config.hpp"
+#include "host/config/model_info.hpp"
+#include "host/run/sampling.hpp"
 
 using namespace nholo;
 

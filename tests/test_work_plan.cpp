@@ -1,4 +1,4 @@
-// The work plan of an MPI run (host/work_plan.hpp): chunks cover the ensemble
+// The work plan of an MPI run (host/run/work_plan.hpp): chunks cover the ensemble
 // exactly once in whole blocks, shard files found on disk are adopted as they
 // are, overlapping or misaligned ones are refused by name, the static
 // partition gives every rank a contiguous, balanced run of chunks, and the
@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "host/config.hpp"
-#include "host/work_plan.hpp"
+#include "host/config/config.hpp"
+#include "host/run/work_plan.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;

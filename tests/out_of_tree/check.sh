@@ -13,7 +13,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/nholo_out_of_tree.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cmake --install "$BUILD" --prefix "$WORK/prefix" >/dev/null
 test -x "$WORK/prefix/bin/nholo"
-test -f "$WORK/prefix/include/nholo/host/plugin_define.hpp"
+test -f "$WORK/prefix/include/nholo/host/model_files/plugin_define.hpp"
 CXX=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
 cmake -S "$HERE" -B "$WORK/build" -DCMAKE_PREFIX_PATH="$WORK/prefix" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -1,7 +1,7 @@
 """nholo's HDF5 output layout (docs/usage.md, "Output (HDF5)"), read by h5py and xarray.
 
 Runs the C++ program h5_layout_writer (tests/h5_layout_writer.cpp, written
-through host/h5.hpp; its path comes in the environment variable
+through host/io/h5.hpp; its path comes in the environment variable
 NHOLO_H5_LAYOUT_WRITER, which ctest's python_h5_layout sets) to write the
 layout with synthetic values to a temporary directory, then checks that
 

@@ -1,0 +1,240 @@
+// nholo/host/backends/cpu_ensemble.hpp — the CPU backends (OpenMP threads, or serial)
+// behind the Device / DeviceEnsemble interface of host/device_ensemble.hpp.
+//
+// The "device" is host memory: the ensemble functor writes the requested
+// fields straight into the host slot in the file's layout (trajectory-major),
+// so nothing is copied or transposed; q and qdot, needed by the statistics
+// and comparisons even when not written, go to scratch arrays otherwise. The
+// reductions of kernels/reduce.hpp run on the same threads.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/backends/backend.hpp"
+#include "host/backends/device_ensemble.hpp"
+#include "kernels/embedded.hpp"
+
+namespace nholo {
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice(Backend b, int threads) {
+    info_.backend = b;
+    info_.threads = b == Backend::cpp ? 1 : (threads > 0 ? threads : omp_get_max_threads());
+    info_.name = b == Backend::cpp ? std::string("CPU (serial)")
+                                   : "CPU (OpenMP, " + std::to_string(info_.threads) + " threads)";
+  }
+  const DeviceInfo& info() const override { return info_; }
+  std::size_t usable_memory() const override { return 0; }
+  void* alloc_bytes(std::size_t bytes) override {
+    void* p = std::malloc(bytes);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void release(void* p) noexcept override { std::free(p); }
+  void fill(double* p, double v, std::size_t n) override {
+    for (std::size_t i = 0; i < n; ++i) p[i] = v;
+  }
+  void to_host(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void set_save_times(const std::vector<double>& t) override { times_ = t; }
+  const double* save_times() const override { return times_.data(); }
+  void pair_distance(const PairDistanceKernel<double>& k, int64_t count) override {
+    for_each_index(info_.backend, info_.threads, count, k);
+  }
+  void synchronize() override {}
+  int threads() const { return info_.threads; }
+
+ private:
+  DeviceInfo info_;
+  std::vector<double> times_;
+};
+
+template <class Sys>
+class CpuEnsemble final : public DeviceEnsemble {
+  static constexpr int n = Sys::n, m = Sys::m, N = Sys::N;
+  static constexpr int kParams = Sys::model_type::n_params;
+
+ public:
+  CpuEnsemble(std::string name, CpuDevice& dev, const Sys& sys, const IntegratorOptions& opt,
+              const EnsembleLayout& layout)
+      : name_(std::move(name)), dev_(dev), sys_(sys), opt_(opt), L_(layout) {
+    const std::size_t per_save = static_cast<std::size_t>(L_.max_count) * L_.window;
+    for (int s = 0; s < 2; ++s) {
+      slot_data_[s].resize(L_.fields.size());
+      slots_[s].fields.resize(L_.fields.size());
+      for (size_t j = 0; j < L_.fields.size(); ++j) {
+        slot_data_[s][j].resize(per_save * L_.components[j]);
+        slots_[s].fields[j] = slot_data_[s][j].data();
+      }
+      moments_[s].resize(10 * moments_size(L_.max_count, L_.window, n));
+      for (int f = 0; f < 2; ++f)
+        for (int a = 0; a < 5; ++a)
+          slots_[s].moments[f][a] =
+              moments_[s].data() + (f * 5 + a) * moments_size(L_.max_count, L_.window, n);
+    }
+    // q and qdot feed the statistics even when the file does not get them
+    if (field_index("q") < 0) scratch_q_.resize(per_save * n);
+    if (field_index("qdot") < 0) scratch_qd_.resize(per_save * n);
+    if (L_.line_fit) fit_.resize(7 * static_cast<std::size_t>(L_.max_count));
+    // failpoint (testing aid): NHOLO_FAILPOINT_DEVICE_FAULT=N makes window N
+    // (counted from 0 over the run) fail like a faulting GPU, so that the
+    // pipeline's fault handling is tested on machines without one
+    if (const char* fp = std::getenv("NHOLO_FAILPOINT_DEVICE_FAULT")) fault_at_ = std::atoll(fp);
+  }
+
+  const std::string& name() const override { return name_; }
+
+  void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
+                   const double* params, const uint8_t* rejected, double t0) override {
+    if (params && !L_.per_trajectory_params)
+      throw std::logic_error("start_slice: per-trajectory parameters, but the layout has none");
+    ens_.start_from_states(sys_, count, q0, qd0, l0, rejected, t0, opt_);
+    if (params)
+      ens_.params.assign(params, params + static_cast<std::size_t>(kParams) * count);
+    else
+      ens_.params.clear();
+    if (L_.line_fit)
+      for_each_index(dev_.info().backend, dev_.threads(), count,
+                     LineFitResetKernel{count, fit_.data()});
+  }
+
+  void run_window(int64_t k0, int ns, int slot) override {
+    if (fault_at_ >= 0 && windows_++ == fault_at_)
+      throw DeviceFault("injected fault at window " + std::to_string(fault_at_) +
+                        " (NHOLO_FAILPOINT_DEVICE_FAULT)");
+    const int64_t count = ens_.count;
+    const Backend b = dev_.info().backend;
+    const int threads = dev_.threads();
+    WindowSlot& W = slots_[slot];
+    auto out = [&](const char* f, bool on, std::vector<double>& scratch) -> double* {
+      const int j = field_index(f);
+      if (j >= 0) return W.fields[j];
+      return on && !scratch.empty() ? scratch.data() : nullptr;
+    };
+    std::vector<double> none;
+    EnsembleWindow<Sys> f;
+    f.sys = sys_;
+    f.opt = opt_;
+    f.count = count;
+    f.save_times = dev_.save_times() + k0;
+    f.n_saves = ns;
+    f.trajectory_major = true;
+    f.arr.y = ens_.y.data();
+    f.arr.t = ens_.t.data();
+    f.arr.h = ens_.h.data();
+    f.arr.err_prev = ens_.err_prev.data();
+    f.arr.fail_time = ens_.fail_time.data();
+    f.arr.steps = ens_.steps.data();
+    f.arr.rejected = ens_.rejected.data();
+    f.arr.status = ens_.status.data();
+    f.arr.params = ens_.params.empty() ? nullptr : ens_.params.data();
+    f.arr.q = out("q", true, scratch_q_);
+    f.arr.qdot = out("qdot", true, scratch_qd_);
+    f.arr.qddot = out("qddot", L_.sel.qddot, none);
+    f.arr.force_ideal = out("force_ideal", L_.sel.force_ideal, none);
+    f.arr.force_nonideal = out("force_nonideal", L_.sel.force_nonideal, none);
+    f.arr.multiplier = out("multiplier", L_.sel.multiplier, none);
+    f.arr.constraint_residual = out("constraint_residual", L_.sel.constraint_residual, none);
+    f.arr.energy = out("energy", L_.sel.energy, none);
+    // in chunks of trajectories, so that an interrupt (L_.stop) is honoured
+    // within about kChunkSeconds even inside a long window: the chunk adapts
+    // to the measured cost per trajectory. The trajectories are independent,
+    // so the results do not depend on the chunking.
+    complete_ = true;
+    const int64_t per_thread = std::max(threads, 1);
+    if (chunk_ == 0) chunk_ = 32 * per_thread;  // grows 4x per chunk while chunks are fast
+    for (int64_t i0 = 0; i0 < count;) {
+      if (L_.stop && L_.stop->load()) {
+        complete_ = false;
+        return;
+      }
+      const int64_t i1 = std::min(count, i0 + chunk_);
+      const auto c0 = std::chrono::steady_clock::now();
+      for_each_index(b, threads, i0, i1, f);
+      const double dt =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      const double scale = dt > 0 ? std::min(4.0, std::max(0.25, kChunkSeconds / dt)) : 4.0;
+      chunk_ = std::min<int64_t>(
+          int64_t(1) << 22,
+          std::max<int64_t>(32 * per_thread, static_cast<int64_t>(chunk_ * scale)));
+      i0 = i1;
+    }
+    q_ = f.arr.q;
+    // block moments of q and qdot (kernels/reduce.hpp)
+    const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+    const double* src[2] = {f.arr.q, f.arr.qdot};
+    for (int fi = 0; fi < 2; ++fi) {
+      BlockMomentsKernel<double> bm{src[fi],
+                                    true,
+                                    count,
+                                    ns,
+                                    n,
+                                    W.moments[fi][0],
+                                    W.moments[fi][1],
+                                    W.moments[fi][2],
+                                    W.moments[fi][3],
+                                    W.moments[fi][4]};
+      for_each_index(b, threads, blocks * ns * n, bm);
+    }
+    if (L_.line_fit) {
+      LineFitKernel<double> lf{f.arr.q,  true,       count,    ns,
+                               n,        L_.fit_x,   L_.fit_y, dev_.save_times() + k0,
+                               L_.t_mid, fit_.data()};
+      for_each_index(b, threads, count, lf);
+    }
+  }
+  bool window_complete() const override { return complete_; }
+  void wait(int) override {}
+  const WindowSlot& slot(int s) const override { return slots_[s]; }
+  const double* device_q(bool* trajectory_major) const override {
+    *trajectory_major = true;
+    return q_;
+  }
+  void finish_slice(SliceResults& r) override {
+    r.status = ens_.status;
+    r.steps = ens_.steps;
+    r.rejected = ens_.rejected;
+    r.fail_time = ens_.fail_time;
+    r.line_fit.assign(fit_.begin(), fit_.begin() + (L_.line_fit ? 7 * ens_.count : 0));
+    r.path_residual.clear();
+    if constexpr (has_path_residual<Sys>::value) {
+      const auto* y = ens_.y.data() + Sys::path_residual_index * ens_.count;
+      r.path_residual.assign(y, y + ens_.count);
+    }
+  }
+
+ private:
+  int field_index(const std::string& f) const {
+    for (size_t j = 0; j < L_.fields.size(); ++j)
+      if (L_.fields[j] == f) return static_cast<int>(j);
+    return -1;
+  }
+  std::string name_;
+  CpuDevice& dev_;
+  Sys sys_;
+  IntegratorOptions opt_;
+  EnsembleLayout L_;
+  HostEnsemble<Sys> ens_;
+  std::vector<std::vector<double>> slot_data_[2];
+  std::vector<double> moments_[2];
+  WindowSlot slots_[2];
+  std::vector<double> scratch_q_, scratch_qd_, fit_;
+  const double* q_ = nullptr;
+  int64_t fault_at_ = -1, windows_ = 0;
+  bool complete_ = true;
+  static constexpr double kChunkSeconds = 0.1;
+  int64_t chunk_ = 0;  // trajectories per chunk of a window (adapted; 0: not yet)
+};
+
+}  // namespace nholo

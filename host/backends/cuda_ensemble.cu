@@ -1,0 +1,447 @@
+// nholo/host/backends/cuda_ensemble.cu — the CUDA device of a run (streams, memory,
+// save times, pair reductions, GPU modules), the device queries, the part of
+// every ensemble that does not depend on its system (CudaEnsembleCore) and
+// the ensemble of a GPU module (ModuleEnsemble). The ensembles of the built-in
+// models (CudaEnsemble<Sys>, host/backends/cuda_ensemble_impl.cuh) are instantiated
+// per model in the translation units CMakeLists.txt generates.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/backends/cuda_ensemble_impl.cuh"
+
+namespace nholo::cuda_backend {
+
+namespace {
+std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+}  // namespace
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the "no driver" error
+    return 0;
+  }
+  return n;
+}
+
+std::string describe_devices() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    // the runtime says "insufficient driver" also when there is no driver at all
+    if (e == cudaErrorInsufficientDriver) {
+      void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (!lib) return "no usable CUDA device (no NVIDIA driver: libcuda.so.1 cannot be loaded)";
+      dlclose(lib);
+      int drv = 0;
+      cudaDriverGetVersion(&drv);
+      int rt = 0;
+      cudaRuntimeGetVersion(&rt);
+      return "no usable CUDA device (the NVIDIA driver supports CUDA " + version_string(drv) +
+             ", older than the CUDA runtime " + version_string(rt) + " nholo was built with)";
+    }
+    return std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " +
+           cudaGetErrorString(e) + ")";
+  }
+  if (n == 0) return "no CUDA device";
+  std::string s;
+  for (int d = 0; d < n; ++d) {
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) continue;
+    s += (d ? "; " : "") + std::string("GPU ") + std::to_string(d) + ": " + prop.name +
+         " (compute " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + ", " +
+         std::to_string(prop.totalGlobalMem >> 20) + " MiB)";
+  }
+  return s;
+}
+
+std::unique_ptr<Device> open_device(int gpu) {
+  const int n = device_count();
+  if (n == 0)
+    throw std::runtime_error("backend cuda: " + describe_devices() +
+                             "; accepted here: auto, omp, cpp");
+  if (gpu < 0 || gpu >= n)
+    throw std::runtime_error("backend.gpu = " + std::to_string(gpu) + ": there are " +
+                             std::to_string(n) + " CUDA devices (" + describe_devices() +
+                             "); accepted: 0.." + std::to_string(n - 1));
+  return std::make_unique<CudaDevice>(gpu);
+}
+
+CudaDevice::CudaDevice(int gpu) {
+  check(cudaSetDevice(gpu), "cudaSetDevice");
+  cudaDeviceProp prop;
+  check(cudaGetDeviceProperties(&prop, gpu), "cudaGetDeviceProperties");
+  int drv = 0, rt = 0;
+  check(cudaDriverGetVersion(&drv), "cudaDriverGetVersion");
+  check(cudaRuntimeGetVersion(&rt), "cudaRuntimeGetVersion");
+  info_.backend = Backend::cuda;
+  info_.gpu = gpu;
+  info_.name = prop.name;
+  info_.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  info_.driver_version = version_string(drv);
+  info_.runtime_version = version_string(rt);
+  info_.memory_bytes = prop.totalGlobalMem;
+  check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate");
+}
+
+CudaDevice::~CudaDevice() {
+  cudaSetDevice(info_.gpu);
+  if (compute_) cudaStreamSynchronize(compute_);
+  if (copy_) cudaStreamSynchronize(copy_);
+  if (times_) cudaFree(times_);
+  if (compute_) cudaStreamDestroy(compute_);
+  if (copy_) cudaStreamDestroy(copy_);
+}
+
+std::size_t CudaDevice::usable_memory() const {
+  make_current();
+  std::size_t free_b = 0, total_b = 0;
+  check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  return free_b / 10 * 8;  // leave a fifth for the runtime and the kernels' local memory
+}
+
+void* CudaDevice::alloc_bytes(std::size_t bytes) {
+  make_current();
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  return p;
+}
+
+void CudaDevice::release(void* p) noexcept {
+  cudaSetDevice(info_.gpu);
+  cudaFree(p);
+}
+
+namespace {
+struct FillKernel {
+  double* p;
+  double v;
+  __host__ __device__ void operator()(int64_t i) const { p[i] = v; }
+};
+}  // namespace
+
+void CudaDevice::fill(double* p, double v, std::size_t n) {
+  make_current();
+  launch(FillKernel{p, v}, static_cast<int64_t>(n), compute_, "fill");
+}
+
+void CudaDevice::to_host(void* dst, const void* src, std::size_t bytes) {
+  make_current();
+  check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+
+void CudaDevice::set_save_times(const std::vector<double>& t) {
+  make_current();
+  if (times_) check(cudaFree(times_), "cudaFree");
+  times_ = nullptr;
+  check(cudaMalloc(reinterpret_cast<void**>(&times_), t.size() * sizeof(double)),
+        "cudaMalloc(save times)");
+  check(cudaMemcpy(times_, t.data(), t.size() * sizeof(double), cudaMemcpyHostToDevice),
+        "cudaMemcpy(save times)");
+}
+
+void CudaDevice::pair_distance(const PairDistanceKernel<double>& k, int64_t count) {
+  make_current();
+  launch(k, count, compute_, "pair distance");
+}
+
+void CudaDevice::synchronize() {
+  make_current();
+  check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize(compute)");
+  check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize(copy)");
+}
+
+// ---------------------------------------------------------------------------
+// CudaEnsembleCore
+
+CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const SystemShape& shape,
+                                   const IntegratorOptions& opt, const EnsembleLayout& layout)
+    : dev_(dev), opt_(opt), name_(std::move(name)), shape_(shape), L_(layout) {
+  dev_.make_current();
+  const int n = shape_.n, m = shape_.m, N = shape_.N;
+  const std::size_t cap = static_cast<std::size_t>(L_.max_count), W = L_.window;
+  y_ = DeviceArray(dev_, N * cap);
+  t_ = DeviceArray(dev_, cap);
+  h_ = DeviceArray(dev_, cap);
+  err_ = DeviceArray(dev_, cap);
+  ft_ = DeviceArray(dev_, cap);
+  steps_ = DeviceArray(dev_, cap);  // int64 in double-sized storage
+  rej_ = DeviceArray(dev_, cap);
+  status_ = DeviceArray(dev_, (cap + 1) / 2);  // int32
+  const OutputSelection& s = L_.sel;
+  q_ = DeviceArray(dev_, W * n * cap);
+  qd_ = DeviceArray(dev_, W * n * cap);
+  if (s.qddot) qdd_ = DeviceArray(dev_, W * n * cap);
+  if (s.force_ideal) fi_ = DeviceArray(dev_, W * n * cap);
+  if (s.force_nonideal) fni_ = DeviceArray(dev_, W * n * cap);
+  if (s.multiplier) mult_ = DeviceArray(dev_, W * m * cap);
+  if (s.constraint_residual) res_ = DeviceArray(dev_, W * cap);
+  if (s.energy) en_ = DeviceArray(dev_, W * cap);
+  const std::size_t ms = moments_size(L_.max_count, L_.window, n);
+  for (int k = 0; k < 2; ++k) {
+    moments_dev_[k] = DeviceArray(dev_, 10 * ms);
+    moments_host_[k] = PinnedArray(10 * ms);
+    slots_[k].fields.resize(L_.fields.size());
+    for (size_t j = 0; j < L_.fields.size(); ++j) {
+      staging_[k].emplace_back(dev_, W * L_.components[j] * cap);
+      host_[k].emplace_back(W * L_.components[j] * cap);
+      slots_[k].fields[j] = host_[k].back().get();
+    }
+    for (int f = 0; f < 2; ++f)
+      for (int a = 0; a < 5; ++a)
+        slots_[k].moments[f][a] = moments_host_[k].get() + (f * 5 + a) * ms;
+    check(cudaEventCreateWithFlags(&computed_[k], cudaEventDisableTiming), "cudaEventCreate");
+    check(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming), "cudaEventCreate");
+  }
+  if (L_.line_fit) fit_ = DeviceArray(dev_, 7 * cap);
+  if (L_.per_trajectory_params) params_ = DeviceArray(dev_, shape_.n_params * cap);
+}
+
+CudaEnsembleCore::~CudaEnsembleCore() {
+  cudaStreamSynchronize(dev_.compute());
+  cudaStreamSynchronize(dev_.copy());
+  for (int k = 0; k < 2; ++k) {
+    if (computed_[k]) cudaEventDestroy(computed_[k]);
+    if (copied_[k]) cudaEventDestroy(copied_[k]);
+  }
+}
+
+void CudaEnsembleCore::start_slice(int64_t count, const double* q0, const double* qd0,
+                                   const double* l0, const double* params, const uint8_t* rejected,
+                                   double t0) {
+  if (params && !L_.per_trajectory_params)
+    throw std::logic_error("start_slice: per-trajectory parameters, but the layout has none");
+  dev_.make_current();
+  count_ = count;
+  slice_params_ = params != nullptr;
+  HostStates h;
+  host_start(count, q0, qd0, l0, rejected, t0, h);
+  // the previous slice's copies must be done before its buffers are reused
+  check(cudaStreamSynchronize(dev_.copy()), "cudaStreamSynchronize(copy)");
+  auto up = [&](void* dst, const void* src, std::size_t bytes) {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, dev_.compute()),
+          "cudaMemcpyAsync(state)");
+  };
+  up(y_.get(), h.y.data(), h.y.size() * sizeof(double));
+  up(t_.get(), h.t.data(), count * sizeof(double));
+  up(h_.get(), h.h.data(), count * sizeof(double));
+  up(err_.get(), h.err_prev.data(), count * sizeof(double));
+  up(ft_.get(), h.fail_time.data(), count * sizeof(double));
+  up(steps_.get(), h.steps.data(), count * sizeof(int64_t));
+  up(rej_.get(), h.rejected.data(), count * sizeof(int64_t));
+  up(status_.get(), h.status.data(), count * sizeof(int32_t));
+  // the slice's parameters, [j count + i] (only the slice's count columns)
+  if (slice_params_) up(params_.get(), params, shape_.n_params * count * sizeof(double));
+  if (L_.line_fit)
+    launch(LineFitResetKernel{count, fit_.get()}, count, dev_.compute(), "line fit reset");
+  // pageable sources: wait before they go out of scope
+  check(cudaStreamSynchronize(dev_.compute()), "cudaStreamSynchronize(start_slice)");
+}
+
+void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
+  dev_.make_current();
+  const int n = shape_.n;
+  const int64_t count = count_;
+  const cudaStream_t cs = dev_.compute();
+  // staging[slot] is free once its previous copy to the host finished
+  check(cudaStreamWaitEvent(cs, copied_[slot], 0), "cudaStreamWaitEvent");
+  EnsembleArrays<double> arr;
+  arr.y = y_.get();
+  arr.t = t_.get();
+  arr.h = h_.get();
+  arr.err_prev = err_.get();
+  arr.fail_time = ft_.get();
+  arr.steps = reinterpret_cast<int64_t*>(steps_.get());
+  arr.rejected = reinterpret_cast<int64_t*>(rej_.get());
+  arr.status = reinterpret_cast<int32_t*>(status_.get());
+  arr.params = slice_params_ ? params_.get() : nullptr;
+  arr.q = q_.get();
+  arr.qdot = qd_.get();
+  arr.qddot = qdd_.get();
+  arr.force_ideal = fi_.get();
+  arr.force_nonideal = fni_.get();
+  arr.multiplier = mult_.get();
+  arr.constraint_residual = res_.get();
+  arr.energy = en_.get();
+  const unsigned grid = static_cast<unsigned>((count + kIntegrateBlock - 1) / kIntegrateBlock);
+  launch_integrate(arr, count, dev_.save_times() + k0, ns, grid, cs);
+  check(cudaGetLastError(), "integration kernel launch");
+  // reductions: block moments of q and qdot, the model's drift sums
+  const std::size_t ms = moments_size(L_.max_count, L_.window, n);
+  double* md = moments_dev_[slot].get();
+  const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+  const double* src[2] = {q_.get(), qd_.get()};
+  for (int fi = 0; fi < 2; ++fi) {
+    double* o = md + fi * 5 * ms;
+    BlockMomentsKernel<double> bm{src[fi], false,  count,      ns,         n,
+                                  o,       o + ms, o + 2 * ms, o + 3 * ms, o + 4 * ms};
+    launch(bm, blocks * ns * n, cs, "block moments");
+  }
+  if (L_.line_fit) {
+    LineFitKernel<double> lf{q_.get(), false,     count,    ns,
+                             n,        L_.fit_x,  L_.fit_y, dev_.save_times() + k0,
+                             L_.t_mid, fit_.get()};
+    launch(lf, count, cs, "line fit");
+  }
+  // the requested fields in the file's layout
+  for (size_t j = 0; j < L_.fields.size(); ++j) {
+    const int nc = L_.components[j];
+    TransposeKernel<double> tk{field(L_.fields[j]), staging_[slot][j].get(), count, ns, nc};
+    launch(tk, count * ns * nc, cs, "transpose");
+  }
+  check(cudaEventRecord(computed_[slot], cs), "cudaEventRecord");
+  // the copy stream moves the window to its pinned slot
+  const cudaStream_t cp = dev_.copy();
+  check(cudaStreamWaitEvent(cp, computed_[slot], 0), "cudaStreamWaitEvent");
+  for (size_t j = 0; j < L_.fields.size(); ++j)
+    check(
+        cudaMemcpyAsync(host_[slot][j].get(), staging_[slot][j].get(),
+                        count * ns * L_.components[j] * sizeof(double), cudaMemcpyDeviceToHost, cp),
+        "cudaMemcpyAsync(fields)");
+  // only the blocks of this window: [(b ns + k) n + c] for b < blocks
+  for (int a = 0; a < 10; ++a)
+    check(cudaMemcpyAsync(moments_host_[slot].get() + a * ms, md + a * ms,
+                          blocks * ns * n * sizeof(double), cudaMemcpyDeviceToHost, cp),
+          "cudaMemcpyAsync(moments)");
+  check(cudaEventRecord(copied_[slot], cp), "cudaEventRecord");
+}
+
+// Called from the writer thread.
+void CudaEnsembleCore::wait(int slot) {
+  dev_.make_current();
+  check(cudaEventSynchronize(copied_[slot]), "the window's integration or copy");
+}
+
+void CudaEnsembleCore::finish_slice(SliceResults& r) {
+  dev_.make_current();
+  const int64_t count = count_;
+  check(cudaStreamSynchronize(dev_.compute()), "the slice's integration");
+  r.status.resize(count);
+  r.steps.resize(count);
+  r.rejected.resize(count);
+  r.fail_time.resize(count);
+  auto down = [&](void* dst, const void* src, std::size_t bytes) {
+    check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(results)");
+  };
+  down(r.status.data(), status_.get(), count * sizeof(int32_t));
+  down(r.steps.data(), steps_.get(), count * sizeof(int64_t));
+  down(r.rejected.data(), rej_.get(), count * sizeof(int64_t));
+  down(r.fail_time.data(), ft_.get(), count * sizeof(double));
+  r.line_fit.resize(L_.line_fit ? 7 * count : 0);
+  if (L_.line_fit) down(r.line_fit.data(), fit_.get(), 7 * count * sizeof(double));
+  r.path_residual.clear();
+  if (shape_.path_residual_index >= 0) {
+    r.path_residual.resize(count);
+    down(r.path_residual.data(), y_.get() + shape_.path_residual_index * count,
+         count * sizeof(double));
+  }
+}
+
+const double* CudaEnsembleCore::field(const std::string& f) const {
+  if (f == "q") return q_.get();
+  if (f == "qdot") return qd_.get();
+  if (f == "qddot") return qdd_.get();
+  if (f == "force_ideal") return fi_.get();
+  if (f == "force_nonideal") return fni_.get();
+  if (f == "multiplier") return mult_.get();
+  if (f == "constraint_residual") return res_.get();
+  return en_.get();
+}
+
+// ---------------------------------------------------------------------------
+// GPU modules: a model file's integration kernel, compiled by NVRTC
+// (host/model_files/plugin.hpp, gpu_module) into a cubin for this device, loaded with the
+// runtime's library API (no driver API, no link to libcuda). The module's one
+// kernel, `nholo_integrate`, takes the EnsembleWindow<Sys> of the plugin's
+// system by value: the plugin writes its bytes (ModuleSystem::window), whose
+// layout the module checked against the plugin's when it was compiled.
+
+namespace {
+
+class ModuleEnsemble final : public CudaEnsembleCore {
+ public:
+  ModuleEnsemble(std::string name, CudaDevice& dev, const ModuleSystem& sys, cudaKernel_t kernel,
+                 const IntegratorOptions& opt, const EnsembleLayout& layout)
+      : CudaEnsembleCore(std::move(name), dev, shape_of(sys), opt, layout),
+        sys_(sys),
+        kernel_(kernel),
+        window_(sys.window_bytes) {}
+
+ protected:
+  void host_start(int64_t count, const double* q0, const double* qd0, const double* l0,
+                  const uint8_t* rejected, double t0, HostStates& out) override {
+    sys_.start(count, q0, qd0, l0, rejected, t0, out);
+  }
+  void launch_integrate(const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
+                        int ns, unsigned grid, cudaStream_t cs) override {
+    // the argument bytes are copied by the launch: window_ may be reused
+    sys_.window(window_.data(), arr, count, save_times, ns);
+    void* args[1] = {window_.data()};
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid),
+                           dim3(kIntegrateBlock), args, 0, cs),
+          "cudaLaunchKernel(GPU module)");
+  }
+
+ private:
+  static SystemShape shape_of(const ModuleSystem& m) {
+    SystemShape s;
+    s.n = m.n;
+    s.m = m.m;
+    s.N = m.N;
+    s.n_params = m.n_params;
+    s.path_residual_index = m.path_residual_index;
+    return s;
+  }
+  ModuleSystem sys_;
+  cudaKernel_t kernel_;
+  std::vector<unsigned char> window_;
+};
+
+}  // namespace
+
+void CudaDevice::add_module(const std::string& formulation, const std::string& image) {
+  if (image.empty()) throw std::runtime_error("GPU module of " + formulation + ": empty image");
+  modules_[formulation] = image;
+}
+
+std::unique_ptr<DeviceEnsemble> CudaDevice::module_ensemble(const std::string& formulation,
+                                                            const ModuleSystem& sys,
+                                                            const IntegratorOptions& opt,
+                                                            const EnsembleLayout& layout) {
+  const auto it = modules_.find(formulation);
+  if (it == modules_.end()) throw std::logic_error("no GPU module for formulation " + formulation);
+  if (!sys.start || !sys.window || sys.window_bytes == 0)
+    throw std::logic_error("GPU module of " + formulation + ": the system's hooks are missing");
+  make_current();
+  // the library stays loaded for the life of the process (its kernel may be
+  // launched by ensembles of later runs of the same module)
+  static std::map<std::string, cudaKernel_t> loaded;
+  const std::string key = std::to_string(info_.gpu) + ":" + it->second;
+  cudaKernel_t kernel = nullptr;
+  if (const auto k = loaded.find(key); k != loaded.end()) {
+    kernel = k->second;
+  } else {
+    cudaLibrary_t lib = nullptr;
+    check(cudaLibraryLoadData(&lib, it->second.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+          ("cudaLibraryLoadData(GPU module of " + formulation + ")").c_str());
+    check(cudaLibraryGetKernel(&kernel, lib, "nholo_integrate"),
+          ("cudaLibraryGetKernel(nholo_integrate, GPU module of " + formulation + ")").c_str());
+    loaded[key] = kernel;
+  }
+  return std::make_unique<ModuleEnsemble>(formulation, *this, sys, kernel, opt, layout);
+}
+
+// CMakeLists.txt generates one instantiating translation unit per model of
+// models/registry.hpp (NHOLO_CUDA_INSTANTIATE_MODEL, cuda_ensemble_impl.cuh).
+
+}  // namespace nholo::cuda_backend

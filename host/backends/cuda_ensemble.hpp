@@ -1,0 +1,33 @@
+// nholo/host/backends/cuda_ensemble.hpp — the CUDA backend as seen from plain C++
+// (compiled into nholo when it is built with NHOLO_WITH_CUDA).
+//
+// The definitions live in host/backends/cuda_ensemble.cu (the device, queries) and
+// host/backends/cuda_ensemble_impl.cuh (the ensemble), compiled by nvcc;
+// make_ensemble<Sys> is instantiated for every registered model under every
+// formulation it supports, one generated translation unit per model
+// (CMakeLists.txt). Device memory and CUDA types never appear here.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "host/backends/device_ensemble.hpp"
+#include "kernels/integrate.hpp"
+
+namespace nholo::cuda_backend {
+
+// Number of CUDA devices visible (0 without a GPU or a driver).
+int device_count();
+// Why there is no usable device, or a one-line list of the devices.
+std::string describe_devices();
+// Opens GPU `gpu` for a run; throws std::runtime_error naming what was found
+// when it cannot be used.
+std::unique_ptr<Device> open_device(int gpu);
+
+// The ensemble of one formulation (Sys) on a device from open_device.
+template <class Sys>
+std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& dev, const Sys& sys,
+                                              const IntegratorOptions& opt,
+                                              const EnsembleLayout& layout);
+
+}  // namespace nholo::cuda_backend

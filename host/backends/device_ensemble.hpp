@@ -1,0 +1,305 @@
+// nholo/host/backends/device_ensemble.hpp — where an ensemble is integrated, as the run
+// pipeline (host/run/runner_impl.hpp) sees it: a Device (CPU cores or one CUDA
+// GPU) and, per formulation, a DeviceEnsemble whose state lives on it for a
+// whole slice. Plain C++: no Thrust, no CUDA types, so every backend shares it.
+//
+//   expression                                   meaning
+//   Device& dev = *open_device(cfg, log)         the backend chosen (auto: the GPU
+//                                                when one is visible, else OpenMP)
+//   dev.info()                                   backend, device name, versions
+//   dev.set_save_times(times)                    the run's output times, copied once
+//   DeviceArray a(dev, n); dev.fill(a, v, n)     device memory (host memory on CPU)
+//   dev.pair_distance(kernel, count)             kernels/reduce.hpp, on the device
+//   dev.to_host(dst, a, n)                       synchronous copy back
+//   e->start_slice(count, q0, qd0, l0, params,   a slice's initial states (and, when
+//                  rej, t0)                      parameters vary, every trajectory's
+//                                                parameters) to the device
+//   e->run_window(k0, ns, slot)                  integrate saves [k0, k0+ns); the
+//                                                requested fields (file layout) and the
+//                                                block moments of q, qdot reach host
+//                                                slot `slot` (0 or 1); may return early
+//   e->wait(slot)                                until that slot's data is on the host
+//   e->slot(s)                                   its host arrays
+//   e->device_q(&tm)                             the last window's q on the device
+//   e->finish_slice(res)                         per-trajectory results, synchronous
+//
+// Device memory is allocated once per run (sized for the largest slice) and
+// reused across slices and windows. Two host slots per ensemble let the
+// writer thread (host/io/output_sink.hpp) write window w while window w+1 runs.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "host/backends/ensemble_data.hpp"
+#include "kernels/embedded.hpp"
+#include "kernels/ensemble.hpp"
+#include "kernels/reduce.hpp"
+
+namespace nholo {
+
+// Threads per block of a GPU integration kernel (one trajectory per thread):
+// the built-in kernels' and a GPU module's __launch_bounds__.
+constexpr int kGpuBlock = 128;
+
+class DeviceEnsemble;
+struct EnsembleLayout;
+struct ModuleSystem;
+
+// The device failed mid-run (a CUDA error, a kernel fault). The run stops;
+// what finished stays in the marked .partial file.
+class DeviceFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What ran the ensemble, for the log and the file's root attributes.
+struct DeviceInfo {
+  Backend backend = Backend::omp;
+  std::string name;                // "CPU (OpenMP, 2 threads)" or the GPU's name
+  std::string compute_capability;  // "9.0" (CUDA), "" otherwise
+  std::string driver_version;      // CUDA driver / runtime versions ("13.0"), "" otherwise
+  std::string runtime_version;
+  int gpu = -1;                  // CUDA device index
+  int threads = 0;               // OpenMP threads (CPU backends)
+  std::size_t memory_bytes = 0;  // device memory (CUDA), 0 for the host
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  // Bytes the run may allocate on the device for its slices (0: no device
+  // limit beyond the host's memory budget).
+  virtual std::size_t usable_memory() const = 0;
+  virtual void* alloc_bytes(std::size_t bytes) = 0;
+  virtual void release(void* p) noexcept = 0;
+  virtual void fill(double* p, double v, std::size_t n) = 0;
+  virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;  // synchronous
+  virtual void set_save_times(const std::vector<double>& times) = 0;
+  virtual const double* save_times() const = 0;  // on the device
+  virtual void pair_distance(const PairDistanceKernel<double>& k, int64_t count) = 0;
+  virtual void synchronize() = 0;
+  // GPU modules (CUDA backend only): the integration kernel of a model that
+  // is not built into nholo (a model file's), compiled by NVRTC for this
+  // device (host/model_files/plugin.hpp, gpu_module). add_module registers the module of
+  // one formulation before the run; has_module says whether there is one;
+  // module_ensemble makes that formulation's ensemble from it and the
+  // system's host-side hooks (the model plugin's make_formulation calls it).
+  virtual void add_module(const std::string& formulation, const std::string& image) {
+    (void)formulation;
+    (void)image;
+    throw std::runtime_error("GPU modules need the CUDA backend");
+  }
+  virtual bool has_module(const std::string& formulation) const {
+    (void)formulation;
+    return false;
+  }
+  virtual std::unique_ptr<DeviceEnsemble> module_ensemble(const std::string& formulation,
+                                                          const ModuleSystem& sys,
+                                                          const IntegratorOptions& opt,
+                                                          const EnsembleLayout& layout);
+};
+
+// Device memory owned by the holder.
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(Device& d, std::size_t n) : dev_(&d), n_(n) {
+    p_ = static_cast<double*>(n ? d.alloc_bytes(n * sizeof(double)) : nullptr);
+  }
+  DeviceArray(DeviceArray&& o) noexcept : dev_(o.dev_), p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    if (this != &o) {
+      reset();
+      dev_ = o.dev_;
+      p_ = o.p_;
+      n_ = o.n_;
+      o.p_ = nullptr;
+    }
+    return *this;
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { reset(); }
+  double* get() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void reset() {
+    if (p_ && dev_) dev_->release(p_);
+    p_ = nullptr;
+  }
+  Device* dev_ = nullptr;
+  double* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// What an ensemble computes and hands to the host, fixed for the run.
+struct EnsembleLayout {
+  int64_t max_count = 0;            // slice capacity (trajectories)
+  int window = 1;                   // saves per window (the last may be shorter)
+  std::vector<std::string> fields;  // fields handed to the host, file layout
+  std::vector<int> components;      // per field: n, m or 1
+  OutputSelection sel;              // observables computed (q, qdot always)
+  // a model's drift statistic (kernels/reduce.hpp LineFitKernel)
+  bool line_fit = false;
+  int fit_x = 0, fit_y = 0;
+  double t_mid = 0;
+  // parameters vary per trajectory: start_slice receives them (the device
+  // holds n_params values per trajectory of the slice)
+  bool per_trajectory_params = false;
+  // set asynchronously (an interrupt): a backend that integrates a window in
+  // parts may stop between them (the CPU backends check it every chunk of
+  // trajectories; a GPU window runs to its end)
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// One window's results on the host.
+struct WindowSlot {
+  std::vector<double*> fields;  // as EnsembleLayout::fields: [(i ns + k) nc + c]
+  // block moments of q (0) and qdot (1): count, mean, M2, min, max, each
+  // [(b ns + k) n + c] for the slice's blocks b
+  double* moments[2][5] = {};
+};
+
+// Per-trajectory results of a slice.
+struct SliceResults {
+  std::vector<int32_t> status;
+  std::vector<int64_t> steps, rejected;
+  std::vector<double> fail_time;
+  std::vector<double> line_fit;  // LineFitKernel sums [a * count + i], when line_fit
+  // max over the path of the formulation's own residual (embedded: the
+  // Euler–Poisson residual, kernels/embedded.hpp), empty for the others
+  std::vector<double> path_residual;
+};
+
+class DeviceEnsemble {
+ public:
+  virtual ~DeviceEnsemble() = default;
+  virtual const std::string& name() const = 0;
+  // Initial states, row-major host arrays [i n + c], [i m + l]; params: null
+  // (every trajectory has the system's parameters) or, when the layout says
+  // per_trajectory_params, every parameter of every trajectory,
+  // params[j * count + i] for j < Model::n_params (kernels/ensemble.hpp);
+  // rejected[i] != 0: not integrated (status rejected, or singular). The
+  // arrays are copied: they need not outlive the call.
+  virtual void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
+                           const double* params, const uint8_t* rejected, double t0) = 0;
+  virtual void run_window(int64_t k0, int ns, int slot) = 0;
+  // false when the last run_window stopped early because EnsembleLayout::stop
+  // was set: its outputs and the slice's state are unusable (not_run)
+  virtual bool window_complete() const { return true; }
+  virtual void wait(int slot) = 0;
+  virtual const WindowSlot& slot(int s) const = 0;
+  virtual const double* device_q(bool* trajectory_major) const = 0;
+  virtual void finish_slice(SliceResults& out) = 0;
+};
+
+// A slice's initial integration state on the host, SoA (HostEnsemble's arrays).
+struct HostStates {
+  std::vector<double> y, t, h, err_prev, fail_time;
+  std::vector<int64_t> steps, rejected;
+  std::vector<int32_t> status;
+};
+
+// What the CUDA backend needs of a system whose type it was not compiled
+// with (a model plugin's, integrated by a GPU module): its sizes and two
+// hooks, compiled with the system's type in the plugin (host/run/runner.hpp).
+//   start(count, q0, qd0, l0, rejected, t0, out)   HostEnsemble<Sys>::start_from_states
+//   window(dst, arrays, count, save_times, ns)     writes the EnsembleWindow<Sys> of a
+//                                                  window (window_bytes) to dst: the
+//                                                  integration kernel's one argument
+struct ModuleSystem {
+  int n = 0, m = 0, N = 0, n_params = 0;
+  int path_residual_index = -1;  // Sys::path_residual_index, -1: none
+  std::size_t window_bytes = 0;
+  std::function<void(int64_t, const double*, const double*, const double*, const uint8_t*, double,
+                     HostStates&)>
+      start;
+  std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int)> window;
+};
+
+// HostEnsemble<Sys>::start_from_states into HostStates.
+template <class Sys>
+void start_host_states(const Sys& sys, const IntegratorOptions& opt, int64_t count,
+                       const double* q0, const double* qd0, const double* l0,
+                       const uint8_t* rejected, double t0, HostStates& out) {
+  HostEnsemble<Sys> h;
+  h.start_from_states(sys, count, q0, qd0, l0, rejected, t0, opt);
+  out.y = std::move(h.y);
+  out.t = std::move(h.t);
+  out.h = std::move(h.h);
+  out.err_prev = std::move(h.err_prev);
+  out.fail_time = std::move(h.fail_time);
+  out.steps = std::move(h.steps);
+  out.rejected = std::move(h.rejected);
+  out.status = std::move(h.status);
+}
+
+// The window a GPU integration kernel runs: one thread per trajectory,
+// outputs in the coalesced layout (not trajectory-major).
+template <class Sys>
+EnsembleWindow<Sys> gpu_window(const Sys& sys, const IntegratorOptions& opt,
+                               const EnsembleArrays<double>& arr, int64_t count,
+                               const double* save_times, int ns) {
+  EnsembleWindow<Sys> f;
+  f.sys = sys;
+  f.opt = opt;
+  f.arr = arr;
+  f.count = count;
+  f.save_times = save_times;
+  f.n_saves = ns;
+  f.trajectory_major = false;
+  return f;
+}
+
+// The ModuleSystem of sys (the hooks hold copies of sys and opt).
+template <class Sys>
+ModuleSystem module_system(const Sys& sys, const IntegratorOptions& opt) {
+  static_assert(std::is_trivially_copyable<EnsembleWindow<Sys>>::value,
+                "a kernel argument is copied as bytes");
+  ModuleSystem ms;
+  ms.n = Sys::n;
+  ms.m = Sys::m;
+  ms.N = Sys::N;
+  ms.n_params = Sys::model_type::n_params;
+  if constexpr (has_path_residual<Sys>::value) ms.path_residual_index = Sys::path_residual_index;
+  ms.window_bytes = sizeof(EnsembleWindow<Sys>);
+  ms.start = [sys, opt](int64_t count, const double* q0, const double* qd0, const double* l0,
+                        const uint8_t* rejected, double t0, HostStates& out) {
+    start_host_states(sys, opt, count, q0, qd0, l0, rejected, t0, out);
+  };
+  ms.window = [sys, opt](void* dst, const EnsembleArrays<double>& arr, int64_t count,
+                         const double* save_times, int ns) {
+    const EnsembleWindow<Sys> f = gpu_window(sys, opt, arr, count, save_times, ns);
+    std::memcpy(dst, &f, sizeof f);
+  };
+  return ms;
+}
+
+inline std::unique_ptr<DeviceEnsemble> Device::module_ensemble(const std::string& formulation,
+                                                               const ModuleSystem& sys,
+                                                               const IntegratorOptions& opt,
+                                                               const EnsembleLayout& layout) {
+  (void)sys;
+  (void)opt;
+  (void)layout;
+  throw std::runtime_error("formulation " + formulation + ": GPU modules need the CUDA backend");
+}
+
+// Moments arrays per slot: 2 fields x 5 quantities x blocks x window x n.
+inline std::size_t moments_size(int64_t max_count, int window, int n) {
+  const int64_t blocks = (max_count + kStatBlock - 1) / kStatBlock;
+  return static_cast<std::size_t>(blocks) * window * n;
+}
+
+}  // namespace nholo

@@ -1,0 +1,115 @@
+// nholo/host/cli/commands.hpp — the commands behind the CLI (host/cli/main.cpp), callable
+// from tests. Errors a user can fix throw ConfigError / std::runtime_error with
+// a message naming what is wrong and what is accepted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/config/config.hpp"
+#include "host/run/runner.hpp"
+
+namespace nholo {
+
+struct CommandOptions {
+  bool overwrite = false;
+  bool quiet = false;
+  bool resume = false;  // continue PATH.partial (same config hash) from its first unfinished slice
+  // A shard of the ensemble: "r/R" (the R-th part r, 0-based, of the blocks of
+  // 1024 trajectories) or "BEGIN:END" (trajectories, block-aligned); empty:
+  // the whole ensemble. A shard writes shard_path(output.path, begin, end).
+  std::string shard, range;
+};
+
+// Trajectories [begin, end) of an ensemble of `size` for --shard r/R or
+// --range B:E; throws ConfigError naming what is wrong and accepted.
+std::pair<int64_t, int64_t> shard_range(const std::string& shard, const std::string& range,
+                                        int64_t size);
+// "out.h5" -> "out.shard-1024-2048.h5"
+std::string shard_path(const std::string& path, int64_t begin, int64_t end);
+
+// `nholo merge OUT SHARD...`: checks the shards are complete results of one
+// configuration that cover the ensemble exactly once (else names the missing
+// or duplicated trajectory and block ranges), then writes OUT: virtual
+// datasets over the shards (copy: real datasets), the statistics merged in
+// block order (bitwise those of a single run).
+RunSummary merge_command(const std::string& out, const std::vector<std::string>& shards, bool copy,
+                         bool overwrite, bool quiet);
+
+// `nholo run`: validates everything (the backend included), writes the
+// master PATH.partial and its pieces PATH.partial.d/ (host/io/pieces.hpp), and
+// assembles PATH when every slice is finished. Refuses to overwrite PATH (or
+// a leftover PATH.partial) without `overwrite`; with `resume`, continues
+// PATH.partial. On SIGINT/SIGTERM/SIGHUP: stops at the next safe point,
+// leaves PATH.partial as a valid file (root attribute complete = 0, finished
+// trajectories' status set, the rest not_run) and returns the summary with
+// interrupted = true. After SIGKILL or power loss PATH.partial is valid too
+// (without the statistics, which `nholo stats` then merges itself).
+RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts);
+
+// The output path's folder exists and is writable, and the path is not a
+// folder; throws ConfigError naming what is wrong.
+void check_output_folder(const std::string& path);
+
+// The run pipeline of cfg's model made ready: a model file's plugin compiled
+// (or found in the cache), a plugin file loaded; throws naming what is wrong.
+void prepare_model(const RunConfig& cfg, bool quiet);
+
+// `nholo check`: validates the config and the output path, writes nothing;
+// returns a human-readable description of the run.
+std::string check_command(const RunConfig& cfg, const CommandOptions& opts);
+
+// `nholo model check FILE` (build = false): the model file checked and
+// described; `nholo model build FILE [--force]`: also its plugin compiled
+// (or found in the cache), with the compile time.
+// `nholo model build FILE --gpu-arch sm_90,...`: the GPU modules too (NVRTC),
+// for these formulations (empty: all of the model's) and method.
+struct GpuBuildOptions {
+  std::vector<std::string> archs, formulations;
+  std::string method = "dopri5";
+};
+std::string model_file_command(const std::string& path, bool build, bool force,
+                               const GpuBuildOptions& gpu = {});
+
+// `nholo models [NAME] [--json]`: the built-in models, then the plugins in the
+// cache (text output)
+std::string models_command(const std::string& name, bool json);
+
+// Per-trajectory values read at once by stats, compare and diff (and held
+// at once by the quantiles of stats): their memory does not grow with the
+// ensemble. Tests pass a smaller block to go through many blocks.
+constexpr int64_t kReadBlock = int64_t(1) << 16;
+
+// `nholo stats FILE`, `nholo compare FILE [--formulations a,b]`
+std::string stats_command(const std::string& path, int64_t block = kReadBlock);
+std::string compare_command(const std::string& path, const std::vector<std::string>& formulations,
+                            int64_t block = kReadBlock);
+
+// The device of a run: cfg.device = omp | cpp | cuda | auto (the GPU
+// backend.gpu when a CUDA device is visible and nholo was built with CUDA,
+// else OpenMP; *note then says why). Throws ConfigError when the requested
+// backend cannot be had, naming what was found.
+std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note = nullptr);
+// "cuda: NVIDIA H100 (GPU 0, compute 9.0, driver 13.0, runtime 13.0, 81559 MiB)"
+std::string describe_device(const DeviceInfo& d);
+
+// `nholo devices`: the backends built in and the CUDA devices visible.
+std::string devices_command();
+// `nholo diff A B [--rtol R]`: compares two result files of the same config
+// (e.g. one run on the GPU, one on OpenMP): every time series, statistics and
+// status; true when all agree to rtol relative to each dataset's largest value.
+// Datasets are compared `block` values at a time.
+bool diff_command(const std::string& a, const std::string& b, double rtol, std::string& report,
+                  int64_t block = kReadBlock);
+
+// Installs the handler of SIGINT, SIGTERM and SIGHUP that sets
+// interrupt_flag(): the run stops at the next window boundary.
+void install_interrupt_handler();
+// The signal that interrupted the run (0: none).
+int interrupt_signal();
+
+std::string nholo_version();
+std::string nholo_git_revision();
+
+}  // namespace nholo

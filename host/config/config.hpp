@@ -1,0 +1,117 @@
+// nholo/host/config/config.hpp — the run configuration: one TOML file, every key
+// overridable on the command line (`--set integrator.rtol=1e-12`).
+//
+//   RunConfig cfg = load_config(path, overrides);   // or parse_config(text, ...)
+// Any problem — unknown key, wrong type, unknown model / formulation /
+// parameter / coordinate, bad size or distribution — throws ConfigError whose
+// message names the key and what is accepted. Nothing is written before the
+// whole configuration has been validated.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/integrate.hpp"
+#include "kernels/system.hpp"
+
+namespace nholo {
+
+struct ModelSpec;
+
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(const std::string& key, const std::string& what)
+      : std::runtime_error("config error: " + (key.empty() ? std::string() : key + ": ") + what),
+        key_(key) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+// How one initial coordinate / velocity / multiplier is given.
+struct Distribution {
+  enum class Kind { constant, uniform, normal, linspace, values };
+  Kind kind = Kind::constant;
+  double a = 0.0;  // constant value, uniform low, normal mean, linspace start
+  double b = 0.0;  // uniform high, normal std, linspace stop
+  int64_t count = 1;           // linspace points
+  std::vector<double> values;  // explicit list
+  std::string describe() const;
+};
+
+struct RunConfig {
+  std::string source;  // file name, for messages
+  std::string text;    // the effective configuration (after overrides) as TOML
+  // A hash (16 hex digits, FNV-1a 64) of what decides the results: the
+  // effective configuration without backend.*, output.path and
+  // output.memory_budget_mb. `run --resume` continues a .partial only with the
+  // same hash.
+  std::string result_hash;
+  std::string model;
+  // a model file or [model] table (compiled into a plugin when the run
+  // starts, host/model_files/plugin.hpp); null for a built-in model
+  std::shared_ptr<const ModelSpec> model_spec;
+  std::string model_plugin;  // a plugin file (model = "path.so"), else ""
+  std::vector<std::string> formulations;
+  std::map<std::string, double> params;  // complete: defaults filled in
+
+  // [time]
+  double t_start = 0.0;
+  double t_end = 0.0;
+  std::vector<double> save_times;  // from save_every or saveat, all > t_start
+
+  // [integrator]
+  IntegratorOptions integrator;
+  EvalOptions eval;
+
+  // [ensemble]
+  int64_t size = 1;
+  uint64_t seed = 0;
+  std::string sampler = "random";       // random | grid | sobol | file
+  std::string on_violation = "project";  // project | reject | error
+  std::string file;                      // sampler = "file"
+  std::map<std::string, Distribution> q0, qd0, lambda0;
+  // [ensemble.params]: model parameters given a distribution, one value per
+  // trajectory (the same syntax and samplers as q0); none of them is in
+  // [params]. cfg.params keeps the model's default for these.
+  std::map<std::string, Distribution> param_dists;
+  // every parameter that varies per trajectory: those of [ensemble.params]
+  // and, with sampler = "file", the file's params.<name> columns; in the
+  // model's parameter order (the columns of /initial/params)
+  std::vector<std::string> varied_params;
+
+  // [output]
+  std::string output_path;
+  std::vector<std::string> fields;  // empty: statistics only (output.mode = "statistics")
+  double memory_budget_mb = 512.0;
+  int window = 16;  // saves integrated per window
+  int compression = 0;  // deflate level of every dataset, 0 = off (shuffle + deflate when > 0)
+
+  // [backend]
+  std::string device = "auto";  // auto | omp | cpp | cuda
+  int gpu = 0;                   // CUDA device index
+  bool gpu_given = false;        // backend.gpu set (an MPI run binds ranks to GPUs otherwise)
+  int threads = 0;
+
+  // [compare]
+  double compare_threshold = 1e-3;
+};
+
+// The keys each table accepts (for messages, docs and `nholo check`).
+const std::map<std::string, std::vector<std::string>>& config_schema();
+const std::vector<std::string>& known_formulations();
+const std::vector<std::string>& known_fields();
+
+RunConfig parse_config(const std::string& toml_text, const std::vector<std::string>& overrides,
+                       const std::string& source = "<config>");
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides);
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ");
+
+}  // namespace nholo

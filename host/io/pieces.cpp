@@ -1,0 +1,99 @@
+#include "host/io/pieces.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace nholo {
+
+void fsync_path(const std::string& path, bool folder) {
+  const int fd = ::open(path.c_str(), (folder ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
+  if (fd < 0)
+    throw std::runtime_error("cannot open '" + path + "' to sync it: " + std::strerror(errno));
+  const int r = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (r != 0)
+    throw std::runtime_error("cannot write '" + path + "' to disk (fsync): " + std::strerror(err));
+}
+
+void commit_file(const std::string& tmp, const std::string& final_path) {
+  fsync_path(tmp);
+  if (std::rename(tmp.c_str(), final_path.c_str()) != 0)
+    throw std::runtime_error("cannot rename '" + tmp + "' to '" + final_path +
+                             "': " + std::strerror(errno));
+  const fs::path p(final_path);
+  fsync_path(p.has_parent_path() ? p.parent_path().string() : std::string("."), true);
+}
+
+PieceDir::PieceDir(const std::string& output_path) {
+  dir_ = output_path + ".partial.d";
+  rel_ = fs::path(output_path).filename().string() + ".partial.d";
+}
+
+std::string PieceDir::init_name(int64_t s) {
+  return "init_" + std::to_string(s) + ".h5";
+}
+std::string PieceDir::window_name(int64_t s, int64_t w) {
+  return "window_" + std::to_string(s) + "_" + std::to_string(w) + ".h5";
+}
+std::string PieceDir::slice_name(int64_t s) {
+  return "slice_" + std::to_string(s) + ".h5";
+}
+
+bool PieceDir::has(const std::string& name) const {
+  std::error_code ec;
+  return fs::is_regular_file(path(name), ec);
+}
+
+void PieceDir::create() const {
+  std::error_code ec;
+  fs::create_directory(dir_, ec);
+  if (!fs::is_directory(dir_))
+    throw std::runtime_error("cannot create the folder '" + dir_ + "'" +
+                             (ec ? ": " + ec.message() : std::string()));
+}
+
+void PieceDir::remove_all() const {
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+void PieceDir::remove_temporaries() const {
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) return;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (e.path().extension() == ".tmp") fs::remove(e.path(), ec);
+}
+
+Piece::Piece(const PieceDir& dir, const std::string& name)
+    : tmp_(dir.path(name) + ".tmp"), final_(dir.path(name)) {
+  std::error_code ec;
+  fs::remove(tmp_, ec);  // a leftover of a killed run
+  file_ = h5::File::create(tmp_);
+}
+
+Piece::~Piece() {
+  if (committed_) return;
+  try {
+    file_ = h5::File();
+  } catch (...) {
+  }
+  std::error_code ec;
+  fs::remove(tmp_, ec);
+}
+
+void Piece::commit() {
+  file_.close();
+  commit_file(tmp_, final_);
+  committed_ = true;
+}
+
+}  // namespace nholo

@@ -1,0 +1,89 @@
+// nholo/host/io/pieces.hpp — crash-consistent output: a run's results are
+// written as small HDF5 files ("pieces"), each committed atomically, and
+// shown as one file by virtual datasets (docs/usage.md, "Interruptions,
+// crashes and --resume").
+//
+//   PATH.partial      the master: every group, attribute and scale of the
+//                     result file; each per-trajectory dataset a virtual
+//                     dataset (HDF5 VDS) over the pieces. Written once at the
+//                     start (and replaced atomically, with the statistics, when
+//                     a run stops cleanly); never open for writing while the
+//                     run integrates, so it is readable after any
+//                     interruption, SIGKILL and power loss included.
+//   PATH.partial.d/   the pieces:
+//                       init_S.h5       initial states of slice S
+//                       window_S_W.h5   fields and block moments of window W of slice S
+//                       slice_S.h5      status, steps, comparisons, drift of slice S
+//                     each written as NAME.tmp, flushed, fsync'ed, renamed to
+//                     NAME, the folder fsync'ed: a piece exists whole or not
+//                     at all. A missing piece reads as the fill value (NaN,
+//                     status not_run). slice_S.h5 is written last: it marks
+//                     the slice finished.
+//   PATH              assembled from the master's layout and the pieces (real
+//                     datasets) when every slice is finished; then the master
+//                     and the pieces go.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/io/h5.hpp"
+
+namespace nholo {
+
+// fsync of a file or folder; throws std::runtime_error naming the path.
+void fsync_path(const std::string& path, bool folder = false);
+// tmp -> final, durably: fsync(tmp), rename, fsync(folder).
+void commit_file(const std::string& tmp, const std::string& final_path);
+
+class PieceDir {
+ public:
+  PieceDir() = default;
+  // The pieces of the output PATH: PATH.partial.d
+  explicit PieceDir(const std::string& output_path);
+
+  const std::string& dir() const { return dir_; }
+  // A piece's name as the master refers to it (relative to the master's folder).
+  std::string relative(const std::string& name) const { return rel_ + "/" + name; }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  static std::string init_name(int64_t slice);
+  static std::string window_name(int64_t slice, int64_t window);
+  static std::string slice_name(int64_t slice);
+
+  bool has(const std::string& name) const;  // committed
+  void create() const;                      // the folder (fine if it exists)
+  void remove_all() const;                  // the folder and everything in it
+  void remove_temporaries() const;          // *.tmp left by a killed run
+
+ private:
+  std::string dir_, rel_;
+};
+
+// One piece being written; commit() makes it visible, whole.
+class Piece {
+ public:
+  Piece(const PieceDir& dir, const std::string& name);
+  Piece(const Piece&) = delete;
+  Piece& operator=(const Piece&) = delete;
+  ~Piece();
+
+  h5::Group root() { return file_.root(); }
+  // The dataset `path` (intermediate groups created) of shape dims holding data.
+  template <class T>
+  void write(const std::string& path, const std::vector<hsize_t>& dims,
+             const std::vector<hsize_t>& chunk, int gzip, const T* data) {
+    h5::Group r = file_.root();
+    h5::Dataset d = r.create_dataset<T>(path, dims, chunk, gzip, gzip > 0);
+    if (h5::Dataset::product(dims) > 0) d.write(data);
+  }
+  void commit();
+
+ private:
+  std::string tmp_, final_;
+  h5::File file_;
+  bool committed_ = false;
+};
+
+}  // namespace nholo

@@ -1,0 +1,135 @@
+// nholo/host/model_files/model_file.hpp — models described in TOML (docs/models.md):
+// coordinates, parameters, a Lagrangian and constraints written as
+// expressions, checked here and turned into a C++ model header (the Model
+// concept of kernels/model.hpp) that host/model_files/plugin.hpp compiles into a plugin.
+//
+//   ModelSpec s = load_model_file(path, builtin_names);       // a file
+//   ModelSpec s = parse_model_table(tbl, source, builtin_names);  // [model] in a config
+//   ModelInfo mi = model_info_from_spec(s);   // what `nholo models` and the config need
+//   std::string h = generate_model_header(s); // C++ text, struct nholo::user_models::UserModel
+//
+// Any problem throws ModelFileError, whose message names the file, the line
+// and column of the TOML value, the key, the expression and the position in
+// it (1-based characters), e.g.
+//   sleigh.toml:12:14: lagrangian: "m/2*(x_dot^2 + yy_dot^2)": position 16:
+//   unknown name 'yy_dot' (coordinates: x, y, theta; rates: x_dot, ...)
+// Nothing is compiled or written by this file's functions.
+//
+// Expressions (docs/models.md, "Grammar"): numbers (1, 2.5, 1e-3), names,
+// + - * / ^ (right-associative, binds tighter than unary minus: -x^2 = -(x^2)),
+// parentheses and the functions sin cos tan exp log sqrt abs sign atan2 pow
+// sinh cosh tanh. Names: the coordinates q, their rates q_dot, their
+// accelerations q_ddot (acceleration constraints only), the parameters, time t
+// and the constant pi. User text never reaches the compiler: the generated
+// header is printed from the parsed expression tree.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/config/model_info.hpp"
+
+namespace nholo {
+
+class ModelFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace model_file {
+
+// The parsed expression tree (opaque outside model_file.cpp).
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+struct Expression {
+  std::string text;  // as written
+  ExprPtr tree;      // parsed and checked
+};
+
+struct Coordinate {
+  std::string name, unit, description;
+};
+
+struct Parameter {
+  std::string name, unit, description;
+  double default_value = 0;  // a number, or a constant expression of numbers, pi
+                             // and the parameters declared before it
+  ParamRange range;          // min / max / positive / nonnegative
+};
+
+struct Constraint {
+  std::string name;
+  ConstraintKind kind = ConstraintKind::velocity;
+  Expression expr;  // = 0
+};
+
+}  // namespace model_file
+
+struct ModelSpec {
+  std::string source;  // the model file's path, or "CONFIG [model]" when inline
+  std::string name, description;
+  std::vector<model_file::Coordinate> coordinates;
+  std::vector<model_file::Parameter> parameters;
+  model_file::Expression lagrangian;
+  // ordered position, velocity, acceleration (as the Model concept wants),
+  // each kind in the order written
+  std::vector<model_file::Constraint> constraints;
+  int m_position = 0, m_velocity = 0, m_acceleration = 0;
+  int constraint_rank = 0;  // > 0: declared (redundant rows), else m
+  // per coordinate; an empty text means 0; empty vectors: none declared
+  std::vector<model_file::Expression> nonpotential_force;
+  std::vector<model_file::Expression> nonideal_force;
+  model_file::Expression energy;                // empty text: none
+  model_file::Expression conflated_lagrangian;  // empty text: none
+};
+
+namespace model_file {
+// The value of e at the state (q, qd, qdd, t), qdd empty meaning zeros, with
+// the parameters `params` in declaration order (empty: their defaults), in
+// double precision; NaN or inf where the expression is undefined (log of a
+// negative number, a division by zero). An empty expression is 0. Throws
+// std::invalid_argument when a vector has the wrong size.
+double evaluate(const ModelSpec& s, const Expression& e, const std::vector<double>& q,
+                const std::vector<double>& qd, const std::vector<double>& qdd, double t,
+                const std::vector<double>& params = {});
+
+// M = d2L/dqd2 (n x n, row-major) and the Lagrangian's part of
+// F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt (n), differentiated symbolically
+// from the Lagrangian's tree: trees that share their common subexpressions,
+// with what is structurally zero folded (docs/models.md, "Symbolic
+// derivatives"). `nodes`: distinct nodes of all of them. Empty, with the
+// reason in `refused`, when the spec has no Lagrangian, its tree is more than
+// 1000 levels deep or M and F would have more than 20,000 distinct nodes (the
+// generated header then keeps AD). Their texts name the entry
+// (d2L/dx_dot dy_dot, F_x); evaluate() evaluates them.
+struct SymbolicDynamics {
+  std::vector<Expression> mass;
+  std::vector<Expression> force;
+  size_t nodes = 0;
+  std::string refused;
+};
+SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
+}  // namespace model_file
+
+// A model file (TOML) or a [model] table; builtin_names: names a model file
+// may not take. Throws ModelFileError.
+ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names);
+ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
+                            const std::vector<std::string>& builtin_names);
+
+// The run-time description (formulations udwadia_kalaba, lagrange_multiplier,
+// null_space, vakonomic, and conflated when a conflated Lagrangian is given).
+ModelInfo model_info_from_spec(const ModelSpec& s);
+
+// The model as a C++ header: `struct nholo::user_models::UserModel` with the
+// members of the Model concept (kernels/model.hpp), templated on the scalar
+// type, using only kernels/ headers (and kernels/expr_math.hpp). Deterministic:
+// the same spec gives the same text (the plugin cache hashes it).
+std::string generate_model_header(const ModelSpec& s);
+
+}  // namespace nholo

@@ -1,0 +1,102 @@
+// nholo/host/model_files/plugin.hpp — model plugins: a model file compiled on demand into
+// a shared library, cached, and loaded behind the versioned entry table of
+// host/model_files/plugin_abi.hpp (docs/models.md, "The plugin cache").
+//
+//   const Plugin& p = model_plugin(spec, log);   // cached, else compiled now
+//   p.entry->run(cfg, ro, dev);                  // run_model<TheModel>
+//   const Plugin& q = load_plugin_file(path);    // a plugin built by nholo_add_model
+//
+// The cache folder is $NHOLO_CACHE_DIR, else $XDG_CACHE_HOME/nholo, else
+// ~/.cache/nholo. A plugin is keyed by a hash of the generated source, nholo's
+// identity (release, revision, compiler) and the compile command, so a plugin
+// of another model text, nholo or compiler is never found, and a new one is
+// built. Each plugin file has a record (.json) with its size and checksum,
+// written after it; a plugin whose bytes do not match its record (damaged,
+// replaced) is refused and rebuilt. Builds of one key are serialized with a
+// lock file, and every file appears by an atomic rename: two processes
+// building one model at once both end with the same, complete plugin.
+//
+// The compiler is $NHOLO_CXX, else the one nholo was built with; extra flags
+// $NHOLO_PLUGIN_CXXFLAGS (part of the key).
+//
+// GPU modules. On the CUDA backend a model file's integration kernel (one per
+// formulation and method) is compiled by NVRTC into a cubin for the GPU's
+// architecture, cached like the plugin (key: the module's source, nholo's
+// identity, NVRTC's version, the options and the plugin's window layout) and
+// handed to the device (Device::add_module), whose ensembles launch it; the
+// plugin's host code runs the rest of the pipeline. The kernel headers are
+// NVRTC-clean: NVRTC sees kernels/, models/ and kernels/nvrtc/ (the few
+// standard-library names they use). NVRTC itself (libnvrtc.so) is loaded when
+// a module is first compiled: $NHOLO_NVRTC (a path), else the bundle's lib/,
+// else the loader's search path, else the CUDA toolkit nholo was built with.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "host/model_files/model_file.hpp"
+#include "host/model_files/plugin_abi.hpp"
+
+namespace nholo {
+
+struct Plugin {
+  std::string path;           // the shared library
+  std::string model;          // the model it runs
+  bool compiled = false;      // compiled by this call (else from the cache)
+  double compile_seconds = 0;
+  const nholo_plugin_v1* entry = nullptr;
+};
+
+std::string plugin_cache_dir();
+
+// The identity a plugin must carry to be loaded by this nholo.
+std::string plugin_identity();
+
+// The plugin of a model file's spec: loaded from the cache or compiled (log:
+// one line per step, e.g. "compiling model sleigh ... 14.2 s"; may be empty).
+// force: compile even when a valid plugin is cached. Throws
+// std::runtime_error naming the file and the reason on any failure.
+const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const std::string&)>& log,
+                           bool force = false);
+
+// A plugin file built outside the cache (CMake's nholo_add_model): loaded
+// once its abi_version and identity are this nholo's. Throws naming the file.
+const Plugin& load_plugin_file(const std::string& path);
+
+// The plugins in the cache folder, for `nholo models`: model, path and
+// "ok" or why it would not be loaded.
+struct CachedPlugin {
+  std::string model, path, source, state;
+  double compile_seconds = 0;
+};
+std::vector<CachedPlugin> cached_plugins();
+
+// NVRTC's version ("13.0") and where it was loaded from; throws naming the
+// places tried when it cannot be loaded.
+std::string nvrtc_description();
+
+struct GpuModule {
+  std::string path;  // the cubin in the cache
+  std::string model, formulation, method, arch;
+  std::string image;  // the cubin's bytes
+  bool compiled = false;
+  double compile_seconds = 0;
+  // ptxas' report on the kernel: "168 registers, 960 B stack, 24 B spill stores"
+  std::string resources;
+};
+
+// The GPU module of formulation `formulation` of a model file's model, for
+// `method` ("rk4", "dopri5", "dop853") and GPU architecture `arch` ("sm_90"):
+// from the cache or compiled now by NVRTC. plugin: the model's plugin
+// (model_plugin(spec)), whose window layout the module must share. Throws
+// std::runtime_error naming the model, the formulation and the reason.
+const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
+                            const std::string& formulation, const std::string& method,
+                            const std::string& arch,
+                            const std::function<void(const std::string&)>& log, bool force = false);
+
+// "sm_90" from a compute capability "9.0" (DeviceInfo::compute_capability).
+std::string gpu_arch_of(const std::string& compute_capability);
+
+}  // namespace nholo

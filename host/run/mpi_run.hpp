@@ -1,0 +1,49 @@
+// nholo/host/run/mpi_run.hpp — `mpirun -n N nholo run CONFIG` (docs/cluster.md).
+//
+// The ensemble is cut into chunks of whole blocks (host/run/work_plan.hpp). Every
+// rank runs chunks as shards (`--range`), each into its own complete shard
+// file OUT.shard-BEGIN-END.h5 next to OUT, through the same crash-consistent
+// pipeline as a single run; rank 0 hands the chunks out (a work queue served
+// by a thread of rank 0, so rank 0 integrates too; or a static partition),
+// and when every chunk is finished writes OUT as `nholo merge` does: virtual
+// datasets over the shard files, statistics merged in block order, bitwise
+// those of a single process. A rank that dies leaves the finished shard
+// files complete and its current one a valid .partial; `--resume` adopts
+// both (with any number of ranks) and runs what is missing.
+//
+// Built with -DNHOLO_WITH_MPI=ON (the default when an MPI library is found);
+// the functions below exist in every build, so that an nholo without MPI
+// started by mpirun says so instead of running N copies of one run.
+#pragma once
+
+#include <string>
+
+#include "host/config/config.hpp"
+#include "host/cli/commands.hpp"
+
+namespace nholo::mpi {
+
+// Started by an MPI launcher (mpirun/mpiexec of Open MPI or MPICH, srun with
+// PMI/PMIx): the world size the launcher announces (0: not started by one,
+// or it does not say, as srun with PMIx does: then -1).
+int launcher_world_size();
+
+// "Open MPI v4.1.4, ..." (empty: built without MPI).
+std::string library_version();
+
+struct Options {
+  bool static_partition = false;  // chunk i to a fixed rank, no queue
+  int64_t chunk_blocks = 0;       // blocks of 1024 per chunk (0: default_chunk_blocks)
+};
+
+// Initializes MPI when the process was started by a launcher; returns the
+// world size (1 when started alone or built without MPI). Throws when nholo
+// was built without MPI but started as one of several ranks.
+int init(int* argc, char*** argv);
+void finalize();
+int rank();
+
+// The whole run over all ranks; the process's exit status (every rank calls it).
+int run(const RunConfig& cfg, const CommandOptions& opts, const Options& mo);
+
+}  // namespace nholo::mpi

@@ -1,0 +1,187 @@
+// nholo/host/run/runner.hpp — one run of one model, as a list of stages:
+//
+//   RunSummary s = run_model<Model>(cfg, opts, device);
+//
+//   1. slice plan      slices [begin, end) of whole kStatBlock blocks, sized
+//                      from output.memory_budget_mb and the device's free memory
+//   2. output layout   the master PATH.partial: every group, attribute and
+//                      scale of the file, each per-trajectory dataset a
+//                      virtual dataset over pieces still to be written
+//                      (host/io/pieces.hpp: crash-consistent output)
+//   3. device ensembles one per formulation (host/backends/device_ensemble.hpp), state
+//                      allocated once, kept on the device for a whole slice
+//   for each slice:
+//   4. initial states  sampled (counter-based), with the parameters that vary
+//                      per trajectory ([ensemble.params]), completed from the
+//                      constraints with each trajectory's own parameters,
+//                      projected / rejected / refused (on_violation)
+//      for each window of saves:
+//   5.   integrate     every formulation, on the device
+//   6.   reduce        on the device: block moments of q and qdot, pairwise
+//                      distances between formulations, the model's own
+//                      statistic (e.g. the coin's drift), transposition
+//   7.   output sink   the writer thread commits window w as a piece (fields,
+//                      block moments) while the device runs window w+1; host
+//                      slots are double-buffered; each slice ends with its
+//                      own piece (status, steps, comparisons, drift)
+//   8. outcome         statistics merged in block order from the pieces of the
+//                      finished slices; PATH assembled (all finished) or the
+//                      master replaced by one with the statistics (stopped)
+//      interrupts (SIGINT, SIGTERM, SIGHUP) are honoured between windows and,
+//      on the CPU backends, between chunks of trajectories inside a window
+//      (about 0.1 s apart) and during the initial states.
+// Peak memory is set by the slice size and the window, never by the ensemble
+// size or the number of saves.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "host/config/config.hpp"
+#include "host/backends/cpu_ensemble.hpp"
+#include "host/backends/device_ensemble.hpp"
+#include "host/io/h5.hpp"
+#include "host/config/model_info.hpp"
+#include "host/run/progress.hpp"
+#include "host/run/sampling.hpp"
+#include "host/analysis/statistics.hpp"
+#include "kernels/consistency.hpp"
+#include "kernels/embedded.hpp"
+#include "kernels/formulations.hpp"
+#include "models/registry.hpp"
+#ifdef NHOLO_WITH_CUDA
+#include "host/backends/cuda_ensemble.hpp"
+#endif
+
+namespace nholo {
+
+// Set by the SIGINT handler; the run stops at the next window boundary.
+std::atomic<bool>& interrupt_flag();
+
+struct RunSummary;
+
+struct RunOptions {
+  bool quiet = false;
+  bool tty = false;
+  std::string path;        // the result file PATH (the run writes PATH.partial, PATH.partial.d)
+  bool resume = false;     // keep the finished slices' pieces, run the others
+  int64_t slice_size = 0;  // > 0: the slice size of the run being resumed
+  // A shard: only trajectories [range_begin, range_end) (block-aligned; end
+  // < 0: the ensemble's size); its file holds their data under their global
+  // indices, the per-block moments and the range (root attributes
+  // shard_begin, shard_end), for `nholo merge`.
+  int64_t range_begin = 0, range_end = -1;
+  bool shard = false;  // write a shard file (also when the range is the whole ensemble)
+  // `nholo merge`: no integration; ro.path is written from these complete
+  // shard files (sorted, covering the ensemble once), as virtual datasets
+  // over them (file: as the merged file refers to it) or, merge_copy, as a copy
+  struct Shard {
+    std::string path, vds_file;
+    int64_t begin = 0, end = 0;
+  };
+  std::vector<Shard> merge;
+  bool merge_copy = false;
+  // Writes the root attributes of a file the run creates: the run's identity
+  // (summary == nullptr, the master at the start) and its outcome.
+  std::function<void(h5::Group&, const RunSummary*)> root_attrs;
+};
+
+struct RunSummary {
+  int64_t trajectories = 0;
+  int64_t completed = 0;  // trajectories whose integration finished (any status)
+  int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
+  int64_t singular_initial = 0;  // degenerate initial states (status singular, not integrated)
+  // trajectories whose sampled parameters break the model's relation between
+  // parameters (ModelInfo::check_params): status rejected, not integrated
+  int64_t params_rejected = 0;
+  bool interrupted = false;
+  bool already_complete = false;  // run --resume found PATH complete: nothing run
+  std::string fault;  // non-empty: the device failed; the file is a marked .partial
+  double seconds = 0;
+  // the integrating thread's time issuing and running windows (compute), and
+  // waiting for the writer to free a buffer (the output not hidden behind
+  // compute); the writer's time per job is output_seconds
+  double compute_seconds = 0, wait_seconds = 0;
+  int64_t slice_size = 0;
+  int64_t steps = 0;  // accepted steps of every trajectory and formulation
+  // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds
+  // spent transposing them to the file layout and writing them (filters included)
+  int64_t output_bytes = 0;
+  double output_seconds = 0;
+  // assembling PATH from the pieces at the end (copy, sync, rename, clean-up)
+  double assembly_seconds = 0;
+  std::vector<std::string> status_lines;  // "udwadia_kalaba: ok 1000, max_steps 2"
+};
+
+template <class Model>
+typename Model::Params params_from_config(const RunConfig& cfg) {
+  double v[Model::n_params > 0 ? Model::n_params : 1] = {0};
+  for (int j = 0; j < Model::n_params; ++j) v[j] = cfg.params.at(Model::param_info[j].name);
+  return Model::make_params(v);
+}
+
+// fn(Sys{}) for the system of formulation f of Model (the formulations
+// make_formulation can build); ConfigError when Model has no such formulation.
+template <class Model, class Fn>
+auto with_formulation(const std::string& f, Fn&& fn) -> decltype(fn(UdwadiaKalabaSystem<Model>{})) {
+  if (f == "udwadia_kalaba") return fn(UdwadiaKalabaSystem<Model>{});
+  if (f == "lagrange_multiplier") return fn(LagrangeMultiplierSystem<Model>{});
+  if (f == "null_space") return fn(NullSpaceSystem<Model>{});
+  // the vakonomic equations need velocity/position constraints (none at the
+  // acceleration level) and at least one of them
+  if constexpr (constraint_count<Model>() > 0 && Model::m_acceleration == 0) {
+    if (f == "vakonomic") return fn(VakonomicSystem<Model>{});
+  }
+  if constexpr (has_conflated_lagrangian<Model>::value) {
+    if (f == "conflated") return fn(UdwadiaKalabaSystem<Conflated<Model>>{});
+  }
+  if constexpr (has_embedded_constraints<Model>::value) {
+    if (f == "embedded") return fn(EmbeddedSystem<Model>{});
+  }
+  throw ConfigError("formulations", "'" + f + "' is not available for model " + Model::name);
+}
+
+// The device ensemble of formulation f of Model on dev (CPU or CUDA). On a
+// CUDA device, a formulation with a GPU module registered (a model file's
+// kernel compiled by NVRTC, Device::add_module) runs that module; the
+// models built into a CUDA-enabled nholo run their own kernels.
+template <class Model>
+std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const RunConfig& cfg,
+                                                 Device& dev, const EnsembleLayout& layout) {
+  const auto p = params_from_config<Model>(cfg);
+  return with_formulation<Model>(f, [&](auto sys) -> std::unique_ptr<DeviceEnsemble> {
+    using Sys = decltype(sys);
+    sys.params = p;
+    sys.eval = cfg.eval;
+    if (dev.info().backend == Backend::cuda) {
+      if (dev.has_module(f))
+        return dev.module_ensemble(f, module_system(sys, cfg.integrator), cfg.integrator, layout);
+#ifdef NHOLO_WITH_CUDA
+      return cuda_backend::make_ensemble<Sys>(f, dev, sys, cfg.integrator, layout);
+#else
+      throw std::runtime_error("backend cuda: no GPU module of formulation " + f + " for model " +
+                               Model::name + " (a model file runs on a GPU through the kernels "
+                               "nholo compiles for it with NVRTC)");
+#endif
+    }
+    return std::make_unique<CpuEnsemble<Sys>>(f, static_cast<CpuDevice&>(dev), sys, cfg.integrator,
+                                              layout);
+  });
+}
+
+// The whole run for one model on dev, writing ro.path (through its pieces).
+template <class Model>
+RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev);
+
+}  // namespace nholo
+
+// The definition of run_model is in host/run/runner_impl.hpp; it is instantiated
+// once per model in generated translation units (CMakeLists.txt,
+// reading AllModels of models/registry.hpp), so that the models compile in
+// parallel; a model plugin holds its own (host/model_files/plugin_define.hpp).

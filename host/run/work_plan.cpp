@@ -1,0 +1,111 @@
+#include "host/run/work_plan.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "host/config/config.hpp"
+#include "kernels/reduce.hpp"
+
+namespace fs = std::filesystem;
+
+namespace nholo {
+
+namespace {
+
+// "123" -> 123; false for anything but digits (no sign, no spaces)
+bool parse_count(const std::string& s, int64_t& v) {
+  if (s.empty() || s.size() > 18) return false;
+  v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ShardFile> find_shard_files(const std::string& output_path) {
+  const fs::path p(output_path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string head = p.stem().string() + ".shard-", ext = p.extension().string();
+  std::map<std::pair<int64_t, int64_t>, ShardFile> by_range;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    bool partial = false;
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0) {
+      partial = true;
+      name.resize(name.size() - 8);
+    }
+    if (name.rfind(head, 0) != 0 || name.size() <= head.size() + ext.size() ||
+        name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
+      continue;
+    const std::string range = name.substr(head.size(), name.size() - head.size() - ext.size());
+    const size_t dash = range.find('-');
+    int64_t b = 0, en = 0;
+    if (dash == std::string::npos || !parse_count(range.substr(0, dash), b) ||
+        !parse_count(range.substr(dash + 1), en))
+      continue;
+    ShardFile& f = by_range[{b, en}];
+    f.path = p.has_parent_path() ? (dir / name).string() : name;
+    f.begin = b;
+    f.end = en;
+    (partial ? f.partial : f.complete) = true;
+  }
+  std::vector<ShardFile> v;
+  for (auto& kv : by_range) v.push_back(kv.second);
+  return v;
+}
+
+int64_t default_chunk_blocks(int64_t size, int ranks) {
+  const int64_t blocks = (size + kStatBlock - 1) / kStatBlock;
+  const int64_t want = 4 * std::max(1, ranks);
+  return std::clamp<int64_t>((blocks + want - 1) / want, 1, 1024);
+}
+
+std::vector<Chunk> plan_chunks(int64_t size, int64_t chunk_blocks,
+                               const std::vector<ShardFile>& found) {
+  if (chunk_blocks < 1) throw ConfigError("--chunk-blocks", "must be at least 1 (a block is 1024 trajectories)");
+  std::vector<ShardFile> f = found;
+  std::sort(f.begin(), f.end(),
+            [](const ShardFile& a, const ShardFile& b) { return a.begin < b.begin; });
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i].begin < 0 || f[i].end > size || f[i].begin >= f[i].end || f[i].begin % kStatBlock != 0 ||
+        (f[i].end % kStatBlock != 0 && f[i].end != size))
+      throw ConfigError("--resume", "'" + f[i].path + "' holds trajectories [" +
+                                        std::to_string(f[i].begin) + ", " + std::to_string(f[i].end) +
+                                        "), which is not a block-aligned part of this ensemble of " +
+                                        std::to_string(size) +
+                                        "; move it away or pass --overwrite to discard it");
+    if (i > 0 && f[i].begin < f[i - 1].end)
+      throw ConfigError("--resume", "'" + f[i - 1].path + "' and '" + f[i].path +
+                                        "' overlap (shards of two different cuts of the ensemble); "
+                                        "merge or remove one of them by hand, or pass --overwrite "
+                                        "to discard both");
+  }
+  const int64_t step = chunk_blocks * kStatBlock;
+  std::vector<Chunk> chunks;
+  auto fill = [&](int64_t b, int64_t e) {
+    for (int64_t x = b; x < e; x += step) chunks.push_back({x, std::min(e, x + step), false, false});
+  };
+  int64_t at = 0;
+  for (const auto& s : f) {
+    fill(at, s.begin);
+    chunks.push_back({s.begin, s.end, true, s.complete && !s.partial});
+    at = s.end;
+  }
+  fill(at, size);
+  return chunks;
+}
+
+int static_owner(int64_t i, int64_t chunks, int ranks) {
+  // rank r owns chunks [r*C/R, (r+1)*C/R): the inverse of that split
+  int r = static_cast<int>(i * ranks / std::max<int64_t>(1, chunks));
+  while (r + 1 < ranks && i >= (r + 1) * chunks / ranks) ++r;
+  while (r > 0 && i < r * chunks / ranks) --r;
+  return r;
+}
+
+}  // namespace nholo
