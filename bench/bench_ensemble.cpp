@@ -12,7 +12,7 @@
 //   closed      closed-form accelerations
 //   eigen       Eigen dynamic-size matrices + JacobiSVD pseudoinverse per evaluation
 //     all four in nholo's integrator (DOPRI5, PI control, exact landing on the
-//     save times) and ensemble functor (host/backends/backend.hpp run_window, Thrust OMP)
+//     save times) and CPU backend (host/backends/cpu_ensemble.hpp, Thrust OMP)
 //   odeint      Boost.odeint runge_kutta_dopri5, controlled + dense output
 //               (make_dense_output), integrate_times over the same save times,
 //               one trajectory per OpenMP iteration, closed-form right-hand side
@@ -49,7 +49,7 @@
 
 #include "bench_systems.hpp"
 #include "eigen_direct.hpp"
-#include "host/backends/backend.hpp"
+#include "host/backends/cpu_ensemble.hpp"
 
 #ifndef NHOLO_BENCH_ODEINT
 #define NHOLO_BENCH_ODEINT 0
@@ -118,35 +118,71 @@ void initial_states(int64_t count, std::vector<double>& y0_soa) {
   }
 }
 
-// One run of a nholo System through run_window, window by window.
+// The CPU backend starts a slice from (q, qd, lambda) through Sys::pack; the
+// benchmark's own systems (bench_systems.hpp) hold y = (q, qd) and have none.
+template <class Sys>
+struct Packed : Sys {
+  static_assert(Sys::N == 2 * Sys::n, "the benchmark's states are (q, qd)");
+  NHOLO_HDI void pack(const Vec<double, Sys::n>& q, const Vec<double, Sys::n>& qd,
+                      const Vec<double, Sys::m>& /*lambda0*/, Vec<double, Sys::N>& y) const {
+    store_state(q, qd, y);
+  }
+};
+
+// One run of a nholo System through the run pipeline's CPU backend
+// (host/backends/cpu_ensemble.hpp: CpuDevice, CpuEnsemble), window by window;
+// q and qdot of every save reach the host slots (in memory: "output off").
 template <class Sys>
 Result run_nholo_once(const Sys& sys, const IntegratorOptions& opt, int64_t count, int threads,
                       const Options& o) {
   using Model = typename Sys::model_type;
-  constexpr int N = Sys::N;
+  constexpr int n = Sys::n, m = Sys::m, N = Sys::N;
   std::vector<double> y0;
   initial_states<Model>(count, y0);
-  HostEnsemble<Sys> ens;
-  ens.start(y0, count, 0.0, opt);
-  WindowOutputs<Sys> out;
-  OutputSelection sel;  // q, qdot
-  const std::vector<double> saves = save_times(o);
-  int windows = 0;
+  std::vector<double> q0(static_cast<size_t>(n) * count), qd0(q0.size()),
+      l0(static_cast<size_t>(m > 0 ? m : 1) * count, 0.0);
+  for (int64_t i = 0; i < count; ++i)
+    for (int c = 0; c < n; ++c) {
+      q0[i * n + c] = y0[c * count + i];
+      qd0[i * n + c] = y0[(n + c) * count + i];
+    }
+  const std::vector<uint8_t> rejected(static_cast<size_t>(count), 0);
+  CpuDevice dev(Backend::omp, threads);
+  dev.set_save_times(save_times(o));
+  EnsembleLayout layout;
+  layout.max_count = count;
+  layout.window = o.window;
+  layout.fields = {"q", "qdot"};
+  layout.components = {n, n};
+  Packed<Sys> ps;
+  static_cast<Sys&>(ps) = sys;
+  CpuEnsemble<Packed<Sys>> ens("bench", dev, ps, opt, layout);
+  ens.start_slice(count, q0.data(), qd0.data(), l0.data(), nullptr, rejected.data(), 0.0);
+  int windows = 0, slot = 0, ns = 0;
   const double t0 = now();
   for (int k0 = 0; k0 < o.saves; k0 += o.window, ++windows) {
-    const std::vector<double> w(saves.begin() + k0,
-                                saves.begin() + std::min(o.saves, k0 + o.window));
-    run_window(Backend::omp, threads, sys, opt, ens, w, sel, out);
+    slot = windows % 2;
+    ns = std::min(o.saves, k0 + o.window) - k0;
+    ens.run_window(k0, ns, slot);
+    ens.wait(slot);
   }
   Result r;
   r.seconds = now() - t0;
   r.n = count;
+  SliceResults res;
+  ens.finish_slice(res);
+  // the end state: the last save's q and qdot (trajectory-major [(i ns + k) n + c])
+  const double* q = ens.slot(slot).fields[0];
+  const double* qd = ens.slot(slot).fields[1];
   r.y_end.resize(static_cast<size_t>(N) * count);
   for (int64_t i = 0; i < count; ++i) {
-    for (int c = 0; c < N; ++c) r.y_end[i * N + c] = ens.y[c * count + i];
-    r.steps += ens.steps[i];
-    r.rejected += ens.rejected[i];
-    if (ens.status[i] != static_cast<int32_t>(Status::ok)) ++r.failed;
+    for (int c = 0; c < n; ++c) {
+      r.y_end[i * N + c] = q[(i * ns + ns - 1) * n + c];
+      r.y_end[i * N + n + c] = qd[(i * ns + ns - 1) * n + c];
+    }
+    r.steps += res.steps[i];
+    r.rejected += res.rejected[i];
+    if (res.status[i] != static_cast<int32_t>(Status::ok)) ++r.failed;
   }
   // DOPRI5 (FSAL): 6 evaluations per attempted step, plus f(t, y) once per
   // trajectory at the start of each window (checked by count_check below)

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "kernels/system.hpp"
+#include "kernels/formulations/udwadia_kalaba.hpp"
 #include "models/rolling_coin.hpp"
 
 using namespace nholo;

@@ -33,7 +33,7 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/system.hpp"
+#include "kernels/formulations/udwadia_kalaba.hpp"
 #include "models/appell.hpp"
 #include "models/rolling_coin.hpp"
 #include "models/skate.hpp"

@@ -20,7 +20,7 @@ bench/report.py's keep marker, between this script's own markers).
    (backend cpp, statistics only), alternately, `reps` times each; the
    integrating thread's time (root attribute compute_seconds) is compared,
    best of the repetitions. The trajectories are the same to 3e-15
-   (tests/test_model_files.cpp); the model file's M and F are symbolic, the
+   (tests/test_model_file_runs.cpp); the model file's M and F are symbolic, the
    built-in's from AD or hand-written (the table says which).
 """
 import argparse

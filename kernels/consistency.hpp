@@ -12,6 +12,7 @@
 #pragma once
 
 #include "dynamics.hpp"
+#include "formulations/udwadia_kalaba.hpp"
 #include "fundamental.hpp"
 #include "system.hpp"
 

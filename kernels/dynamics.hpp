@@ -20,6 +20,7 @@
 #pragma once
 
 #include "dual.hpp"
+#include "jet2.hpp"
 #include "model.hpp"
 
 namespace nholo {

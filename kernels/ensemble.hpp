@@ -27,8 +27,8 @@
 #include <stdint.h>
 
 #include "integrate.hpp"
-#include "reduce.hpp"
 #include "system.hpp"
+#include "window_layout.hpp"
 
 namespace nholo {
 

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "dual.hpp"
+#include "jet2.hpp"
 
 namespace nholo::expr {
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "status.hpp"
-#include "steppers.hpp"
+#include "rk_step.hpp"
 #include "tableau_dop853.hpp"
 #include "tableaus.hpp"
 

@@ -13,7 +13,7 @@
 
 #include <type_traits>
 
-#include "config.hpp"
+#include "scalar_math.hpp"
 
 namespace nholo {
 

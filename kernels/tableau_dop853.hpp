@@ -38,7 +38,7 @@
 // in tests/test_tableaus.cpp.
 #pragma once
 
-#include "config.hpp"
+#include "scalar_math.hpp"
 
 namespace nholo {
 

@@ -1,5 +1,5 @@
 // nholo/kernels/tableaus.hpp — Butcher tableaus of the explicit Runge–Kutta
-// methods, kept apart from the step code (steppers.hpp).
+// methods, kept apart from the step code (rk_step.hpp).
 //
 // Tableau concept (valid expressions), Tab a struct:
 //   Tab::stages                 number of stages s
@@ -11,13 +11,13 @@
 //   Tab::c(i), Tab::a(i, j), Tab::b(i)         i, j in [0, s), a(i, j) = 0 for j >= i
 //   Tab::e(i)                   b_i - bhat_i: error estimate err = h sum_i e(i) k_i
 //   Tab::two_estimates          if true, also Tab::e3(i) and the combined
-//                               estimate of Hairer's DOP853 (steppers.hpp)
+//                               estimate of Hairer's DOP853 (rk_step.hpp)
 // Coefficients are returned by constexpr __host__ __device__ functions (local
 // constexpr tables), so that device code can use them: static member arrays
 // are not addressable from device code.
 #pragma once
 
-#include "config.hpp"
+#include "scalar_math.hpp"
 
 namespace nholo {
 

@@ -19,6 +19,7 @@
 #include "host/cli/commands.hpp"
 #include "host/analysis/statistics.hpp"
 #include "tests/nholo_cli.hpp"
+#include "tests/coin_config.hpp"
 
 namespace fs = std::filesystem;
 using nholo_test::Result;
@@ -96,33 +97,22 @@ TEST(BoundedMemory, CopyIntoGoesThroughASmallBuffer) {
   EXPECT_THROW(h5::copy_into(si, di, {14, 0, 0}, 64), std::runtime_error);  // does not fit
 }
 
-const char* kCoin = R"(
-model = "rolling_coin"
-formulations = ["udwadia_kalaba", "null_space"]
-[time]
-t_end = 1.0
-save_every = 0.25
-[integrator]
-method = "dopri5"
-rtol = 1e-9
-atol = 1e-11
-[ensemble]
-size = 3000
-seed = 11
-[ensemble.q0]
-x = 0.0
-y = 0.0
-phi = 0.0
-theta = { uniform = [0.0, 6.283185307179586] }
-[ensemble.qd0]
-theta = { uniform = [-3.0, 3.0] }
-phi = { normal = [0.0, 2.0] }
-[output]
-path = "coin.h5"
-fields = ["q"]
-[compare]
-threshold = 1e-14
-)";
+const std::string kCoin = [] {
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba", "null_space"};
+  c.t_end = 1.0;
+  c.save_every = 0.25;
+  c.method = "dopri5";
+  c.rtol = 1e-9;
+  c.atol = 1e-11;
+  c.size = 3000;
+  c.seed = 11;
+  c.qd0[0].second = nholo_test::uniform(-3.0, 3.0);  // theta_dot
+  c.path = "coin.h5";
+  c.fields = std::vector<std::string>{"q"};
+  c.extra = "[compare]\nthreshold = 1e-14\n";
+  return c.text();
+}();
 
 std::string fmt(double v) {
   std::ostringstream os;

@@ -22,6 +22,7 @@
 
 #include "host/io/h5.hpp"
 #include "tests/nholo_cli.hpp"
+#include "tests/coin_config.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,37 +36,21 @@ Result nholo(const std::string& args, const fs::path& dir) { return nholo_test::
 
 fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_cli", name); }
 
-const char* kCoinConfig = R"(
-model = "rolling_coin"
-formulations = ["udwadia_kalaba"]
-[params]
-mass = 1.0
-radius = 0.5
-g = 9.81
-slope = 0.3
-[time]
-t_end = 6.0
-save_every = 0.25
-[integrator]
-method = "dop853"
-rtol = 1e-12
-atol = 1e-12
-drift = "project"
-[ensemble]
-size = 300
-seed = 7
-[ensemble.q0]
-x = 0.0
-y = 0.0
-phi = 0.0
-theta = { uniform = [0.0, 6.283185307179586] }
-[ensemble.qd0]
-theta = { uniform = [1.0, 3.0] }
-phi = { normal = [0.0, 2.0] }
-[output]
-path = "coin.h5"
-fields = ["q", "qdot", "constraint_residual", "energy"]
-)";
+const std::string kCoinConfig = [] {
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.params = {{"mass", 1.0}, {"radius", 0.5}, {"g", 9.81}, {"slope", 0.3}};
+  c.t_end = 6.0;
+  c.save_every = 0.25;
+  c.method = "dop853";
+  c.rtol = c.atol = 1e-12;
+  c.drift = "project";
+  c.size = 300;
+  c.seed = 7;
+  c.path = "coin.h5";
+  c.fields = std::vector<std::string>{"q", "qdot", "constraint_residual", "energy"};
+  return c.text();
+}();
 
 TEST(Cli, EveryExampleConfigRuns) {
   const fs::path examples = fs::path(NHOLO_SOURCE_DIR) / "examples";

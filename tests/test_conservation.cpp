@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "kernels/integrate.hpp"
-#include "kernels/system.hpp"
+#include "kernels/formulations/udwadia_kalaba.hpp"
 #include "models/registry.hpp"
 
 using namespace nholo;

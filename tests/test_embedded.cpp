@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "host/io/h5.hpp"
-#include "kernels/embedded.hpp"
+#include "kernels/formulations/embedded.hpp"
 #include "kernels/integrate.hpp"
 #include "models/registry.hpp"
 #include "tests/nholo_cli.hpp"

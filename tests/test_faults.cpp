@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tests/nholo_cli.hpp"
+#include "tests/coin_config.hpp"
 
 namespace fs = std::filesystem;
 
@@ -39,34 +40,21 @@ using nholo_test::write_file;
 
 // Three slices of 1024 (the memory budget), three windows each, two
 // formulations (the comparison datasets too), every field of the coin.
-const char* kConfig = R"(
-model = "rolling_coin"
-formulations = ["udwadia_kalaba", "lagrange_multiplier"]
-[params]
-slope = 0.3
-[time]
-t_end = 2.0
-save_every = 0.25
-[integrator]
-method = "dopri5"
-rtol = 1e-9
-atol = 1e-9
-[ensemble]
-size = 2600
-seed = 11
-[ensemble.q0]
-x = 0.0
-y = 0.0
-phi = 0.0
-theta = { uniform = [0.0, 6.283185307179586] }
-[ensemble.qd0]
-theta = { uniform = [1.0, 3.0] }
-phi = { uniform = [0.5, 1.5] }
-[output]
-path = "out.h5"
-memory_budget_mb = 1
-window = 4
-)";
+const std::string kConfig = [] {
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba", "lagrange_multiplier"};
+  c.params = {{"slope", 0.3}};
+  c.t_end = 2.0;
+  c.save_every = 0.25;
+  c.method = "dopri5";
+  c.rtol = c.atol = 1e-9;
+  c.size = 2600;
+  c.seed = 11;
+  c.qd0[1].second = nholo_test::uniform(0.5, 1.5);  // phi_dot
+  c.memory_budget_mb = 1;
+  c.window = 4;
+  return c.text();
+}();
 
 std::string read_text(const fs::path& p) {
   std::ifstream f(p);

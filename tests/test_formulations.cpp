@@ -29,9 +29,9 @@
 #include <string>
 #include <vector>
 
-#include "host/backends/backend.hpp"
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
+#include "tests/cpu_ensemble_run.hpp"
 
 using namespace nholo;
 using namespace nholo::models;
@@ -950,17 +950,20 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
   using Sys = VakonomicSystem<RollingCoin>;
   Sys sys{p, EvalOptions()};
   const int64_t count = kIcs * kPer;
-  std::vector<double> y0(Sys::N * count);
+  // row-major initial states (q, qd, lambda), packed by the backend (Sys::pack)
+  std::vector<double> q0(4 * count), qd0(4 * count), l0(2 * count);
   for (int ic = 0; ic < kIcs; ++ic) {
     const V<8> s0 = ics[ic].state(0.0);
     for (int i = 0; i < kGrid; ++i)
       for (int j = 0; j < kGrid; ++j) {
         const double u = -1.0 + 2.0 * i / (kGrid - 1), w = -1.0 + 2.0 * j / (kGrid - 1);
         const V<2> lam0{{-p.mass * s0[4] + kHalfWidth * u, -p.mass * s0[5] + kHalfWidth * w}};
-        V<Sys::N> y;
-        sys.pack(head4(s0), tail4(s0), lam0, y);
         const int64_t idx = ic * kPer + i * kGrid + j;
-        for (int c = 0; c < Sys::N; ++c) y0[c * count + idx] = y[c];
+        for (int c = 0; c < 4; ++c) {
+          q0[idx * 4 + c] = s0[c];
+          qd0[idx * 4 + c] = s0[4 + c];
+        }
+        for (int l = 0; l < 2; ++l) l0[idx * 2 + l] = lam0[l];
       }
   }
   // the gaps are O(0.1 - 10): a moderate tolerance resolves them amply
@@ -970,18 +973,17 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
   opt.atol = 1e-7;
   std::vector<double> saves;
   for (int k = 1; k <= kSaves; ++k) saves.push_back(2.0 * T * k / kSaves);
-  HostEnsemble<Sys> ens;
-  ens.start(y0, count, 0.0, opt);
-  WindowOutputs<Sys> out;
-  OutputSelection sel;
-  sel.qdot = false;
+  // the production CPU backend, one window of every save, q to the host
+  nholo_test::CpuEnsembleRun<Sys> run(Backend::omp, 0, sys, opt, saves, count, kSaves, {"q"});
+  run.start(q0, qd0, l0);
   const auto t0 = std::chrono::steady_clock::now();
-  run_window(Backend::omp, 0, sys, opt, ens, saves, sel, out);
+  const std::vector<double> q = run.field(run.window(0, kSaves), "q", kSaves);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const SliceResults res = run.finish();
   int64_t failed = 0, steps = 0;
   for (int64_t i = 0; i < count; ++i) {
-    failed += ens.status[i] != 0;
-    steps += ens.steps[i];
+    failed += res.status[i] != 0;
+    steps += res.steps[i];
   }
   EXPECT_EQ(failed, 0);
   std::printf(
@@ -1000,7 +1002,7 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
           const V<8> ref = ics[ic].state(saves[k]);
           double d = 0.0;
           for (int c = 0; c < 4; ++c)
-            d = std::max(d, std::abs(out.q[(k * 4 + c) * count + idx] - ref[c]));
+            d = std::max(d, std::abs(q[(idx * kSaves + k) * 4 + c] - ref[c]));
           if (!std::isfinite(d)) d = INFINITY;
           gap_2T = std::max(gap_2T, d);
           if (saves[k] <= T + 1e-12) gap_T = std::max(gap_T, d);

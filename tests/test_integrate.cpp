@@ -1,6 +1,6 @@
 // Tests of kernels/steppers.hpp, kernels/integrate.hpp, kernels/ensemble.hpp
-// and host/backends/backend.hpp on the rolling coin, whose motion is known in closed
-// form (docs/physics.md, item 10):
+// and the CPU backend (host/backends/cpu_ensemble.hpp) on the rolling coin,
+// whose motion is known in closed form (docs/physics.md, item 10):
 //   theta = Omega t + theta0
 //   phid  = omega + 2 g sin(alpha)/(3 R Omega) sin(theta)
 //   x = x0 + g sin(alpha)/(3 Omega) t - [omega R/Omega + g sin(alpha)/(3 Omega^2) sin(theta)] cos(theta)
@@ -14,11 +14,15 @@
 
 #include "host/backends/backend.hpp"
 #include "host/backends/device_ensemble.hpp"
+#include "kernels/formulations.hpp"
+#include "kernels/integrate.hpp"
 #include "models/rolling_coin.hpp"
+#include "tests/cpu_ensemble_run.hpp"
 
 using namespace nholo;
 using models::RollingCoin;
 using CoinSystem = UdwadiaKalabaSystem<RollingCoin>;
+using nholo_test::CpuEnsembleRun;
 
 namespace {
 
@@ -234,116 +238,186 @@ TEST(Integrate, BaumgarteReducesDrift) {
   EXPECT_LT(worst[1], 0.25 * worst[0]);
 }
 
-// The ensemble through the host backends: OMP with 1 and 2 threads and the
-// serial CPP system give bitwise-identical trajectories.
+// Row-major initial states (q0[i n + c], qd0[i n + c]) of coins in closed-form motion.
+void coin_states(const std::vector<CoinMotion>& motions, std::vector<double>& q0,
+                 std::vector<double>& qd0) {
+  const size_t count = motions.size();
+  q0.assign(4 * count, 0.0);
+  qd0.assign(4 * count, 0.0);
+  for (size_t i = 0; i < count; ++i) {
+    const auto s = motions[i].state(0.0);
+    for (int c = 0; c < 4; ++c) {
+      q0[i * 4 + c] = s[c];
+      qd0[i * 4 + c] = s[4 + c];
+    }
+  }
+}
+
+// The ensemble through the production CPU backend (CpuEnsemble, as the run
+// pipeline drives it): OMP with 1 and 2 threads and the serial CPP system
+// give bitwise-identical trajectories, observables, block moments and
+// per-trajectory counts over two windows.
 TEST(Ensemble, BackendsAndThreadCountsAreBitwiseIdentical) {
   const CoinMotion base = example_coin();
   const int64_t count = 257;
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(0.5, 3.0), a(0.0, 2 * M_PI);
-  std::vector<double> y0(8 * count);
+  std::vector<CoinMotion> motions;
   for (int64_t i = 0; i < count; ++i) {
     CoinMotion cm = base;
     cm.Omega = u(rng);
     cm.omega = u(rng) - 1.5;
     cm.theta0 = a(rng);
-    const auto s = cm.state(0.0);
-    for (int c = 0; c < 8; ++c) y0[c * count + i] = s[c];
+    motions.push_back(cm);
   }
+  std::vector<double> q0, qd0;
+  coin_states(motions, q0, qd0);
   CoinSystem sys{base.p, EvalOptions()};
   sys.eval.drift = DriftControl::project;
   IntegratorOptions opt;
   opt.rtol = 1e-9;
   opt.atol = 1e-9;
-  OutputSelection sel;
-  sel.energy = sel.constraint_residual = sel.force_ideal = sel.multiplier = true;
-  std::vector<double> saves1 = {0.5, 1.0, 1.5}, saves2 = {2.0, 2.5};
+  const std::vector<std::string> fields = {"q",           "qdot",       "energy",
+                                           "force_ideal", "multiplier", "constraint_residual"};
+  const std::vector<double> saves = {0.5, 1.0, 1.5, 2.0, 2.5};  // windows of 3 and 2 saves
+  const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
   struct Run {
     Backend b;
     int threads;
   };
   std::vector<std::vector<double>> results;
+  std::vector<std::vector<int64_t>> counts;
   for (Run r : {Run{Backend::omp, 1}, Run{Backend::omp, 2}, Run{Backend::cpp, 0}}) {
-    HostEnsemble<CoinSystem> ens;
-    ens.start(y0, count, 0.0, opt);
-    WindowOutputs<CoinSystem> w1, w2;
-    run_window(r.b, r.threads, sys, opt, ens, saves1, sel, w1);
-    run_window(r.b, r.threads, sys, opt, ens, saves2, sel, w2);
-    std::vector<double> all = w1.q;
-    for (auto* v : {&w1.qdot, &w1.energy, &w1.force_ideal, &w1.multiplier, &w2.q, &w2.qdot,
-                    &w2.energy, &w2.constraint_residual, &ens.y})
-      all.insert(all.end(), v->begin(), v->end());
-    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(ens.status[i], 0);
+    CpuEnsembleRun<CoinSystem> run(r.b, r.threads, sys, opt, saves, count, 3, fields);
+    run.start(q0, qd0);
+    std::vector<double> all;
+    for (const auto& [k0, ns] : {std::pair<int64_t, int>{0, 3}, std::pair<int64_t, int>{3, 2}}) {
+      const int slot = run.window(k0, ns);
+      for (const auto& f : fields) {
+        const std::vector<double> v = run.field(slot, f, ns);
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      for (int fi = 0; fi < 2; ++fi)  // block moments of q and qdot
+        for (int qi = 0; qi < 5; ++qi) {
+          const double* mo = run.slot(slot).moments[fi][qi];
+          all.insert(all.end(), mo, mo + blocks * ns * 4);
+        }
+    }
+    const SliceResults res = run.finish();
+    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(res.status[i], 0);
     results.push_back(all);
+    std::vector<int64_t> c = res.steps;
+    c.insert(c.end(), res.rejected.begin(), res.rejected.end());
+    counts.push_back(c);
   }
   ASSERT_EQ(results[0].size(), results[1].size());
+  ASSERT_EQ(results[0].size(), results[2].size());
   EXPECT_EQ(0, std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(double)));
   EXPECT_EQ(0, std::memcmp(results[0].data(), results[2].data(), results[0].size() * sizeof(double)));
+  EXPECT_EQ(counts[0], counts[1]);
+  EXPECT_EQ(counts[0], counts[2]);
 }
 
-// The trajectory-major output layout (CPU backends, the file's order) holds
-// the same numbers as the structure-of-arrays layout (CUDA), permuted.
+// The trajectory-major output layout of the CPU backend (the file's order)
+// holds the same numbers as the structure-of-arrays layout of the window a
+// GPU kernel runs (gpu_window, run here on the host index by index),
+// permuted; both leave the same final states.
 TEST(Ensemble, TrajectoryMajorLayoutIsThePermutedSoALayout) {
   const CoinMotion base = example_coin();
   const int64_t count = 37;
-  std::vector<double> y0(8 * count);
+  std::vector<CoinMotion> motions;
   for (int64_t i = 0; i < count; ++i) {
     CoinMotion cm = base;
     cm.Omega = 0.7 + 0.05 * static_cast<double>(i);
-    const auto s = cm.state(0.0);
-    for (int c = 0; c < 8; ++c) y0[c * count + i] = s[c];
+    motions.push_back(cm);
   }
+  std::vector<double> q0, qd0, l0(2 * count, 0.0);
+  coin_states(motions, q0, qd0);
   CoinSystem sys{base.p, EvalOptions()};
   IntegratorOptions opt;
-  OutputSelection sel;
-  sel.energy = sel.multiplier = true;
   const std::vector<double> saves = {0.5, 1.0, 1.5};
-  const int64_t ns = 3;
-  WindowOutputs<CoinSystem> soa, tm;
-  HostEnsemble<CoinSystem> e1, e2;
-  e1.start(y0, count, 0.0, opt);
-  e2.start(y0, count, 0.0, opt);
-  run_window(Backend::omp, 2, sys, opt, e1, saves, sel, soa, false);
-  run_window(Backend::omp, 2, sys, opt, e2, saves, sel, tm, true);
-  ASSERT_FALSE(soa.trajectory_major);
-  ASSERT_TRUE(tm.trajectory_major);
+  const int ns = 3;
+  // trajectory-major: the CPU backend
+  CpuEnsembleRun<CoinSystem> run(Backend::omp, 2, sys, opt, saves, count, ns,
+                                 {"q", "qdot", "multiplier", "energy"});
+  run.start(q0, qd0, l0);
+  const int slot = run.window(0, ns);
+  const std::vector<double> tq = run.field(slot, "q", ns), tqd = run.field(slot, "qdot", ns),
+                            tmul = run.field(slot, "multiplier", ns),
+                            ten = run.field(slot, "energy", ns);
+  // structure of arrays: the GPU kernel's window
+  const std::vector<uint8_t> rej(count, 0);
+  HostStates hs;
+  start_host_states(sys, opt, count, q0.data(), qd0.data(), l0.data(), rej.data(), 0.0, hs);
+  std::vector<double> sq(ns * 4 * count), sqd(ns * 4 * count), smul(ns * 2 * count),
+      sen(ns * count);
+  EnsembleArrays<double> arr;
+  arr.y = hs.y.data();
+  arr.t = hs.t.data();
+  arr.h = hs.h.data();
+  arr.err_prev = hs.err_prev.data();
+  arr.fail_time = hs.fail_time.data();
+  arr.steps = hs.steps.data();
+  arr.rejected = hs.rejected.data();
+  arr.status = hs.status.data();
+  arr.q = sq.data();
+  arr.qdot = sqd.data();
+  arr.multiplier = smul.data();
+  arr.energy = sen.data();
+  const EnsembleWindow<CoinSystem> w = gpu_window(sys, opt, arr, count, saves.data(), ns);
+  ASSERT_FALSE(w.trajectory_major);
+  for_each_index(Backend::omp, 2, count, w);
   int64_t checked = 0;
   for (int64_t i = 0; i < count; ++i)
     for (int64_t k = 0; k < ns; ++k) {
       for (int c = 0; c < 4; ++c) {
-        EXPECT_EQ(soa.q[(k * 4 + c) * count + i], tm.q[(i * ns + k) * 4 + c]);
-        EXPECT_EQ(soa.qdot[soa.at(k, c, 4, i, ns, count)], tm.qdot[tm.at(k, c, 4, i, ns, count)]);
+        EXPECT_EQ(sq[(k * 4 + c) * count + i], tq[(i * ns + k) * 4 + c]);
+        EXPECT_EQ(sqd[window_index(false, k, c, 4, i, ns, count)],
+                  tqd[window_index(true, k, c, 4, i, ns, count)]);
         ++checked;
       }
       for (int l = 0; l < 2; ++l)
-        EXPECT_EQ(soa.multiplier[(k * 2 + l) * count + i], tm.multiplier[(i * ns + k) * 2 + l]);
-      EXPECT_EQ(soa.energy[k * count + i], tm.energy[i * ns + k]);
+        EXPECT_EQ(smul[(k * 2 + l) * count + i], tmul[(i * ns + k) * 2 + l]);
+      EXPECT_EQ(sen[k * count + i], ten[i * ns + k]);
     }
   EXPECT_EQ(checked, count * ns * 4);
-  EXPECT_EQ(e1.y, e2.y);
+  // the final states: the SoA window's y, the CPU backend's last save
+  const SliceResults res = run.finish();
+  for (int64_t i = 0; i < count; ++i) {
+    EXPECT_EQ(hs.status[i], res.status[i]);
+    EXPECT_EQ(hs.steps[i], res.steps[i]);
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_EQ(hs.y[c * count + i], tq[(i * ns + ns - 1) * 4 + c]);
+      EXPECT_EQ(hs.y[(4 + c) * count + i], tqd[(i * ns + ns - 1) * 4 + c]);
+    }
+  }
 }
 
-TEST(Ensemble, SoALayoutAndClosedForm) {
+// The production CPU backend's outputs (trajectory-major) follow the closed
+// form. (The structure-of-arrays layout against the closed form:
+// GpuModuleHooks below.)
+TEST(Ensemble, CpuBackendMatchesClosedForm) {
   const CoinMotion cm = example_coin();
   const int64_t count = 3;
-  std::vector<double> y0(8 * count);
-  for (int64_t i = 0; i < count; ++i)
-    for (int c = 0; c < 8; ++c) y0[c * count + i] = cm.state(0.0)[c];
+  const std::vector<CoinMotion> motions(count, cm);
+  std::vector<double> q0, qd0;
+  coin_states(motions, q0, qd0);
   CoinSystem sys{cm.p, EvalOptions()};
   IntegratorOptions opt;
   opt.method = Method::dop853;
   opt.rtol = 1e-12;
   opt.atol = 1e-12;
-  HostEnsemble<CoinSystem> ens;
-  ens.start(y0, count, 0.0, opt);
-  WindowOutputs<CoinSystem> w;
-  run_window(Backend::omp, 0, sys, opt, ens, {1.0, 2.0}, OutputSelection(), w);
-  for (int k = 0; k < 2; ++k) {
+  const int ns = 2;
+  CpuEnsembleRun<CoinSystem> run(Backend::omp, 0, sys, opt, {1.0, 2.0}, count, ns, {"q", "qdot"});
+  run.start(q0, qd0);
+  const int slot = run.window(0, ns);
+  const std::vector<double> q = run.field(slot, "q", ns), qd = run.field(slot, "qdot", ns);
+  for (int k = 0; k < ns; ++k) {
     const auto ref = cm.state(1.0 + k);
     for (int c = 0; c < 4; ++c)
       for (int64_t i = 0; i < count; ++i) {
-        EXPECT_NEAR(w.q[(k * 4 + c) * count + i], ref[c], 1e-9);
-        EXPECT_NEAR(w.qdot[(k * 4 + c) * count + i], ref[4 + c], 1e-9);
+        EXPECT_NEAR(q[(i * ns + k) * 4 + c], ref[c], 1e-9);
+        EXPECT_NEAR(qd[(i * ns + k) * 4 + c], ref[4 + c], 1e-9);
       }
   }
 }
@@ -355,7 +429,7 @@ TEST(Ensemble, SoALayoutAndClosedForm) {
 // was not compiled with). The slice's initial states are HostEnsemble's; the
 // window's bytes, read back as the typed window and run as the GPU kernel
 // runs it (one trajectory per index, run<Method>), follow the coin's closed
-// form. (The kernel itself runs only on a GPU: tests/test_model_files.cpp.)
+// form. (The kernel itself runs only on a GPU: tests/test_model_file_runs.cpp.)
 TEST(GpuModuleHooks, StartAndWindowBytesDriveTheTypedKernel) {
   const CoinMotion base = example_coin();
   const int64_t count = 5;

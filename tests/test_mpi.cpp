@@ -14,6 +14,7 @@
 
 #include "host/io/h5.hpp"
 #include "tests/nholo_cli.hpp"
+#include "tests/coin_config.hpp"
 
 namespace fs = std::filesystem;
 using nholo_test::Result;
@@ -24,30 +25,7 @@ namespace {
 
 // 7300 trajectories in 8 blocks, two formulations (as tests/test_shards.cpp).
 std::string config(double t_end, double save_every, int size = 7300) {
-  return R"(
-model = "rolling_coin"
-formulations = ["udwadia_kalaba", "null_space"]
-[params]
-slope = 0.3
-[time]
-t_end = )" + std::to_string(t_end) + R"(
-save_every = )" + std::to_string(save_every) + R"(
-[integrator]
-method = "dopri5"
-rtol = 1e-8
-atol = 1e-8
-[ensemble]
-size = )" + std::to_string(size) + R"(
-seed = 3
-[ensemble.q0]
-theta = { uniform = [0.0, 6.283185307179586] }
-[ensemble.qd0]
-theta = { uniform = [1.0, 3.0] }
-phi = { uniform = [0.5, 1.5] }
-[output]
-path = "out.h5"
-window = 3
-)";
+  return nholo_test::shard_coins(t_end, save_every, size).text();
 }
 
 const std::string kMpiexec = NHOLO_TEST_MPIEXEC;

@@ -19,6 +19,7 @@
 
 #include "host/io/h5.hpp"
 #include "tests/nholo_cli.hpp"
+#include "tests/coin_config.hpp"
 
 namespace fs = std::filesystem;
 
@@ -34,30 +35,21 @@ fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_
 // trajectories; the slope, the last grid entry, varies fastest.
 constexpr int kStates = 10, kSlopes = 1000;
 constexpr double kSlope0 = 0.0, kSlope1 = 0.5;
-const char* kSweep = R"(
-model = "rolling_coin"
-[params]
-radius = 0.5
-[time]
-t_end = 0.5
-save_every = 0.25
-[integrator]
-method = "dopri5"
-rtol = 1e-8
-atol = 1e-8
-[ensemble]
-sampler = "grid"
-[ensemble.q0]
-theta = { linspace = [0.0, 2.0, 5] }
-[ensemble.qd0]
-theta = { values = [1.5, 2.5] }
-phi = 0.7
-[ensemble.params]
-slope = { linspace = [0.0, 0.5, 1000] }
-[output]
-path = "sweep.h5"
-fields = ["q", "qdot"]
-)";
+const std::string kSweep = [] {
+  nholo_test::CoinConfig c;
+  c.params = {{"radius", 0.5}};
+  c.t_end = 0.5;
+  c.save_every = 0.25;
+  c.method = "dopri5";
+  c.rtol = c.atol = 1e-8;
+  c.sampler = "grid";
+  c.q0 = {{"theta", "{ linspace = [0.0, 2.0, 5] }"}};
+  c.qd0 = {{"theta", "{ values = [1.5, 2.5] }"}, {"phi", "0.7"}};
+  c.ensemble_params = {{"slope", "{ linspace = [0.0, 0.5, 1000] }"}};
+  c.path = "sweep.h5";
+  c.fields = std::vector<std::string>{"q", "qdot"};
+  return c.text();
+}();
 
 // The same initial states at one fixed slope (written with 17 digits: the
 // double the sweep used, exactly).
@@ -469,29 +461,20 @@ namespace {
 
 // 3 x 1000 trajectories (three blocks of 1024, the last partial), two
 // formulations (the comparison datasets too).
-const char* kShardSweep = R"(
-model = "rolling_coin"
-formulations = ["udwadia_kalaba", "null_space"]
-[params]
-radius = 0.5
-[time]
-t_end = 1.0
-save_every = 0.25
-[integrator]
-method = "dopri5"
-rtol = 1e-8
-atol = 1e-8
-[ensemble]
-sampler = "grid"
-[ensemble.qd0]
-theta = { values = [1.0, 2.0, 3.0] }
-phi = 0.5
-[ensemble.params]
-slope = { linspace = [0.0, 0.5, 1000] }
-[output]
-path = "out.h5"
-window = 2
-)";
+const std::string kShardSweep = [] {
+  nholo_test::CoinConfig c;
+  c.formulations = {"udwadia_kalaba", "null_space"};
+  c.params = {{"radius", 0.5}};
+  c.t_end = 1.0;
+  c.save_every = 0.25;
+  c.method = "dopri5";
+  c.rtol = c.atol = 1e-8;
+  c.sampler = "grid";
+  c.qd0 = {{"theta", "{ values = [1.0, 2.0, 3.0] }"}, {"phi", "0.5"}};
+  c.ensemble_params = {{"slope", "{ linspace = [0.0, 0.5, 1000] }"}};
+  c.window = 2;
+  return c.text();
+}();
 
 }  // namespace
 

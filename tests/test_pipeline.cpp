@@ -1,29 +1,28 @@
-// Tests of the run pipeline (host/run/runner_impl.hpp, host/io/output_sink.hpp,
+// Tests of the run pipeline (host/run/runner_impl.hpp,
 // host/backends/device_ensemble.hpp): the device reducers' statistics against an
 // independent two-pass computation, bitwise independence of slicing, threads
-// and output mode, the statistics-only mode, the writer thread, and the
-// backend choice (auto / omp / cpp / cuda) through the nholo command.
+// and output mode, the statistics-only mode, and the backend choice
+// (auto / omp / cpp / cuda) through the nholo command. (The writer thread:
+// tests/test_output_sink.cpp.)
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "host/io/h5.hpp"
-#include "host/io/output_sink.hpp"
 #include "host/analysis/statistics.hpp"
 #include "tests/nholo_cli.hpp"
+#include "tests/coin_config.hpp"
 
 namespace fs = std::filesystem;
 using nholo::h5::File;
@@ -41,33 +40,21 @@ fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_
 
 // A coin ensemble under two formulations (so that the pairwise comparison
 // runs too), 3 slices of 1024 at a 1 MB budget.
-const char* kConfig = R"(
-model = "rolling_coin"
-formulations = ["udwadia_kalaba", "lagrange_multiplier"]
-[time]
-t_end = 3.0
-save_every = 0.25
-[integrator]
-method = "dopri5"
-rtol = 1e-9
-atol = 1e-11
-[ensemble]
-size = 2500
-seed = 11
-[ensemble.q0]
-x = 0.0
-y = 0.0
-phi = 0.0
-theta = { uniform = [0.0, 6.283185307179586] }
-[ensemble.qd0]
-theta = { uniform = [1.0, 3.0] }
-phi = { normal = [0.0, 2.0] }
-[output]
-path = "a.h5"
-fields = ["q", "qdot", "energy"]
-[backend]
-device = "omp"
-)";
+const std::string kConfig = [] {
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba", "lagrange_multiplier"};
+  c.t_end = 3.0;
+  c.save_every = 0.25;
+  c.method = "dopri5";
+  c.rtol = 1e-9;
+  c.atol = 1e-11;
+  c.size = 2500;
+  c.seed = 11;
+  c.path = "a.h5";
+  c.fields = std::vector<std::string>{"q", "qdot", "energy"};
+  c.extra = "[backend]\ndevice = \"omp\"\n";
+  return c.text();
+}();
 
 std::vector<double> read(const File& f, const std::string& ds) {
   return f.root().open_dataset(ds).read<double>();
@@ -307,50 +294,6 @@ TEST(Pipeline, DeviceFaultLeavesAValidMarkedPartialFile) {
   EXPECT_EQ(st_out.code, 0) << st_out.output;
   EXPECT_NE(st_out.output.find("INCOMPLETE (the device failed"), std::string::npos)
       << st_out.output;
-}
-
-// The writer thread runs jobs in order, hands slots back, and reports the
-// first error of a job at the next post, acquire or drain, dropping later jobs.
-TEST(OutputSink, RunsJobsInOrderAndPropagatesTheFirstError) {
-  nholo::OutputSink sink(true);
-  std::vector<int> seen;
-  for (int i = 0; i < 100; ++i) {
-    sink.acquire(i % 2);
-    sink.post([&seen, &sink, i] {
-      seen.push_back(i);
-      sink.release(i % 2);
-    });
-  }
-  sink.drain();
-  ASSERT_EQ(seen.size(), 100u);
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(seen[i], i);
-
-  // the writer is held in a job until both jobs below are posted, so the
-  // failure cannot be seen by the second post() already
-  std::atomic<int> after{0};
-  std::promise<void> go;
-  std::shared_future<void> gate = go.get_future().share();
-  sink.post([gate] { gate.wait(); });
-  sink.post([] { throw std::runtime_error("disk full"); });
-  sink.post([&after] { ++after; });
-  go.set_value();
-  EXPECT_THROW(sink.drain(), std::runtime_error);
-  EXPECT_THROW(sink.post([] {}), std::runtime_error);
-  EXPECT_THROW(sink.acquire(0), std::runtime_error);
-  EXPECT_EQ(after.load(), 0);  // dropped after the failure
-  sink.drain_quietly();        // forgets it: the run can finish its file
-  sink.post([&after] { ++after; });
-  sink.drain();
-  EXPECT_EQ(after.load(), 1);
-}
-
-TEST(OutputSink, UnthreadedRunsAtPost) {
-  nholo::OutputSink sink(false);
-  int x = 0;
-  sink.post([&x] { x = 1; });
-  EXPECT_EQ(x, 1);
-  EXPECT_THROW(sink.post([] { throw std::runtime_error("bad"); }), std::runtime_error);
-  EXPECT_THROW(sink.drain(), std::runtime_error);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "host/io/h5.hpp"
 #include "tests/nholo_cli.hpp"
+#include "tests/coin_config.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,30 +26,9 @@ using nholo_test::run_nholo;
 using nholo_test::write_file;
 
 // 7300 trajectories: 8 blocks of 1024 (the last partial), two formulations.
-const char* kConfig = R"(
-model = "rolling_coin"
-formulations = ["udwadia_kalaba", "null_space"]
-[params]
-slope = 0.3
-[time]
-t_end = 1.0
-save_every = 0.125
-[integrator]
-method = "dopri5"
-rtol = 1e-8
-atol = 1e-8
-[ensemble]
-size = 7300
-seed = 3
-[ensemble.q0]
-theta = { uniform = [0.0, 6.283185307179586] }
-[ensemble.qd0]
-theta = { uniform = [1.0, 3.0] }
-phi = { uniform = [0.5, 1.5] }
-[output]
-path = "out.h5"
-window = 3
-)";
+const std::string kConfig = [] {
+  return nholo_test::shard_coins(1.0, 0.125, 7300).text();
+}();
 
 
 }  // namespace

@@ -21,7 +21,7 @@
 
 #include "host/backends/backend.hpp"
 #include "host/backends/device_ensemble.hpp"
-#include "kernels/embedded.hpp"
+#include "kernels/formulations/embedded.hpp"
 
 namespace nholo {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "host/backends/cuda_ensemble.hpp"
-#include "kernels/embedded.hpp"
+#include "kernels/formulations/embedded.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations.hpp"
 #include "kernels/reduce.hpp"

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "host/backends/ensemble_data.hpp"
-#include "kernels/embedded.hpp"
+#include "kernels/formulations/embedded.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/reduce.hpp"
 

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "host/analysis/result_file.hpp"
 #include "host/config/config.hpp"
+#include "host/run/interrupt.hpp"
+#include "host/run/root_attributes.hpp"
 #include "host/run/runner.hpp"
 
 namespace nholo {
@@ -76,12 +79,9 @@ std::string model_file_command(const std::string& path, bool build, bool force,
 // cache (text output)
 std::string models_command(const std::string& name, bool json);
 
-// Per-trajectory values read at once by stats, compare and diff (and held
-// at once by the quantiles of stats): their memory does not grow with the
-// ensemble. Tests pass a smaller block to go through many blocks.
-constexpr int64_t kReadBlock = int64_t(1) << 16;
-
 // `nholo stats FILE`, `nholo compare FILE [--formulations a,b]`
+// (host/analysis/stats.hpp, compare.hpp; per-trajectory values read `block`
+// at a time, kReadBlock in host/analysis/result_file.hpp)
 std::string stats_command(const std::string& path, int64_t block = kReadBlock);
 std::string compare_command(const std::string& path, const std::vector<std::string>& formulations,
                             int64_t block = kReadBlock);
@@ -103,13 +103,7 @@ std::string devices_command();
 bool diff_command(const std::string& a, const std::string& b, double rtol, std::string& report,
                   int64_t block = kReadBlock);
 
-// Installs the handler of SIGINT, SIGTERM and SIGHUP that sets
-// interrupt_flag(): the run stops at the next window boundary.
-void install_interrupt_handler();
-// The signal that interrupted the run (0: none).
-int interrupt_signal();
-
-std::string nholo_version();
-std::string nholo_git_revision();
+// install_interrupt_handler, interrupt_signal: host/run/interrupt.hpp;
+// nholo_version, nholo_git_revision: host/run/root_attributes.hpp
 
 }  // namespace nholo

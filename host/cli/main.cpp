@@ -1,12 +1,16 @@
-// nholo — command line: run | check | models | stats | compare | diff | devices.
+// nholo/host/cli/main.cpp — nholo's command line: run | check | models | model |
+// stats | compare | merge | devices | diff. The CLI11 app (one function per
+// subcommand, added in the order of the help text), then the dispatch to the
+// commands (host/cli/commands.hpp) with their output, messages and exit status.
 #include <CLI/CLI.hpp>
-
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 
-#include "host/run/mpi_run.hpp"
 #include "host/cli/commands.hpp"
+#include "host/run/interrupt.hpp"
+#include "host/run/mpi_run.hpp"
+#include "host/run/root_attributes.hpp"
 
 namespace {
 
@@ -25,6 +29,321 @@ std::vector<std::string> split_commas(const std::string& s) {
   return v;
 }
 
+// What the command line sets: the variables the subcommands' options are
+// bound to (some shared: run and merge both have --overwrite and --quiet;
+// stats, compare and diff their first file).
+struct Args {
+  std::string config_path, file_path, model_name, formulations;
+  std::vector<std::string> overrides;
+  bool overwrite = false, quiet = false, json = false, resume = false;
+  std::string backend;
+  int threads = -1, gpu = -1;
+  std::string shard, range;          // run
+  nholo::mpi::Options mpi_opts;      // run under mpirun
+  std::string model_file;            // model build|check
+  bool force = false;                // model build
+  nholo::GpuBuildOptions gpu_build;  // model build
+  std::string merge_out;             // merge
+  std::vector<std::string> merge_shards;
+  bool merge_copy = false;
+  std::string file_b;  // diff
+  double rtol = 1e-10;
+};
+
+// The subcommands of the app (each tells whether it was given).
+struct Subcommands {
+  CLI::App *run, *check, *models, *model, *model_build, *stats, *compare, *merge, *devices, *diff;
+};
+
+// The options run and check share: the config and what may override it.
+void add_config_options(CLI::App* sub, Args& a) {
+  sub->add_option("config", a.config_path, "TOML configuration (examples/*.toml)")->required();
+  sub->add_option("--set", a.overrides, "override a key: --set integrator.rtol=1e-12 (repeatable)");
+  sub->add_option("--backend", a.backend,
+                  "auto | omp | cpp | cuda (overrides backend.device; auto: the GPU when one is "
+                  "visible, else OpenMP)");
+  sub->add_option("--device", a.gpu, "CUDA device index (overrides backend.gpu)");
+  sub->add_option("--threads", a.threads,
+                  "OpenMP threads, 0 = all cores (overrides backend.threads)");
+  sub->add_flag("--overwrite", a.overwrite, "replace an existing output file");
+}
+
+CLI::App* add_run(CLI::App& app, Args& a) {
+  CLI::App* run =
+      app.add_subcommand("run", "integrate the ensemble of CONFIG and write its HDF5 file");
+  add_config_options(run, a);
+  run->add_flag("-q,--quiet", a.quiet, "no progress output");
+  run->add_option("--shard", a.shard,
+                  "run only shard r of R (r/R, r from 0): its share of the blocks of 1024 "
+                  "trajectories, written to OUT.shard-BEGIN-END.h5 (see nholo merge)");
+  run->add_option("--range", a.range, "run only trajectories BEGIN:END (multiples of 1024)");
+  run->add_flag("--resume", a.resume,
+                "continue PATH.partial of an interrupted or killed run of the same config from "
+                "its first unfinished slice (starts the run when there is none)");
+  run->add_flag("--static", a.mpi_opts.static_partition,
+                "under mpirun: a static partition of the chunks over the ranks instead of the "
+                "dynamic work queue");
+  run->add_option("--chunk-blocks", a.mpi_opts.chunk_blocks,
+                  "under mpirun: blocks of 1024 trajectories per chunk (work unit and shard file; "
+                  "default: about 4 chunks per rank, at most 1024 blocks)");
+  return run;
+}
+
+CLI::App* add_check(CLI::App& app, Args& a) {
+  CLI::App* check =
+      app.add_subcommand("check", "validate CONFIG and its output path; write nothing");
+  add_config_options(check, a);
+  return check;
+}
+
+CLI::App* add_models(CLI::App& app, Args& a) {
+  CLI::App* models =
+      app.add_subcommand("models", "list the models (coordinates, parameters, formulations)");
+  models->add_option("name", a.model_name, "one model");
+  models->add_flag("--json", a.json, "machine-readable output");
+  return models;
+}
+
+// `model` with its subcommands build and check; returns model, sets *build.
+CLI::App* add_model(CLI::App& app, Args& a, CLI::App** build) {
+  CLI::App* model = app.add_subcommand("model", "model files (docs/models.md)");
+  model->require_subcommand(1);
+  CLI::App* model_build = model->add_subcommand(
+      "build",
+      "check a model file and compile its plugin ahead of a run (reports the compile time)");
+  model_build->add_option("file", a.model_file, "a model file (*.toml)")->required();
+  model_build->add_flag("--force", a.force, "compile even when a valid plugin is cached");
+  model_build
+      ->add_option("--gpu-arch", a.gpu_build.archs,
+                   "also compile the GPU modules (NVRTC) for these architectures, e.g. sm_90 "
+                   "(comma separated; a run on a GPU compiles its own on first use)")
+      ->delimiter(',');
+  model_build
+      ->add_option(
+          "--formulations", a.gpu_build.formulations,
+          "GPU modules of these formulations only (comma separated; default: all of the model's)")
+      ->delimiter(',');
+  model_build
+      ->add_option("--method", a.gpu_build.method, "GPU modules of this method (default dopri5)")
+      ->check(CLI::IsMember({"rk4", "dopri5", "dop853"}));
+  CLI::App* model_check = model->add_subcommand(
+      "check", "check a model file and describe the model; compiles and writes nothing");
+  model_check->add_option("file", a.model_file, "a model file (*.toml)")->required();
+  *build = model_build;
+  return model;
+}
+
+CLI::App* add_stats(CLI::App& app, Args& a) {
+  CLI::App* stats = app.add_subcommand("stats", "print the ensemble statistics stored in FILE");
+  stats->add_option("file", a.file_path, "an nholo HDF5 file")->required();
+  return stats;
+}
+
+CLI::App* add_compare(CLI::App& app, Args& a) {
+  CLI::App* compare =
+      app.add_subcommand("compare", "print the divergence between formulations in FILE");
+  compare->add_option("file", a.file_path, "an nholo HDF5 file")->required();
+  compare->add_option("--formulations", a.formulations, "restrict to these, comma separated");
+  return compare;
+}
+
+CLI::App* add_merge(CLI::App& app, Args& a) {
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "combine the shard files of one configuration into OUT (virtual datasets over "
+      "them, or a copy), statistics merged exactly");
+  merge->add_option("out", a.merge_out, "the merged result file")->required();
+  merge->add_option("shards", a.merge_shards, "shard files (nholo run --shard / --range)")
+      ->required();
+  merge->add_flag("--copy", a.merge_copy, "copy the shards' data into OUT (a self-contained file)");
+  merge->add_flag("--overwrite", a.overwrite, "replace an existing OUT");
+  merge->add_flag("-q,--quiet", a.quiet, "no output");
+  return merge;
+}
+
+CLI::App* add_diff(CLI::App& app, Args& a) {
+  CLI::App* diff =
+      app.add_subcommand("diff", "compare two result files of one config (e.g. GPU vs CPU)");
+  diff->add_option("a", a.file_path, "an nholo HDF5 file")->required();
+  diff->add_option("b", a.file_b, "another, of the same config")->required();
+  diff->add_option("--rtol", a.rtol,
+                   "tolerance, relative to each dataset's largest value (default 1e-10)");
+  return diff;
+}
+
+// The whole command line, subcommands in the order `nholo --help` lists them.
+Subcommands build_app(CLI::App& app, Args& a) {
+  app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       nholo::nholo_version() + " (" + nholo::nholo_git_revision() + ")");
+  Subcommands s{};
+  s.run = add_run(app, a);
+  s.check = add_check(app, a);
+  s.models = add_models(app, a);
+  s.model = add_model(app, a, &s.model_build);
+  s.stats = add_stats(app, a);
+  s.compare = add_compare(app, a);
+  s.merge = add_merge(app, a);
+  s.devices =
+      app.add_subcommand("devices", "list the backends built in and the CUDA devices visible");
+  s.diff = add_diff(app, a);
+  return s;
+}
+
+// What a run that wrote its file reports on stderr (unless --quiet): initial
+// states, statuses.
+void report_run_summary(const nholo::RunSummary& s) {
+  std::fprintf(
+      stderr,
+      "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
+      static_cast<long long>(s.completed_from_constraints), static_cast<long long>(s.projected),
+      static_cast<long long>(s.rejected));
+  if (s.params_rejected > 0)
+    std::fprintf(stderr,
+                 "nholo: %lld trajectories rejected because their sampled parameters break "
+                 "the model's relation between parameters (status rejected, not integrated)\n",
+                 static_cast<long long>(s.params_rejected));
+  if (s.singular_initial > 0)
+    std::fprintf(stderr,
+                 "nholo: %lld initial states are degenerate (the constraint matrix loses rank "
+                 "there, or completing them from the constraints blew a velocity up): status "
+                 "singular in every formulation, not integrated\n",
+                 static_cast<long long>(s.singular_initial));
+  for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
+}
+
+// The exit status of a run and its last messages: 3 after a device fault,
+// 128 + signal when interrupted, else 0 (timing and "wrote" unless quiet).
+int run_outcome(const nholo::RunSummary& s, const std::string& output_path, bool quiet) {
+  if (!s.fault.empty()) {
+    std::fprintf(stderr,
+                 "nholo: error: the device failed: %s\nnholo: %lld of %lld trajectories finished "
+                 "before it; they are in %s.partial (root attributes complete = 0 and fault; "
+                 "the rest have status not_run)\n",
+                 s.fault.c_str(), static_cast<long long>(s.completed),
+                 static_cast<long long>(s.trajectories), output_path.c_str());
+    return 3;
+  }
+  if (s.interrupted) {
+    std::fprintf(stderr,
+                 "nholo: interrupted: %lld of %lld trajectories finished; the valid but incomplete "
+                 "file is %s.partial (root attribute complete = 0, unfinished trajectories have "
+                 "status not_run)\n",
+                 static_cast<long long>(s.completed), static_cast<long long>(s.trajectories),
+                 output_path.c_str());
+    // 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), as a shell reports a signal
+    const int sig = nholo::interrupt_signal();
+    return 128 + (sig > 0 ? sig : SIGINT);
+  }
+  if (!quiet)
+    std::fprintf(stderr,
+                 "nholo: timing: %.3f s integrating (device), %.3f s waiting for the writer, "
+                 "%.3f s writing (writer thread), %.3f s assembling the file, %lld steps, "
+                 "%.4g trajectory-steps/s\n",
+                 s.compute_seconds, s.wait_seconds, s.output_seconds, s.assembly_seconds,
+                 static_cast<long long>(s.steps), s.seconds > 0 ? s.steps / s.seconds : 0.0);
+  if (!quiet)
+    std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", output_path.c_str(),
+                 static_cast<long long>(s.trajectories), s.seconds);
+  return 0;
+}
+
+// The MPI world of `nholo run` (1: a single process), its options checked.
+int run_world(const Args& a) {
+  const int world = nholo::mpi::init(nullptr, nullptr);
+  if (world == 1 && (a.mpi_opts.static_partition || a.mpi_opts.chunk_blocks != 0))
+    throw nholo::ConfigError("--static/--chunk-blocks",
+                             "apply to a run over several MPI ranks "
+                             "(mpirun -n N nholo run CONFIG) only");
+  if (world > 1 && (!a.shard.empty() || !a.range.empty()))
+    throw nholo::ConfigError("--shard/--range",
+                             "a run over several MPI ranks covers the whole "
+                             "ensemble (it cuts it into shards itself); run "
+                             "shards as separate processes instead");
+  return world;
+}
+
+// `nholo run` (world: its MPI ranks) or `nholo check` (check = true).
+int run_or_check(Args& a, bool check, int world) {
+  if (!a.backend.empty()) a.overrides.push_back("backend.device=\"" + a.backend + "\"");
+  if (a.threads >= 0) a.overrides.push_back("backend.threads=" + std::to_string(a.threads));
+  if (a.gpu >= 0) a.overrides.push_back("backend.gpu=" + std::to_string(a.gpu));
+  const nholo::RunConfig cfg = nholo::load_config(a.config_path, a.overrides);
+  nholo::CommandOptions opts;
+  opts.overwrite = a.overwrite;
+  opts.quiet = a.quiet;
+  opts.resume = a.resume;
+  opts.shard = a.shard;
+  opts.range = a.range;
+  if (check) {
+    std::cout << nholo::check_command(cfg, opts);
+    return 0;
+  }
+  if (world > 1) return nholo::mpi::run(cfg, opts, a.mpi_opts);
+  const nholo::RunSummary s = nholo::run_command(cfg, opts);
+  if (s.already_complete) {
+    if (!a.quiet)
+      std::fprintf(stderr, "nholo: %s is complete (same config); nothing to resume\n",
+                   cfg.output_path.c_str());
+    return 0;
+  }
+  if (!a.quiet) report_run_summary(s);
+  return run_outcome(s, cfg.output_path, a.quiet);
+}
+
+int merge(const Args& a) {
+  const nholo::RunSummary s =
+      nholo::merge_command(a.merge_out, a.merge_shards, a.merge_copy, a.overwrite, a.quiet);
+  if (!a.quiet) {
+    for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
+    std::fprintf(
+        stderr, "nholo: merged %zu shards (%lld trajectories) into %s (%s)\n",
+        a.merge_shards.size(), static_cast<long long>(s.trajectories), a.merge_out.c_str(),
+        a.merge_copy ? "a copy" : "virtual datasets over the shards: keep them next to it");
+  }
+  return 0;
+}
+
+int devices() {
+  std::cout << nholo::devices_command();
+  const std::string mpi = nholo::mpi::library_version();
+  std::cout << "MPI: " << (mpi.empty() ? "not built in (-DNHOLO_WITH_MPI=OFF)" : "built in, " + mpi)
+            << "\n";
+  return 0;
+}
+
+// The subcommand given, run; its exit status.
+int dispatch(const Subcommands& s, Args& a) {
+  const int world = *s.run ? run_world(a) : 1;  // ranks of an MPI run (`mpirun -n N nholo run`)
+  if (*s.run || *s.check) return run_or_check(a, static_cast<bool>(*s.check), world);
+  if (*s.merge) return merge(a);
+  if (*s.model) {
+    std::cout << nholo::model_file_command(a.model_file, s.model_build->parsed(), a.force,
+                                           a.gpu_build);
+    return 0;
+  }
+  if (*s.models) {
+    std::cout << nholo::models_command(a.model_name, a.json);
+    return 0;
+  }
+  if (*s.stats) {
+    std::cout << nholo::stats_command(a.file_path);
+    return 0;
+  }
+  if (*s.devices) return devices();
+  if (*s.diff) {
+    std::string report;
+    const bool same = nholo::diff_command(a.file_path, a.file_b, a.rtol, report);
+    std::cout << report;
+    return same ? 0 : 1;
+  }
+  if (*s.compare) {
+    std::cout << nholo::compare_command(a.file_path, split_commas(a.formulations));
+    return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -32,97 +351,8 @@ int main(int argc, char** argv) {
   // `run` stops cleanly on SIGINT/SIGTERM/SIGHUP from its first instruction on
   if (argc > 1 && std::string(argv[1]) == "run") nholo::install_interrupt_handler();
   CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", nholo::nholo_version() + " (" + nholo::nholo_git_revision() + ")");
-
-  std::string config_path, file_path, model_name, formulations;
-  std::vector<std::string> overrides;
-  bool overwrite = false, quiet = false, json = false, resume = false;
-  std::string backend;
-  int threads = -1, gpu = -1;
-
-  auto add_run_options = [&](CLI::App* sub) {
-    sub->add_option("config", config_path, "TOML configuration (examples/*.toml)")->required();
-    sub->add_option("--set", overrides, "override a key: --set integrator.rtol=1e-12 (repeatable)");
-    sub->add_option("--backend", backend,
-                    "auto | omp | cpp | cuda (overrides backend.device; auto: the GPU when one is "
-                    "visible, else OpenMP)");
-    sub->add_option("--device", gpu, "CUDA device index (overrides backend.gpu)");
-    sub->add_option("--threads", threads, "OpenMP threads, 0 = all cores (overrides backend.threads)");
-    sub->add_flag("--overwrite", overwrite, "replace an existing output file");
-  };
-  CLI::App* run = app.add_subcommand("run", "integrate the ensemble of CONFIG and write its HDF5 file");
-  add_run_options(run);
-  run->add_flag("-q,--quiet", quiet, "no progress output");
-  std::string shard, range;
-  run->add_option("--shard", shard,
-                  "run only shard r of R (r/R, r from 0): its share of the blocks of 1024 "
-                  "trajectories, written to OUT.shard-BEGIN-END.h5 (see nholo merge)");
-  run->add_option("--range", range, "run only trajectories BEGIN:END (multiples of 1024)");
-  run->add_flag("--resume", resume,
-                "continue PATH.partial of an interrupted or killed run of the same config from "
-                "its first unfinished slice (starts the run when there is none)");
-  nholo::mpi::Options mpi_opts;
-  run->add_flag("--static", mpi_opts.static_partition,
-                "under mpirun: a static partition of the chunks over the ranks instead of the "
-                "dynamic work queue");
-  run->add_option("--chunk-blocks", mpi_opts.chunk_blocks,
-                  "under mpirun: blocks of 1024 trajectories per chunk (work unit and shard file; "
-                  "default: about 4 chunks per rank, at most 1024 blocks)");
-  CLI::App* check = app.add_subcommand("check", "validate CONFIG and its output path; write nothing");
-  add_run_options(check);
-  CLI::App* models = app.add_subcommand("models", "list the models (coordinates, parameters, formulations)");
-  models->add_option("name", model_name, "one model");
-  models->add_flag("--json", json, "machine-readable output");
-  CLI::App* model = app.add_subcommand("model", "model files (docs/models.md)");
-  model->require_subcommand(1);
-  std::string model_file;
-  bool force = false;
-  CLI::App* model_build = model->add_subcommand(
-      "build", "check a model file and compile its plugin ahead of a run (reports the compile time)");
-  model_build->add_option("file", model_file, "a model file (*.toml)")->required();
-  model_build->add_flag("--force", force, "compile even when a valid plugin is cached");
-  nholo::GpuBuildOptions gpu_build;
-  model_build
-      ->add_option("--gpu-arch", gpu_build.archs,
-                   "also compile the GPU modules (NVRTC) for these architectures, e.g. sm_90 "
-                   "(comma separated; a run on a GPU compiles its own on first use)")
-      ->delimiter(',');
-  model_build
-      ->add_option(
-          "--formulations", gpu_build.formulations,
-          "GPU modules of these formulations only (comma separated; default: all of the model's)")
-      ->delimiter(',');
-  model_build
-      ->add_option("--method", gpu_build.method, "GPU modules of this method (default dopri5)")
-      ->check(CLI::IsMember({"rk4", "dopri5", "dop853"}));
-  CLI::App* model_check = model->add_subcommand(
-      "check", "check a model file and describe the model; compiles and writes nothing");
-  model_check->add_option("file", model_file, "a model file (*.toml)")->required();
-  CLI::App* stats = app.add_subcommand("stats", "print the ensemble statistics stored in FILE");
-  stats->add_option("file", file_path, "an nholo HDF5 file")->required();
-  CLI::App* compare = app.add_subcommand("compare", "print the divergence between formulations in FILE");
-  compare->add_option("file", file_path, "an nholo HDF5 file")->required();
-  compare->add_option("--formulations", formulations, "restrict to these, comma separated");
-
-  std::string merge_out;
-  std::vector<std::string> merge_shards;
-  bool merge_copy = false;
-  CLI::App* merge = app.add_subcommand(
-      "merge", "combine the shard files of one configuration into OUT (virtual datasets over "
-               "them, or a copy), statistics merged exactly");
-  merge->add_option("out", merge_out, "the merged result file")->required();
-  merge->add_option("shards", merge_shards, "shard files (nholo run --shard / --range)")->required();
-  merge->add_flag("--copy", merge_copy, "copy the shards' data into OUT (a self-contained file)");
-  merge->add_flag("--overwrite", overwrite, "replace an existing OUT");
-  merge->add_flag("-q,--quiet", quiet, "no output");
-  CLI::App* devices = app.add_subcommand("devices", "list the backends built in and the CUDA devices visible");
-  std::string file_b;
-  double rtol = 1e-10;
-  CLI::App* diff = app.add_subcommand("diff", "compare two result files of one config (e.g. GPU vs CPU)");
-  diff->add_option("a", file_path, "an nholo HDF5 file")->required();
-  diff->add_option("b", file_b, "another, of the same config")->required();
-  diff->add_option("--rtol", rtol, "tolerance, relative to each dataset's largest value (default 1e-10)");
+  Args args;
+  const Subcommands sub = build_app(app, args);
 
   // usage errors exit 2 like every other user error (CLI11's own codes are
   // 100+); --help and --version exit 0
@@ -137,130 +367,9 @@ int main(int argc, char** argv) {
     ~MpiSession() { nholo::mpi::finalize(); }
   } mpi_session;
   try {
-    int world = 1;  // ranks of an MPI run (`mpirun -n N nholo run`)
-    if (*run) world = nholo::mpi::init(nullptr, nullptr);
-    if (*run && world == 1 && (mpi_opts.static_partition || mpi_opts.chunk_blocks != 0))
-      throw nholo::ConfigError("--static/--chunk-blocks", "apply to a run over several MPI ranks "
-                                                          "(mpirun -n N nholo run CONFIG) only");
-    if (*run && world > 1 && (!shard.empty() || !range.empty()))
-      throw nholo::ConfigError("--shard/--range", "a run over several MPI ranks covers the whole "
-                                                  "ensemble (it cuts it into shards itself); run "
-                                                  "shards as separate processes instead");
-    if (*run || *check) {
-      if (!backend.empty()) overrides.push_back("backend.device=\"" + backend + "\"");
-      if (threads >= 0) overrides.push_back("backend.threads=" + std::to_string(threads));
-      if (gpu >= 0) overrides.push_back("backend.gpu=" + std::to_string(gpu));
-      const nholo::RunConfig cfg = nholo::load_config(config_path, overrides);
-      nholo::CommandOptions opts;
-      opts.overwrite = overwrite;
-      opts.quiet = quiet;
-      opts.resume = resume;
-      opts.shard = shard;
-      opts.range = range;
-      if (*check) {
-        std::cout << nholo::check_command(cfg, opts);
-        return 0;
-      }
-      if (world > 1) return nholo::mpi::run(cfg, opts, mpi_opts);
-      const nholo::RunSummary s = nholo::run_command(cfg, opts);
-      if (s.already_complete) {
-        if (!quiet)
-          std::fprintf(stderr, "nholo: %s is complete (same config); nothing to resume\n",
-                       cfg.output_path.c_str());
-        return 0;
-      }
-      if (!quiet) {
-        std::fprintf(stderr, "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
-                     static_cast<long long>(s.completed_from_constraints),
-                     static_cast<long long>(s.projected), static_cast<long long>(s.rejected));
-        if (s.params_rejected > 0)
-          std::fprintf(stderr,
-                       "nholo: %lld trajectories rejected because their sampled parameters break "
-                       "the model's relation between parameters (status rejected, not integrated)\n",
-                       static_cast<long long>(s.params_rejected));
-        if (s.singular_initial > 0)
-          std::fprintf(stderr,
-                     "nholo: %lld initial states are degenerate (the constraint matrix loses rank "
-                     "there, or completing them from the constraints blew a velocity up): status "
-                     "singular in every formulation, not integrated\n",
-                     static_cast<long long>(s.singular_initial));
-        for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
-      }
-      if (!s.fault.empty()) {
-        std::fprintf(stderr,
-                     "nholo: error: the device failed: %s\nnholo: %lld of %lld trajectories finished "
-                     "before it; they are in %s.partial (root attributes complete = 0 and fault; "
-                     "the rest have status not_run)\n",
-                     s.fault.c_str(), static_cast<long long>(s.completed),
-                     static_cast<long long>(s.trajectories), cfg.output_path.c_str());
-        return 3;
-      }
-      if (s.interrupted) {
-        std::fprintf(stderr,
-                     "nholo: interrupted: %lld of %lld trajectories finished; the valid but incomplete "
-                     "file is %s.partial (root attribute complete = 0, unfinished trajectories have "
-                     "status not_run)\n",
-                     static_cast<long long>(s.completed), static_cast<long long>(s.trajectories),
-                     cfg.output_path.c_str());
-        // 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), as a shell reports a signal
-        const int sig = nholo::interrupt_signal();
-        return 128 + (sig > 0 ? sig : SIGINT);
-      }
-      if (!quiet)
-        std::fprintf(stderr,
-                     "nholo: timing: %.3f s integrating (device), %.3f s waiting for the writer, "
-                     "%.3f s writing (writer thread), %.3f s assembling the file, %lld steps, "
-                     "%.4g trajectory-steps/s\n",
-                     s.compute_seconds, s.wait_seconds, s.output_seconds, s.assembly_seconds,
-                     static_cast<long long>(s.steps),
-                     s.seconds > 0 ? s.steps / s.seconds : 0.0);
-      if (!quiet)
-        std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", cfg.output_path.c_str(),
-                     static_cast<long long>(s.trajectories), s.seconds);
-      return 0;
-    }
-    if (*merge) {
-      const nholo::RunSummary s = nholo::merge_command(merge_out, merge_shards, merge_copy, overwrite, quiet);
-      if (!quiet) {
-        for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
-        std::fprintf(stderr, "nholo: merged %zu shards (%lld trajectories) into %s (%s)\n",
-                     merge_shards.size(), static_cast<long long>(s.trajectories), merge_out.c_str(),
-                     merge_copy ? "a copy" : "virtual datasets over the shards: keep them next to it");
-      }
-      return 0;
-    }
-    if (*model) {
-      std::cout << nholo::model_file_command(model_file, model_build->parsed(), force, gpu_build);
-      return 0;
-    }
-    if (*models) {
-      std::cout << nholo::models_command(model_name, json);
-      return 0;
-    }
-    if (*stats) {
-      std::cout << nholo::stats_command(file_path);
-      return 0;
-    }
-    if (*devices) {
-      std::cout << nholo::devices_command();
-      const std::string mpi = nholo::mpi::library_version();
-      std::cout << "MPI: " << (mpi.empty() ? "not built in (-DNHOLO_WITH_MPI=OFF)" : "built in, " + mpi)
-                << "\n";
-      return 0;
-    }
-    if (*diff) {
-      std::string report;
-      const bool same = nholo::diff_command(file_path, file_b, rtol, report);
-      std::cout << report;
-      return same ? 0 : 1;
-    }
-    if (*compare) {
-      std::cout << nholo::compare_command(file_path, split_commas(formulations));
-      return 0;
-    }
+    return dispatch(sub, args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nholo: error: %s\n", e.what());
     return 2;
   }
-  return 0;
 }

@@ -6,7 +6,8 @@
 #include <algorithm>
 
 #include "host/config/model_info.hpp"
-#include "kernels/embedded.hpp"
+#include "host/config/tables.hpp"
+#include "kernels/formulations/embedded.hpp"
 #include "kernels/model.hpp"
 
 namespace nholo {
@@ -45,16 +46,14 @@ ModelInfo model_info_of() {
   mi.has_nonideal = has_nonideal_force<M>::value;
   mi.has_conflated = has_conflated_lagrangian<M>::value;
   mi.has_hand_dynamics = has_hand_dynamics<M>::value;
-  if (declared_constraint_rank<M>::value < mi.m)
-    mi.formulations = {"udwadia_kalaba", "null_space"};
-  else
-    mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space", "vakonomic"};
-  // vakonomic: constraints at the position or velocity level only, at least one
-  if (mi.m == 0 || M::m_acceleration > 0)
-    mi.formulations.erase(std::remove(mi.formulations.begin(), mi.formulations.end(), "vakonomic"),
-                          mi.formulations.end());
-  if (mi.has_conflated) mi.formulations.push_back("conflated");
-  if (has_embedded_constraints<M>::value) mi.formulations.push_back("embedded");
+  // which formulations the model supports: host/config/tables.hpp
+  tables::ModelTraits traits;
+  traits.m = mi.m;
+  traits.m_acceleration = M::m_acceleration;
+  traits.redundant = declared_constraint_rank<M>::value < mi.m;
+  traits.has_conflated = mi.has_conflated;
+  traits.has_embedded = has_embedded_constraints<M>::value;
+  mi.formulations = tables::supported_formulations(traits);
   return mi;
 }
 

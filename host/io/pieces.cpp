@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "host/io/file_names.hpp"
+
 namespace fs = std::filesystem;
 
 namespace nholo {
@@ -34,8 +36,8 @@ void commit_file(const std::string& tmp, const std::string& final_path) {
 }
 
 PieceDir::PieceDir(const std::string& output_path) {
-  dir_ = output_path + ".partial.d";
-  rel_ = fs::path(output_path).filename().string() + ".partial.d";
+  dir_ = pieces_dir_path(output_path);
+  rel_ = pieces_dir_path(fs::path(output_path).filename().string());
 }
 
 std::string PieceDir::init_name(int64_t s) {
@@ -70,11 +72,11 @@ void PieceDir::remove_temporaries() const {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) return;
   for (const auto& e : fs::directory_iterator(dir_, ec))
-    if (e.path().extension() == ".tmp") fs::remove(e.path(), ec);
+    if (e.path().extension() == temporary_extension()) fs::remove(e.path(), ec);
 }
 
 Piece::Piece(const PieceDir& dir, const std::string& name)
-    : tmp_(dir.path(name) + ".tmp"), final_(dir.path(name)) {
+    : tmp_(temporary_path(dir.path(name))), final_(dir.path(name)) {
   std::error_code ec;
   fs::remove(tmp_, ec);  // a leftover of a killed run
   file_ = h5::File::create(tmp_);

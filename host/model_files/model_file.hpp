@@ -42,7 +42,7 @@ class ModelFileError : public std::runtime_error {
 
 namespace model_file {
 
-// The parsed expression tree (opaque outside model_file.cpp).
+// The parsed expression tree (opaque outside host/model_files/: expr/tree.hpp).
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 

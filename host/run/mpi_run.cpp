@@ -15,7 +15,7 @@
 
 #include "host/io/h5.hpp"
 #include "host/run/work_plan.hpp"
-#include "kernels/reduce.hpp"
+#include "kernels/window_layout.hpp"
 #ifdef NHOLO_WITH_CUDA
 #include "host/backends/cuda_ensemble.hpp"
 #endif
@@ -56,7 +56,9 @@ void refuse_plain_srun_tasks() {
 
 #ifndef NHOLO_WITH_MPI
 
-std::string library_version() { return ""; }
+std::string library_version() {
+  return "";
+}
 
 int init(int*, char***) {
   const int ws = launcher_world_size();
@@ -71,7 +73,9 @@ int init(int*, char***) {
   return 1;
 }
 void finalize() {}
-int rank() { return 0; }
+int rank() {
+  return 0;
+}
 int run(const RunConfig&, const CommandOptions&, const Options&) {
   throw std::runtime_error("this nholo was built without MPI");
 }
@@ -205,7 +209,8 @@ class Queue {
       return cursor_++;
     }
     for (int64_t i = 0; i < static_cast<int64_t>(chunks_.size()); ++i)
-      if (state_[i] == kNone && static_owner(i, static_cast<int64_t>(chunks_.size()), ranks_) == r) {
+      if (state_[i] == kNone &&
+          static_owner(i, static_cast<int64_t>(chunks_.size()), ranks_) == r) {
         state_[i] = -1;
         return i;
       }
@@ -265,7 +270,8 @@ void serve(Queue& q, int n) {
 int64_t request(const Report& rep, const std::string& msg) {
   MPI_Send(&rep, kReportInts, MPI_INT64_T, 0, kTagReport, MPI_COMM_WORLD);
   if (rep.message_len > 0)
-    MPI_Send(msg.data(), static_cast<int>(rep.message_len), MPI_CHAR, 0, kTagMessage, MPI_COMM_WORLD);
+    MPI_Send(msg.data(), static_cast<int>(rep.message_len), MPI_CHAR, 0, kTagMessage,
+             MPI_COMM_WORLD);
   int64_t idx = -1;
   MPI_Recv(&idx, 1, MPI_INT64_T, 0, kTagChunk, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return idx;
@@ -298,7 +304,8 @@ Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string&
     rep.outcome = kError;
     msg = e.what();
   }
-  if (rep.outcome != kDone && interrupt_signal() != 0 && rep.outcome != kError) rep.outcome = kInterrupted;
+  if (rep.outcome != kDone && interrupt_signal() != 0 && rep.outcome != kError)
+    rep.outcome = kInterrupted;
   rep.signal = interrupt_signal();
   rep.micros = static_cast<int64_t>(seconds_since(t0) * 1e6);
   rep.message_len = static_cast<int64_t>(msg.size());
@@ -333,18 +340,22 @@ Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
       } catch (const std::exception&) {
       }
       if (h != cfg.result_hash)
-        throw ConfigError("--resume", "'" + out + "' exists and is not the result of this "
-                                      "configuration; choose another output.path");
+        throw ConfigError("--resume", "'" + out +
+                                          "' exists and is not the result of this "
+                                          "configuration; choose another output.path");
       plan.complete = true;
       return plan;
     }
-    if (!opts.overwrite) throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
+    if (!opts.overwrite)
+      throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
   }
   if (fs::exists(out + ".partial")) {
     if (!opts.overwrite)
-      throw ConfigError("output.path", "'" + out + ".partial' exists: the incomplete result of a "
-                                       "single-process run; continue it with `nholo run CONFIG "
-                                       "--resume` (one process), or pass --overwrite to discard it");
+      throw ConfigError("output.path",
+                        "'" + out +
+                            ".partial' exists: the incomplete result of a "
+                            "single-process run; continue it with `nholo run CONFIG "
+                            "--resume` (one process), or pass --overwrite to discard it");
     fs::remove(out + ".partial", ec);
     fs::remove_all(out + ".partial.d", ec);
   }
@@ -379,14 +390,15 @@ Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
       continue;  // a .partial its rank could not finish writing: its run replaces it
     }
     if (h != cfg.result_hash)
-      throw ConfigError("--resume", "'" + file + "' is the result of another configuration (config "
-                                    "hash " + h + ", this one " + cfg.result_hash +
-                                    "); move it away or pass --overwrite to discard it");
+      throw ConfigError("--resume", "'" + file +
+                                        "' is the result of another configuration (config "
+                                        "hash " +
+                                        h + ", this one " + cfg.result_hash +
+                                        "); move it away or pass --overwrite to discard it");
   }
   const int64_t blocks = (cfg.size + kStatBlock - 1) / kStatBlock;
   int64_t cb = mo.chunk_blocks;
-  if (cb <= 0)
-    cb = mo.static_partition ? (blocks + n - 1) / n : default_chunk_blocks(cfg.size, n);
+  if (cb <= 0) cb = mo.static_partition ? (blocks + n - 1) / n : default_chunk_blocks(cfg.size, n);
   plan.chunks = plan_chunks(cfg.size, cb, found);
   return plan;
 }
@@ -414,7 +426,8 @@ int init(int* argc, char*** argv) {
   int n = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   if (n > 1 && provided < MPI_THREAD_SERIALIZED)
-    throw std::runtime_error("the MPI library gives thread support level " + std::to_string(provided) +
+    throw std::runtime_error("the MPI library gives thread support level " +
+                             std::to_string(provided) +
                              "; nholo's work queue needs MPI_THREAD_SERIALIZED (rank 0 serves the "
                              "queue from a thread)");
   return n;
@@ -435,52 +448,64 @@ int rank() {
   return r;
 }
 
-int run(const RunConfig& cfg_in, const CommandOptions& opts, const Options& mo) {
-  const auto t0 = Clock::now();
-  int me = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &local);
-  int local_rank = 0, local_size = 1;
-  MPI_Comm_rank(local, &local_rank);
-  MPI_Comm_size(local, &local_size);
-  MPI_Comm_free(&local);
-  const bool quiet = opts.quiet;
+namespace {
 
-  // one GPU per local rank (unless backend.gpu says which), the cores of a
-  // node shared among its ranks (unless backend.threads says how many)
+// This process's place: its rank among all, and among those of its node.
+struct World {
+  int me = 0, n = 1;
+  int local_rank = 0, local_size = 1;
+};
+
+World world() {
+  World w;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w.me);
+  MPI_Comm_size(MPI_COMM_WORLD, &w.n);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.me, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &w.local_rank);
+  MPI_Comm_size(local, &w.local_size);
+  MPI_Comm_free(&local);
+  return w;
+}
+
+// one GPU per local rank (unless backend.gpu says which), the cores of a
+// node shared among its ranks (unless backend.threads says how many)
+RunConfig rank_config(const RunConfig& cfg_in, const World& w) {
   RunConfig cfg = cfg_in;
 #ifdef NHOLO_WITH_CUDA
   if (!cfg.gpu_given && (cfg.device == "auto" || cfg.device == "cuda")) {
     const int gpus = cuda_backend::device_count();
-    if (gpus > 0) cfg.gpu = local_rank % gpus;
+    if (gpus > 0) cfg.gpu = w.local_rank % gpus;
   }
 #endif
-  if (cfg.threads == 0 && local_size > 1) {
+  if (cfg.threads == 0 && w.local_size > 1) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    cfg.threads = static_cast<int>(std::max(1u, hw / static_cast<unsigned>(local_size)));
+    cfg.threads = static_cast<int>(std::max(1u, hw / static_cast<unsigned>(w.local_size)));
   }
+  return cfg;
+}
 
-  // ---- the plan, on rank 0
+// The plan, made on rank 0 and sent to every rank. Returns the exit status
+// when the run ends here (an error, or OUT already complete), else -1.
+int share_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& mo, const World& w,
+               Plan& plan) {
   std::string error;
-  Plan plan;
-  if (me == 0) {
+  if (w.me == 0) {
     try {
-      plan = make_plan(cfg, opts, mo, n);
+      plan = make_plan(cfg, opts, mo, w.n);
     } catch (const std::exception& e) {
       error = e.what();
     }
   }
   bcast_string(error, 0);
   if (!error.empty()) {
-    if (me == 0) std::fprintf(stderr, "nholo: error: %s\n", error.c_str());
+    if (w.me == 0) std::fprintf(stderr, "nholo: error: %s\n", error.c_str());
     return 2;
   }
   int complete = plan.complete ? 1 : 0;
   MPI_Bcast(&complete, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (complete) {
-    if (me == 0 && !quiet)
+    if (w.me == 0 && !opts.quiet)
       std::fprintf(stderr, "nholo: %s is complete (same config); nothing to resume\n",
                    cfg.output_path.c_str());
     return 0;
@@ -488,18 +513,43 @@ int run(const RunConfig& cfg_in, const CommandOptions& opts, const Options& mo) 
   int64_t nc = static_cast<int64_t>(plan.chunks.size());
   MPI_Bcast(&nc, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   std::vector<int64_t> ranges(2 * nc);
-  if (me == 0)
+  if (w.me == 0)
     for (int64_t i = 0; i < nc; ++i) {
       ranges[2 * i] = plan.chunks[i].begin;
       ranges[2 * i + 1] = plan.chunks[i].end;
     }
   MPI_Bcast(ranges.data(), static_cast<int>(2 * nc), MPI_INT64_T, 0, MPI_COMM_WORLD);
-  if (me != 0) {
+  if (w.me != 0) {
     plan.chunks.resize(nc);
-    for (int64_t i = 0; i < nc; ++i) plan.chunks[i] = {ranges[2 * i], ranges[2 * i + 1], false, false};
+    for (int64_t i = 0; i < nc; ++i)
+      plan.chunks[i] = {ranges[2 * i], ranges[2 * i + 1], false, false};
   }
+  return -1;
+}
 
-  // ---- every rank's device (a rank that cannot open one stops the run before it starts)
+// Rank 0: what the run is about to do, and every rank's device.
+void print_run_start(const RunConfig& cfg, const Options& mo, const Plan& plan, int n,
+                     const std::vector<std::string>& hellos) {
+  int64_t adopted = 0, complete_found = 0;
+  for (const auto& c : plan.chunks) {
+    adopted += c.found && !c.complete;
+    complete_found += c.complete;
+  }
+  std::fprintf(stderr,
+               "nholo: mpi: %d ranks, %s: %lld chunks of trajectories (%lld complete "
+               "and %lld to continue from shard files on disk), written to %s\n",
+               n, mo.static_partition ? "static partition" : "dynamic work queue",
+               static_cast<long long>(plan.chunks.size()), static_cast<long long>(complete_found),
+               static_cast<long long>(adopted),
+               fs::path(cfg.output_path).replace_extension("").string().append(".shard-*").c_str());
+  for (int r = 0; r < n; ++r)
+    std::fprintf(stderr, "nholo: mpi: rank %d: %s\n", r, hellos[r].c_str());
+}
+
+// Every rank's device (a rank that cannot open one stops the run before it
+// starts). Returns, on every rank, the ranks' errors ("" when none).
+std::string open_devices(const RunConfig& cfg, const Options& mo, const Plan& plan, const World& w,
+                         bool quiet) {
   char host[256] = "?";
   ::gethostname(host, sizeof host - 1);
   std::string hello;
@@ -508,102 +558,117 @@ int run(const RunConfig& cfg_in, const CommandOptions& opts, const Options& mo) 
   } catch (const std::exception& e) {
     hello = std::string("error: ") + host + ": " + e.what();
   }
-  const std::vector<std::string> hellos = gather_strings(hello, me, n);
-  if (me == 0) {
-    for (int r = 0; r < n; ++r)
-      if (hellos[r].rfind("error: ", 0) == 0) error += (error.empty() ? "rank " : "; rank ") +
-                                                       std::to_string(r) + ": " + hellos[r].substr(7);
-    if (error.empty() && !quiet) {
-      int64_t adopted = 0, complete_found = 0;
-      for (const auto& c : plan.chunks) {
-        adopted += c.found && !c.complete;
-        complete_found += c.complete;
-      }
-      std::fprintf(stderr, "nholo: mpi: %d ranks, %s: %lld chunks of trajectories (%lld complete "
-                   "and %lld to continue from shard files on disk), written to %s\n",
-                   n, mo.static_partition ? "static partition" : "dynamic work queue",
-                   static_cast<long long>(nc), static_cast<long long>(complete_found),
-                   static_cast<long long>(adopted),
-                   fs::path(cfg.output_path).replace_extension("").string().append(".shard-*").c_str());
-      for (int r = 0; r < n; ++r) std::fprintf(stderr, "nholo: mpi: rank %d: %s\n", r, hellos[r].c_str());
-    }
+  const std::vector<std::string> hellos = gather_strings(hello, w.me, w.n);
+  std::string error;
+  if (w.me == 0) {
+    for (int r = 0; r < w.n; ++r)
+      if (hellos[r].rfind("error: ", 0) == 0)
+        error +=
+            (error.empty() ? "rank " : "; rank ") + std::to_string(r) + ": " + hellos[r].substr(7);
+    if (error.empty() && !quiet) print_run_start(cfg, mo, plan, w.n, hellos);
   }
   bcast_string(error, 0);
-  if (!error.empty()) {
-    if (me == 0) std::fprintf(stderr, "nholo: error: %s\n", error.c_str());
-    return 2;
-  }
+  return error;
+}
 
-  // ---- the chunks: rank 0 serves the queue from a thread and runs chunks too
-  Queue queue(plan.chunks, n, mo.static_partition, quiet);
+// The chunks: rank 0 serves the queue from a thread and runs chunks too.
+void run_chunks(const RunConfig& cfg, const Plan& plan, Queue& queue, const World& w) {
   std::thread server;
-  if (me == 0 && n > 1) server = std::thread([&] { serve(queue, n); });
+  if (w.me == 0 && w.n > 1) server = std::thread([&] { serve(queue, w.n); });
   Report rep;
   std::string msg;
   for (;;) {
-    const int64_t idx = me == 0 ? queue.next(0, rep, msg) : request(rep, msg);
+    const int64_t idx = w.me == 0 ? queue.next(0, rep, msg) : request(rep, msg);
     if (idx < 0) break;
     msg.clear();
     rep = run_chunk(cfg, plan.chunks[idx], idx, msg);
   }
   if (server.joinable()) server.join();
+}
 
-  // ---- the outcome, on rank 0: OUT merged from the shard files, or what is missing
-  int code = 0;
-  if (me == 0) {
-    std::vector<std::string> files;
-    int64_t interrupted = 0, failed = 0;
-    for (size_t i = 0; i < plan.chunks.size(); ++i) {
-      const int64_t s = queue.state(i);
-      files.push_back(shard_path(cfg.output_path, plan.chunks[i].begin, plan.chunks[i].end));
-      if (s == kError || s == kFault) {
-        ++failed;
-        std::fprintf(stderr, "nholo: error: trajectories %s: %s\n", chunk_name(plan.chunks[i]).c_str(),
-                     queue.message(i).c_str());
-        code = s == kFault ? 3 : 2;
-      }
-      interrupted += s == kInterrupted;
-    }
-    const int64_t missing = nc - queue.done();
-    if (!quiet)
-      for (int r = 0; r < n; ++r)
-        std::fprintf(stderr, "nholo: mpi: rank %d ran %lld chunks, %lld trajectories, %lld steps "
-                     "in %.2f s (%.4g trajectory-steps/s)\n",
-                     r, static_cast<long long>(queue.done_by(r)),
-                     static_cast<long long>(queue.trajectories_by(r)),
-                     static_cast<long long>(queue.steps_by(r)), queue.busy(r),
-                     queue.busy(r) > 0 ? queue.steps_by(r) / queue.busy(r) : 0.0);
-    if (missing == 0) {
-      try {
-        const auto tm = Clock::now();
-        const RunSummary s = merge_command(cfg.output_path, files, false, opts.overwrite, true);
-        if (!quiet) {
-          for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
-          std::fprintf(stderr, "nholo: merged %lld shard files in %.2f s\n",
-                       static_cast<long long>(nc), seconds_since(tm));
-          std::fprintf(stderr, "nholo: wrote %s (%lld trajectories by %d ranks, %.2f s; virtual "
-                       "datasets over the shard files: keep them next to it)\n",
-                       cfg.output_path.c_str(), static_cast<long long>(s.trajectories), n,
-                       seconds_since(t0));
-        }
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "nholo: error: merging the shard files: %s\n", e.what());
-        code = 2;
-      }
-    } else {
+// Rank 0: OUT merged from the complete shard files; the exit status.
+int merge_shards(const RunConfig& cfg, const CommandOptions& opts,
+                 const std::vector<std::string>& files, int n, Clock::time_point t0) {
+  try {
+    const auto tm = Clock::now();
+    const RunSummary s = merge_command(cfg.output_path, files, false, opts.overwrite, true);
+    if (!opts.quiet) {
+      for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
+      std::fprintf(stderr, "nholo: merged %lld shard files in %.2f s\n",
+                   static_cast<long long>(files.size()), seconds_since(tm));
       std::fprintf(stderr,
-                   "nholo: %s: %lld of %lld chunks finished (their shard files are complete); the "
-                   "others are not run or their .partial holds what finished. `mpirun -n N nholo "
-                   "run CONFIG --resume` (any N) continues them\n",
-                   interrupted > 0 || queue.signal() || interrupt_signal() ? "interrupted" : "stopped",
-                   static_cast<long long>(queue.done()), static_cast<long long>(nc));
-      if (code == 0) {
-        const int sig = queue.signal() ? queue.signal() : interrupt_signal();
-        code = 128 + (sig > 0 ? sig : SIGINT);
-      }
+                   "nholo: wrote %s (%lld trajectories by %d ranks, %.2f s; virtual "
+                   "datasets over the shard files: keep them next to it)\n",
+                   cfg.output_path.c_str(), static_cast<long long>(s.trajectories), n,
+                   seconds_since(t0));
     }
-    (void)failed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nholo: error: merging the shard files: %s\n", e.what());
+    return 2;
   }
+  return 0;
+}
+
+// Rank 0: the outcome — OUT merged from the shard files, or what is missing;
+// the exit status.
+int finish(const RunConfig& cfg, const CommandOptions& opts, const Plan& plan, const Queue& queue,
+           int n, Clock::time_point t0) {
+  const int64_t nc = static_cast<int64_t>(plan.chunks.size());
+  int code = 0;
+  std::vector<std::string> files;
+  int64_t interrupted = 0;
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const int64_t s = queue.state(i);
+    files.push_back(shard_path(cfg.output_path, plan.chunks[i].begin, plan.chunks[i].end));
+    if (s == kError || s == kFault) {
+      std::fprintf(stderr, "nholo: error: trajectories %s: %s\n",
+                   chunk_name(plan.chunks[i]).c_str(), queue.message(i).c_str());
+      code = s == kFault ? 3 : 2;
+    }
+    interrupted += s == kInterrupted;
+  }
+  const int64_t missing = nc - queue.done();
+  if (!opts.quiet)
+    for (int r = 0; r < n; ++r)
+      std::fprintf(stderr,
+                   "nholo: mpi: rank %d ran %lld chunks, %lld trajectories, %lld steps "
+                   "in %.2f s (%.4g trajectory-steps/s)\n",
+                   r, static_cast<long long>(queue.done_by(r)),
+                   static_cast<long long>(queue.trajectories_by(r)),
+                   static_cast<long long>(queue.steps_by(r)), queue.busy(r),
+                   queue.busy(r) > 0 ? queue.steps_by(r) / queue.busy(r) : 0.0);
+  if (missing == 0) {
+    const int merged = merge_shards(cfg, opts, files, n, t0);
+    return merged != 0 ? merged : code;
+  }
+  std::fprintf(stderr,
+               "nholo: %s: %lld of %lld chunks finished (their shard files are complete); the "
+               "others are not run or their .partial holds what finished. `mpirun -n N nholo "
+               "run CONFIG --resume` (any N) continues them\n",
+               interrupted > 0 || queue.signal() || interrupt_signal() ? "interrupted" : "stopped",
+               static_cast<long long>(queue.done()), static_cast<long long>(nc));
+  if (code == 0) {
+    const int sig = queue.signal() ? queue.signal() : interrupt_signal();
+    code = 128 + (sig > 0 ? sig : SIGINT);
+  }
+  return code;
+}
+
+}  // namespace
+
+int run(const RunConfig& cfg_in, const CommandOptions& opts, const Options& mo) {
+  const auto t0 = Clock::now();
+  const World w = world();
+  const RunConfig cfg = rank_config(cfg_in, w);
+  Plan plan;
+  if (const int code = share_plan(cfg, opts, mo, w, plan); code >= 0) return code;
+  if (const std::string error = open_devices(cfg, mo, plan, w, opts.quiet); !error.empty()) {
+    if (w.me == 0) std::fprintf(stderr, "nholo: error: %s\n", error.c_str());
+    return 2;
+  }
+  Queue queue(plan.chunks, w.n, mo.static_partition, opts.quiet);
+  run_chunks(cfg, plan, queue, w);
+  const int code = w.me == 0 ? finish(cfg, opts, plan, queue, w.n, t0) : 0;
   quiet_barrier();
   return code;
 }

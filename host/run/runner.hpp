@@ -32,92 +32,41 @@
 //      (about 0.1 s apart) and during the initial states.
 // Peak memory is set by the slice size and the window, never by the ensemble
 // size or the number of saves.
+//
+// Each stage is a type of its own, in its own header (runner_impl.hpp
+// includes them and drives them): 1 run/slice_plan.hpp, 2 run/output_layout.hpp,
+// 3, 5, 6 run/device_ensembles.hpp, 4 run/initial_states.hpp, 7
+// run/piece_writers.hpp, the loop over slices and windows
+// run/window_loop.hpp, 8 run/outcome.hpp; the root attributes
+// run/root_attributes.hpp, interrupts run/interrupt.hpp. `nholo merge` is not
+// a run: host/io/merge.hpp writes its file with the same output layout.
 #pragma once
 
-#include <atomic>
-#include <csignal>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-#include "host/config/config.hpp"
+#include "host/analysis/statistics.hpp"
 #include "host/backends/cpu_ensemble.hpp"
 #include "host/backends/device_ensemble.hpp"
-#include "host/io/h5.hpp"
+#include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
+#include "host/io/h5.hpp"
+#include "host/run/interrupt.hpp"
 #include "host/run/progress.hpp"
+#include "host/run/run_options.hpp"
 #include "host/run/sampling.hpp"
-#include "host/analysis/statistics.hpp"
 #include "kernels/consistency.hpp"
-#include "kernels/embedded.hpp"
 #include "kernels/formulations.hpp"
+#include "kernels/formulations/embedded.hpp"
 #include "models/registry.hpp"
 #ifdef NHOLO_WITH_CUDA
 #include "host/backends/cuda_ensemble.hpp"
 #endif
 
 namespace nholo {
-
-// Set by the SIGINT handler; the run stops at the next window boundary.
-std::atomic<bool>& interrupt_flag();
-
-struct RunSummary;
-
-struct RunOptions {
-  bool quiet = false;
-  bool tty = false;
-  std::string path;        // the result file PATH (the run writes PATH.partial, PATH.partial.d)
-  bool resume = false;     // keep the finished slices' pieces, run the others
-  int64_t slice_size = 0;  // > 0: the slice size of the run being resumed
-  // A shard: only trajectories [range_begin, range_end) (block-aligned; end
-  // < 0: the ensemble's size); its file holds their data under their global
-  // indices, the per-block moments and the range (root attributes
-  // shard_begin, shard_end), for `nholo merge`.
-  int64_t range_begin = 0, range_end = -1;
-  bool shard = false;  // write a shard file (also when the range is the whole ensemble)
-  // `nholo merge`: no integration; ro.path is written from these complete
-  // shard files (sorted, covering the ensemble once), as virtual datasets
-  // over them (file: as the merged file refers to it) or, merge_copy, as a copy
-  struct Shard {
-    std::string path, vds_file;
-    int64_t begin = 0, end = 0;
-  };
-  std::vector<Shard> merge;
-  bool merge_copy = false;
-  // Writes the root attributes of a file the run creates: the run's identity
-  // (summary == nullptr, the master at the start) and its outcome.
-  std::function<void(h5::Group&, const RunSummary*)> root_attrs;
-};
-
-struct RunSummary {
-  int64_t trajectories = 0;
-  int64_t completed = 0;  // trajectories whose integration finished (any status)
-  int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
-  int64_t singular_initial = 0;  // degenerate initial states (status singular, not integrated)
-  // trajectories whose sampled parameters break the model's relation between
-  // parameters (ModelInfo::check_params): status rejected, not integrated
-  int64_t params_rejected = 0;
-  bool interrupted = false;
-  bool already_complete = false;  // run --resume found PATH complete: nothing run
-  std::string fault;  // non-empty: the device failed; the file is a marked .partial
-  double seconds = 0;
-  // the integrating thread's time issuing and running windows (compute), and
-  // waiting for the writer to free a buffer (the output not hidden behind
-  // compute); the writer's time per job is output_seconds
-  double compute_seconds = 0, wait_seconds = 0;
-  int64_t slice_size = 0;
-  int64_t steps = 0;  // accepted steps of every trajectory and formulation
-  // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds
-  // spent transposing them to the file layout and writing them (filters included)
-  int64_t output_bytes = 0;
-  double output_seconds = 0;
-  // assembling PATH from the pieces at the end (copy, sync, rename, clean-up)
-  double assembly_seconds = 0;
-  std::vector<std::string> status_lines;  // "udwadia_kalaba: ok 1000, max_steps 2"
-};
 
 template <class Model>
 typename Model::Params params_from_config(const RunConfig& cfg) {

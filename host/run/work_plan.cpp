@@ -5,7 +5,7 @@
 #include <map>
 
 #include "host/config/config.hpp"
-#include "kernels/reduce.hpp"
+#include "kernels/window_layout.hpp"
 
 namespace fs = std::filesystem;
 

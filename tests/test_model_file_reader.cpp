@@ -1776,7 +1776,7 @@ int main() {
 // A Lagrangian T(qd) + U(q, t) is declared separable (dynamics.hpp skips the
 // mixed second derivatives); one with a term coupling rates and coordinates is
 // not. The trajectories of both kinds equal the built-in models'
-// (tests/test_model_files.cpp).
+// (tests/test_model_file_runs.cpp).
 TEST(ModelFileGood, SeparableLagrangianIsDetectedFromItsTerms) {
   const std::string dir = std::string(NHOLO_SOURCE_DIR) + "/tests/model_files/";
   const std::string flag = "static constexpr bool separable_lagrangian = true;";
@@ -1800,7 +1800,7 @@ TEST(ModelFileGood, SeparableLagrangianIsDetectedFromItsTerms) {
 // with parameter coefficients is declared constant_mass; with its other terms
 // affine in the coordinates and free of time, constant_force too
 // (kernels/model.hpp; the trajectories equal the built-in models',
-// tests/test_model_files.cpp).
+// tests/test_model_file_runs.cpp).
 TEST(ModelFileGood, ConstantMassAndForceAreDetectedFromTheTerms) {
   const std::string dir = std::string(NHOLO_SOURCE_DIR) + "/tests/model_files/";
   const std::string mass = "static constexpr bool constant_mass = true;";

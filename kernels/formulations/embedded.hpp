@@ -1,4 +1,4 @@
-// nholo/kernels/embedded.hpp — Wang & Gao's embedded constraints
+// nholo/kernels/formulations/embedded.hpp — Wang & Gao's embedded constraints
 // q_dep = phi(q_ind, qd_ind, t) ("Hamilton's principle with constraints
 // embedded in the Lagrangian", eqs 20-26), integrated as a regular first-order
 // system, and the independent check that a path solves their Euler–Poisson
@@ -31,7 +31,7 @@
 //   ((n + k) x (n + k) LU, one per right-hand side). Its dependent rows say
 //   ell = eps_dep(L) (Wang & Gao's eps_i(L) = d/dt dL/dqd_i - dL/dq_i); on
 //   g = 0 the independent rows are exactly -E_j. Same equations as the
-//   vakonomic ones (formulations.hpp) for the velocity constraint g, written
+//   vakonomic ones (vakonomic.hpp) for the velocity constraint g, written
 //   here for any scalar (AD types included) so that the flow can be
 //   differentiated in time.
 //
@@ -44,11 +44,20 @@
 //   rest), where the KKT matrix is singular, or where |q_dep - phi| (modulo
 //   the period) exceeds residual_limit: the path crossed the singular set (a
 //   sleigh stopping and sliding back cannot keep theta = atan2(yd, xd)).
+//
+// The Euler–Poisson check itself (flow_derivatives, euler_poisson_residual,
+// path_euler_poisson_residual) is in kernels/euler_poisson.hpp.
 #pragma once
 
 #include <type_traits>
 
-#include "formulations.hpp"
+#include "kernels/drift_projection.hpp"
+#include "kernels/dynamics.hpp"
+#include "kernels/euler_poisson.hpp"
+#include "kernels/formulations/lagrange_multipliers.hpp"
+#include "kernels/formulations/vakonomic.hpp"
+#include "kernels/lu.hpp"
+#include "kernels/system.hpp"
 
 namespace nholo {
 
@@ -88,24 +97,6 @@ struct EmbeddedConstraintModel : Model {
   // Udwadia's nonideal forces have no place in a variational principle
   static void nonideal_force() = delete;
 };
-
-namespace detail {
-template <class Model>
-struct EmbeddedIndex {
-  static constexpr int n = Model::n;
-  static constexpr int k = Model::m_embedded;
-  static constexpr int r = n - k;
-  // the independent coordinates, in increasing order
-  NHOLO_HDI static void independent(int* ind) {
-    int c = 0;
-    for (int i = 0; i < n; ++i) {
-      bool dep = false;
-      for (int l = 0; l < k; ++l) dep = dep || Model::embedded_coordinate(l) == i;
-      if (!dep) ind[c++] = i;
-    }
-  }
-};
-}  // namespace detail
 
 template <class S, int n, int m>
 struct EmbeddedAcceleration : Acceleration<S, n, m> {
@@ -174,179 +165,6 @@ NHOLO_HDI EmbeddedAcceleration<S, Model::n, Model::m_embedded> embedded_accelera
   return out;
 }
 
-// ------------------------------------------------------------------ the check
-
-// Taylor coefficients of the flow of a System at (t, y), as derivatives:
-// d[0] = y' = f(t, y), d[1] = y'', d[2] = y'''. Forward AD of the right-hand
-// side along the path (Taylor mode by nested duals): with tau = e1 + e2 (e1,
-// e2 the tangents of Dual<Dual<S,1>,1>), y(t + tau) = y + tau y' + tau^2/2 y''
-// is exact to the order that the second tau-derivative of f(t + tau,
-// y(t + tau)), the e1 e2 coefficient, needs: it is y'''. SysT<Model, T> must
-// accept any scalar T (the formulations whose terms come from
-// lagrangian_terms, constraint_terms and lu: all but null_space).
-template <template <class, class> class SysT, class Model, class S, int N>
-NHOLO_HDI Status flow_derivatives(const typename Model::Params& p, const EvalOptions& eo, S t,
-                                  const Vec<S, N>& y, Vec<S, N> d[3]) {
-  {
-    SysT<Model, S> sys;
-    sys.params = p;
-    sys.eval = eo;
-    const Status st = sys(t, y, d[0]);
-    if (st != Status::ok) return st;
-  }
-  {
-    using D = Dual<S, 1>;
-    SysT<Model, D> sys;
-    sys.params = p;
-    sys.eval = eo;
-    Vec<D, N> ya, fa;
-    for (int c = 0; c < N; ++c) {
-      ya[c] = D(y[c]);
-      ya[c].d[0] = d[0][c];
-    }
-    D ta(t);
-    ta.d[0] = S(1);
-    const Status st = sys(ta, ya, fa);
-    if (st != Status::ok) return st;
-    for (int c = 0; c < N; ++c) d[1][c] = fa[c].d[0];
-  }
-  {
-    using D1 = Dual<S, 1>;
-    using D2 = Dual<D1, 1>;
-    SysT<Model, D2> sys;
-    sys.params = p;
-    sys.eval = eo;
-    Vec<D2, N> ya, fa;
-    for (int c = 0; c < N; ++c) {
-      D1 v(y[c]);
-      v.d[0] = d[0][c];
-      D1 dv(d[0][c]);
-      dv.d[0] = d[1][c];
-      ya[c] = D2(v);
-      ya[c].d[0] = dv;
-    }
-    D1 tv(t);
-    tv.d[0] = S(1);
-    D2 ta(tv);
-    ta.d[0] = D1(S(1));
-    const Status st = sys(ta, ya, fa);
-    if (st != Status::ok) return st;
-    for (int c = 0; c < N; ++c) d[2][c] = fa[c].d[0].d[0];
-  }
-  return Status::ok;
-}
-
-// Theta(q_ind, qd_ind, qdd_ind, t) = L with q_dep = phi, qd_dep = d/dt phi
-// (Wang & Gao eq 21), for any scalar T.
-template <class Model, class T>
-NHOLO_HDI T embedded_theta(const typename Model::Params& p,
-                           const Vec<T, Model::n - Model::m_embedded>& qi,
-                           const Vec<T, Model::n - Model::m_embedded>& qdi,
-                           const Vec<T, Model::n - Model::m_embedded>& qddi, const T& t) {
-  constexpr int n = Model::n;
-  constexpr int k = Model::m_embedded;
-  constexpr int r = n - k;
-  int ind[r > 0 ? r : 1];
-  detail::EmbeddedIndex<Model>::independent(ind);
-  // phi and d/dt phi = phi_q qd + phi_qd qdd + phi_t in one forward pass
-  using D = Dual<T, 1>;
-  Vec<D, n> qa, qda;
-  for (int i = 0; i < n; ++i) {
-    qa[i] = D(T(0));  // phi does not read the dependent coordinates
-    qda[i] = D(T(0));
-  }
-  for (int j = 0; j < r; ++j) {
-    qa[ind[j]] = D(qi[j]);
-    qa[ind[j]].d[0] = qdi[j];
-    qda[ind[j]] = D(qdi[j]);
-    qda[ind[j]].d[0] = qddi[j];
-  }
-  D ta(t);
-  ta.d[0] = T(1);
-  const Vec<D, k> phi = Model::embedded_constraints(p, qa, qda, ta);
-  Vec<T, n> q, qd;
-  for (int j = 0; j < r; ++j) {
-    q[ind[j]] = qi[j];
-    qd[ind[j]] = qdi[j];
-  }
-  for (int l = 0; l < k; ++l) {
-    q[Model::embedded_coordinate(l)] = phi[l].v;
-    qd[Model::embedded_coordinate(l)] = phi[l].d[0];
-  }
-  return Model::lagrangian(p, q, qd, t);
-}
-
-// The Euler–Poisson residual (eq 26) at time t of a path of the independent
-// coordinates given by its derivatives: jet[0..4][c] = q_c, q_c', ..., q_c''''
-// (full coordinate vectors; only the independent ones are read). Returns
-//   max_j |E_j| / max_j max(|dTheta/dq_j|, |d/dt dTheta/dqd_j|, |d2/dt2 dTheta/dqdd_j|)
-// (the absolute max |E_j| when every term is 0), all derivatives by AD: the
-// gradient of Theta in (q_ind, qd_ind, qdd_ind) by Dual<., 3r>, its first and
-// second total time derivatives by a time jet Dual<Dual<S,1>,1> with
-// tau = e1 + e2 seeded through q(t + tau), qd(t + tau), qdd(t + tau).
-template <class Model, class S>
-NHOLO_HDI S euler_poisson_residual(const typename Model::Params& p, S t,
-                                   const Vec<S, Model::n> jet[5]) {
-  constexpr int n = Model::n;
-  constexpr int k = Model::m_embedded;
-  constexpr int r = n - k;
-  static_assert(r >= 1, "embedded constraints need at least one independent coordinate");
-  (void)n;
-  int ind[r];
-  detail::EmbeddedIndex<Model>::independent(ind);
-  using T1 = Dual<S, 1>;
-  using TJ = Dual<T1, 1>;
-  using G = Dual<TJ, 3 * r>;
-  // a time jet with value a0 and derivatives a1, a2 in tau
-  auto tj = [](S a0, S a1, S a2) {
-    T1 v(a0);
-    v.d[0] = a1;
-    T1 dv(a1);
-    dv.d[0] = a2;
-    TJ x(v);
-    x.d[0] = dv;
-    return x;
-  };
-  Vec<G, r> qi, qdi, qddi;
-  for (int j = 0; j < r; ++j) {
-    const int c = ind[j];
-    qi[j] = G::variable(tj(jet[0][c], jet[1][c], jet[2][c]), j);
-    qdi[j] = G::variable(tj(jet[1][c], jet[2][c], jet[3][c]), r + j);
-    qddi[j] = G::variable(tj(jet[2][c], jet[3][c], jet[4][c]), 2 * r + j);
-  }
-  const G ta = G(tj(t, S(1), S(0)));
-  const G th = embedded_theta<Model>(p, qi, qdi, qddi, ta);
-  S res = S(0), scale = S(0);
-  for (int j = 0; j < r; ++j) {
-    const S a = th.d[j].v.v;                // dTheta/dq_j
-    const S b = th.d[r + j].d[0].v;         // d/dt dTheta/dqd_j
-    const S c = th.d[2 * r + j].d[0].d[0];  // d2/dt2 dTheta/dqdd_j
-    res = max_of(res, S(fabs(a - b + c)));
-    scale = max_of(scale, max_of(S(fabs(a)), max_of(S(fabs(b)), S(fabs(c)))));
-  }
-  return scale > S(0) ? res / scale : res;
-}
-
-// The Euler–Poisson residual of the path of a System through (t, y): q'''
-// and q'''' from the flow (flow_derivatives). NaN where the flow is not
-// defined.
-template <template <class, class> class SysT, class Model, class S, int N>
-NHOLO_HDI S path_euler_poisson_residual(const typename Model::Params& p, const EvalOptions& eo, S t,
-                                        const Vec<S, N>& y) {
-  constexpr int n = Model::n;
-  Vec<S, N> d[3];
-  if (flow_derivatives<SysT, Model>(p, eo, t, y, d) != Status::ok) return S(NAN);
-  Vec<S, n> jet[5];
-  for (int c = 0; c < n; ++c) {
-    jet[0][c] = y[c];
-    jet[1][c] = y[n + c];
-    jet[2][c] = d[0][n + c];
-    jet[3][c] = d[1][n + c];
-    jet[4][c] = d[2][n + c];
-  }
-  return euler_poisson_residual<Model>(p, t, jet);
-}
-
 // ------------------------------------------------------------------ the system
 
 template <class Model, class S = double>
@@ -398,12 +216,8 @@ struct EmbeddedSystem {
   // r alone leaves y' as it was: f does not depend on r)
   NHOLO_HDI bool post_step(S t, Vec<S, N>& y) const {
     bool moved = false;
-    if (eval.drift == DriftControl::project) {
-      Vec<S, n> q, qd;
-      split(y, q, qd);
-      moved = project_onto_constraints<EmbeddedConstraintModel<Model>, S>(params, eval, t, q, qd);
-      store_state(q, qd, y);
-    }
+    if (eval.drift == DriftControl::project)
+      moved = project_state_onto_constraints<EmbeddedConstraintModel<Model>>(params, eval, t, y);
     if (check_euler_poisson) {
       const S e = path_euler_poisson_residual<EmbeddedSystem, Model>(params, eval, t, y);
       if (e > y[N - 1]) y[N - 1] = e;  // NaN (no flow here): the next step fails anyway
@@ -415,11 +229,7 @@ struct EmbeddedSystem {
     Vec<S, n> q, qd;
     split(y, q, qd);
     const auto acc = acceleration(t, y);
-    obs.qdd = acc.qdd;
-    obs.force_ideal = acc.force_ideal;
-    obs.force_nonideal = acc.force_nonideal;
-    obs.multiplier = acc.multiplier;
-    obs.status = acc.status;
+    observe_acceleration(acc, obs);
     S res = S(0);
     for (int l = 0; l < m; ++l) res = max_of(res, S(fabs(acc.residual[l])));
     obs.constraint_residual = res;
@@ -429,8 +239,7 @@ struct EmbeddedSystem {
   // y = (q, qd, ell0, 0)
   NHOLO_HDI void pack(const Vec<S, n>& q, const Vec<S, n>& qd, const Vec<S, m>& ell0,
                       Vec<S, N>& y) const {
-    store_state(q, qd, y);
-    for (int l = 0; l < m; ++l) y[2 * n + l] = ell0[l];
+    store_state(q, qd, ell0, y);
     y[N - 1] = S(0);
   }
 

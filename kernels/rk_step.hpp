@@ -1,4 +1,4 @@
-// nholo/kernels/steppers.hpp — one explicit Runge–Kutta step of any tableau
+// nholo/kernels/rk_step.hpp — one explicit Runge–Kutta step of any tableau
 // (tableaus.hpp), with its embedded error estimate.
 //
 //   Status st = rk_step<Tab>(sys, t, y, k0, h, tol, y1, err, k_last);

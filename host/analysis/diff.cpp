@@ -1,0 +1,131 @@
+// nholo/host/analysis/diff.cpp — `nholo diff A B` (host/analysis/diff.hpp).
+#include "host/analysis/diff.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "host/analysis/result_file.hpp"
+#include "host/config/config.hpp"
+
+namespace nholo {
+namespace {
+
+// Largest |a - b| over a dataset relative to its largest |b| (NaN positions
+// must agree: a NaN against a number counts as a mismatch); accumulated
+// block by block (maxima and counts: the order does not matter).
+struct DiffStat {
+  double rel = 0, scale = 0, worst = 0;
+  int64_t nan_mismatch = 0;
+  size_t count = 0;
+  void add(const std::vector<double>& a, const std::vector<double>& b) {
+    count += a.size();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const bool na = std::isnan(a[i]), nb = std::isnan(b[i]);
+      if (na != nb) {
+        ++nan_mismatch;
+        continue;
+      }
+      if (na) continue;
+      scale = std::max(scale, std::abs(b[i]));
+      worst = std::max(worst, std::abs(a[i] - b[i]));
+    }
+    rel = scale > 0 ? worst / scale : worst;
+  }
+};
+
+// The datasets of formulation `form` that diff compares when both files have them.
+std::vector<std::string> compared_datasets(const std::string& form) {
+  std::vector<std::string> names;
+  for (const auto& f : known_fields()) names.push_back(form + "/" + f);
+  names.push_back(form + "/fail_time");
+  for (const char* st : {"mean", "variance", "min", "max", "qdot_mean", "qdot_variance"})
+    names.push_back("statistics/" + form + "/" + st);
+  return names;
+}
+
+// One dataset of both files (the same shape), tile by tile: its line of the
+// report; false when the values differ.
+bool diff_values(std::ostream& os, const h5::Dataset& da, const h5::Dataset& db,
+                 const std::string& ds, double rtol, int64_t block) {
+  DiffStat d;
+  std::vector<double> a, b;
+  h5::for_each_tile(da.dims(), static_cast<hsize_t>(block),
+                    [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
+                      a = da.read_block<double>(off, cnt);
+                      b = db.read_block<double>(off, cnt);
+                      d.add(a, b);
+                    });
+  const bool good = d.rel <= rtol && d.nan_mismatch == 0;
+  os << (good ? "  ok   " : "  FAIL ") << std::left << std::setw(44) << ds
+     << " max |a-b| / max |b| = " << d.rel;
+  if (d.nan_mismatch) os << ", " << d.nan_mismatch << " NaN mismatches";
+  os << "\n";
+  return good;
+}
+
+// FORM/status of both files, trajectory by trajectory: its line of the
+// report; false when the sizes or any status differ.
+bool diff_status(std::ostream& os, const h5::Group& ra, const h5::Group& rb,
+                 const std::string& form, int64_t block) {
+  const h5::Dataset sta = ra.open_dataset(form + "/status");
+  const h5::Dataset stb = rb.open_dataset(form + "/status");
+  const int64_t na = static_cast<int64_t>(sta.size()), nb = static_cast<int64_t>(stb.size());
+  const int64_t common = std::min(na, nb);
+  if (sta.dims().size() != 1 || stb.dims().size() != 1)
+    throw std::runtime_error("diff: " + form + "/status is not one value per trajectory");
+  int64_t differ = 0;
+  std::vector<int32_t> sa, sb;
+  for (int64_t i = 0; i < traj_blocks(common, block); ++i) {
+    read_traj_block(sta, common, block, i, sa);
+    read_traj_block(stb, common, block, i, sb);
+    for (size_t k = 0; k < sa.size(); ++k) differ += sa[k] != sb[k];
+  }
+  os << (na == nb && !differ ? "  ok   " : "  FAIL ") << std::left << std::setw(44)
+     << (form + "/status") << " " << differ << " trajectories differ\n";
+  return na == nb && !differ;
+}
+
+}  // namespace
+
+bool diff_results(const h5::Group& ra, const h5::Group& rb, const std::string& path_a,
+                  const std::string& path_b, double rtol, int64_t block, std::string& report) {
+  std::ostringstream os;
+  os << std::setprecision(3);
+  if (ra.attr_string("model") != rb.attr_string("model"))
+    throw std::runtime_error("diff: " + path_a + " is model " + ra.attr_string("model") + ", " +
+                             path_b + " is model " + rb.attr_string("model"));
+  bool ok = true;
+  int compared = 0;
+  for (const auto& form : ra.attr_strings("formulations")) {
+    if (!rb.exists(form)) {
+      os << form << ": only in " << path_a << "\n";
+      ok = false;
+      continue;
+    }
+    for (const auto& ds : compared_datasets(form)) {
+      if (!ra.exists(ds) || !rb.exists(ds)) continue;
+      const h5::Dataset da = ra.open_dataset(ds), db = rb.open_dataset(ds);
+      if (da.dims() != db.dims()) {
+        os << ds << ": shapes differ (" << da.size() << " vs " << db.size() << " values)\n";
+        ok = false;
+        continue;
+      }
+      if (!diff_values(os, da, db, ds, rtol, block)) ok = false;
+      ++compared;
+    }
+    if (!diff_status(os, ra, rb, form, block)) ok = false;
+  }
+  if (compared == 0)
+    throw std::runtime_error("diff: no common datasets in " + path_a + " and " + path_b);
+  os << (ok ? "agree" : "DIFFER") << " to " << rtol << " relative (" << ra.attr_string("backend")
+     << " vs " << rb.attr_string("backend") << ")\n";
+  report = os.str();
+  return ok;
+}
+
+}  // namespace nholo

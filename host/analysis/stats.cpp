@@ -1,0 +1,266 @@
+// nholo/host/analysis/stats.cpp — `nholo stats FILE` (host/analysis/stats.hpp):
+// each part of the report written by its own function, in the report's order.
+#include "host/analysis/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "host/analysis/block_moments.hpp"
+#include "host/analysis/quantile.hpp"
+#include "host/analysis/result_file.hpp"
+#include "host/analysis/statistics.hpp"
+#include "kernels/status.hpp"
+
+namespace nholo {
+namespace {
+
+// "PATH: model M, [shard: trajectories [b, e) of] N trajectories, complete|INCOMPLETE (why)"
+void write_file_line(std::ostream& os, const h5::Group& root, const std::string& path) {
+  os << path << ": model " << root.attr_string("model") << ", "
+     << (root.has_attr("shard_begin") && root.has_attr("shard_end")
+             ? "shard: trajectories [" + std::to_string(root.attr_int64("shard_begin")) + ", " +
+                   std::to_string(root.attr_int64("shard_end")) + ") of "
+             : std::string())
+     << root.attr_int64("ensemble_size") << " trajectories, "
+     << (root.attr_int64("complete") ? "complete"
+         : root.has_attr("fault")
+             ? "INCOMPLETE (the device failed: " + root.attr_string("fault") + ")"
+         : root.has_attr("interrupted")
+             ? std::string("INCOMPLETE (interrupted run)")
+             : std::string("INCOMPLETE (a run in progress, or one that was killed: `nholo run "
+                           "CONFIG --resume` continues it)"))
+     << "\n";
+}
+
+// The parameters that vary per trajectory (/initial/params): their range over
+// the ensemble (trajectories whose initial states are not written yet read
+// NaN: skipped).
+void write_varied_params(std::ostream& os, const h5::Group& root, const std::string& path,
+                         int64_t size, int64_t block) {
+  h5::Dataset pd = root.open_dataset("initial/params");
+  const std::vector<hsize_t> d = pd.dims();
+  const std::vector<std::string> names =
+      pd.has_attr("names") ? pd.attr_strings("names") : std::vector<std::string>{};
+  std::vector<std::string> units =
+      pd.has_attr("units") ? pd.attr_strings("units") : std::vector<std::string>{};
+  if (d.size() != 2 || d[0] != static_cast<hsize_t>(size) || d[1] < 1 || d[1] > 4096 ||
+      names.size() != d[1])
+    throw std::runtime_error("'" + path +
+                             "' is not an nholo result file (/initial/params does not have the "
+                             "shape (ensemble_size, parameters) with one name per parameter)");
+  const size_t nv = d[1];
+  units.resize(nv);
+  std::vector<double> lo(nv, INFINITY), hi(nv, -INFINITY);
+  std::vector<int64_t> count(nv, 0);
+  const int64_t rows = std::max<int64_t>(1, block / static_cast<int64_t>(nv));
+  for (int64_t b = 0; b < size; b += rows) {
+    const int64_t e = std::min(size, b + rows);
+    const auto v =
+        pd.read_block<double>({static_cast<hsize_t>(b), 0}, {static_cast<hsize_t>(e - b), nv});
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (std::isnan(v[k])) continue;
+      lo[k % nv] = std::min(lo[k % nv], v[k]);
+      hi[k % nv] = std::max(hi[k % nv], v[k]);
+      ++count[k % nv];
+    }
+  }
+  os << "parameters varied per trajectory (/initial/params):\n";
+  for (size_t j = 0; j < nv; ++j) {
+    os << "  " << std::left << std::setw(10) << names[j];
+    if (count[j])
+      os << " min " << std::setw(12) << lo[j] << " max " << std::setw(12) << hi[j];
+    else
+      os << " (none sampled yet)";
+    os << (units[j].empty() ? "" : " [" + units[j] + "]") << " over " << count[j]
+       << " trajectories\n";
+  }
+}
+
+// "  status: ok N ...": the counts stored with the merged statistics, else
+// (a .partial being written, or killed) counted here from the status dataset
+// (missing slices read as not_run).
+void write_status_line(std::ostream& os, const h5::Group& root, const h5::Group& sg,
+                       const std::string& fname, bool merged, int64_t size, int64_t block,
+                       const std::string& path) {
+  os << "  status:";
+  std::vector<int64_t> counts(kStatusCount, 0);
+  if (!merged) {
+    h5::Dataset st = root.open_dataset(fname + "/status");
+    if (st.dims() != std::vector<hsize_t>{static_cast<hsize_t>(size)})
+      throw std::runtime_error("'" + path + "' is not an nholo result file (" + fname +
+                               "/status does not have the ensemble's size)");
+    std::vector<int32_t> v;
+    for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+      read_traj_block(st, size, block, i, v);
+      for (int32_t x : v)
+        if (x >= 0 && x < kStatusCount) ++counts[x];
+    }
+  }
+  for (int s = 0; s < kStatusCount; ++s) {
+    const std::string a = std::string("status_") + status_name(static_cast<Status>(s));
+    const int64_t c = merged ? (sg.has_attr(a) ? sg.attr_int64(a) : 0) : counts[s];
+    if (c) os << " " << status_name(static_cast<Status>(s)) << " " << c;
+  }
+  os << "\n";
+}
+
+// Ensemble moments of every (save, coordinate): mean, variance, min, max,
+// each [k * nc + c].
+struct SaveMoments {
+  std::vector<double> mean, var, min, max;
+};
+
+// A .partial's moments of the last save, merged here in block order from the
+// block moments of the windows written so far (the other saves NaN); read
+// block / nc blocks at a time.
+SaveMoments fold_last_save(const h5::Group& sg, size_t nt, size_t nc, int64_t block,
+                           const std::string& path) {
+  h5::Dataset bm = sg.open_dataset("block_moments_q");
+  const std::vector<hsize_t> d = bm.dims();
+  if (d.size() != 4 || d[0] != 5 || d[2] != nt || d[3] != nc)
+    throw std::runtime_error("'" + path +
+                             "' is not an nholo result file (block_moments_q has "
+                             "an unexpected shape)");
+  const hsize_t blocks = d[1];
+  const hsize_t step = std::max<hsize_t>(1, static_cast<hsize_t>(block) / nc);
+  std::vector<Moments> acc(nc);
+  for (hsize_t b0 = 0; b0 < blocks; b0 += step) {
+    const hsize_t nb = std::min(step, blocks - b0);
+    const std::vector<double> last = read_block_moments(bm, b0, nb, nt - 1, 1, nc);
+    fold_block_moments(
+        block_moment_parts(last), static_cast<int64_t>(nb), 1, static_cast<int64_t>(nc),
+        [&](int64_t, int64_t c) -> Moments& { return acc[c]; }, BlockFold::written_blocks);
+  }
+  SaveMoments m;
+  m.mean.assign(nt * nc, NAN);
+  m.var = m.min = m.max = m.mean;
+  for (size_t c = 0; c < nc; ++c) {
+    const size_t j = (nt - 1) * nc + c;
+    m.mean[j] = acc[c].count ? acc[c].mean : NAN;
+    m.var[j] = acc[c].variance();
+    m.min[j] = acc[c].count ? acc[c].min : NAN;
+    m.max[j] = acc[c].count ? acc[c].max : NAN;
+  }
+  return m;
+}
+
+// The statistics time axis, then the last save's moments of every
+// coordinate over the ensemble.
+void write_last_save(std::ostream& os, const h5::Group& sg, bool merged,
+                     const std::vector<std::string>& coords, int64_t block,
+                     const std::string& path) {
+  h5::Dataset time_ds = sg.open_dataset("time");
+  if (time_ds.dims().size() != 1 || time_ds.dims()[0] > 10000001)
+    throw std::runtime_error("'" + path +
+                             "' is not an nholo result file (statistics time axis of "
+                             "an unexpected shape)");
+  const auto time = time_ds.read<double>();
+  const size_t nc = coords.size(), nt = time.size();
+  if (nt == 0 || nc == 0)
+    throw std::runtime_error("'" + path + "' is not an nholo result file (no saves)");
+  SaveMoments m;
+  if (merged) {
+    m.mean = sg.open_dataset("mean").read<double>();
+    m.var = sg.open_dataset("variance").read<double>();
+    m.min = sg.open_dataset("min").read<double>();
+    m.max = sg.open_dataset("max").read<double>();
+  } else {
+    m = fold_last_save(sg, nt, nc, block, path);
+    os << "  (merged here from the windows written so far)\n";
+  }
+  if (m.mean.size() != nt * nc || m.var.size() != nt * nc || m.min.size() != nt * nc ||
+      m.max.size() != nt * nc)
+    throw std::runtime_error("'" + path +
+                             "' is not an nholo result file (statistics of an unexpected shape)");
+  os << "  at t = " << time.back() << " (last save), over the ensemble:\n";
+  for (size_t c = 0; c < nc; ++c) {
+    const size_t j = (nt - 1) * nc + c;
+    os << "    " << std::left << std::setw(8) << coords[c] << " mean " << std::setw(12) << m.mean[j]
+       << " std " << std::setw(12) << std::sqrt(m.var[j]) << " min " << std::setw(12) << m.min[j]
+       << " max " << m.max[j] << "\n";
+  }
+}
+
+// The model's drift statistic: block by block, in trajectory order (the
+// moments add up as they always did); the quantiles exact, in bounded memory
+// (host/analysis/quantile.hpp).
+void write_drift_statistic(std::ostream& os, const h5::Group& sg, int64_t size, int64_t block,
+                           const std::string& path) {
+  const h5::Dataset rd = sg.open_dataset("drift_ratio"), bd = sg.open_dataset("band"),
+                    dd = sg.open_dataset("drift_velocity");
+  for (const h5::Dataset* d : {&rd, &bd, &dd}) check_per_trajectory(*d, size, path);
+  Moments mr, mb, md;
+  std::vector<double> r, band, dv;
+  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+    read_traj_block(rd, size, block, i, r);
+    read_traj_block(bd, size, block, i, band);
+    read_traj_block(dd, size, block, i, dv);
+    for (size_t k = 0; k < r.size(); ++k) {
+      if (std::isfinite(r[k])) mr.add(r[k]);
+      if (std::isfinite(band[k])) mb.add(band[k]);
+      if (std::isfinite(dv[k])) md.add(dv[k]);
+    }
+  }
+  const std::vector<double> q = exact_quantiles(
+      traj_blocks(size, block),
+      [&](int64_t i, std::vector<double>& v) { read_traj_block(rd, size, block, i, v); },
+      {0.05, 0.5, 0.95}, QuantileOptions{static_cast<size_t>(block), 4096});
+  const std::string pred =
+      sg.has_attr("drift_prediction") ? sg.attr_string("drift_prediction") : "prediction";
+  os << "  drift statistic of the model: drift velocity mean " << md.mean << ", band mean "
+     << mb.mean << " (max " << mb.max << ")\n"
+     << "  drift / (" << pred << "): mean " << mr.mean << ", std " << std::sqrt(mr.variance())
+     << ", quantiles 5% " << q[0] << ", 50% " << q[1] << ", 95% " << q[2] << " over " << mr.count
+     << " trajectories\n";
+}
+
+// The embedded formulation's Euler–Poisson check.
+void write_euler_poisson(std::ostream& os, const h5::Dataset& ed, int64_t size, int64_t block,
+                         const std::string& path) {
+  check_per_trajectory(ed, size, path);
+  Moments me;
+  std::vector<double> ep;
+  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+    read_traj_block(ed, size, block, i, ep);
+    for (double v : ep)
+      if (std::isfinite(v)) me.add(v);
+  }
+  os << "  Euler-Poisson (eq 26) residual, max over each path relative to its largest term: max "
+     << me.max << ", mean " << me.mean << " over " << me.count << " trajectories\n";
+}
+
+// "[FORM]" and everything stats says about formulation fname.
+void write_formulation(std::ostream& os, const h5::Group& root, const std::string& fname,
+                       const std::vector<std::string>& coords, int64_t size, int64_t block,
+                       const std::string& path) {
+  h5::Group sg = root.open_group("statistics/" + fname);
+  os << "\n[" << fname << "]\n";
+  const bool merged = sg.exists("mean");  // else: a .partial being written, or killed
+  write_status_line(os, root, sg, fname, merged, size, block, path);
+  write_last_save(os, sg, merged, coords, block, path);
+  if (sg.exists("drift_ratio")) write_drift_statistic(os, sg, size, block, path);
+  if (root.exists(fname + "/euler_poisson_residual"))
+    write_euler_poisson(os, root.open_dataset(fname + "/euler_poisson_residual"), size, block,
+                        path);
+}
+
+}  // namespace
+
+std::string stats_report(const h5::Group& root, const std::string& path, int64_t block) {
+  std::ostringstream os;
+  os << std::setprecision(6);
+  write_file_line(os, root, path);
+  const auto coords = root.attr_strings("coordinates");
+  const int64_t size = trajectories_in(root, path);  // per-trajectory datasets: a shard's range
+  if (root.exists("initial/params")) write_varied_params(os, root, path, size, block);
+  for (const auto& fname : root.attr_strings("formulations"))
+    write_formulation(os, root, fname, coords, size, block, path);
+  return os.str();
+}
+
+}  // namespace nholo

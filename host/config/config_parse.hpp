@@ -1,0 +1,69 @@
+// nholo/host/config/config_parse.hpp — the parts of parse_config (config.cpp),
+// one per table of the configuration, and the TOML value readers they share.
+// Internal to host/config/: every function throws ConfigError naming the key.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "host/config/config.hpp"
+
+namespace nholo {
+
+struct ModelInfo;
+
+namespace config_parse {
+
+// ---- TOML values (parse_values.cpp)
+
+const char* type_name(const toml::node& n);                     // "a table", "a string", ...
+double as_number(const toml::node& n, const std::string& key);  // finite
+int64_t as_integer(const toml::node& n, const std::string& key);
+std::string as_string(const toml::node& n, const std::string& key);
+std::string as_choice(const toml::node& n, const std::string& key,
+                      const std::vector<std::string>& accepted);
+std::vector<std::string> as_string_list(const toml::node& n, const std::string& key);
+std::vector<double> as_number_list(const toml::node& n, const std::string& key);
+// every key of t among those config_schema() accepts in `table`
+void check_keys(const toml::table& t, const std::string& table, const std::string& prefix);
+// root.name as a table; nullptr when absent
+const toml::table* subtable(const toml::table& root, const std::string& name);
+Distribution parse_distribution(const toml::node& n, const std::string& key);
+// a table of name = distribution, each name one of `names`
+std::map<std::string, Distribution> parse_initial(const toml::table* t, const std::string& key,
+                                                  const std::vector<std::string>& names);
+// one --set key=value (TOML text, or a bare string) inserted at the dotted key
+void apply_override(toml::table& root, const std::string& assignment);
+
+// ---- model, formulations, [params] (parse_model.cpp)
+
+// model = "path.toml": the file read into root as its [model] table. Returns
+// where the [model] table came from ("" when there is none).
+std::string inline_model_file(toml::table& root, const std::string& source);
+// the model named, given as a table, or loaded from a plugin (cfg.model,
+// model_spec, model_plugin set); its description
+const ModelInfo& resolve_model(const toml::table& root, const std::string& source,
+                               const std::string& model_source, RunConfig& cfg);
+void parse_formulations(const toml::table& root, const ModelInfo& mi, RunConfig& cfg);
+// cfg.params complete and checked; returns the names [params] gives
+std::set<std::string> parse_params(const toml::table& root, const ModelInfo& mi, RunConfig& cfg);
+
+// ---- [ensemble] (parse_ensemble.cpp)
+
+void parse_ensemble(const toml::table& root, const ModelInfo& mi,
+                    const std::set<std::string>& params_given, RunConfig& cfg);
+
+// ---- [time], [integrator], [output], [backend], [compare] (parse_sections.cpp)
+
+void parse_time(const toml::table& root, RunConfig& cfg);
+void parse_integrator(const toml::table& root, RunConfig& cfg);
+void parse_output(const toml::table& root, RunConfig& cfg);
+void parse_backend(const toml::table& root, RunConfig& cfg);
+void parse_compare(const toml::table& root, RunConfig& cfg);
+
+}  // namespace config_parse
+}  // namespace nholo

@@ -1,0 +1,190 @@
+// nholo/host/config/parse_values.cpp — reading TOML values for the config:
+// numbers, integers, strings, choices, lists, distributions, known keys, and
+// the --set overrides.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "host/config/config_parse.hpp"
+
+namespace nholo::config_parse {
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date/time";
+  }
+}
+
+double as_number(const toml::node& n, const std::string& key) {
+  if (!n.is_number()) throw ConfigError(key, std::string("expected a number, got ") + type_name(n));
+  const double v = *n.value<double>();
+  if (!std::isfinite(v)) throw ConfigError(key, "expected a finite number");
+  return v;
+}
+
+int64_t as_integer(const toml::node& n, const std::string& key) {
+  if (n.is_integer()) return *n.value<int64_t>();
+  if (n.is_floating_point()) {
+    const double v = *n.value<double>();
+    if (std::floor(v) == v && std::abs(v) < 9e15) return static_cast<int64_t>(v);
+  }
+  throw ConfigError(key, std::string("expected an integer, got ") + type_name(n));
+}
+
+std::string as_string(const toml::node& n, const std::string& key) {
+  if (!n.is_string()) throw ConfigError(key, std::string("expected a string, got ") + type_name(n));
+  return *n.value<std::string>();
+}
+
+std::string as_choice(const toml::node& n, const std::string& key,
+                      const std::vector<std::string>& accepted) {
+  const std::string s = as_string(n, key);
+  if (std::find(accepted.begin(), accepted.end(), s) == accepted.end())
+    throw ConfigError(key, "unknown value '" + s + "' (accepted: " + join(accepted) + ")");
+  return s;
+}
+
+std::vector<std::string> as_string_list(const toml::node& n, const std::string& key) {
+  std::vector<std::string> v;
+  if (n.is_string()) return {as_string(n, key)};
+  if (!n.is_array())
+    throw ConfigError(key, std::string("expected an array of strings, got ") + type_name(n));
+  for (const auto& e : *n.as_array()) v.push_back(as_string(e, key + "[]"));
+  return v;
+}
+
+std::vector<double> as_number_list(const toml::node& n, const std::string& key) {
+  if (!n.is_array())
+    throw ConfigError(key, std::string("expected an array of numbers, got ") + type_name(n));
+  std::vector<double> v;
+  for (const auto& e : *n.as_array()) v.push_back(as_number(e, key + "[]"));
+  return v;
+}
+
+void check_keys(const toml::table& t, const std::string& table, const std::string& prefix) {
+  const auto& accepted = config_schema().at(table);
+  for (auto&& [k, v] : t) {
+    (void)v;
+    const std::string key(k.str());
+    if (std::find(accepted.begin(), accepted.end(), key) == accepted.end())
+      throw ConfigError(prefix + key,
+                        "unknown key (accepted in " +
+                            (table.empty() ? std::string("the top level") : "[" + table + "]") +
+                            ": " + join(accepted) + ")");
+  }
+}
+
+const toml::table* subtable(const toml::table& root, const std::string& name) {
+  const toml::node* n = root.get(name);
+  if (!n) return nullptr;
+  if (!n->is_table())
+    throw ConfigError(name, std::string("expected a table, got ") + type_name(*n));
+  return n->as_table();
+}
+
+Distribution parse_distribution(const toml::node& n, const std::string& key) {
+  Distribution d;
+  if (n.is_number()) {
+    d.kind = Distribution::Kind::constant;
+    d.a = as_number(n, key);
+    return d;
+  }
+  const std::string accepted =
+      "a number, or one of { uniform = [low, high] }, { normal = [mean, std] }, "
+      "{ linspace = [start, stop, count] }, { values = [v1, v2, ...] }";
+  if (!n.is_table())
+    throw ConfigError(key, std::string("expected ") + accepted + ", got " + type_name(n));
+  const toml::table& t = *n.as_table();
+  if (t.size() != 1) throw ConfigError(key, "expected exactly one of " + accepted);
+  const auto it = t.begin();
+  const std::string kind(it->first.str());
+  const toml::node& v = it->second;
+  const std::string sub = key + "." + kind;
+  if (kind == "values") {
+    d.kind = Distribution::Kind::values;
+    d.values = as_number_list(v, sub);
+    if (d.values.empty()) throw ConfigError(sub, "expected at least one value");
+    return d;
+  }
+  const std::vector<double> a = as_number_list(v, sub);
+  if (kind == "uniform") {
+    if (a.size() != 2) throw ConfigError(sub, "expected [low, high]");
+    if (!(a[1] >= a[0])) throw ConfigError(sub, "expected low <= high");
+    d.kind = Distribution::Kind::uniform;
+  } else if (kind == "normal") {
+    if (a.size() != 2) throw ConfigError(sub, "expected [mean, std]");
+    if (!(a[1] >= 0)) throw ConfigError(sub, "expected std >= 0");
+    d.kind = Distribution::Kind::normal;
+  } else if (kind == "linspace") {
+    if (a.size() != 3) throw ConfigError(sub, "expected [start, stop, count]");
+    if (!(a[2] >= 1) || std::floor(a[2]) != a[2])
+      throw ConfigError(sub, "expected a count >= 1 as the third entry");
+    d.kind = Distribution::Kind::linspace;
+    d.count = static_cast<int64_t>(a[2]);
+  } else {
+    throw ConfigError(key, "unknown distribution '" + kind + "' (accepted: " + accepted + ")");
+  }
+  d.a = a[0];
+  d.b = a[1];
+  return d;
+}
+
+std::map<std::string, Distribution> parse_initial(const toml::table* t, const std::string& key,
+                                                  const std::vector<std::string>& names) {
+  std::map<std::string, Distribution> out;
+  if (!t) return out;
+  for (auto&& [k, v] : *t) {
+    const std::string name(k.str());
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw ConfigError(
+          key + "." + name,
+          "unknown name (accepted: " + (names.empty() ? std::string("none") : join(names)) + ")");
+    out[name] = parse_distribution(v, key + "." + name);
+  }
+  return out;
+}
+
+// Insert `value` (TOML text, or a bare string) at the dotted key.
+void apply_override(toml::table& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set", "expected key=value, got '" + assignment + "'");
+  std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  auto trim = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  key = trim(key);
+  text = trim(text);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + text);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{{"v", text}};  // a bare word: take it as a string
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) {
+    if (p.empty()) throw ConfigError("--set " + key, "empty component in the key");
+    parts.push_back(p);
+  }
+  toml::table* t = &root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    toml::node* n = t->get(parts[i]);
+    if (!n) {
+      t->insert(parts[i], toml::table{});
+      n = t->get(parts[i]);
+    }
+    if (!n->is_table()) throw ConfigError("--set " + key, "'" + parts[i] + "' is not a table");
+    t = n->as_table();
+  }
+  parsed.get("v")->visit([&](auto&& val) { t->insert_or_assign(parts.back(), val); });
+}
+
+}  // namespace nholo::config_parse

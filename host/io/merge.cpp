@@ -1,0 +1,180 @@
+// nholo/host/io/merge.cpp — `nholo merge`: the outcome folded from the shards,
+// in block order, and the merged file written with the run's output layout.
+#include "host/io/merge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+
+#include "host/config/model_info.hpp"
+#include "host/io/file_names.hpp"
+#include "host/io/h5.hpp"
+#include "host/io/pieces.hpp"
+#include "host/run/outcome.hpp"
+#include "host/run/slice_plan.hpp"
+
+namespace nholo {
+
+namespace {
+
+using detail::H;
+using detail::kMergeBlock;
+using detail::Outcome;
+
+// The shard's root attributes that count trajectories, into sum.
+void add_shard_counts(const h5::Group& r, RunSummary& sum) {
+  sum.completed += r.attr_int64("completed_trajectories");
+  sum.completed_from_constraints += r.attr_int64("initial_states_completed");
+  sum.projected += r.attr_int64("initial_states_projected");
+  sum.rejected += r.attr_int64("initial_states_rejected");
+  sum.singular_initial += r.attr_int64("initial_states_singular");
+  if (r.has_attr("initial_states_params_rejected"))
+    sum.params_rejected += r.attr_int64("initial_states_params_rejected");
+}
+
+// Formulation f of shard sh: statuses, steps and drift ratios, read in
+// bounded blocks (kMergeBlock values), in trajectory order: the sums are
+// those of reading the shard whole.
+void add_shard_results(const ShardSource& sh, const h5::Group& r, const std::string& form, int f,
+                       bool has_drift, Outcome& out, RunSummary& sum) {
+  const int64_t count = sh.end - sh.begin;
+  const h5::Dataset st = r.open_dataset(form + "/status");
+  const h5::Dataset steps = r.open_dataset(form + "/steps");
+  std::optional<h5::Dataset> ratio;
+  if (has_drift) ratio = r.open_dataset("statistics/" + form + "/drift_ratio");
+  for (int64_t b = 0; b < count; b += kMergeBlock) {
+    const std::vector<hsize_t> off = {H(b)}, cnt = {H(std::min(count, b + kMergeBlock) - b)};
+    for (int32_t x : st.read_block<int32_t>(off, cnt)) {
+      if (x < 0 || x >= kStatusCount)
+        throw ConfigError("merge", "'" + sh.path + "': " + form + "/status holds " +
+                                       std::to_string(x) + ", not a status");
+      ++out.status_count[f * kStatusCount + x];
+    }
+    for (int64_t k : steps.read_block<int64_t>(off, cnt)) sum.steps += k;
+    if (ratio)
+      for (double x : ratio->read_block<double>(off, cnt))
+        if (std::isfinite(x)) out.drift_ratio[f].add(x);
+  }
+}
+
+// Formulation f of shard sh: the block moments (5, blocks, saves, n), read
+// in runs of blocks and saves, each (save, coordinate) folding its blocks
+// in order.
+void add_shard_moments(const ShardSource& sh, const h5::Group& r, const std::string& form, int f,
+                       int64_t n_saves, int n, Outcome& out) {
+  const int64_t count = sh.end - sh.begin;
+  const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+  const int64_t per_save = 5 * static_cast<int64_t>(n);
+  const int64_t ks = std::max<int64_t>(1, std::min<int64_t>(n_saves, kMergeBlock / per_save));
+  const int64_t bs = std::max<int64_t>(1, kMergeBlock / (per_save * ks));
+  for (int which = 0; which < 2; ++which) {
+    const h5::Dataset bm =
+        r.open_dataset("statistics/" + form + (which ? "/block_moments_qdot" : "/block_moments_q"));
+    if (bm.dims() != std::vector<hsize_t>{5, H(blocks), H(n_saves), H(n)})
+      throw ConfigError(
+          "merge", "'" + sh.path + "': " + bm.path() + " is not (5, blocks, saves, coordinates)");
+    for (int64_t b0 = 0; b0 < blocks; b0 += bs)
+      for (int64_t k0 = 0; k0 < n_saves; k0 += ks) {
+        const int64_t nb = std::min(blocks, b0 + bs) - b0;
+        const int64_t nk = std::min(n_saves, k0 + ks) - k0;
+        const std::vector<double> mom =
+            bm.read_block<double>({0, H(b0), H(k0), 0}, {5, H(nb), H(nk), H(n)});
+        const size_t len = mom.size() / 5;
+        const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
+                                  mom.data() + 3 * len, mom.data() + 4 * len};
+        (which ? out.st_qd : out.st_q)[f].add_block_moments(parts, nb * kStatBlock, k0, nk);
+      }
+  }
+}
+
+// What the layout needs of the model, from the first shard: the sizes, and
+// the drift statistic when the shard has one (statistics/<f>/drift_ratio,
+// the group's attribute drift_prediction).
+detail::LayoutShape shard_shape(const ModelInfo& mi, const RunConfig& cfg, const ShardSource& sh) {
+  detail::LayoutShape shape;
+  shape.n = static_cast<int>(mi.coordinates.size());
+  shape.m = static_cast<int>(mi.constraints.size());
+  const h5::File f = h5::File::open_ro(sh.path);
+  const h5::Group r = f.root();
+  const std::string sg = "statistics/" + cfg.formulations[0];
+  shape.has_drift = r.exists(sg) && r.open_group(sg).exists("drift_ratio");
+  if (shape.has_drift)
+    shape.drift_prediction_doc = r.open_group(sg).attr_string("drift_prediction");
+  return shape;
+}
+
+}  // namespace
+
+RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& shards,
+                        const std::string& out_path, bool copy) {
+  const auto t_merge = detail::Clock::now();
+  const ModelInfo& mi = *find_model(cfg.model);
+  const int nf = static_cast<int>(cfg.formulations.size());
+  const bool varied = !cfg.varied_params.empty();
+  const detail::LayoutShape shape = shard_shape(mi, cfg, shards.at(0));
+  const int n = shape.n;
+  // the plan of a run of the whole ensemble (its slice size is recorded)
+  const detail::SlicePlan plan = detail::plan_range(
+      cfg, 0, n, shape.m, varied ? static_cast<int>(mi.params.size()) : 0, 0, cfg.size, 0);
+  RunSummary sum;
+  sum.trajectories = plan.size;
+  sum.slice_size = plan.slice;
+  // the outcome from the shards, in block order
+  Outcome out = Outcome::empty(nf, plan.n_saves, n);
+  for (const auto& sh : shards) {
+    const h5::File f = h5::File::open_ro(sh.path);
+    const h5::Group r = f.root();
+    add_shard_counts(r, sum);
+    for (int f_ = 0; f_ < nf; ++f_) {
+      add_shard_results(sh, r, cfg.formulations[f_], f_, shape.has_drift, out, sum);
+      add_shard_moments(sh, r, cfg.formulations[f_], f_, plan.n_saves, n, out);
+    }
+  }
+  detail::add_status_lines(out, cfg.formulations, sum);
+  // the file, as virtual datasets over the shards (or a copy); the device it
+  // records is the serial CPU backend's (nothing is integrated)
+  DeviceInfo di;
+  di.backend = Backend::cpp;
+  di.threads = 1;
+  di.name = "CPU (serial)";
+  detail::LayoutSources sources;
+  sources.path = out_path;
+  sources.merged = shards;
+  detail::OutputLayout layout(cfg, mi, di, plan, shape, sources);
+  const std::string tmp = merging_path(out_path);
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  try {
+    h5::File ff = h5::File::create(tmp);
+    {
+      h5::Group root = ff.root();
+      layout.write(root, !copy, &out, &sum);
+      std::vector<std::string> names;
+      for (const auto& sh : shards) names.push_back(sh.vds_file);
+      root.set_attr("merged_shards", names);
+      root.set_attr("merge", copy ? "copy" : "virtual");
+      if (copy)
+        for (const auto& sh : shards) {
+          const h5::File sf = h5::File::open_ro(sh.path);
+          const h5::Group sr = sf.root();
+          for (const detail::Spec& sp : layout.specs()) {
+            if (sp.master_only) continue;
+            std::vector<hsize_t> off(sp.dims.size(), 0);
+            off[sp.traj_axis] = H(sp.per_block ? sh.begin / kStatBlock : sh.begin);
+            h5::Dataset dst = root.open_dataset(sp.path);
+            h5::copy_into(sr.open_dataset(sp.path), dst, off);
+          }
+        }
+    }
+    ff.close();
+    commit_file(tmp, out_path);
+  } catch (...) {
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+  sum.seconds = detail::seconds_since(t_merge);
+  return sum;
+}
+
+}  // namespace nholo

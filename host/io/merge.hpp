@@ -1,0 +1,27 @@
+// nholo/host/io/merge.hpp — `nholo merge`'s output: one result file from the
+// complete shard files of one configuration, with the layout and statistics
+// of a single run (the statistics folded from the shards' block moments in
+// global block order), as virtual datasets over the shards or, copied, as
+// real ones. No model, plugin or device is involved: the configuration and
+// the files say everything (docs/cluster.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/config/config.hpp"
+#include "host/run/output_layout.hpp"
+#include "host/run/run_options.hpp"
+
+namespace nholo {
+
+// Writes out (as out.merging, then renamed) from shards, which are complete,
+// sorted by range and cover cfg's ensemble exactly once (merge_command
+// checks that); copy: real datasets, else virtual ones referring to each
+// shard as its vds_file. Returns the summary of the merged ensemble.
+// ConfigError when a shard's status or block moments are not what its
+// configuration says.
+RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& shards,
+                        const std::string& out, bool copy);
+
+}  // namespace nholo

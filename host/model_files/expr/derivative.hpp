@@ -1,0 +1,27 @@
+// nholo/host/model_files/expr/derivative.hpp — symbolic differentiation of a
+// Lagrangian's tree: M and F of the fundamental equation as trees that share
+// their common subexpressions (model_file::symbolic_dynamics, the generated
+// header's hand_dynamics). Internal to host/model_files/.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "host/model_files/expr/tree.hpp"
+
+namespace nholo::model_file {
+
+struct DynamicsTrees {
+  std::vector<ExprPtr> mass;   // n x n, row-major, shared nodes
+  std::vector<ExprPtr> force;  // n
+  size_t nodes = 0;            // distinct nodes of all of them
+  std::string refused;         // why there are none (then AD), else empty
+};
+
+// The symbolic M and F of L (n coordinates), or none with the reason: no
+// Lagrangian (L null), a tree deeper than 1000 levels (the differentiation
+// recurses along it) or trees with more than 20,000 distinct nodes
+DynamicsTrees dynamics_trees(int n, const ExprPtr& L);
+
+}  // namespace nholo::model_file

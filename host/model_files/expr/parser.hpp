@@ -1,0 +1,54 @@
+// nholo/host/model_files/expr/parser.hpp — what an expression may use (Scope)
+// and the parser that turns an expression's text into its checked tree.
+// Internal to host/model_files/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/model_files/expr/tree.hpp"
+
+namespace nholo::model_file {
+
+// ---------------------------------------------------------------------------
+// Names an expression may use
+
+enum class Context {
+  default_value,  // a parameter's default
+  lagrangian,
+  conflated,
+  energy,
+  position,
+  velocity,
+  acceleration,
+  force,
+};
+
+struct Names {
+  std::vector<std::string> coords, params;
+};
+
+struct Scope {
+  const Names* names;
+  Context ctx;
+  int visible_params;  // parameters 0 .. visible_params-1 may be used
+
+  bool allows_q() const { return ctx != Context::default_value; }
+  bool allows_qd() const { return ctx != Context::default_value && ctx != Context::position; }
+  bool allows_qdd() const { return ctx == Context::acceleration; }
+  bool allows_t() const { return ctx != Context::default_value; }
+};
+
+// ---------------------------------------------------------------------------
+// Parsing
+
+// a malformed expression: the position (1-based characters) and the reason
+struct ExprError {
+  int pos;
+  std::string reason;
+};
+
+// The tree of `text` with every name resolved in `scope`; throws ExprError.
+ExprPtr parse_expression(const std::string& text, const Scope& scope);
+
+}  // namespace nholo::model_file

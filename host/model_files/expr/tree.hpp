@@ -1,0 +1,59 @@
+// nholo/host/model_files/expr/tree.hpp — the expression language's parsed tree
+// (Expr, its operations and functions) and the small text helpers that the
+// parser, the checks, the model-file reader and the code generator share.
+// Internal to host/model_files/ (the public interface: model_file.hpp, where
+// Expr is opaque).
+//
+// The pieces of the expression language:
+//   expr/tree.*        the tree, the function table, text helpers
+//   expr/parser.*      names an expression may use (Scope), tokenizer and parser
+//   expr/analysis.*    structural queries (separable, constant mass, affine in qdd)
+//   expr/eval.*        evaluation in double precision
+//   expr/derivative.*  symbolic M and F of a Lagrangian
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/model_files/model_file.hpp"
+
+namespace nholo::model_file {
+
+enum class Op { number, pi, time, coord, rate, accel, param, neg, add, sub, mul, div, pow, call };
+enum class Fn { sin, cos, tan, exp, log, sqrt, sinh, cosh, tanh, abs, sign, atan2, pow };
+
+struct Expr {
+  Op op = Op::number;
+  double value = 0;  // number
+  int index = 0;     // coordinate, rate, acceleration or parameter
+  Fn fn = Fn::sin;   // call
+  std::vector<ExprPtr> args;
+  int pos = 1;  // 1-based character position of the number, name, operator or function name
+  int depth = 1;
+};
+
+constexpr double kPi = 3.14159265358979323846;
+
+// the functions of the grammar
+struct FnInfo {
+  const char* name;
+  Fn fn;
+  int arity;
+};
+const FnInfo* find_function(const std::string& s);  // nullptr: not a function
+const FnInfo& function_info(Fn fn);
+std::string function_list();  // "sin, cos, ..." (messages)
+
+// text helpers
+std::string joined(const std::vector<std::string>& v, const char* sep = ", ");
+bool ends_with(const std::string& s, const std::string& suffix);
+bool is_alpha(char c);
+bool is_digit(char c);
+bool is_word(char c);
+bool is_identifier(const std::string& s);  // [A-Za-z][A-Za-z0-9_]*
+std::string short_number(double v);        // the shortest text that reads back as v (messages)
+int index_of(const std::vector<std::string>& v, const std::string& s);  // -1: absent
+std::vector<std::string> suffixed(const std::vector<std::string>& v, const char* suffix);
+
+}  // namespace nholo::model_file

@@ -1,0 +1,19 @@
+// nholo/host/run/interrupt.hpp — the interrupt flag of a run: set by the
+// handler of SIGINT, SIGTERM and SIGHUP, read by the run pipeline between
+// windows (and by the CPU backends between chunks of trajectories).
+#pragma once
+
+#include <atomic>
+
+namespace nholo {
+
+// Set by the SIGINT handler; the run stops at the next window boundary.
+std::atomic<bool>& interrupt_flag();
+
+// Installs the handler of SIGINT, SIGTERM and SIGHUP that sets
+// interrupt_flag(): the run stops at the next window boundary.
+void install_interrupt_handler();
+// The signal that interrupted the run (0: none).
+int interrupt_signal();
+
+}  // namespace nholo

@@ -1,0 +1,110 @@
+// nholo/host/run/outcome.cpp — the outcome of a run, folded from its pieces.
+#include "host/run/outcome.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "host/io/h5.hpp"
+
+namespace nholo::detail {
+
+Outcome Outcome::empty(int nf, int64_t n_saves, int n) {
+  Outcome out;
+  out.st_q.assign(nf, FieldStatistics(n_saves, n));
+  out.st_qd.assign(nf, FieldStatistics(n_saves, n));
+  out.drift_ratio.assign(nf, Moments());
+  out.status_count.assign(static_cast<size_t>(nf) * kStatusCount, 0);
+  return out;
+}
+
+namespace {
+
+// slice s's initial states: the counts of its init piece (when written)
+void add_initial_counts(const PieceDir& pieces, int64_t s, RunSummary& sum) {
+  if (!pieces.has(PieceDir::init_name(s))) return;
+  const h5::File fi = h5::File::open_ro(pieces.path(PieceDir::init_name(s)));
+  const h5::Group r = fi.root();
+  sum.completed_from_constraints += r.attr_int64("completed_from_constraints");
+  sum.projected += r.attr_int64("projected");
+  sum.rejected += r.attr_int64("rejected");
+  sum.singular_initial += r.attr_int64("singular");
+  if (r.has_attr("params_rejected")) sum.params_rejected += r.attr_int64("params_rejected");
+}
+
+// finished slice s: statuses, steps and drift ratios of its slice piece
+void add_slice_results(const PieceDir& pieces, int64_t s,
+                       const std::vector<std::string>& formulations, bool has_drift, Outcome& out,
+                       RunSummary& sum) {
+  const h5::File fs_ = h5::File::open_ro(pieces.path(PieceDir::slice_name(s)));
+  const h5::Group r = fs_.root();
+  const int nf = static_cast<int>(formulations.size());
+  for (int f = 0; f < nf; ++f) {
+    const std::string& form = formulations[f];
+    for (int32_t st : r.open_dataset(form + "/status").read<int32_t>())
+      ++out.status_count[f * kStatusCount + st];
+    for (int64_t k : r.open_dataset(form + "/steps").read<int64_t>()) sum.steps += k;
+    if (has_drift)
+      for (double x : r.open_dataset("statistics/" + form + "/drift_ratio").read<double>())
+        if (std::isfinite(x)) out.drift_ratio[f].add(x);
+  }
+}
+
+// finished slice s: the block moments of its windows, folded in block order
+void add_block_moments(const PieceDir& pieces, const SlicePlan& plan, int64_t s, int64_t count,
+                       const std::vector<std::string>& formulations, Outcome& out) {
+  const int nf = static_cast<int>(formulations.size());
+  for (int64_t w = 0; w < plan.n_windows; ++w) {
+    const int64_t k0 = plan.window_begin(w), ns = plan.window_saves(w);
+    const h5::File fw = h5::File::open_ro(pieces.path(PieceDir::window_name(s, w)));
+    const h5::Group r = fw.root();
+    for (int f = 0; f < nf; ++f)
+      for (int which = 0; which < 2; ++which) {
+        const std::vector<double> mom =
+            r.open_dataset("statistics/" + formulations[f] +
+                           (which ? "/block_moments_qdot" : "/block_moments_q"))
+                .read<double>();
+        const size_t len = mom.size() / 5;
+        const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
+                                  mom.data() + 3 * len, mom.data() + 4 * len};
+        (which ? out.st_qd : out.st_q)[f].add_block_moments(parts, count, k0, ns);
+      }
+  }
+}
+
+}  // namespace
+
+Outcome fold_pieces(const PieceDir& pieces, const SlicePlan& plan,
+                    const std::vector<std::string>& formulations, int n, bool has_drift,
+                    RunSummary& sum) {
+  const int nf = static_cast<int>(formulations.size());
+  Outcome out = Outcome::empty(nf, plan.n_saves, n);
+  sum.completed = sum.steps = 0;
+  for (int64_t s = 0; s < plan.n_slices(); ++s) {
+    const int64_t count = plan.slice_end(s) - plan.slice_begin(s);
+    add_initial_counts(pieces, s, sum);
+    if (!pieces.has(PieceDir::slice_name(s))) {
+      for (int f = 0; f < nf; ++f)
+        out.status_count[f * kStatusCount + static_cast<int>(Status::not_run)] += count;
+      continue;
+    }
+    sum.completed += count;
+    add_slice_results(pieces, s, formulations, has_drift, out, sum);
+    add_block_moments(pieces, plan, s, count, formulations, out);
+  }
+  return out;
+}
+
+void add_status_lines(const Outcome& out, const std::vector<std::string>& formulations,
+                      RunSummary& sum) {
+  const int nf = static_cast<int>(formulations.size());
+  for (int f = 0; f < nf; ++f) {
+    std::ostringstream line;
+    line << formulations[f] << ":";
+    for (int st = 0; st < kStatusCount; ++st)
+      if (const int64_t c = out.status_count[f * kStatusCount + st])
+        line << " " << status_name(static_cast<Status>(st)) << " " << c;
+    sum.status_lines.push_back(line.str());
+  }
+}
+
+}  // namespace nholo::detail

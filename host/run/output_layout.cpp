@@ -1,0 +1,386 @@
+// nholo/host/run/output_layout.cpp — the layout of a result file: groups,
+// attributes, scales, per-trajectory datasets (virtual or real), statistics.
+#include "host/run/output_layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <utility>
+
+#include "host/io/file_names.hpp"
+#include "host/run/root_attributes.hpp"
+
+namespace nholo::detail {
+
+using Scalar = h5::detail::Scalar;
+
+void spec_block(const Spec& sp, const SlicePlan& p, int64_t s, int64_t w, std::vector<hsize_t>& off,
+                std::vector<hsize_t>& cnt) {
+  off.assign(sp.dims.size(), 0);
+  cnt = sp.dims;
+  const int64_t b = s * p.slice, e = std::min(p.size, b + p.slice);
+  if (sp.per_block) {
+    off[sp.traj_axis] = H(b / kStatBlock);
+    cnt[sp.traj_axis] = H((e - b + kStatBlock - 1) / kStatBlock);
+  } else {
+    off[sp.traj_axis] = H(b);
+    cnt[sp.traj_axis] = H(e - b);
+  }
+  if (sp.time_axis >= 0) {
+    const int64_t k0 = w * p.window;
+    off[sp.time_axis] = H(k0);
+    cnt[sp.time_axis] = H(std::min(p.n_saves, k0 + p.window) - k0);
+  }
+}
+
+std::string piece_name(PieceKind k, int64_t s, int64_t w) {
+  return k == PieceKind::init     ? PieceDir::init_name(s)
+         : k == PieceKind::window ? PieceDir::window_name(s, w)
+                                  : PieceDir::slice_name(s);
+}
+
+h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz, int64_t first) {
+  h5::Dataset d = g.create_dataset<int64_t>("trajectory", {H(size)}, {chunk}, gz, gz > 0);
+  std::vector<int64_t> idx;
+  for (int64_t b = 0; b < size; b += kMergeBlock) {
+    const int64_t e = std::min(size, b + kMergeBlock);
+    idx.resize(e - b);
+    for (int64_t i = b; i < e; ++i) idx[i - b] = first + i;
+    d.write_block({H(b)}, {H(e - b)}, idx.data());
+  }
+  d.make_scale("trajectory");
+  return d;
+}
+
+OutputLayout::OutputLayout(const RunConfig& cfg, const ModelInfo& mi, const DeviceInfo& di,
+                           const SlicePlan& plan, LayoutShape shape, LayoutSources sources)
+    : cfg_(cfg),
+      mi_(mi),
+      di_(di),
+      plan_(plan),
+      shape_(std::move(shape)),
+      src_(std::move(sources)),
+      pieces_(src_.path),
+      nf_(static_cast<int>(cfg.formulations.size())),
+      gz_(cfg.compression),
+      size_(plan.size),
+      last_(src_.first + plan.size),
+      chunk_t_(std::min<hsize_t>(H(plan.size), 1024)),
+      chunk_k_(std::min<hsize_t>(H(plan.n_saves), H(plan.window))) {}
+
+void OutputLayout::write(h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs) {
+  specs_.clear();
+  virt_ = virt;
+  write_root_attrs(root, cfg_, di_, rs);
+  root.set_attr("slice_size", plan_.slice);  // what --resume keeps
+  if (src_.sharded) {
+    root.set_attr("shard_begin", src_.first);
+    root.set_attr("shard_end", last_);
+  }
+  for (int f = 0; f < nf_; ++f) formulation_group(root, f);
+  initial_group(root);
+  compare_groups(root);
+  for (int f = 0; f < nf_; ++f) statistics_group(root, f, out);
+}
+
+void OutputLayout::index_specs() {
+  for (const Spec& sp : specs_) spec_of_[sp.path] = sp;
+}
+
+// The dataset `name` of g as sp says: real, or virtual over the pieces (or
+// the merged shards).
+h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
+  sp.path = g.path().substr(1) + "/" + name;
+  specs_.push_back(sp);
+  if (!virt_) {
+    return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz_, gz_ > 0, sp.fill);
+  }
+  std::vector<h5::VirtualSource> src;
+  if (!src_.merged.empty()) {
+    // merged: each shard's whole dataset at its range
+    for (const auto& sh : src_.merged) {
+      h5::VirtualSource v;
+      v.offset.assign(sp.dims.size(), 0);
+      v.count = sp.dims;
+      v.offset[sp.traj_axis] = H(sp.per_block ? sh.begin / kStatBlock : sh.begin);
+      v.count[sp.traj_axis] =
+          H(sp.per_block ? (sh.end - sh.begin + kStatBlock - 1) / kStatBlock : sh.end - sh.begin);
+      v.file = sh.vds_file;
+      v.dataset = sp.path;
+      src.push_back(std::move(v));
+    }
+    return g.create_virtual(sp.type, name, sp.dims, sp.fill, src);
+  }
+  for (int64_t s = 0; s < plan_.n_slices(); ++s)
+    for (int64_t w = 0; w < (sp.time_axis >= 0 ? plan_.n_windows : 1); ++w) {
+      h5::VirtualSource v;
+      spec_block(sp, plan_, s, w, v.offset, v.count);
+      v.file = pieces_.relative(piece_name(sp.kind, s, w));
+      v.dataset = sp.path;
+      src.push_back(std::move(v));
+    }
+  return g.create_virtual(sp.type, name, sp.dims, sp.fill, src);
+}
+
+// A per-trajectory dataset of the given dimensions (trajectory first, then
+// the saves for a window dataset), chunked by 1024 trajectories and windows.
+Spec OutputLayout::per_traj(Scalar type, double fill, PieceKind kind,
+                            std::vector<hsize_t> dims) const {
+  Spec sp;
+  sp.type = type;
+  sp.fill = fill;
+  sp.kind = kind;
+  sp.dims = dims;
+  sp.chunk.assign(dims.size(), 0);
+  for (size_t a = 0; a < dims.size(); ++a) sp.chunk[a] = dims[a];
+  sp.chunk[0] = chunk_t_;
+  if (kind == PieceKind::window) {
+    sp.time_axis = 1;
+    sp.chunk[1] = chunk_k_;
+  }
+  return sp;
+}
+
+// /<formulation>: the fields of every save, status, steps, rejected steps,
+// failure time (and the embedded formulation's residual)
+void OutputLayout::formulation_group(h5::Group& root, int f) {
+  const int n = shape_.n, m = shape_.m;
+  const int64_t n_saves = plan_.n_saves;
+  h5::Group g = root.create_group(cfg_.formulations[f]);
+  g.set_attr("formulation", cfg_.formulations[f]);
+  h5::Dataset traj = trajectory_dimension(g, size_, chunk_t_, gz_, src_.first);
+  h5::Dataset time = h5::dimension(g, "time", cfg_.save_times);
+  h5::Dataset coord = h5::dimension(g, "coordinate", mi_.coordinates);
+  h5::Dataset cons = h5::dimension(g, "constraint", mi_.constraints);
+  for (const auto& fname : cfg_.fields) {
+    const int nc = field_components(fname, n, m);
+    const bool per_coord =
+        nc == n && fname != "multiplier" && fname != "constraint_residual" && fname != "energy";
+    const bool per_cons = fname == "multiplier";
+    std::vector<hsize_t> dims = {H(size_), H(n_saves)};
+    if (per_coord || per_cons) dims.push_back(per_coord ? H(n) : H(m));
+    h5::Dataset d = make(g, fname, per_traj(Scalar::f64, NAN, PieceKind::window, dims));
+    d.attach_scale(traj, 0);
+    d.attach_scale(time, 1);
+    if (per_coord) d.attach_scale(coord, 2);
+    if (per_cons) d.attach_scale(cons, 2);
+  }
+  h5::Dataset status = make(
+      g, "status",
+      per_traj(Scalar::i32, static_cast<double>(Status::not_run), PieceKind::slice, {H(size_)}));
+  status.attach_scale(traj, 0);
+  make(g, "steps", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size_)})).attach_scale(traj, 0);
+  make(g, "rejected", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size_)})).attach_scale(traj, 0);
+  make(g, "fail_time", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}))
+      .attach_scale(traj, 0);
+  // the embedded formulation's Euler–Poisson check (kernels/embedded.hpp)
+  if (cfg_.formulations[f] == "embedded") {
+    h5::Dataset ep =
+        make(g, "euler_poisson_residual", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
+    ep.attach_scale(traj, 0);
+    ep.set_attr("long_name",
+                "max over the accepted steps of the Euler-Poisson (Wang & Gao eq 26) "
+                "residual relative to its largest term");
+  }
+  std::vector<std::string> names;
+  for (int st = 0; st < kStatusCount; ++st) names.push_back(status_name(static_cast<Status>(st)));
+  status.set_attr("flag_meanings", join(names, " "));
+  status.set_attr("flag_values", std::vector<double>{0, 1, 2, 3, 4, 5, 6});
+}
+
+// /initial: the initial states (and the parameters that vary per trajectory)
+void OutputLayout::initial_group(h5::Group& root) {
+  const int n = shape_.n, m = shape_.m;
+  const int nv = static_cast<int>(cfg_.varied_params.size());
+  h5::Group init = root.create_group("initial");
+  h5::Dataset traj = trajectory_dimension(init, size_, chunk_t_, gz_, src_.first);
+  h5::Dataset icoord = h5::dimension(init, "coordinate", mi_.coordinates);
+  h5::Dataset icons = h5::dimension(init, "constraint", mi_.constraints);
+  h5::Dataset q0 = make(init, "q0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size_), H(n)}));
+  h5::Dataset qd0 =
+      make(init, "qdot0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size_), H(n)}));
+  h5::Dataset l0 =
+      make(init, "lambda0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size_), H(m)}));
+  for (auto* d : {&q0, &qd0}) {
+    d->attach_scale(traj, 0);
+    d->attach_scale(icoord, 1);
+  }
+  l0.attach_scale(traj, 0);
+  l0.attach_scale(icons, 1);
+  if (nv > 0) {
+    // the parameters that vary per trajectory, in the model's order
+    std::vector<std::string> units;
+    for (const auto& name : cfg_.varied_params)
+      for (const auto& p : mi_.params)
+        if (p.name == name) units.push_back(p.unit);
+    h5::Dataset ipar = h5::dimension(init, "parameter", cfg_.varied_params);
+    h5::Dataset pd =
+        make(init, "params", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size_), H(nv)}));
+    pd.attach_scale(traj, 0);
+    pd.attach_scale(ipar, 1);
+    pd.set_attr("names", cfg_.varied_params);
+    pd.set_attr("units", units);
+    pd.set_attr("long_name",
+                "the model parameters that vary per trajectory ([ensemble.params]); "
+                "the others are the root attributes param_<name>");
+  }
+}
+
+// /compare/<a>__<b>: every pair of formulations
+void OutputLayout::compare_groups(h5::Group& root) {
+  for (int a = 0; a < nf_; ++a)
+    for (int b = a + 1; b < nf_; ++b) {
+      h5::Group g =
+          root.create_group("compare/" + cfg_.formulations[a] + "__" + cfg_.formulations[b]);
+      g.set_attr("formulation_a", cfg_.formulations[a]);
+      g.set_attr("formulation_b", cfg_.formulations[b]);
+      g.set_attr("threshold", cfg_.compare_threshold);
+      h5::Dataset traj = trajectory_dimension(g, size_, chunk_t_, gz_, src_.first);
+      h5::Dataset md =
+          make(g, "max_distance", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
+      h5::Dataset fe =
+          make(g, "first_exceed_time", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
+      md.attach_scale(traj, 0);
+      fe.attach_scale(traj, 0);
+      md.set_attr("long_name", "max over saves of |q_a - q_b|_2");
+      fe.set_attr("long_name", "first save time with |q_a - q_b|_2 > threshold (NaN: never)");
+    }
+}
+
+// /statistics/<formulation>: the drift statistic, the block moments (a
+// master's, a shard's) and, with an outcome, the ensemble statistics
+void OutputLayout::statistics_group(h5::Group& root, int f, const Outcome* out) {
+  const int n = shape_.n;
+  const std::string fname = cfg_.formulations[f];
+  h5::Group sg = root.create_group("statistics/" + fname);
+  h5::Dataset st_time = h5::dimension(sg, "time", cfg_.save_times);
+  h5::Dataset st_coord = h5::dimension(sg, "coordinate", mi_.coordinates);
+  if (shape_.has_drift) {
+    h5::Dataset traj = trajectory_dimension(sg, size_, chunk_t_, gz_, src_.first);
+    h5::Dataset v =
+        make(sg, "drift_velocity", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
+    h5::Dataset band = make(sg, "band", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
+    h5::Dataset ratio =
+        make(sg, "drift_ratio", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
+    v.set_attr("long_name", "least-squares slope of x(t) (horizontal drift)");
+    band.set_attr("long_name", "max y - min y over the saves (downslope band)");
+    ratio.set_attr("long_name",
+                   "drift_velocity / prediction (statistics group attribute drift_prediction)");
+    for (auto* d : {&v, &band, &ratio}) d->attach_scale(traj, 0);
+  }
+  // the block moments of q and qdot (count, mean, M2, min, max per block
+  // of kStatBlock trajectories, save and coordinate): in PATH.partial
+  // only, where `nholo stats` merges them while a run goes on
+  for (const char* which : {"block_moments_q", "block_moments_qdot"}) {
+    Spec sp;
+    sp.kind = PieceKind::window;
+    sp.dims = {5, H(plan_.n_blocks()), H(plan_.n_saves), H(n)};
+    sp.traj_axis = 1;
+    sp.time_axis = 2;
+    sp.per_block = true;
+    sp.master_only = !src_.sharded;  // a shard keeps them, for `nholo merge`
+    if (!src_.merged.empty()) {
+      continue;  // a merged file has the merged statistics, as a single run
+    } else if (virt_ || src_.sharded) {
+      h5::Dataset d = make(sg, which, sp);
+      d.set_attr("long_name",
+                 "moments of each block of 1024 trajectories: count, mean, M2 "
+                 "(sum of squared deviations), min, max");
+    } else {
+      sp.path = sg.path().substr(1) + "/" + which;
+      specs_.push_back(sp);
+    }
+  }
+  if (out) ensemble_statistics(sg, f, *out, st_time, st_coord);
+}
+
+// The ensemble statistics of formulation f, merged in block order.
+void OutputLayout::ensemble_statistics(h5::Group& sg, int f, const Outcome& out,
+                                       h5::Dataset& st_time, h5::Dataset& st_coord) {
+  const int n = shape_.n;
+  const int64_t n_saves = plan_.n_saves;
+  auto put = [&](const std::string& name, const FieldStatistics& fs, auto getter) {
+    std::vector<double> v(static_cast<size_t>(n_saves) * n);
+    for (int64_t k = 0; k < n_saves; ++k)
+      for (int c = 0; c < n; ++c) v[k * n + c] = getter(fs.at(k, c));
+    h5::Dataset d = sg.create_dataset<double>(name, {H(n_saves), H(n)});
+    d.write(v.data());
+    d.attach_scale(st_time, 0);
+    d.attach_scale(st_coord, 1);
+  };
+  for (auto [prefix, fs] :
+       {std::pair<std::string, const FieldStatistics*>{"", &out.st_q[f]},
+        std::pair<std::string, const FieldStatistics*>{"qdot_", &out.st_qd[f]}}) {
+    put(prefix + "mean", *fs, [](const Moments& mo) { return mo.count ? mo.mean : NAN; });
+    put(prefix + "variance", *fs, [](const Moments& mo) { return mo.variance(); });
+    put(prefix + "min", *fs, [](const Moments& mo) { return mo.count ? mo.min : NAN; });
+    put(prefix + "max", *fs, [](const Moments& mo) { return mo.count ? mo.max : NAN; });
+  }
+  {
+    std::vector<double> cnt(n_saves);
+    for (int64_t k = 0; k < n_saves; ++k) cnt[k] = out.st_q[f].at(k, 0).count;
+    h5::Dataset d = sg.create_dataset<double>("count", {H(n_saves)});
+    d.write(cnt.data());
+    d.attach_scale(st_time, 0);
+  }
+  for (int st = 0; st < kStatusCount; ++st)
+    sg.set_attr(std::string("status_") + status_name(static_cast<Status>(st)),
+                out.status_count[f * kStatusCount + st]);
+  if (shape_.has_drift) {
+    const Moments& mr = out.drift_ratio[f];
+    sg.set_attr("drift_ratio_mean", mr.count ? mr.mean : NAN);
+    sg.set_attr("drift_ratio_std", std::sqrt(mr.variance()));
+    sg.set_attr("drift_prediction", shape_.drift_prediction_doc);
+  }
+}
+
+void OutputLayout::write_master(const Outcome* out, const RunSummary* rs) {
+  const std::string partial = partial_path(src_.path);
+  const std::string tmp = temporary_path(partial);
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  {
+    h5::File mf = h5::File::create(tmp);
+    {
+      h5::Group root = mf.root();
+      write(root, true, out, rs);
+    }  // every object closed before the file (a failed close leaves none open)
+    mf.close();
+  }
+  commit_file(tmp, partial);
+}
+
+void OutputLayout::assemble(const PieceDir& pieces, const Outcome& out, const RunSummary& rs) {
+  const std::string tmp = assembling_path(src_.path);
+  {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    h5::File ff = h5::File::create(tmp);
+    {
+      h5::Group root = ff.root();
+      write(root, false, &out, &rs);
+      for (int64_t s = 0; s < plan_.n_slices(); ++s)
+        for (PieceKind kind : {PieceKind::init, PieceKind::window, PieceKind::slice})
+          for (int64_t w = 0; w < (kind == PieceKind::window ? plan_.n_windows : 1); ++w)
+            copy_piece(root, pieces, kind, s, w);
+    }  // every object closed before the file
+    ff.close();
+  }
+  commit_file(tmp, src_.path);
+}
+
+// The datasets of piece (kind, s, w) into their blocks of root's.
+void OutputLayout::copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind kind, int64_t s,
+                              int64_t w) const {
+  const h5::File pf = h5::File::open_ro(pieces.path(piece_name(kind, s, w)));
+  const h5::Group pr = pf.root();
+  for (const Spec& sp : specs_) {
+    if (sp.kind != kind || sp.master_only) continue;
+    std::vector<hsize_t> off, cnt;
+    spec_block(sp, plan_, s, w, off, cnt);
+    h5::Dataset dst = root.open_dataset(sp.path);
+    h5::copy_into(pr.open_dataset(sp.path), dst, off);
+  }
+}
+
+}  // namespace nholo::detail

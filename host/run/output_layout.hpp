@@ -1,0 +1,139 @@
+// nholo/host/run/output_layout.hpp — stage 2 of a run (host/run/runner.hpp): the
+// output layout. Every group, attribute and scale of a result file, and
+// where each per-trajectory dataset lives: written as the master
+// PATH.partial (virtual datasets over pieces still to be written, at the
+// start), again with the outcome when a run stops, as the result file (real
+// datasets, assembled from the pieces) when every slice is finished, and by
+// `nholo merge` over (or as a copy of) its shards (host/io/merge.hpp). It
+// knows nothing of the model's type: only its sizes (LayoutShape).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host/backends/device_ensemble.hpp"
+#include "host/config/config.hpp"
+#include "host/config/model_info.hpp"
+#include "host/io/h5.hpp"
+#include "host/io/pieces.hpp"
+#include "host/run/outcome.hpp"
+#include "host/run/run_options.hpp"
+#include "host/run/slice_plan.hpp"
+
+namespace nholo {
+
+// A complete shard file merged by `nholo merge` (host/io/merge.hpp):
+// trajectories [begin, end), referred to as vds_file by the merged file's
+// virtual datasets.
+struct ShardSource {
+  std::string path, vds_file;
+  int64_t begin = 0, end = 0;
+};
+
+}  // namespace nholo
+
+namespace nholo::detail {
+
+enum class PieceKind { init, window, slice };
+
+// A per-trajectory dataset: its place in the file and in the pieces. Along
+// axis `traj_axis` it is split by slices (in units of trajectories, or of
+// kStatBlock blocks when per_block), along axis `time_axis` (>= 0) by
+// windows; each (slice[, window]) block is the whole dataset `path` of one
+// piece of kind `kind`.
+struct Spec {
+  std::string path;
+  h5::detail::Scalar type = h5::detail::Scalar::f64;
+  std::vector<hsize_t> dims, chunk;
+  double fill = NAN;
+  PieceKind kind = PieceKind::slice;
+  int traj_axis = 0, time_axis = -1;
+  bool per_block = false;
+  bool master_only = false;  // block moments: in PATH.partial only (the statistics replace them)
+};
+
+// The block of slice s (and window w) of a dataset: offset and count.
+void spec_block(const Spec& sp, const SlicePlan& p, int64_t s, int64_t w, std::vector<hsize_t>& off,
+                std::vector<hsize_t>& cnt);
+
+// The piece of kind k of slice s (and window w).
+std::string piece_name(PieceKind k, int64_t s, int64_t w);
+
+// A trajectory index scale first..first+size-1 (global indices: a shard's
+// start at its range), written in pieces of kMergeBlock.
+h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz,
+                                 int64_t first = 0);
+
+// What the layout needs to know of the model: its sizes and whether it has a
+// drift statistic (Model::DriftStatistic, with the text of its prediction).
+struct LayoutShape {
+  int n = 0, m = 0;
+  bool has_drift = false;
+  std::string drift_prediction_doc;
+};
+
+// Where the layout's per-trajectory datasets come from when virtual.
+struct LayoutSources {
+  // PATH of the run: the pieces PATH.partial.d/ (when merged is empty)
+  std::string path;
+  // `nholo merge`: the shards, sorted, covering the ensemble once
+  std::vector<ShardSource> merged;
+  bool sharded = false;  // a shard's file: its range and its block moments kept
+  int64_t first = 0;     // the first trajectory (global index) of the range
+};
+
+class OutputLayout {
+ public:
+  OutputLayout(const RunConfig& cfg, const ModelInfo& mi, const DeviceInfo& di,
+               const SlicePlan& plan, LayoutShape shape, LayoutSources sources);
+
+  // Every group, attribute and scale into root: per-trajectory datasets
+  // virtual (virt: over the pieces, or the merged shards) or real (empty, to
+  // be filled); with out, the ensemble statistics; rs: the run's summary for
+  // the root attributes (nullptr: the master at the start).
+  void write(h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs);
+
+  // The per-trajectory datasets of the last write, in the order written.
+  const std::vector<Spec>& specs() const { return specs_; }
+  // Keeps the specs of the last write for spec() and chunk() (read by the
+  // writer thread while the run goes on).
+  void index_specs();
+  const Spec& spec(const std::string& path) const { return spec_of_.at(path); }
+  const std::vector<hsize_t>& chunk(const std::string& path) const { return spec(path).chunk; }
+
+  // The master PATH.partial (written as PATH.partial.tmp, then committed).
+  void write_master(const Outcome* out, const RunSummary* rs);
+  // PATH, from the layout (real datasets) and every piece of every slice.
+  void assemble(const PieceDir& pieces, const Outcome& out, const RunSummary& rs);
+
+ private:
+  h5::Dataset make(h5::Group& g, const std::string& name, Spec sp);
+  Spec per_traj(h5::detail::Scalar type, double fill, PieceKind kind,
+                std::vector<hsize_t> dims) const;
+  void formulation_group(h5::Group& root, int f);
+  void initial_group(h5::Group& root);
+  void compare_groups(h5::Group& root);
+  void statistics_group(h5::Group& root, int f, const Outcome* out);
+  void ensemble_statistics(h5::Group& sg, int f, const Outcome& out, h5::Dataset& st_time,
+                           h5::Dataset& st_coord);
+  void copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind kind, int64_t s,
+                  int64_t w) const;
+
+  const RunConfig& cfg_;
+  const ModelInfo& mi_;
+  const DeviceInfo& di_;  // the device's, as it is when each file is written
+  SlicePlan plan_;
+  LayoutShape shape_;
+  LayoutSources src_;
+  PieceDir pieces_;
+  int nf_ = 0, gz_ = 0;
+  int64_t size_ = 0, last_ = 0;
+  hsize_t chunk_t_ = 0, chunk_k_ = 0;
+  bool virt_ = false;  // of the write going on
+  std::vector<Spec> specs_;
+  std::map<std::string, Spec> spec_of_;
+};
+
+}  // namespace nholo::detail

@@ -1,0 +1,190 @@
+// nholo/host/run/piece_writers.hpp — stage 7 of a run (host/run/runner.hpp): the
+// jobs the output sink (host/io/output_sink.hpp, the writer thread) runs, in
+// order, each writing and committing one piece (host/io/pieces.hpp): a
+// slice's initial states, a window's fields and block moments (while the
+// device integrates the next window), a finished slice's results.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/config/config.hpp"
+#include "host/io/output_sink.hpp"
+#include "host/io/pieces.hpp"
+#include "host/run/device_ensembles.hpp"
+#include "host/run/initial_states.hpp"
+#include "host/run/output_layout.hpp"
+#include "host/run/progress.hpp"
+#include "host/run/run_options.hpp"
+#include "kernels/reduce.hpp"
+
+namespace nholo::detail {
+
+// The results of a finished slice, handed to the writer: per formulation,
+// per pair (max distance [2 p], first exceed time [2 p + 1]), and with a
+// drift statistic each trajectory's predicted drift.
+struct SliceOutput {
+  std::shared_ptr<std::vector<SliceResults>> results;
+  std::shared_ptr<std::vector<std::vector<double>>> pair_res;
+  std::vector<double> pred;
+};
+
+class PieceWriters {
+ public:
+  PieceWriters(const RunConfig& cfg, const LayoutShape& shape, const PieceDir& pieces,
+               const OutputLayout& layout, DeviceEnsembles& ens, OutputSink& sink,
+               Progress& progress, RunSummary& sum)
+      : cfg_(cfg),
+        shape_(shape),
+        pieces_(pieces),
+        layout_(layout),
+        ens_(ens),
+        sink_(sink),
+        progress_(progress),
+        sum_(sum),
+        nf_(static_cast<int>(cfg.formulations.size())),
+        nv_(static_cast<int>(cfg.varied_params.size())),
+        gz_(cfg.compression) {}
+
+  // slice s's initial states (copied: the caller reuses st) and counts
+  void post_init(int64_t s, int64_t count, const SliceStates& st, const InitCounts& ic) {
+    sink_.post([this, s, count, q0 = st.q0, qd0 = st.qd0, l0 = st.l0, pv = st.pv, ic] {
+      write_init(s, count, q0, qd0, l0, pv, ic);
+    });
+  }
+
+  // window w of slice s, from host slot `slot` (waited for there, then
+  // released to the integrating thread)
+  void post_window(int slot, int64_t s, int64_t w, int64_t count, int64_t ns) {
+    sink_.post([this, slot, s, w, count, ns] { write_window(slot, s, w, count, ns); });
+  }
+
+  // slice s [begin, end) finished: its results; the slice is in the file
+  // once this piece is committed
+  void post_slice(int64_t s, int64_t begin, int64_t end, SliceOutput so) {
+    sink_.post([this, s, begin, end, so = std::move(so)] { write_slice(s, begin, end, so); });
+  }
+
+ private:
+  const std::vector<hsize_t>& chunk(const std::string& path) const { return layout_.chunk(path); }
+
+  void write_init(int64_t s, int64_t count, const std::vector<double>& q0,
+                  const std::vector<double>& qd0, const std::vector<double>& l0,
+                  const std::vector<double>& pv, const InitCounts& ic) {
+    const int n = shape_.n, m = shape_.m;
+    Piece p(pieces_, PieceDir::init_name(s));
+    p.write("initial/q0", {H(count), H(n)}, chunk("initial/q0"), gz_, q0.data());
+    p.write("initial/qdot0", {H(count), H(n)}, chunk("initial/qdot0"), gz_, qd0.data());
+    p.write("initial/lambda0", {H(count), H(m)}, chunk("initial/lambda0"), gz_, l0.data());
+    if (nv_ > 0)
+      p.write("initial/params", {H(count), H(nv_)}, chunk("initial/params"), gz_, pv.data());
+    {
+      h5::Group r = p.root();
+      r.set_attr("completed_from_constraints", ic.completed);
+      r.set_attr("projected", ic.projected);
+      r.set_attr("rejected", ic.rejected);
+      r.set_attr("singular", ic.singular);
+      r.set_attr("params_rejected", ic.params_rejected);
+    }
+    p.commit();
+  }
+
+  void write_window(int slot, int64_t s, int64_t w, int64_t count, int64_t ns) {
+    const int n = shape_.n;
+    const auto o0 = Clock::now();
+    Piece p(pieces_, PieceDir::window_name(s, w));
+    const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
+    const size_t len = static_cast<size_t>(blocks * ns * n);
+    std::vector<double> mom(5 * len);
+    for (int f = 0; f < nf_; ++f) {
+      ens_[f].wait(slot);
+      const WindowSlot& S = ens_[f].slot(slot);
+      const std::string& form = cfg_.formulations[f];
+      for (size_t j = 0; j < cfg_.fields.size(); ++j) {
+        const int nc = ens_.layout().components[j];
+        const std::string path = form + "/" + cfg_.fields[j];
+        std::vector<hsize_t> dims = {H(count), H(ns)};
+        if (layout_.spec(path).dims.size() == 3) dims.push_back(H(nc));
+        p.write(path, dims, chunk(path), gz_, S.fields[j]);
+        sum_.output_bytes += count * ns * nc * static_cast<int64_t>(sizeof(double));
+      }
+      for (int which = 0; which < 2; ++which) {
+        for (int part = 0; part < 5; ++part)
+          std::copy(S.moments[which][part], S.moments[which][part] + len, mom.begin() + part * len);
+        p.write("statistics/" + form + (which ? "/block_moments_qdot" : "/block_moments_q"),
+                {5, H(blocks), H(ns), H(n)}, {}, 0, mom.data());
+      }
+    }
+    sink_.release(slot);
+    p.commit();
+    sum_.output_seconds += seconds_since(o0);
+  }
+
+  void write_slice(int64_t s, int64_t begin, int64_t end, const SliceOutput& so) {
+    const int64_t count = end - begin;
+    Piece p(pieces_, PieceDir::slice_name(s));
+    const std::vector<hsize_t> one = {H(count)};
+    for (int f = 0; f < nf_; ++f) {
+      SliceResults& R = (*so.results)[f];
+      const std::string& form = cfg_.formulations[f];
+      p.write(form + "/status", one, chunk(form + "/status"), gz_, R.status.data());
+      p.write(form + "/steps", one, chunk(form + "/steps"), gz_, R.steps.data());
+      p.write(form + "/rejected", one, chunk(form + "/rejected"), gz_, R.rejected.data());
+      p.write(form + "/fail_time", one, chunk(form + "/fail_time"), gz_, R.fail_time.data());
+      if (!R.path_residual.empty())  // the embedded formulation's residual
+        p.write(form + "/euler_poisson_residual", one, chunk(form + "/euler_poisson_residual"), gz_,
+                R.path_residual.data());
+      if (shape_.has_drift) write_drift(p, form, count, R, so.pred);
+    }
+    for (size_t q = 0; q < ens_.n_pairs(); ++q) {
+      auto& md = (*so.pair_res)[2 * q];
+      auto& fe = (*so.pair_res)[2 * q + 1];
+      // a pair is undefined where either formulation failed
+      const auto& sa = (*so.results)[ens_.pair(q).first].status;
+      const auto& sb = (*so.results)[ens_.pair(q).second].status;
+      for (int64_t i = 0; i < count; ++i)
+        if (sa[i] != 0 || sb[i] != 0) md[i] = fe[i] = NAN;
+      p.write(ens_.pair_path(q, "max_distance"), one, chunk(ens_.pair_path(q, "max_distance")), gz_,
+              md.data());
+      p.write(ens_.pair_path(q, "first_exceed_time"), one,
+              chunk(ens_.pair_path(q, "first_exceed_time")), gz_, fe.data());
+    }
+    p.commit();  // the slice is finished: it is in the file
+    std::ostringstream msg;
+    msg << "trajectories [" << begin << ", " << end << ") finished";
+    progress_.message(msg.str());
+  }
+
+  // the drift statistic of formulation form: slope, band, ratio to the prediction
+  void write_drift(Piece& p, const std::string& form, int64_t count, const SliceResults& R,
+                   const std::vector<double>& pred) {
+    std::vector<double> v(count), band(count), ratio(count);
+    for (int64_t i = 0; i < count; ++i) {
+      v[i] = line_fit_slope(R.line_fit.data(), count, i);
+      band[i] = line_fit_range(R.line_fit.data(), count, i);
+      ratio[i] = v[i] / pred[i];
+    }
+    const std::string sg = "statistics/" + form + "/";
+    const std::vector<hsize_t> one = {H(count)};
+    p.write(sg + "drift_velocity", one, chunk(sg + "drift_velocity"), gz_, v.data());
+    p.write(sg + "band", one, chunk(sg + "band"), gz_, band.data());
+    p.write(sg + "drift_ratio", one, chunk(sg + "drift_ratio"), gz_, ratio.data());
+  }
+
+  const RunConfig& cfg_;
+  const LayoutShape& shape_;
+  const PieceDir& pieces_;
+  const OutputLayout& layout_;
+  DeviceEnsembles& ens_;
+  OutputSink& sink_;
+  Progress& progress_;
+  RunSummary& sum_;
+  int nf_, nv_, gz_;
+};
+
+}  // namespace nholo::detail

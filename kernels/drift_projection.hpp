@@ -1,0 +1,89 @@
+// nholo/kernels/drift_projection.hpp — the drift projection (eval.drift =
+// project) after an accepted step: (q, qd) onto the constraint manifold,
+// minimal in the M-norm. Shared by every formulation; the vakonomic and
+// embedded ones leave the rest of their state alone.
+#pragma once
+
+#include "dynamics.hpp"
+#include "fundamental.hpp"
+#include "system.hpp"
+
+namespace nholo {
+
+// Projection onto the constraint manifold (drift = project): positions onto
+// phi = 0, then velocities onto phidot = 0 and g = 0, each step minimal in
+// the M-norm (Newton iterations for nonlinear constraints). Returns true if
+// q or qd moved. Shared by every formulation (the vakonomic one leaves its
+// multipliers alone).
+template <class Model, class S>
+NHOLO_HDI bool project_onto_constraints(const typename Model::Params& params,
+                                        const EvalOptions& eval, S t, Vec<S, Model::n>& q,
+                                        Vec<S, Model::n>& qd) {
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  constexpr int mp = Model::m_position;
+  constexpr int mpv = Model::m_position + Model::m_velocity;
+  if (eval.drift != DriftControl::project) return false;
+  if constexpr (mpv == 0) {
+    return false;
+  } else {
+    bool moved = false;
+    if constexpr (mp > 0) {
+      for (int it = 0; it < eval.project_iterations; ++it) {
+        Mat<S, n, n> M;
+        Vec<S, n> F;
+        Mat<S, m, n> A;
+        Vec<S, m> b, res;
+        lagrangian_terms<Model>(params, q, qd, t, M, F);
+        constraint_terms<Model, S>(params, q, qd, t, A, b, &res, nullptr);
+        Mat<S, mp, n> J;
+        Vec<S, mp> phi;
+        for (int l = 0; l < mp; ++l) {
+          phi[l] = res[l];
+          for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
+        }
+        if (!(norm_inf(phi) > S(eval.project_tol))) break;
+        Vec<S, n> dq;
+        if (!weighted_correction(M, J, phi, dq, eval.pinv)) break;
+        q -= dq;
+        moved = true;
+      }
+    }
+    for (int it = 0; it < eval.project_iterations; ++it) {
+      Mat<S, n, n> M;
+      Vec<S, n> F;
+      Mat<S, m, n> A;
+      Vec<S, m> b, vres;
+      lagrangian_terms<Model>(params, q, qd, t, M, F);
+      constraint_terms<Model, S>(params, q, qd, t, A, b, nullptr, &vres);
+      Mat<S, mpv, n> G;
+      Vec<S, mpv> r;
+      for (int l = 0; l < mpv; ++l) {
+        r[l] = vres[l];
+        for (int j = 0; j < n; ++j) G(l, j) = A(l, j);
+      }
+      if (!(norm_inf(r) > S(eval.project_tol))) break;
+      Vec<S, n> dqd;
+      if (!weighted_correction(M, G, r, dqd, eval.pinv)) break;
+      qd -= dqd;
+      moved = true;
+    }
+    return moved;
+  }
+}
+
+// project_onto_constraints on the (q, qd) part of a state y = (q, qd, ...),
+// under the constraints of ConstraintModel (the model, or the model with
+// other constraints: EmbeddedConstraintModel); returns true if q or qd moved.
+template <class ConstraintModel, class S, int N>
+NHOLO_HDI bool project_state_onto_constraints(const typename ConstraintModel::Params& params,
+                                              const EvalOptions& eval, S t, Vec<S, N>& y) {
+  constexpr int n = ConstraintModel::n;
+  Vec<S, n> q, qd;
+  split_state(y, q, qd);
+  const bool moved = project_onto_constraints<ConstraintModel, S>(params, eval, t, q, qd);
+  store_state(q, qd, y);
+  return moved;
+}
+
+}  // namespace nholo

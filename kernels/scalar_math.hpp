@@ -1,0 +1,64 @@
+// nholo/kernels/scalar_math.hpp — the scalar math every kernel and model
+// calls (sin, sqrt, fabs, atan2, pow, ... for double and float), as overloads
+// inside namespace nholo, and the small scalar helpers (value_of, sgn,
+// max_of, min_of, is_finite) that the AD types overload too.
+#pragma once
+
+#include <math.h>
+
+#include "execution_space.hpp"
+
+namespace nholo {
+
+// Scalar math as overloads inside namespace nholo, so that model code written
+// as `sin(x)` resolves to the same functions for double, float and the AD
+// number types (which add their own overloads in dual.hpp and jet2.hpp).
+#define NHOLO_UNARY_MATH(fn)                              \
+  NHOLO_HDI double fn(double x) { return ::fn(x); }       \
+  NHOLO_HDI float fn(float x) { return ::fn##f(x); }
+NHOLO_UNARY_MATH(sin)
+NHOLO_UNARY_MATH(cos)
+NHOLO_UNARY_MATH(tan)
+NHOLO_UNARY_MATH(sqrt)
+NHOLO_UNARY_MATH(exp)
+NHOLO_UNARY_MATH(log)
+NHOLO_UNARY_MATH(atan)
+NHOLO_UNARY_MATH(asin)
+NHOLO_UNARY_MATH(acos)
+NHOLO_UNARY_MATH(sinh)
+NHOLO_UNARY_MATH(cosh)
+NHOLO_UNARY_MATH(tanh)
+#undef NHOLO_UNARY_MATH
+
+NHOLO_HDI double fabs(double x) { return ::fabs(x); }
+NHOLO_HDI float fabs(float x) { return ::fabsf(x); }
+NHOLO_HDI double atan2(double y, double x) { return ::atan2(y, x); }
+NHOLO_HDI float atan2(float y, float x) { return ::atan2f(y, x); }
+NHOLO_HDI double pow(double x, double y) { return ::pow(x, y); }
+NHOLO_HDI float pow(float x, float y) { return ::powf(x, y); }
+
+// Value of a scalar with every derivative part dropped (identity for plain
+// scalars; the AD types overload it).
+NHOLO_HDI double value_of(double x) { return x; }
+NHOLO_HDI float value_of(float x) { return x; }
+
+// Sign with sgn(0) = 0, as in Coulomb friction laws.
+template <class T>
+NHOLO_HDI double sgn(const T& x) {
+  const double v = static_cast<double>(value_of(x));
+  return (v > 0.0) - (v < 0.0);
+}
+
+template <class T>
+NHOLO_HDI T max_of(T a, T b) {
+  return a > b ? a : b;
+}
+template <class T>
+NHOLO_HDI T min_of(T a, T b) {
+  return a < b ? a : b;
+}
+
+NHOLO_HDI bool is_finite(double x) { return isfinite(x); }
+NHOLO_HDI bool is_finite(float x) { return isfinite(x); }
+
+}  // namespace nholo

@@ -1,0 +1,103 @@
+"""The include rules of nholo's source tree (docs/architecture.md, "The floor plan").
+
+Every `#include "..."` of a file in kernels/, models/, host/, bench/ is checked
+against the rooms it may reach. A violation names the file, the line and the
+rule. Run by ctest (include_rules); exits 1 when a rule is broken.
+
+    python3 tests/python/check_include_rules.py [SOURCE_DIR]
+"""
+import os
+import re
+import sys
+
+# room -> the rooms its files may include (a room always reaches itself).
+# kernels/ and models/: __host__ __device__ numerics, compiled by nvcc and NVRTC too.
+ALLOWED = {
+    "kernels": {"kernels"},
+    "models": {"kernels", "models"},
+    # HDF5 wrappers, pieces, the writer thread, merge, file names: no model, no config
+    "host/io": {"kernels", "host/io"},
+    # reading result files, statistics, quantiles, stats / compare / diff
+    "host/analysis": {"kernels", "host/io", "host/analysis"},
+    # the run config, its tables and the model catalogue
+    "host/config": {"kernels", "models", "host/config"},
+    # the device interface, the CPU and CUDA ensembles
+    "host/backends": {"kernels", "models", "host/config", "host/backends"},
+    # model files: the expression language, checks, code generation, plugins, GPU modules
+    "host/model_files": {"kernels", "models", "host/config", "host/backends", "host/io",
+                         "host/run", "host/model_files"},
+    # the pipeline and its stages, interrupts, MPI work plan: never cli/
+    "host/run": {"kernels", "models", "host/config", "host/backends", "host/io",
+                 "host/analysis", "host/run"},
+    # the commands: reach the rest through run/, analysis/, config/ (and
+    # model_files/ for `nholo model` and a model file's plugin)
+    "host/cli": {"host/cli", "host/run", "host/analysis", "host/config", "host/model_files"},
+}
+# the plugin's entry point instantiates the pipeline: model_files/ reaches run/,
+# while run/ must not reach model_files/
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+MAX_FILES_IN_HOST = 8
+
+
+def room_of(rel):
+    """The room of a path relative to the source root, or None outside the rules."""
+    parts = rel.split("/")
+    if parts[0] in ("kernels", "models"):
+        return parts[0]
+    if parts[0] == "host" and len(parts) >= 3:
+        return "host/" + parts[1]
+    return None
+
+
+def target_room(inc, here):
+    """The room an include names: a root-relative path, else relative to the including file."""
+    room = room_of(inc)
+    if room is not None:
+        return room
+    rel = os.path.normpath(os.path.join(os.path.dirname(here), inc))
+    return room_of(rel)
+
+
+def main(root):
+    problems = []
+    for top in ("kernels", "models", "host"):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith((".hpp", ".cpp", ".cu", ".cuh", ".h")):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                if rel.startswith("kernels/nvrtc/"):
+                    continue
+                room = room_of(rel)
+                if room is None:
+                    problems.append(f"{rel}: a file directly in host/ belongs in one of its rooms "
+                                    f"({', '.join(sorted(r for r in ALLOWED if r.startswith('host/')))})")
+                    continue
+                if room not in ALLOWED:
+                    problems.append(f"{rel}: room {room} has no include rule (add it to "
+                                    "tests/python/check_include_rules.py and docs/architecture.md)")
+                    continue
+                with open(path, encoding="utf-8") as f:
+                    for lineno, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if not m:
+                            continue
+                        target = target_room(m.group(1), rel)
+                        if target is None or target in ALLOWED[room]:
+                            continue
+                        problems.append(f"{rel}:{lineno}: includes {m.group(1)} ({target}); "
+                                        f"{room} may include only {', '.join(sorted(ALLOWED[room]))}")
+    host_files = [f for f in os.listdir(os.path.join(root, "host"))
+                  if os.path.isfile(os.path.join(root, "host", f))]
+    if len(host_files) > MAX_FILES_IN_HOST:
+        problems.append(f"host/: {len(host_files)} files directly in host/ (at most {MAX_FILES_IN_HOST})")
+    for p in problems:
+        print(p)
+    print(f"include rules: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.normpath(os.path.join(here, "..", ".."))))
