@@ -200,7 +200,7 @@ struct Counting : Sys {
     ++g_counted;
     return Sys::operator()(t, y, dy);
   }
-  // a system with a per-trajectory cache (kernels/system.hpp) is integrated
+  // a system with a per-trajectory cache (prepare_system, kernels/system.hpp) is integrated
   // as its prepared form: count that one's evaluations
   template <class T = Sys, class = std::enable_if_t<has_prepare<T>::value>>
   auto prepare(double t, const Vec<double, Sys::N>& y) const {

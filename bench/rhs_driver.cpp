@@ -148,7 +148,7 @@ int run(const std::string& mode) {
     for (long i = 0; i < g_count; ++i) {
       const Vec<double, Sys::N> y = state_of<Model>(sys, i);
       auto ts = start_trajectory<double, Sys::N>(0.0, y, opt);
-      // per-trajectory cache (kernels/system.hpp), as the ensemble functor
+      // per-trajectory cache (prepare_system, kernels/system.hpp), as the ensemble functor
       const auto& psys = prepare_system(sys, 0.0, y);
       for (int k = 1; k <= 20; ++k) advance_to(psys, ts, 0.5 * k, opt);
       steps += ts.steps;

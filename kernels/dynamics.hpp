@@ -112,7 +112,7 @@ NHOLO_HDI void seed_rate_hessian(const Vec<S, n>& q, const Vec<S, n>& qd, S t,
 
 // M and F by nested Dual, for a scalar S that is itself an AD type (Jet2
 // holds plain scalars only): the derivatives of the flow along a path
-// (kernels/embedded.hpp, Taylor coefficients of y' = f(t, y)) evaluate the
+// (kernels/euler_poisson.hpp, Taylor coefficients of y' = f(t, y)) evaluate the
 // right-hand side at S = Dual<...>. Two passes, as vakonomic_constraint_terms:
 //   Dual<Dual<S,n>, n+1>: inner tangents qd_i, outer tangents qd_j and
 //     v = (qd, 0, 1): M_ij = d2L/dqd_j dqd_i, D_v dL/dqd_i;

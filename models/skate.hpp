@@ -77,9 +77,10 @@ struct Skate {
     return g;
   }
 
-  // Embedded form of the knife edge (formulation embedded, kernels/embedded.hpp;
-  // Wang & Gao eq 33): theta = atan2(yd, xd), the blade points along the
-  // motion; residual modulo 2 pi, undefined at rest.
+  // Embedded form of the knife edge (formulation embedded,
+  // kernels/formulations/embedded.hpp; Wang & Gao eq 33): theta = atan2(yd,
+  // xd), the blade points along the motion; residual modulo 2 pi, undefined
+  // at rest.
   static constexpr int m_embedded = 1;
   NHOLO_HDI static constexpr int embedded_coordinate(int /*l*/) { return 2; }  // theta
   NHOLO_HDI static constexpr double embedded_period(int /*l*/) { return 6.283185307179586; }

@@ -103,7 +103,7 @@ struct Sleigh {
     return g;
   }
 
-  // ---- embedded constraint (kernels/embedded.hpp): q_dep = phi(q_ind, qd_ind, t)
+  // ---- embedded constraint (kernels/formulations/embedded.hpp): q_dep = phi(q_ind, qd_ind, t)
   static constexpr int m_embedded = 1;
   NHOLO_HDI static constexpr int embedded_coordinate(int /*l*/) { return 2; }  // theta
   NHOLO_HDI static constexpr double embedded_period(int /*l*/) { return 6.283185307179586; }

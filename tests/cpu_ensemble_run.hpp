@@ -18,16 +18,9 @@
 #include <vector>
 
 #include "host/backends/cpu_ensemble.hpp"
+#include "host/config/tables.hpp"
 
 namespace nholo_test {
-
-// Components per save of an output field of a system with n coordinates and
-// m constraints.
-inline int output_components(const std::string& field, int n, int m) {
-  if (field == "multiplier") return m;
-  if (field == "constraint_residual" || field == "energy") return 1;
-  return n;
-}
 
 template <class Sys>
 class CpuEnsembleRun {
@@ -42,19 +35,8 @@ class CpuEnsembleRun {
     layout.max_count = count;
     layout.window = window;
     layout.fields = fields;
-    for (const auto& f : fields) layout.components.push_back(output_components(f, n, m));
-    auto wants = [&](const char* f) {
-      for (const auto& g : fields)
-        if (g == f) return true;
-      return false;
-    };
-    layout.sel.q = layout.sel.qdot = true;
-    layout.sel.qddot = wants("qddot");
-    layout.sel.force_ideal = wants("force_ideal");
-    layout.sel.force_nonideal = wants("force_nonideal");
-    layout.sel.multiplier = wants("multiplier");
-    layout.sel.constraint_residual = wants("constraint_residual");
-    layout.sel.energy = wants("energy");
+    for (const auto& f : fields)
+      layout.components.push_back(nholo::tables::field_components(f, n, m));
     fields_ = fields;
     components_ = layout.components;
     dev_.set_save_times(save_times);

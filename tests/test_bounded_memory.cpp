@@ -17,7 +17,7 @@
 
 #include "host/io/h5.hpp"
 #include "host/cli/commands.hpp"
-#include "host/analysis/statistics.hpp"
+#include "host/io/statistics.hpp"
 #include "tests/nholo_cli.hpp"
 #include "tests/coin_config.hpp"
 

@@ -1,4 +1,4 @@
-// Tests of kernels/embedded.hpp: Wang & Gao's embedded constraints
+// Tests of kernels/formulations/embedded.hpp: Wang & Gao's embedded constraints
 // ("Hamilton's principle with constraints embedded in the Lagrangian") on
 // their sleigh (models/sleigh.hpp) and on the skate (models/skate.hpp),
 // against values derived independently of the code under test

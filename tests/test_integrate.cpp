@@ -1,4 +1,4 @@
-// Tests of kernels/steppers.hpp, kernels/integrate.hpp, kernels/ensemble.hpp
+// Tests of kernels/rk_step.hpp, kernels/integrate.hpp, kernels/ensemble.hpp
 // and the CPU backend (host/backends/cpu_ensemble.hpp) on the rolling coin,
 // whose motion is known in closed form (docs/physics.md, item 10):
 //   theta = Omega t + theta0

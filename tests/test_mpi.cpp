@@ -1,4 +1,4 @@
-// `mpirun -n N nholo run CONFIG` (host/run/mpi_run.hpp, docs/cluster.md): the
+// `mpirun -n N nholo run CONFIG` (host/cli/mpi_run.hpp, docs/cluster.md): the
 // ensemble run over 2 and 3 ranks (oversubscribed on a small machine), with
 // the dynamic work queue, the static partition and other chunk sizes, gives
 // every dataset and statistic bitwise equal to one process; SIGINT to mpirun

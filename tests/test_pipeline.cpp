@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "host/io/h5.hpp"
-#include "host/analysis/statistics.hpp"
+#include "host/io/statistics.hpp"
 #include "tests/nholo_cli.hpp"
 #include "tests/coin_config.hpp"
 

@@ -1,4 +1,4 @@
-// Tests of host/run/sampling.hpp: Sobol points, the normal quantile, and the
+// Tests of host/config/sampling.hpp: Sobol points, the normal quantile, and the
 // counter-based sampler (same values whatever the slicing).
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
-#include "host/run/sampling.hpp"
+#include "host/config/sampling.hpp"
 
 using namespace nholo;
 

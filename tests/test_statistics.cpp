@@ -1,11 +1,11 @@
-// Tests of host/analysis/statistics.hpp: streaming moments, their merge, and bitwise
+// Tests of host/io/statistics.hpp: streaming moments, their merge, and bitwise
 // independence of the slicing.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 
-#include "host/analysis/statistics.hpp"
+#include "host/io/statistics.hpp"
 
 using namespace nholo;
 

@@ -74,7 +74,7 @@ TEST(DeclaredStructure, CoinLeanJetMatchesHandDerivedTerms) {
 
 // ---------------------------------------------------------------------------
 // Declared constant mass (and force): the per-trajectory cache of the
-// Udwadia–Kalaba system (kernels/system.hpp, ConstantMassCache) against the
+// Udwadia–Kalaba system (kernels/formulations/udwadia_kalaba.hpp, ConstantMassCache) against the
 // general path, which factors M from the full jet at every evaluation.
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations.hpp"

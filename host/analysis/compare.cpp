@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "host/analysis/result_file.hpp"
-#include "host/analysis/statistics.hpp"
+#include "host/io/statistics.hpp"
 #include "host/config/config.hpp"
 
 namespace nholo {

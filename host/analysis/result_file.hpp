@@ -51,7 +51,7 @@ void read_traj_block(const h5::Dataset& d, int64_t size, int64_t block, int64_t 
 
 // Blocks [b0, b0 + nb) of saves [k0, k0 + nk) of a block-moments dataset
 // (5, blocks, saves, n_comp) (statistics/FORM/block_moments_q|qdot): 5 * nb *
-// nk * n_comp values in the layout of host/analysis/block_moments.hpp
+// nk * n_comp values in the layout of host/io/block_moments.hpp
 // (block_moment_parts splits them, fold_block_moments folds them).
 std::vector<double> read_block_moments(const h5::Dataset& d, hsize_t b0, hsize_t nb, hsize_t k0,
                                        hsize_t nk, hsize_t n_comp);

@@ -10,10 +10,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "host/analysis/block_moments.hpp"
+#include "host/io/block_moments.hpp"
 #include "host/analysis/quantile.hpp"
 #include "host/analysis/result_file.hpp"
-#include "host/analysis/statistics.hpp"
+#include "host/io/statistics.hpp"
 #include "kernels/status.hpp"
 
 namespace nholo {

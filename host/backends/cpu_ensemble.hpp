@@ -1,5 +1,5 @@
 // nholo/host/backends/cpu_ensemble.hpp — the CPU backends (OpenMP threads, or serial)
-// behind the Device / DeviceEnsemble interface of host/device_ensemble.hpp.
+// behind the Device / DeviceEnsemble interface of host/backends/device_ensemble.hpp.
 //
 // The "device" is host memory: the ensemble functor writes the requested
 // fields straight into the host slot in the file's layout (trajectory-major),
@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "host/backends/backend.hpp"
 #include "host/backends/device_ensemble.hpp"
+#include "host/config/tables.hpp"
 #include "kernels/formulations/embedded.hpp"
 
 namespace nholo {
@@ -84,8 +86,11 @@ class CpuEnsemble final : public DeviceEnsemble {
               moments_[s].data() + (f * 5 + a) * moments_size(L_.max_count, L_.window, n);
     }
     // q and qdot feed the statistics even when the file does not get them
-    if (field_index("q") < 0) scratch_q_.resize(per_save * n);
-    if (field_index("qdot") < 0) scratch_qd_.resize(per_save * n);
+    for (size_t i = 0; i < std::size(tables::kFields); ++i) {
+      const tables::FieldEntry& e = tables::kFields[i];
+      if (e.always_computed && field_index(e.name) < 0)
+        scratch_[i].resize(per_save * tables::field_components(e.name, n, m));
+    }
     if (L_.line_fit) fit_.resize(7 * static_cast<std::size_t>(L_.max_count));
     // failpoint (testing aid): NHOLO_FAILPOINT_DEVICE_FAULT=N makes window N
     // (counted from 0 over the run) fail like a faulting GPU, so that the
@@ -117,12 +122,6 @@ class CpuEnsemble final : public DeviceEnsemble {
     const Backend b = dev_.info().backend;
     const int threads = dev_.threads();
     WindowSlot& W = slots_[slot];
-    auto out = [&](const char* f, bool on, std::vector<double>& scratch) -> double* {
-      const int j = field_index(f);
-      if (j >= 0) return W.fields[j];
-      return on && !scratch.empty() ? scratch.data() : nullptr;
-    };
-    std::vector<double> none;
     EnsembleWindow<Sys> f;
     f.sys = sys_;
     f.opt = opt_;
@@ -139,14 +138,14 @@ class CpuEnsemble final : public DeviceEnsemble {
     f.arr.rejected = ens_.rejected.data();
     f.arr.status = ens_.status.data();
     f.arr.params = ens_.params.empty() ? nullptr : ens_.params.data();
-    f.arr.q = out("q", true, scratch_q_);
-    f.arr.qdot = out("qdot", true, scratch_qd_);
-    f.arr.qddot = out("qddot", L_.sel.qddot, none);
-    f.arr.force_ideal = out("force_ideal", L_.sel.force_ideal, none);
-    f.arr.force_nonideal = out("force_nonideal", L_.sel.force_nonideal, none);
-    f.arr.multiplier = out("multiplier", L_.sel.multiplier, none);
-    f.arr.constraint_residual = out("constraint_residual", L_.sel.constraint_residual, none);
-    f.arr.energy = out("energy", L_.sel.energy, none);
+    // each field into its host slot when the file gets it, else (q and
+    // qdot) into scratch, else not computed
+    for (size_t i = 0; i < std::size(tables::kFields); ++i) {
+      const int j = field_index(tables::kFields[i].name);
+      f.arr.*tables::kFields[i].array = j >= 0                ? W.fields[j]
+                                        : scratch_[i].empty() ? nullptr
+                                                              : scratch_[i].data();
+    }
     // in chunks of trajectories, so that an interrupt (L_.stop) is honoured
     // within about kChunkSeconds even inside a long window: the chunk adapts
     // to the measured cost per trajectory. The trajectories are independent,
@@ -229,7 +228,9 @@ class CpuEnsemble final : public DeviceEnsemble {
   std::vector<std::vector<double>> slot_data_[2];
   std::vector<double> moments_[2];
   WindowSlot slots_[2];
-  std::vector<double> scratch_q_, scratch_qd_, fit_;
+  // per field of tables::kFields: always computed, not written (q, qdot)
+  std::vector<double> scratch_[std::size(tables::kFields)];
+  std::vector<double> fit_;
   const double* q_ = nullptr;
   int64_t fault_at_ = -1, windows_ = 0;
   bool complete_ = true;

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -178,15 +180,14 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
   steps_ = DeviceArray(dev_, cap);  // int64 in double-sized storage
   rej_ = DeviceArray(dev_, cap);
   status_ = DeviceArray(dev_, (cap + 1) / 2);  // int32
-  const OutputSelection& s = L_.sel;
-  q_ = DeviceArray(dev_, W * n * cap);
-  qd_ = DeviceArray(dev_, W * n * cap);
-  if (s.qddot) qdd_ = DeviceArray(dev_, W * n * cap);
-  if (s.force_ideal) fi_ = DeviceArray(dev_, W * n * cap);
-  if (s.force_nonideal) fni_ = DeviceArray(dev_, W * n * cap);
-  if (s.multiplier) mult_ = DeviceArray(dev_, W * m * cap);
-  if (s.constraint_residual) res_ = DeviceArray(dev_, W * cap);
-  if (s.energy) en_ = DeviceArray(dev_, W * cap);
+  // the observables: q and qdot always (they feed the statistics), the
+  // others when the file gets them
+  for (size_t i = 0; i < std::size(tables::kFields); ++i) {
+    const tables::FieldEntry& e = tables::kFields[i];
+    if (e.always_computed ||
+        std::find(L_.fields.begin(), L_.fields.end(), e.name) != L_.fields.end())
+      outputs_[i] = DeviceArray(dev_, W * tables::field_components(e.name, n, m) * cap);
+  }
   const std::size_t ms = moments_size(L_.max_count, L_.window, n);
   for (int k = 0; k < 2; ++k) {
     moments_dev_[k] = DeviceArray(dev_, 10 * ms);
@@ -265,14 +266,8 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   arr.rejected = reinterpret_cast<int64_t*>(rej_.get());
   arr.status = reinterpret_cast<int32_t*>(status_.get());
   arr.params = slice_params_ ? params_.get() : nullptr;
-  arr.q = q_.get();
-  arr.qdot = qd_.get();
-  arr.qddot = qdd_.get();
-  arr.force_ideal = fi_.get();
-  arr.force_nonideal = fni_.get();
-  arr.multiplier = mult_.get();
-  arr.constraint_residual = res_.get();
-  arr.energy = en_.get();
+  for (size_t i = 0; i < std::size(tables::kFields); ++i)
+    arr.*tables::kFields[i].array = outputs_[i].get();
   const unsigned grid = static_cast<unsigned>((count + kIntegrateBlock - 1) / kIntegrateBlock);
   launch_integrate(arr, count, dev_.save_times() + k0, ns, grid, cs);
   check(cudaGetLastError(), "integration kernel launch");
@@ -280,7 +275,7 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   const std::size_t ms = moments_size(L_.max_count, L_.window, n);
   double* md = moments_dev_[slot].get();
   const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
-  const double* src[2] = {q_.get(), qd_.get()};
+  const double* src[2] = {field("q"), field("qdot")};
   for (int fi = 0; fi < 2; ++fi) {
     double* o = md + fi * 5 * ms;
     BlockMomentsKernel<double> bm{src[fi], false,  count,      ns,         n,
@@ -288,9 +283,9 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
     launch(bm, blocks * ns * n, cs, "block moments");
   }
   if (L_.line_fit) {
-    LineFitKernel<double> lf{q_.get(), false,     count,    ns,
-                             n,        L_.fit_x,  L_.fit_y, dev_.save_times() + k0,
-                             L_.t_mid, fit_.get()};
+    LineFitKernel<double> lf{field("q"), false,     count,    ns,
+                             n,          L_.fit_x,  L_.fit_y, dev_.save_times() + k0,
+                             L_.t_mid,   fit_.get()};
     launch(lf, count, cs, "line fit");
   }
   // the requested fields in the file's layout
@@ -348,14 +343,8 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
 }
 
 const double* CudaEnsembleCore::field(const std::string& f) const {
-  if (f == "q") return q_.get();
-  if (f == "qdot") return qd_.get();
-  if (f == "qddot") return qdd_.get();
-  if (f == "force_ideal") return fi_.get();
-  if (f == "force_nonideal") return fni_.get();
-  if (f == "multiplier") return mult_.get();
-  if (f == "constraint_residual") return res_.get();
-  return en_.get();
+  const tables::FieldEntry* e = tables::find_field(f);
+  return e ? outputs_[e - tables::kFields].get() : nullptr;
 }
 
 // ---------------------------------------------------------------------------

@@ -24,12 +24,14 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "host/backends/cuda_ensemble.hpp"
+#include "host/config/tables.hpp"
 #include "kernels/formulations/embedded.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations.hpp"
@@ -159,7 +161,7 @@ class CudaEnsembleCore : public DeviceEnsemble {
   const WindowSlot& slot(int s) const override { return slots_[s]; }
   const double* device_q(bool* trajectory_major) const override {
     *trajectory_major = false;
-    return q_.get();
+    return field("q");
   }
   void finish_slice(SliceResults& r) override;
 
@@ -182,7 +184,9 @@ class CudaEnsembleCore : public DeviceEnsemble {
   int64_t count_ = 0;
   bool slice_params_ = false;  // the current slice has per-trajectory parameters (params_)
   DeviceArray y_, t_, h_, err_, ft_, steps_, rej_, status_, params_;
-  DeviceArray q_, qd_, qdd_, fi_, fni_, mult_, res_, en_, fit_;
+  // per field of tables::kFields (null when not computed), SoA [(k nc + c) count + i]
+  DeviceArray outputs_[std::size(tables::kFields)];
+  DeviceArray fit_;
   std::vector<DeviceArray> staging_[2];
   std::vector<PinnedArray> host_[2];
   DeviceArray moments_dev_[2];

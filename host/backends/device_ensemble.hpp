@@ -40,8 +40,8 @@
 #include <vector>
 
 #include "host/backends/ensemble_data.hpp"
-#include "kernels/formulations/embedded.hpp"
 #include "kernels/ensemble.hpp"
+#include "kernels/formulations/embedded.hpp"
 #include "kernels/reduce.hpp"
 
 namespace nholo {
@@ -61,18 +61,8 @@ class DeviceFault : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What ran the ensemble, for the log and the file's root attributes.
-struct DeviceInfo {
-  Backend backend = Backend::omp;
-  std::string name;                // "CPU (OpenMP, 2 threads)" or the GPU's name
-  std::string compute_capability;  // "9.0" (CUDA), "" otherwise
-  std::string driver_version;      // CUDA driver / runtime versions ("13.0"), "" otherwise
-  std::string runtime_version;
-  int gpu = -1;                  // CUDA device index
-  int threads = 0;               // OpenMP threads (CPU backends)
-  std::size_t memory_bytes = 0;  // device memory (CUDA), 0 for the host
-};
-
+// What ran the ensemble (DeviceInfo, host/io/device_info.hpp: for the log and
+// the file's root attributes).
 class Device {
  public:
   virtual ~Device() = default;
@@ -145,11 +135,12 @@ class DeviceArray {
 
 // What an ensemble computes and hands to the host, fixed for the run.
 struct EnsembleLayout {
-  int64_t max_count = 0;            // slice capacity (trajectories)
-  int window = 1;                   // saves per window (the last may be shorter)
-  std::vector<std::string> fields;  // fields handed to the host, file layout
-  std::vector<int> components;      // per field: n, m or 1
-  OutputSelection sel;              // observables computed (q, qdot always)
+  int64_t max_count = 0;  // slice capacity (trajectories)
+  int window = 1;         // saves per window (the last may be shorter)
+  // fields handed to the host, file layout (the ensembles compute these and
+  // those of host/config/tables.hpp kFields that are always_computed)
+  std::vector<std::string> fields;
+  std::vector<int> components;  // per field: n, m or 1
   // a model's drift statistic (kernels/reduce.hpp LineFitKernel)
   bool line_fit = false;
   int fit_x = 0, fit_y = 0;
@@ -178,7 +169,7 @@ struct SliceResults {
   std::vector<double> fail_time;
   std::vector<double> line_fit;  // LineFitKernel sums [a * count + i], when line_fit
   // max over the path of the formulation's own residual (embedded: the
-  // Euler–Poisson residual, kernels/embedded.hpp), empty for the others
+  // Euler–Poisson residual, kernels/euler_poisson.hpp), empty for the others
   std::vector<double> path_residual;
 };
 

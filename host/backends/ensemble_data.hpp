@@ -1,5 +1,5 @@
 // nholo/host/backends/ensemble_data.hpp — host-side containers of an ensemble slice
-// (structure of arrays, trajectory index fastest) and the choice of outputs.
+// (structure of arrays, trajectory index fastest).
 // Plain C++: no Thrust, no device types, so every backend can share it.
 #pragma once
 
@@ -9,26 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "host/io/device_info.hpp"
 #include "kernels/ensemble.hpp"
 
 namespace nholo {
-
-enum class Backend { omp, cpp, cuda };
-
-inline const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::omp: return "omp";
-    case Backend::cpp: return "cpp";
-    case Backend::cuda: return "cuda";
-  }
-  return "?";
-}
-
-// Which observables a window stores.
-struct OutputSelection {
-  bool q = true, qdot = true, qddot = false, force_ideal = false, force_nonideal = false,
-       multiplier = false, constraint_residual = false, energy = false;
-};
 
 // Host-side ensemble state (structure of arrays) for a slice of trajectories.
 template <class Sys>
@@ -98,21 +82,6 @@ struct HostEnsemble {
         }
       }
     }
-  }
-};
-
-// Outputs of one window (SoA, see kernels/ensemble.hpp).
-template <class Sys>
-struct WindowOutputs {
-  using S = typename Sys::scalar;
-  std::vector<S> q, qdot, qddot, force_ideal, force_nonideal, multiplier, constraint_residual,
-      energy;
-  // layout of the arrays above (kernels/ensemble.hpp): false = structure of
-  // arrays [(k * nc + c) * count + i], true = trajectory-major [(i * ns + k) * nc + c]
-  bool trajectory_major = false;
-  // index of component c (of nc) of save k (of ns) of trajectory i (of count)
-  int64_t at(int64_t k, int c, int nc, int64_t i, int64_t ns, int64_t count) const {
-    return window_index(trajectory_major, k, c, nc, i, ns, count);
   }
 };
 

@@ -1,9 +1,8 @@
+// nholo/host/cli/commands.cpp — `nholo run` (one process: a whole ensemble or
+// a shard) and `nholo merge`: the output path locked and checked, the model's
+// pipeline and the device chosen, leftovers cleaned, errors reported.
 #include "host/cli/commands.hpp"
 
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,211 +17,19 @@
 #include <sstream>
 
 #include "host/config/model_info.hpp"
+#include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/merge.hpp"
 #include "host/io/pieces.hpp"
-#include "host/model_files/plugin.hpp"
 #include "host/analysis/result_file.hpp"
-#include "models/registry.hpp"
-#ifdef NHOLO_WITH_CUDA
-#include "host/backends/cuda_ensemble.hpp"
-#endif
+#include "host/cli/output_path.hpp"
+#include "host/model_files/plugin.hpp"
+#include "host/run/device_choice.hpp"
+#include "host/run/model_runner.hpp"
 
 namespace fs = std::filesystem;
 
 namespace nholo {
-
-namespace {
-
-// Exclusive use of an output path: an advisory lock (flock) on PATH.lock,
-// held for the whole run. A second run on the same path is refused at once,
-// naming the process that holds it; --overwrite never touches a path another
-// run holds. The lock file records "pid host time" and is removed when the
-// holder finishes; a holder killed outright leaves the file but not the lock
-// (the kernel releases flock), so the next run takes it over.
-class OutputLock {
- public:
-  OutputLock() = default;
-  explicit OutputLock(const std::string& path) : path_(lock_path(path)) {
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-      if (fd_ < 0)
-        throw ConfigError("output.path", "cannot create the lock file '" + path_ + "': " + std::strerror(errno));
-      if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-        const int err = errno;
-        // the holder writes its name right after taking the lock: give it a moment
-        std::string holder = read_holder();
-        for (int i = 0; i < 20 && holder.empty() && err == EWOULDBLOCK; ++i) {
-          ::usleep(10000);
-          holder = read_holder();
-        }
-        ::close(fd_);
-        fd_ = -1;
-        if (err == EWOULDBLOCK)
-          throw ConfigError("output.path", "'" + path + "' is being written by another nholo run (" +
-                                               (holder.empty() ? std::string("see ") + path_ : holder) +
-                                               "); wait for it to finish or choose another output.path");
-        throw ConfigError("output.path", "cannot lock '" + path_ + "': " + std::strerror(err));
-      }
-      // the file may have been removed by its previous holder between our
-      // open and our lock: then the lock is on a dead inode, and we retry
-      struct stat a {}, b {};
-      if (::fstat(fd_, &a) == 0 && ::stat(path_.c_str(), &b) == 0 && a.st_ino == b.st_ino &&
-          a.st_dev == b.st_dev) {
-        char host[256] = "?";
-        ::gethostname(host, sizeof host - 1);
-        const std::string me = "pid " + std::to_string(::getpid()) + " on " + host + ", since " + now_iso8601();
-        if (::ftruncate(fd_, 0) == 0) {
-          const ssize_t w = ::write(fd_, me.data(), me.size());
-          (void)w;
-        }
-        return;
-      }
-      ::close(fd_);
-      fd_ = -1;
-    }
-    throw ConfigError("output.path", "could not take the lock '" + path_ + "' (it keeps being replaced)");
-  }
-  OutputLock(OutputLock&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_) { o.fd_ = -1; }
-  OutputLock& operator=(OutputLock&& o) noexcept {
-    std::swap(path_, o.path_);
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  OutputLock(const OutputLock&) = delete;
-  OutputLock& operator=(const OutputLock&) = delete;
-  ~OutputLock() {
-    if (fd_ >= 0) {
-      ::unlink(path_.c_str());  // while still holding it: a waiting opener retries
-      ::close(fd_);
-    }
-  }
-
- private:
-  std::string read_holder() const {
-    char buf[512] = {0};
-    const ssize_t r = ::pread(fd_, buf, sizeof buf - 1, 0);
-    return r > 0 ? std::string(buf, static_cast<size_t>(r)) : std::string();
-  }
-  std::string path_;
-  int fd_ = -1;
-};
-
-}  // namespace
-
-// The output path's folder exists and is writable, and the path is not a folder.
-void check_output_folder(const std::string& path) {
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir))
-    throw ConfigError("output.path", "folder '" + dir.string() + "' does not exist (create it first)");
-  if (access(dir.c_str(), W_OK) != 0)
-    throw ConfigError("output.path", "folder '" + dir.string() + "' is not writable");
-  if (p.has_filename() == false || fs::is_directory(p))
-    throw ConfigError("output.path", "'" + path + "' is a folder; expected a file name");
-}
-
-namespace {
-
-// The output path is usable (check_output_folder), and neither PATH nor
-// PATH.partial exists (unless overwrite).
-void check_output_path(const std::string& path, bool overwrite) {
-  check_output_folder(path);
-  if (fs::exists(path) && !overwrite)
-    throw ConfigError("output.path", "'" + path + "' exists; pass --overwrite to replace it");
-  if (fs::exists(partial_path(path)) && !overwrite)
-    throw ConfigError("output.path", "'" + partial_path(path) + "' exists: the incomplete result of an earlier run "
-                                     "that was interrupted, failed on its device or was killed (no run is "
-                                     "writing it now; it holds the slices that finished, `nholo stats` "
-                                     "reads it). Pass --resume to continue it, or --overwrite to discard "
-                                     "it and run again");
-}
-
-// Refuses a backend this build or machine cannot give, before anything is written.
-void check_backend(const RunConfig& cfg) {
-  if (cfg.device != "cuda") return;
-  if (!cfg.model_plugin.empty())
-    throw ConfigError("backend.device",
-                      "'cuda': model '" + cfg.model + "' comes from a plugin file (" +
-                          cfg.model_plugin +
-                          "), which runs on the CPU backends only: nholo "
-                          "compiles GPU kernels from model files, and a plugin file carries no "
-                          "model file; accepted: auto, omp, cpp");
-#ifdef NHOLO_WITH_CUDA
-  if (cuda_backend::device_count() == 0)
-    throw ConfigError("backend.device", "'cuda' requested but " + cuda_backend::describe_devices() +
-                                            "; accepted here: auto, omp, cpp");
-  if (cfg.gpu >= cuda_backend::device_count())
-    throw ConfigError("backend.gpu", std::to_string(cfg.gpu) + " is not a CUDA device here (" +
-                                         cuda_backend::describe_devices() + ")");
-#else
-  throw ConfigError("backend.device", "'cuda' is not available: this nholo was built without CUDA "
-                                      "(configure with -DNHOLO_WITH_CUDA=ON); accepted: auto, omp, cpp");
-#endif
-}
-
-}  // namespace
-
-std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note) {
-  check_backend(cfg);
-  if (note) note->clear();
-  if (cfg.device == "cpp") return std::make_unique<CpuDevice>(Backend::cpp, 1);
-  if (cfg.device == "omp") return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
-  if (!cfg.model_plugin.empty()) {
-    if (note) *note = "auto: plugin files run on the CPU backends";
-    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
-  }
-#ifdef NHOLO_WITH_CUDA
-  if (cfg.model_spec && cfg.device != "cuda" && cuda_backend::device_count() > 0) {
-    // auto: a model file takes the GPU when NVRTC can compile its kernels
-    try {
-      (void)nvrtc_description();
-    } catch (const std::exception& e) {
-      if (note) *note = std::string("auto: a GPU is here, but ") + e.what();
-      return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
-    }
-  }
-  if (cfg.device == "cuda" || cuda_backend::device_count() > 0)
-    return cuda_backend::open_device(cfg.gpu);
-  if (note) *note = "auto: " + cuda_backend::describe_devices();
-#else
-  if (note) *note = "auto: this nholo was built without CUDA";
-#endif
-  return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
-}
-
-std::string describe_device(const DeviceInfo& d) {
-  std::string s = std::string(backend_name(d.backend)) + ": " + d.name;
-  if (d.backend == Backend::cuda)
-    s += " (GPU " + std::to_string(d.gpu) + ", compute " + d.compute_capability + ", driver " +
-         d.driver_version + ", runtime " + d.runtime_version + ", " +
-         std::to_string(d.memory_bytes >> 20) + " MiB)";
-  return s;
-}
-
-namespace {
-
-}  // namespace
-
-std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
-  std::string note;
-  const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
-  check_output_folder(cfg.output_path);
-  { const OutputLock probe(cfg.output_path); }  // refused while another run writes the path
-  check_output_path(cfg.output_path, opts.overwrite);
-  const ModelInfo& mi = *find_model(cfg.model);
-  std::ostringstream os;
-  os << "config ok: model " << cfg.model << " (n = " << mi.n << ", m = " << mi.m << "), "
-     << cfg.size << " trajectories (" << cfg.sampler << " sampler"
-     << (cfg.varied_params.empty() ? std::string()
-                                   : "; parameters varied per trajectory: " + join(cfg.varied_params))
-     << "), formulations "
-     << join(cfg.formulations) << ", " << cfg.save_times.size() << " saves in [" << cfg.t_start
-     << ", " << cfg.t_end << "], output " << cfg.output_path
-     << (cfg.fields.empty() ? " (statistics only)" : "") << ", backend "
-     << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")") << "\n";
-  return os.str();
-}
 
 namespace {
 
@@ -326,8 +133,6 @@ std::string shard_path(const std::string& path, int64_t begin, int64_t end) {
   return shard_file_path(path, begin, end);
 }
 
-using ModelRunner = std::function<RunSummary(const RunConfig&, const RunOptions&, Device&)>;
-
 // A model file on a GPU: the kernel of every formulation of the run, compiled
 // by NVRTC for this GPU (or found in the cache), registered on the device,
 // whose ensembles then launch it (host/model_files/plugin.hpp, GPU modules).
@@ -338,9 +143,7 @@ void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
   };
   const Plugin& p = model_plugin(*cfg.model_spec, log);
   const std::string arch = gpu_arch_of(dev.info().compute_capability);
-  const char* method = cfg.integrator.method == Method::rk4      ? "rk4"
-                       : cfg.integrator.method == Method::dopri5 ? "dopri5"
-                                                                 : "dop853";
+  const char* method = tables::method_name(cfg.integrator.method);
   for (const auto& f : cfg.formulations)
     dev.add_module(f, gpu_module(*cfg.model_spec, p, f, method, arch, log).image);
 }
@@ -355,11 +158,7 @@ ModelRunner model_runner(const RunConfig& cfg, bool quiet) {
     return p.entry->run;
   }
   if (!cfg.model_plugin.empty()) return load_plugin_file(cfg.model_plugin).entry->run;
-  ModelRunner r;
-  models::visit_model(cfg.model.c_str(), [&](auto tag) {
-    using M = typename decltype(tag)::type;
-    r = &run_model<M>;
-  });
+  ModelRunner r = builtin_model_runner(cfg.model);
   if (!r) throw ConfigError("model", "unknown model '" + cfg.model + "'");
   return r;
 }

@@ -9,8 +9,8 @@
 
 #include "host/analysis/result_file.hpp"
 #include "host/config/config.hpp"
+#include "host/io/root_attributes.hpp"
 #include "host/run/interrupt.hpp"
-#include "host/run/root_attributes.hpp"
 #include "host/run/runner.hpp"
 
 namespace nholo {
@@ -51,10 +51,6 @@ RunSummary merge_command(const std::string& out, const std::vector<std::string>&
 // (without the statistics, which `nholo stats` then merges itself).
 RunSummary run_command(const RunConfig& cfg, const CommandOptions& opts);
 
-// The output path's folder exists and is writable, and the path is not a
-// folder; throws ConfigError naming what is wrong.
-void check_output_folder(const std::string& path);
-
 // The run pipeline of cfg's model made ready: a model file's plugin compiled
 // (or found in the cache), a plugin file loaded; throws naming what is wrong.
 void prepare_model(const RunConfig& cfg, bool quiet);
@@ -86,14 +82,6 @@ std::string stats_command(const std::string& path, int64_t block = kReadBlock);
 std::string compare_command(const std::string& path, const std::vector<std::string>& formulations,
                             int64_t block = kReadBlock);
 
-// The device of a run: cfg.device = omp | cpp | cuda | auto (the GPU
-// backend.gpu when a CUDA device is visible and nholo was built with CUDA,
-// else OpenMP; *note then says why). Throws ConfigError when the requested
-// backend cannot be had, naming what was found.
-std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note = nullptr);
-// "cuda: NVIDIA H100 (GPU 0, compute 9.0, driver 13.0, runtime 13.0, 81559 MiB)"
-std::string describe_device(const DeviceInfo& d);
-
 // `nholo devices`: the backends built in and the CUDA devices visible.
 std::string devices_command();
 // `nholo diff A B [--rtol R]`: compares two result files of the same config
@@ -104,6 +92,8 @@ bool diff_command(const std::string& a, const std::string& b, double rtol, std::
                   int64_t block = kReadBlock);
 
 // install_interrupt_handler, interrupt_signal: host/run/interrupt.hpp;
-// nholo_version, nholo_git_revision: host/run/root_attributes.hpp
+// nholo_version, nholo_git_revision: host/io/root_attributes.hpp;
+// open_run_device, describe_device: host/run/device_choice.hpp;
+// check_output_folder, OutputLock: host/cli/output_path.hpp
 
 }  // namespace nholo

@@ -8,9 +8,10 @@
 #include <iostream>
 
 #include "host/cli/commands.hpp"
+#include "host/config/tables.hpp"
 #include "host/run/interrupt.hpp"
-#include "host/run/mpi_run.hpp"
-#include "host/run/root_attributes.hpp"
+#include "host/cli/mpi_run.hpp"
+#include "host/io/root_attributes.hpp"
 
 namespace {
 
@@ -125,7 +126,7 @@ CLI::App* add_model(CLI::App& app, Args& a, CLI::App** build) {
       ->delimiter(',');
   model_build
       ->add_option("--method", a.gpu_build.method, "GPU modules of this method (default dopri5)")
-      ->check(CLI::IsMember({"rk4", "dopri5", "dop853"}));
+      ->check(CLI::IsMember(nholo::tables::names_of(nholo::tables::kMethods)));
   CLI::App* model_check = model->add_subcommand(
       "check", "check a model file and describe the model; compiles and writes nothing");
   model_check->add_option("file", a.model_file, "a model file (*.toml)")->required();

@@ -9,8 +9,8 @@
 
 #include "host/config/config_parse.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/sampling.hpp"
 #include "host/config/tables.hpp"
-#include "host/run/sampling.hpp"
 
 namespace nholo::config_parse {
 

@@ -8,10 +8,9 @@
 #include <sstream>
 
 #include "host/config/config_parse.hpp"
+#include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
-#include "host/model_files/model_file.hpp"
-#include "host/model_files/plugin.hpp"
 
 namespace fs = std::filesystem;
 
@@ -43,15 +42,10 @@ toml::table read_model_file(const fs::path& mp) {
 // A [model] table: parsed, checked and registered.
 const ModelInfo& model_from_table(const toml::table& mt, const std::string& model_source,
                                   RunConfig& cfg) {
-  ModelSpec spec;
-  try {
-    spec = parse_model_table(mt, model_source, model_names());
-  } catch (const ModelFileError& e) {
-    throw ConfigError("model", e.what());
-  }
-  cfg.model = spec.name;
-  cfg.model_spec = std::make_shared<const ModelSpec>(std::move(spec));
-  return register_model_info(model_info_from_spec(*cfg.model_spec));
+  ModelFileModel model = model_file_model(mt, model_source, model_names());
+  cfg.model = model.info.name;
+  cfg.model_spec = std::move(model.spec);
+  return register_model_info(std::move(model.info));
 }
 
 // model = "path.so": the plugin loaded (relative to the config's folder) and
@@ -62,14 +56,13 @@ const ModelInfo& model_from_plugin(const std::string& source, RunConfig& cfg) {
   if (pp.is_relative() && !source.empty() && fs::is_regular_file(source, ec))
     pp = fs::path(source).parent_path() / pp;
   try {
-    const Plugin& pl = load_plugin_file(pp.string());
-    ModelInfo info;
-    pl.entry->describe(&info);
+    std::string loaded_path;
+    ModelInfo info = plugin_model_info(pp.string(), loaded_path);
     const std::vector<std::string> builtin = model_names();
     if (std::find(builtin.begin(), builtin.end(), info.name) != builtin.end())
       throw ConfigError("model", "the plugin '" + pp.string() + "' defines model '" + info.name +
                                      "', the name of a built-in model; rename it");
-    cfg.model_plugin = pl.path;
+    cfg.model_plugin = loaded_path;
     cfg.model = info.name;
     return register_model_info(std::move(info));
   } catch (const ConfigError&) {

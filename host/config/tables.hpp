@@ -12,16 +12,30 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/ensemble.hpp"
 #include "kernels/integrate.hpp"
 #include "kernels/system.hpp"
 
 namespace nholo::tables {
 
-// ---- formulations (kernels/system.hpp, formulations.hpp, embedded.hpp)
+// ---- formulations (kernels/system.hpp, kernels/formulations/)
+
+// The formulations, in the order of kFormulations: the code that builds a
+// formulation's system (host/run/runner.hpp with_formulation, a GPU module's
+// system type in host/model_files/plugin.cpp) switches on this.
+enum class Formulation {
+  udwadia_kalaba,
+  lagrange_multiplier,
+  null_space,
+  vakonomic,
+  conflated,
+  embedded
+};
 
 // What a model must offer for a formulation to be available.
 struct FormulationEntry {
   const char* name;
+  Formulation id;
   // a saddle-point (KKT) system: singular at every state when the
   // constraints have redundant rows (declared_constraint_rank < m)
   bool needs_full_rank;
@@ -29,23 +43,40 @@ struct FormulationEntry {
   // acceleration level (VakonomicSystem)
   bool needs_position_or_velocity_constraints;
   bool needs_conflated_lagrangian;  // Model::conflated_lagrangian (Conflated<Model>)
-  bool needs_embedded_constraints;  // Model's embedded constraints (kernels/embedded.hpp)
+  bool needs_embedded_constraints;  // Model's embedded constraints
+                                    // (kernels/formulations/embedded.hpp)
   // the state holds one value per constraint (the vakonomic multipliers,
   // the embedded formulation's ell): ensemble.lambda0 gives their initial values
   bool takes_lambda0;
+  // the result file has its Euler–Poisson check, euler_poisson_residual
+  // (kernels/euler_poisson.hpp)
+  bool has_euler_poisson_residual;
 };
 
 // clang-format off
 inline constexpr FormulationEntry kFormulations[] = {
-    // name                 full rank  pos/vel  conflated  embedded  lambda0
-    {"udwadia_kalaba",       false,     false,   false,     false,    false},
-    {"lagrange_multiplier",  true,      false,   false,     false,    false},
-    {"null_space",           false,     false,   false,     false,    false},
-    {"vakonomic",            true,      true,    false,     false,    true},
-    {"conflated",            false,     false,   true,      false,    false},
-    {"embedded",             false,     false,   false,     true,     true},
+    // name                 id                                full rank  pos/vel  conflated  embedded  lambda0  Euler-Poisson
+    {"udwadia_kalaba",       Formulation::udwadia_kalaba,      false,     false,   false,     false,    false,   false},
+    {"lagrange_multiplier",  Formulation::lagrange_multiplier, true,      false,   false,     false,    false,   false},
+    {"null_space",           Formulation::null_space,          false,     false,   false,     false,    false,   false},
+    {"vakonomic",            Formulation::vakonomic,           true,      true,    false,     false,    true,    false},
+    {"conflated",            Formulation::conflated,           false,     false,   true,      false,    false,   false},
+    {"embedded",             Formulation::embedded,            false,     false,   false,     true,     true,    true},
 };
 // clang-format on
+
+constexpr bool formulations_indexed_by_enum() {
+  for (size_t i = 0; i < std::size(kFormulations); ++i)
+    if (static_cast<size_t>(kFormulations[i].id) != i) return false;
+  return true;
+}
+static_assert(formulations_indexed_by_enum(), "kFormulations out of enum order");
+
+// The rule of needs_position_or_velocity_constraints: at least one
+// constraint, none at the acceleration level (m constraints of all kinds).
+constexpr bool position_or_velocity_constraints_only(int m, int m_acceleration) {
+  return m > 0 && m_acceleration == 0;
+}
 
 // What a model offers, as far as the formulations care.
 struct ModelTraits {
@@ -58,7 +89,9 @@ struct ModelTraits {
 
 inline bool supports(const FormulationEntry& f, const ModelTraits& t) {
   if (f.needs_full_rank && t.redundant) return false;
-  if (f.needs_position_or_velocity_constraints && (t.m == 0 || t.m_acceleration > 0)) return false;
+  if (f.needs_position_or_velocity_constraints &&
+      !position_or_velocity_constraints_only(t.m, t.m_acceleration))
+    return false;
   if (f.needs_conflated_lagrangian && !t.has_conflated) return false;
   if (f.needs_embedded_constraints && !t.has_embedded) return false;
   return true;
@@ -90,22 +123,33 @@ inline constexpr const char* kDefaultFormulation = "udwadia_kalaba";
 // observables).
 enum class Components { per_coordinate, per_constraint, one };
 
+// An output array of the ensemble kernel (EnsembleArrays' q, qdot, ...).
+using FieldArray = double* EnsembleArrays<double>::*;
+
 struct FieldEntry {
   const char* name;
   Components components;
   bool in_default;  // written when output.fields is not given
+  // computed by every ensemble, written or not: q and qdot feed the
+  // statistics (the block moments); the others only when written
+  bool always_computed;
+  // where the ensemble kernel stores it (kernels/ensemble.hpp)
+  FieldArray array;
 };
 
+// clang-format off
 inline constexpr FieldEntry kFields[] = {
-    {"q", Components::per_coordinate, true},
-    {"qdot", Components::per_coordinate, true},
-    {"qddot", Components::per_coordinate, false},
-    {"force_ideal", Components::per_coordinate, false},
-    {"force_nonideal", Components::per_coordinate, false},
-    {"multiplier", Components::per_constraint, false},
-    {"constraint_residual", Components::one, true},
-    {"energy", Components::one, true},
+    // name                 components                  default  always  kernel output
+    {"q",                   Components::per_coordinate, true,    true,   &EnsembleArrays<double>::q},
+    {"qdot",                Components::per_coordinate, true,    true,   &EnsembleArrays<double>::qdot},
+    {"qddot",               Components::per_coordinate, false,   false,  &EnsembleArrays<double>::qddot},
+    {"force_ideal",         Components::per_coordinate, false,   false,  &EnsembleArrays<double>::force_ideal},
+    {"force_nonideal",      Components::per_coordinate, false,   false,  &EnsembleArrays<double>::force_nonideal},
+    {"multiplier",          Components::per_constraint, false,   false,  &EnsembleArrays<double>::multiplier},
+    {"constraint_residual", Components::one,            true,    false,  &EnsembleArrays<double>::constraint_residual},
+    {"energy",              Components::one,            true,    false,  &EnsembleArrays<double>::energy},
 };
+// clang-format on
 
 // nullptr when `name` is no field
 inline const FieldEntry* find_field(const std::string& name) {

@@ -8,11 +8,12 @@
 #include <optional>
 
 #include "host/config/model_info.hpp"
+#include "host/io/block_moments.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
+#include "host/io/outcome.hpp"
 #include "host/io/pieces.hpp"
-#include "host/run/outcome.hpp"
-#include "host/run/slice_plan.hpp"
+#include "host/io/slice_plan.hpp"
 
 namespace nholo {
 
@@ -80,10 +81,8 @@ void add_shard_moments(const ShardSource& sh, const h5::Group& r, const std::str
         const int64_t nk = std::min(n_saves, k0 + ks) - k0;
         const std::vector<double> mom =
             bm.read_block<double>({0, H(b0), H(k0), 0}, {5, H(nb), H(nk), H(n)});
-        const size_t len = mom.size() / 5;
-        const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
-                                  mom.data() + 3 * len, mom.data() + 4 * len};
-        (which ? out.st_qd : out.st_q)[f].add_block_moments(parts, nb * kStatBlock, k0, nk);
+        (which ? out.st_qd : out.st_q)[f].add_block_moments(block_moment_parts(mom).part,
+                                                            nb * kStatBlock, k0, nk);
       }
   }
 }

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "host/config/config.hpp"
-#include "host/run/output_layout.hpp"
-#include "host/run/run_options.hpp"
+#include "host/io/result_layout.hpp"
+#include "host/io/run_summary.hpp"
 
 namespace nholo {
 

@@ -230,7 +230,7 @@ void header_begin(const ModelSpec& s, HeaderText& line) {
   if (separable_terms(*s.lagrangian.tree))
     line("  static constexpr bool separable_lagrangian = true;");
   // M (and F) depend on the parameters only: factored once per trajectory
-  // (kernels/system.hpp, ConstantMassCache)
+  // (kernels/formulations/udwadia_kalaba.hpp, ConstantMassCache)
   if (constant_mass_terms(*s.lagrangian.tree))
     line("  static constexpr bool constant_mass = true;");
   if (constant_force_terms(*s.lagrangian.tree))

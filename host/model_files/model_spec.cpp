@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/tables.hpp"
 #include "host/model_files/expr/derivative.hpp"
 #include "host/model_files/expr/eval.hpp"
 #include "host/model_files/model_file.hpp"
@@ -74,20 +75,20 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   }
   for (const auto& p : s.parameters)
     mi.params.push_back({p.name, p.default_value, p.unit, p.description, p.range});
-  mi.formulations = {"udwadia_kalaba", "lagrange_multiplier", "null_space"};
-  // VakonomicSystem (kernels/formulations.hpp) takes position and velocity
-  // constraints only, and at least one
-  if (mi.m > 0 && mi.m_acceleration == 0) mi.formulations.push_back("vakonomic");
-  // redundant rows: the saddle-point formulations are singular everywhere
-  // (as for the built-in models, host/config/model_info_of.hpp)
-  if (s.constraint_rank > 0 && s.constraint_rank < mi.m)
-    mi.formulations = {"udwadia_kalaba", "null_space"};
   mi.has_energy = !s.energy.text.empty();
   mi.has_nonideal = !s.nonideal_force.empty();
   mi.has_conflated = !s.conflated_lagrangian.text.empty();
   // symbolic M and F in the generated header (hand_dynamics_fn)
   mi.has_hand_dynamics = model_file::dynamics_trees(mi.n, s.lagrangian.tree).refused.empty();
-  if (mi.has_conflated) mi.formulations.push_back("conflated");
+  // which formulations the model supports: host/config/tables.hpp (as for
+  // the built-in models, host/config/model_info_of.hpp); a model file has
+  // no embedded constraints
+  tables::ModelTraits traits;
+  traits.m = mi.m;
+  traits.m_acceleration = mi.m_acceleration;
+  traits.redundant = s.constraint_rank > 0 && s.constraint_rank < mi.m;
+  traits.has_conflated = mi.has_conflated;
+  mi.formulations = tables::supported_formulations(traits);
   // a model file states no relation between its parameters beyond the ranges
   mi.check_params = [](const std::vector<double>&) { return std::string(); };
   return mi;

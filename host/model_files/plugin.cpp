@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "host/backends/device_ensemble.hpp"
+#include "host/config/tables.hpp"
 
 extern char** environ;
 
@@ -353,19 +354,27 @@ const Nvrtc& nvrtc() {
 // The system type of formulation f for the model type M (as
 // with_formulation in host/run/runner.hpp builds it)
 std::string system_type(const std::string& f, const std::string& M) {
-  if (f == "udwadia_kalaba") return "nholo::UdwadiaKalabaSystem<" + M + ">";
-  if (f == "lagrange_multiplier") return "nholo::LagrangeMultiplierSystem<" + M + ">";
-  if (f == "null_space") return "nholo::NullSpaceSystem<" + M + ">";
-  if (f == "vakonomic") return "nholo::VakonomicSystem<" + M + ">";
-  if (f == "conflated") return "nholo::UdwadiaKalabaSystem<nholo::Conflated<" + M + ">>";
-  if (f == "embedded") return "nholo::EmbeddedSystem<" + M + ">";
+  using tables::Formulation;
+  if (const tables::FormulationEntry* e = tables::find_formulation(f)) {
+    switch (e->id) {
+      case Formulation::udwadia_kalaba: return "nholo::UdwadiaKalabaSystem<" + M + ">";
+      case Formulation::lagrange_multiplier: return "nholo::LagrangeMultiplierSystem<" + M + ">";
+      case Formulation::null_space: return "nholo::NullSpaceSystem<" + M + ">";
+      case Formulation::vakonomic: return "nholo::VakonomicSystem<" + M + ">";
+      case Formulation::conflated: return "nholo::UdwadiaKalabaSystem<nholo::Conflated<" + M + ">>";
+      case Formulation::embedded: return "nholo::EmbeddedSystem<" + M + ">";
+    }
+  }
   throw std::runtime_error("formulation '" + f + "' has no GPU module");
 }
 
 std::string method_enum(const std::string& method) {
-  if (method == "rk4" || method == "dopri5" || method == "dop853")
-    return "nholo::Method::" + method;
-  throw std::runtime_error("method '" + method + "': accepted rk4, dopri5, dop853");
+  std::string accepted;
+  for (const auto& e : tables::kMethods) {
+    if (method == e.name) return "nholo::Method::" + method;
+    accepted += (accepted.empty() ? "" : ", ") + std::string(e.name);
+  }
+  throw std::runtime_error("method '" + method + "': accepted " + accepted);
 }
 
 // The translation unit NVRTC compiles: the model header, the kernel headers,

@@ -36,7 +36,10 @@
 #include "host/config/model_info.hpp"
 #include "host/run/runner.hpp"
 
-#define NHOLO_PLUGIN_ABI_VERSION 2u
+// 3: issue 26 (one room per job) changed the types a plugin shares with nholo
+// (RunOptions lost fields; RunSummary, DeviceInfo moved to host/io/): plugins
+// compiled before are refused and rebuilt.
+#define NHOLO_PLUGIN_ABI_VERSION 3u
 
 // The identity a plugin must share with the nholo that loads it. The
 // compiling nholo passes NHOLO_VERSION and NHOLO_GIT_REVISION (-D).

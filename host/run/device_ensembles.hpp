@@ -14,8 +14,9 @@
 
 #include "host/backends/device_ensemble.hpp"
 #include "host/config/config.hpp"
+#include "host/config/tables.hpp"
+#include "host/io/slice_plan.hpp"
 #include "host/run/interrupt.hpp"
-#include "host/run/slice_plan.hpp"
 #include "kernels/model.hpp"
 
 namespace nholo::detail {
@@ -37,19 +38,9 @@ EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan) {
   layout_e.max_count = plan.slice;
   layout_e.window = plan.window;
   layout_e.fields = cfg.fields;
-  for (const auto& f : cfg.fields) layout_e.components.push_back(field_components(f, n, m));
-  auto wants = [&](const char* f) {
-    return std::find(cfg.fields.begin(), cfg.fields.end(), f) != cfg.fields.end();
-  };
+  for (const auto& f : cfg.fields) layout_e.components.push_back(tables::field_components(f, n, m));
   layout_e.stop = &interrupt_flag();
   layout_e.per_trajectory_params = !cfg.varied_params.empty();
-  layout_e.sel.q = layout_e.sel.qdot = true;
-  layout_e.sel.qddot = wants("qddot");
-  layout_e.sel.force_ideal = wants("force_ideal");
-  layout_e.sel.force_nonideal = wants("force_nonideal");
-  layout_e.sel.multiplier = wants("multiplier");
-  layout_e.sel.constraint_residual = wants("constraint_residual");
-  layout_e.sel.energy = wants("energy");
   if constexpr (has_drift_statistic<Model>::value) {
     layout_e.line_fit = true;
     layout_e.fit_x = Model::DriftStatistic::drift_coordinate;

@@ -15,9 +15,9 @@
 
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/sampling.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/runner.hpp"
-#include "host/run/sampling.hpp"
 #include "kernels/consistency.hpp"
 #include "kernels/model.hpp"
 #include "kernels/pinv.hpp"

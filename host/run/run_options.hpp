@@ -1,10 +1,12 @@
-// nholo/host/run/run_options.hpp — what a run is asked to do (RunOptions) and
-// what it reports (RunSummary), apart from the configuration (RunConfig).
+// nholo/host/run/run_options.hpp — what a run is asked to do (RunOptions),
+// apart from the configuration (RunConfig); what it reports (RunSummary) is
+// host/io/run_summary.hpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <vector>
+
+#include "host/io/run_summary.hpp"
 
 namespace nholo {
 
@@ -20,33 +22,6 @@ struct RunOptions {
   // shard_begin, shard_end), for `nholo merge` (host/io/merge.hpp).
   int64_t range_begin = 0, range_end = -1;
   bool shard = false;  // write a shard file (also when the range is the whole ensemble)
-};
-
-struct RunSummary {
-  int64_t trajectories = 0;
-  int64_t completed = 0;  // trajectories whose integration finished (any status)
-  int64_t completed_from_constraints = 0, projected = 0, rejected = 0;
-  int64_t singular_initial = 0;  // degenerate initial states (status singular, not integrated)
-  // trajectories whose sampled parameters break the model's relation between
-  // parameters (ModelInfo::check_params): status rejected, not integrated
-  int64_t params_rejected = 0;
-  bool interrupted = false;
-  bool already_complete = false;  // run --resume found PATH complete: nothing run
-  std::string fault;              // non-empty: the device failed; the file is a marked .partial
-  double seconds = 0;
-  // the integrating thread's time issuing and running windows (compute), and
-  // waiting for the writer to free a buffer (the output not hidden behind
-  // compute); the writer's time per job is output_seconds
-  double compute_seconds = 0, wait_seconds = 0;
-  int64_t slice_size = 0;
-  int64_t steps = 0;  // accepted steps of every trajectory and formulation
-  // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds
-  // spent transposing them to the file layout and writing them (filters included)
-  int64_t output_bytes = 0;
-  double output_seconds = 0;
-  // assembling PATH from the pieces at the end (copy, sync, rename, clean-up)
-  double assembly_seconds = 0;
-  std::vector<std::string> status_lines;  // "udwadia_kalaba: ok 1000, max_steps 2"
 };
 
 }  // namespace nholo

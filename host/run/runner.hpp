@@ -34,11 +34,11 @@
 // size or the number of saves.
 //
 // Each stage is a type of its own, in its own header (runner_impl.hpp
-// includes them and drives them): 1 run/slice_plan.hpp, 2 run/output_layout.hpp,
+// includes them and drives them): 1 io/slice_plan.hpp, 2 io/result_layout.hpp,
 // 3, 5, 6 run/device_ensembles.hpp, 4 run/initial_states.hpp, 7
 // run/piece_writers.hpp, the loop over slices and windows
-// run/window_loop.hpp, 8 run/outcome.hpp; the root attributes
-// run/root_attributes.hpp, interrupts run/interrupt.hpp. `nholo merge` is not
+// run/window_loop.hpp, 8 io/outcome.hpp; the root attributes
+// io/root_attributes.hpp, interrupts run/interrupt.hpp. `nholo merge` is not
 // a run: host/io/merge.hpp writes its file with the same output layout.
 #pragma once
 
@@ -48,16 +48,17 @@
 #include <type_traits>
 #include <vector>
 
-#include "host/analysis/statistics.hpp"
 #include "host/backends/cpu_ensemble.hpp"
 #include "host/backends/device_ensemble.hpp"
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/sampling.hpp"
+#include "host/config/tables.hpp"
 #include "host/io/h5.hpp"
+#include "host/io/statistics.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/progress.hpp"
 #include "host/run/run_options.hpp"
-#include "host/run/sampling.hpp"
 #include "kernels/consistency.hpp"
 #include "kernels/formulations.hpp"
 #include "kernels/formulations/embedded.hpp"
@@ -79,19 +80,26 @@ typename Model::Params params_from_config(const RunConfig& cfg) {
 // make_formulation can build); ConfigError when Model has no such formulation.
 template <class Model, class Fn>
 auto with_formulation(const std::string& f, Fn&& fn) -> decltype(fn(UdwadiaKalabaSystem<Model>{})) {
-  if (f == "udwadia_kalaba") return fn(UdwadiaKalabaSystem<Model>{});
-  if (f == "lagrange_multiplier") return fn(LagrangeMultiplierSystem<Model>{});
-  if (f == "null_space") return fn(NullSpaceSystem<Model>{});
-  // the vakonomic equations need velocity/position constraints (none at the
-  // acceleration level) and at least one of them
-  if constexpr (constraint_count<Model>() > 0 && Model::m_acceleration == 0) {
-    if (f == "vakonomic") return fn(VakonomicSystem<Model>{});
-  }
-  if constexpr (has_conflated_lagrangian<Model>::value) {
-    if (f == "conflated") return fn(UdwadiaKalabaSystem<Conflated<Model>>{});
-  }
-  if constexpr (has_embedded_constraints<Model>::value) {
-    if (f == "embedded") return fn(EmbeddedSystem<Model>{});
+  using tables::Formulation;
+  if (const tables::FormulationEntry* e = tables::find_formulation(f)) {
+    switch (e->id) {
+      case Formulation::udwadia_kalaba: return fn(UdwadiaKalabaSystem<Model>{});
+      case Formulation::lagrange_multiplier: return fn(LagrangeMultiplierSystem<Model>{});
+      case Formulation::null_space: return fn(NullSpaceSystem<Model>{});
+      case Formulation::vakonomic:
+        // velocity/position constraints only, and at least one (tables.hpp)
+        if constexpr (tables::position_or_velocity_constraints_only(constraint_count<Model>(),
+                                                                    Model::m_acceleration))
+          return fn(VakonomicSystem<Model>{});
+        break;
+      case Formulation::conflated:
+        if constexpr (has_conflated_lagrangian<Model>::value)
+          return fn(UdwadiaKalabaSystem<Conflated<Model>>{});
+        break;
+      case Formulation::embedded:
+        if constexpr (has_embedded_constraints<Model>::value) return fn(EmbeddedSystem<Model>{});
+        break;
+    }
   }
   throw ConfigError("formulations", "'" + f + "' is not available for model " + Model::name);
 }

@@ -8,16 +8,16 @@
 #include <system_error>
 
 #include "host/io/file_names.hpp"
+#include "host/io/outcome.hpp"
 #include "host/io/output_sink.hpp"
 #include "host/io/pieces.hpp"
+#include "host/io/result_layout.hpp"
+#include "host/io/slice_plan.hpp"
 #include "host/run/device_ensembles.hpp"
 #include "host/run/initial_states.hpp"
 #include "host/run/interrupt.hpp"
-#include "host/run/outcome.hpp"
-#include "host/run/output_layout.hpp"
 #include "host/run/piece_writers.hpp"
 #include "host/run/runner.hpp"
-#include "host/run/slice_plan.hpp"
 #include "host/run/window_loop.hpp"
 
 namespace nholo {

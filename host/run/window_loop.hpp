@@ -15,13 +15,13 @@
 
 #include "host/io/output_sink.hpp"
 #include "host/io/pieces.hpp"
+#include "host/io/slice_plan.hpp"
 #include "host/run/device_ensembles.hpp"
 #include "host/run/initial_states.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/piece_writers.hpp"
 #include "host/run/progress.hpp"
 #include "host/run/run_options.hpp"
-#include "host/run/slice_plan.hpp"
 
 namespace nholo::detail {
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "host/config/config.hpp"
+#include "host/io/file_names.hpp"
 #include "kernels/window_layout.hpp"
 
 namespace fs = std::filesystem;
@@ -29,15 +30,17 @@ bool parse_count(const std::string& s, int64_t& v) {
 std::vector<ShardFile> find_shard_files(const std::string& output_path) {
   const fs::path p(output_path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  const std::string head = p.stem().string() + ".shard-", ext = p.extension().string();
+  const std::string head = p.stem().string() + shard_infix(), ext = p.extension().string();
+  const std::string partial = partial_suffix();
   std::map<std::pair<int64_t, int64_t>, ShardFile> by_range;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
-    bool partial = false;
-    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0) {
-      partial = true;
-      name.resize(name.size() - 8);
+    bool is_partial = false;
+    if (name.size() > partial.size() &&
+        name.compare(name.size() - partial.size(), partial.size(), partial) == 0) {
+      is_partial = true;
+      name.resize(name.size() - partial.size());
     }
     if (name.rfind(head, 0) != 0 || name.size() <= head.size() + ext.size() ||
         name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
@@ -52,7 +55,7 @@ std::vector<ShardFile> find_shard_files(const std::string& output_path) {
     f.path = p.has_parent_path() ? (dir / name).string() : name;
     f.begin = b;
     f.end = en;
-    (partial ? f.partial : f.complete) = true;
+    (is_partial ? f.partial : f.complete) = true;
   }
   std::vector<ShardFile> v;
   for (auto& kv : by_range) v.push_back(kv.second);

@@ -1,5 +1,5 @@
 // nholo/host/run/work_plan.hpp — how a run spread over many processes (`mpirun -n
-// N nholo run CONFIG`, host/run/mpi_run.cpp) cuts the ensemble into work units:
+// N nholo run CONFIG`, host/cli/mpi_run.cpp) cuts the ensemble into work units:
 // chunks of whole blocks of 1024 trajectories, each run as a shard
 // (`--range BEGIN:END`) into its own shard file, merged at the end like
 // `nholo merge` (docs/cluster.md). Plain functions without MPI, so that the

@@ -7,7 +7,7 @@
 // Moments of a block are accumulated one trajectory at a time, in index order,
 // with Welford's update (count, mean, M2 = sum of squared deviations, min,
 // max), skipping non-finite values (failed trajectories). The host merges the
-// blocks in block order with Chan's formulas (host/analysis/statistics.hpp), so the
+// blocks in block order with Chan's formulas (host/io/statistics.hpp), so the
 // result does not depend on how the ensemble was sliced, on the thread count
 // or on the device: each block is one sequential loop, the same on all.
 #pragma once

@@ -15,26 +15,33 @@ import sys
 ALLOWED = {
     "kernels": {"kernels"},
     "models": {"kernels", "models"},
-    # HDF5 wrappers, pieces, the writer thread, merge, file names: no model, no config
-    "host/io": {"kernels", "host/io"},
+    # HDF5 wrappers, pieces, the writer thread, the result file's layout, merge,
+    # every file name: reads the run configuration and the model's description
+    # (config/), never a model type, a device or the pipeline
+    "host/io": {"kernels", "host/config", "host/io"},
     # reading result files, statistics, quantiles, stats / compare / diff
-    "host/analysis": {"kernels", "host/io", "host/analysis"},
-    # the run config, its tables and the model catalogue
+    "host/analysis": {"kernels", "host/config", "host/io", "host/analysis"},
+    # the run config (TOML, --set, validation), its tables and the model
+    # catalogue: a model file's entry is resolved through an interface
+    # (config/model_catalog.hpp) implemented in model_files/
     "host/config": {"kernels", "models", "host/config"},
     # the device interface, the CPU and CUDA ensembles
-    "host/backends": {"kernels", "models", "host/config", "host/backends"},
-    # model files: the expression language, checks, code generation, plugins, GPU modules
+    "host/backends": {"kernels", "models", "host/config", "host/io", "host/backends"},
+    # model files: the expression language, checks, code generation, plugins,
+    # GPU modules; the plugin's entry point (plugin_define.hpp) instantiates
+    # the pipeline, so model_files/ reaches run/ (run/ never reaches model_files/)
     "host/model_files": {"kernels", "models", "host/config", "host/backends", "host/io",
                          "host/run", "host/model_files"},
-    # the pipeline and its stages, interrupts, MPI work plan: never cli/
+    # the pipeline and its stages, interrupts, the MPI work plan, the device
+    # and model-runner choice: never cli/ nor model_files/
     "host/run": {"kernels", "models", "host/config", "host/backends", "host/io",
                  "host/analysis", "host/run"},
-    # the commands: reach the rest through run/, analysis/, config/ (and
-    # model_files/ for `nholo model` and a model file's plugin)
-    "host/cli": {"host/cli", "host/run", "host/analysis", "host/config", "host/model_files"},
+    # the commands: reach the rest through run/, analysis/, config/, io/ (and
+    # model_files/ for `nholo model` and a model file's plugin), never a
+    # backend, a model or a kernel directly
+    "host/cli": {"host/cli", "host/run", "host/analysis", "host/config", "host/io",
+                 "host/model_files"},
 }
-# the plugin's entry point instantiates the pipeline: model_files/ reaches run/,
-# while run/ must not reach model_files/
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 MAX_FILES_IN_HOST = 8
 

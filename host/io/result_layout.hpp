@@ -1,4 +1,4 @@
-// nholo/host/run/output_layout.hpp — stage 2 of a run (host/run/runner.hpp): the
+// nholo/host/io/result_layout.hpp — stage 2 of a run (host/run/runner.hpp): the
 // output layout. Every group, attribute and scale of a result file, and
 // where each per-trajectory dataset lives: written as the master
 // PATH.partial (virtual datasets over pieces still to be written, at the
@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "host/backends/device_ensemble.hpp"
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
+#include "host/io/device_info.hpp"
 #include "host/io/h5.hpp"
+#include "host/io/outcome.hpp"
 #include "host/io/pieces.hpp"
-#include "host/run/outcome.hpp"
-#include "host/run/run_options.hpp"
-#include "host/run/slice_plan.hpp"
+#include "host/io/run_summary.hpp"
+#include "host/io/slice_plan.hpp"
 
 namespace nholo {
 

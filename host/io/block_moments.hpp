@@ -1,8 +1,8 @@
-// nholo/host/analysis/block_moments.hpp — per-block moments as the reductions
+// nholo/host/io/block_moments.hpp — per-block moments as the reductions
 // write them (kernels/reduce.hpp BlockMomentsKernel) and result files hold them
 // (statistics/FORM/block_moments_q|qdot, shape (5, blocks, saves, components)),
 // and the one fold of them: every (save, component) merges its blocks in block
-// order (host/analysis/statistics.hpp explains why that order makes results
+// order (host/io/statistics.hpp explains why that order makes results
 // bitwise independent of slices, threads and devices).
 //
 // Layout: five parts (count, mean, M2, min, max), part p of block b, save k,

@@ -1,4 +1,6 @@
-#include "host/run/mpi_run.hpp"
+// nholo/host/cli/mpi_run.cpp — `mpirun -n N nholo run CONFIG`: the work plan
+// shared, chunks run as shards by run_command, the shards merged.
+#include "host/cli/mpi_run.hpp"
 
 #include <unistd.h>
 
@@ -13,12 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "host/cli/output_path.hpp"
+#include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
+#include "host/run/device_choice.hpp"
 #include "host/run/work_plan.hpp"
-#include "kernels/window_layout.hpp"
-#ifdef NHOLO_WITH_CUDA
-#include "host/backends/cuda_ensemble.hpp"
-#endif
 #ifdef NHOLO_WITH_MPI
 #include <mpi.h>
 #endif
@@ -349,22 +350,23 @@ Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
     if (!opts.overwrite)
       throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
   }
-  if (fs::exists(out + ".partial")) {
+  if (fs::exists(partial_path(out))) {
     if (!opts.overwrite)
       throw ConfigError("output.path",
-                        "'" + out +
-                            ".partial' exists: the incomplete result of a "
+                        "'" + partial_path(out) +
+                            "' exists: the incomplete result of a "
                             "single-process run; continue it with `nholo run CONFIG "
                             "--resume` (one process), or pass --overwrite to discard it");
-    fs::remove(out + ".partial", ec);
-    fs::remove_all(out + ".partial.d", ec);
+    fs::remove(partial_path(out), ec);
+    fs::remove_all(pieces_dir_path(out), ec);
   }
   std::vector<ShardFile> found = find_shard_files(out);
   if (!found.empty() && !opts.resume) {
     if (!opts.overwrite) {
       std::string names;
       for (size_t i = 0; i < found.size() && i < 3; ++i)
-        names += (i ? ", '" : "'") + found[i].path + (found[i].complete ? "'" : ".partial'");
+        names += (i ? ", '" : "'") +
+                 (found[i].complete ? found[i].path : partial_path(found[i].path)) + "'";
       if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
       throw ConfigError("output.path", "shard files of '" + out + "' exist (" + names +
                                            "), from an earlier run; pass --resume to continue "
@@ -372,14 +374,14 @@ Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
     }
     for (const auto& s : found) {
       fs::remove(s.path, ec);
-      fs::remove(s.path + ".partial", ec);
-      fs::remove_all(s.path + ".partial.d", ec);
+      fs::remove(partial_path(s.path), ec);
+      fs::remove_all(pieces_dir_path(s.path), ec);
     }
     found.clear();
   }
   for (const auto& s : found) {
     // a shard of another configuration would only fail later, in its rank
-    const std::string file = s.complete ? s.path : s.path + ".partial";
+    const std::string file = s.complete ? s.path : partial_path(s.path);
     std::string h;
     try {
       h = hash_of(file);
@@ -474,7 +476,7 @@ RunConfig rank_config(const RunConfig& cfg_in, const World& w) {
   RunConfig cfg = cfg_in;
 #ifdef NHOLO_WITH_CUDA
   if (!cfg.gpu_given && (cfg.device == "auto" || cfg.device == "cuda")) {
-    const int gpus = cuda_backend::device_count();
+    const int gpus = cuda_device_count();
     if (gpus > 0) cfg.gpu = w.local_rank % gpus;
   }
 #endif
@@ -541,7 +543,12 @@ void print_run_start(const RunConfig& cfg, const Options& mo, const Plan& plan, 
                n, mo.static_partition ? "static partition" : "dynamic work queue",
                static_cast<long long>(plan.chunks.size()), static_cast<long long>(complete_found),
                static_cast<long long>(adopted),
-               fs::path(cfg.output_path).replace_extension("").string().append(".shard-*").c_str());
+               fs::path(cfg.output_path)
+                   .replace_extension("")
+                   .string()
+                   .append(shard_infix())
+                   .append("*")
+                   .c_str());
   for (int r = 0; r < n; ++r)
     std::fprintf(stderr, "nholo: mpi: rank %d: %s\n", r, hellos[r].c_str());
 }

@@ -1,9 +1,10 @@
-// nholo/host/run/outcome.cpp — the outcome of a run, folded from its pieces.
-#include "host/run/outcome.hpp"
+// nholo/host/io/outcome.cpp — the outcome of a run, folded from its pieces.
+#include "host/io/outcome.hpp"
 
 #include <cmath>
 #include <sstream>
 
+#include "host/io/block_moments.hpp"
 #include "host/io/h5.hpp"
 
 namespace nholo::detail {
@@ -63,10 +64,8 @@ void add_block_moments(const PieceDir& pieces, const SlicePlan& plan, int64_t s,
             r.open_dataset("statistics/" + formulations[f] +
                            (which ? "/block_moments_qdot" : "/block_moments_q"))
                 .read<double>();
-        const size_t len = mom.size() / 5;
-        const double* parts[5] = {mom.data(), mom.data() + len, mom.data() + 2 * len,
-                                  mom.data() + 3 * len, mom.data() + 4 * len};
-        (which ? out.st_qd : out.st_q)[f].add_block_moments(parts, count, k0, ns);
+        (which ? out.st_qd : out.st_q)[f].add_block_moments(block_moment_parts(mom).part, count, k0,
+                                                            ns);
       }
   }
 }

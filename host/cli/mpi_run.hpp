@@ -1,4 +1,6 @@
-// nholo/host/run/mpi_run.hpp — `mpirun -n N nholo run CONFIG` (docs/cluster.md).
+// nholo/host/cli/mpi_run.hpp — `mpirun -n N nholo run CONFIG` (docs/cluster.md):
+// a mode of the run command (in cli/ with it: it runs run_command per chunk
+// and merge_command at the end; the pipeline and run/ know nothing of MPI).
 //
 // The ensemble is cut into chunks of whole blocks (host/run/work_plan.hpp). Every
 // rank runs chunks as shards (`--range`), each into its own complete shard
@@ -18,8 +20,8 @@
 
 #include <string>
 
-#include "host/config/config.hpp"
 #include "host/cli/commands.hpp"
+#include "host/config/config.hpp"
 
 namespace nholo::mpi {
 

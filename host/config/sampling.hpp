@@ -1,5 +1,8 @@
-// nholo/host/run/sampling.hpp — initial states (and per-trajectory parameters)
-// of an ensemble.
+// nholo/host/config/sampling.hpp — initial states (and per-trajectory parameters)
+// of an ensemble: a pure function of the configuration and the model's
+// description, so in config/ (whose validation reads state files and the
+// distributions' bounds from here); the run (host/run/initial_states.hpp)
+// draws its slices from it.
 //
 // Counter-based: the value of trajectory i is a pure function of (seed, i) —
 // random draws hash (seed, i, dimension) with SplitMix64, Sobol points are

@@ -1,4 +1,4 @@
-#include "host/run/sampling.hpp"
+#include "host/config/sampling.hpp"
 
 #include <algorithm>
 #include <cmath>

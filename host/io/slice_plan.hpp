@@ -1,7 +1,9 @@
-// nholo/host/run/slice_plan.hpp — stage 1 of a run (host/run/runner.hpp): the
-// slice plan. Slices [begin, end) of whole kStatBlock blocks, sized from
-// output.memory_budget_mb and the device's free memory; windows of saves.
-// Also the small helpers every stage of the run uses.
+// nholo/host/io/slice_plan.hpp — stage 1 of a run (host/run/runner.hpp): the
+// slice plan, which is also how a result file is cut into pieces (the
+// layout, host/io/result_layout.hpp, and `nholo merge` read it). Slices
+// [begin, end) of whole kStatBlock blocks, sized from output.memory_budget_mb
+// and the device's free memory; windows of saves. Also the small helpers
+// every stage of the run and the layout use.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "host/config/config.hpp"
+#include "host/config/tables.hpp"
 #include "host/io/h5.hpp"
 #include "kernels/reduce.hpp"
 
@@ -21,14 +24,6 @@ inline double seconds_since(Clock::time_point t) {
 }
 inline hsize_t H(int64_t v) {
   return static_cast<hsize_t>(v);
-}
-
-// Components per save of an output field.
-inline int field_components(const std::string& f, int n, int m) {
-  if (f == "q" || f == "qdot" || f == "qddot" || f == "force_ideal" || f == "force_nonideal")
-    return n;
-  if (f == "multiplier") return m;
-  return 1;
 }
 
 // Values read or written at once by the steps that go over a whole file's
@@ -70,7 +65,7 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   p.n_windows = (p.n_saves + p.window - 1) / p.window;
   const double W = p.window, nf = static_cast<double>(cfg.formulations.size());
   double fields = 0;  // doubles per save of the fields written
-  for (const auto& f : cfg.fields) fields += field_components(f, n, m);
+  for (const auto& f : cfg.fields) fields += tables::field_components(f, n, m);
   const double pairs = nf * (nf - 1) / 2;
   // host bytes per trajectory: initial states, per formulation the state, two
   // output slots, q/qdot scratch, fit sums and per-slice results; pair sums

@@ -1,5 +1,8 @@
-// nholo/host/analysis/statistics.hpp — ensemble statistics computed as the ensemble
-// streams, mergeable across slices (and, later, nodes).
+// nholo/host/io/statistics.hpp — ensemble statistics computed as the ensemble
+// streams, mergeable across slices (and, later, nodes). In io/ with the
+// block moments (block_moments.hpp) because they are what a result file's
+// statistics are made of: the layout writes them, the outcome of a run and
+// `nholo merge` fold them, `nholo stats` / `compare` (host/analysis/) read them.
 //
 //   Moments: count, mean, M2 (sum of squared deviations), min, max, updated
 //   one value at a time (Welford) and merged pairwise (Chan et al.):
@@ -20,6 +23,7 @@
 #include <limits>
 #include <vector>
 
+#include "host/io/block_moments.hpp"
 #include "kernels/reduce.hpp"
 
 namespace nholo {
@@ -80,29 +84,16 @@ class FieldStatistics {
                                  out.data() + 3 * len,
                                  out.data() + 4 * len};
     for (int64_t j = 0; j < static_cast<int64_t>(len); ++j) k(j);
-    const double* parts[5] = {out.data(), out.data() + len, out.data() + 2 * len,
-                              out.data() + 3 * len, out.data() + 4 * len};
-    add_block_moments(parts, count, k0, n_saves);
+    add_block_moments(block_moment_parts(out.data(), len).part, count, k0, n_saves);
   }
   // Block moments of a window (BlockMomentsKernel's output: count, mean, M2,
   // min, max, each [(b * n_saves + k) * n_comp + c]) for saves k0 + k, folded
   // in block order.
   void add_block_moments(const double* const parts[5], int64_t count, int64_t k0, int64_t n_saves) {
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
-    for (int64_t k = 0; k < n_saves; ++k)
-      for (int c = 0; c < n_comp_; ++c) {
-        Moments& acc = m_[(k0 + k) * n_comp_ + c];
-        for (int64_t b = 0; b < blocks; ++b) {
-          const int64_t j = (b * n_saves + k) * n_comp_ + c;
-          Moments blk;
-          blk.count = parts[0][j];
-          blk.mean = parts[1][j];
-          blk.m2 = parts[2][j];
-          blk.min = parts[3][j];
-          blk.max = parts[4][j];
-          acc.merge(blk);
-        }
-      }
+    fold_block_moments(parts, blocks, n_saves, n_comp_, [&](int64_t k, int64_t c) -> Moments& {
+      return m_[(k0 + k) * n_comp_ + c];
+    });
   }
   const Moments& at(int64_t k, int c) const { return m_[k * n_comp_ + c]; }
   int n_comp() const { return n_comp_; }

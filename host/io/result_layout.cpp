@@ -1,14 +1,15 @@
-// nholo/host/run/output_layout.cpp — the layout of a result file: groups,
+// nholo/host/io/result_layout.cpp — the layout of a result file: groups,
 // attributes, scales, per-trajectory datasets (virtual or real), statistics.
-#include "host/run/output_layout.hpp"
+#include "host/io/result_layout.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <utility>
 
+#include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
-#include "host/run/root_attributes.hpp"
+#include "host/io/root_attributes.hpp"
 
 namespace nholo::detail {
 
@@ -153,10 +154,9 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   h5::Dataset coord = h5::dimension(g, "coordinate", mi_.coordinates);
   h5::Dataset cons = h5::dimension(g, "constraint", mi_.constraints);
   for (const auto& fname : cfg_.fields) {
-    const int nc = field_components(fname, n, m);
-    const bool per_coord =
-        nc == n && fname != "multiplier" && fname != "constraint_residual" && fname != "energy";
-    const bool per_cons = fname == "multiplier";
+    const tables::FieldEntry* e = tables::find_field(fname);
+    const bool per_coord = e && e->components == tables::Components::per_coordinate;
+    const bool per_cons = e && e->components == tables::Components::per_constraint;
     std::vector<hsize_t> dims = {H(size_), H(n_saves)};
     if (per_coord || per_cons) dims.push_back(per_coord ? H(n) : H(m));
     h5::Dataset d = make(g, fname, per_traj(Scalar::f64, NAN, PieceKind::window, dims));
@@ -173,8 +173,9 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   make(g, "rejected", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size_)})).attach_scale(traj, 0);
   make(g, "fail_time", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}))
       .attach_scale(traj, 0);
-  // the embedded formulation's Euler–Poisson check (kernels/embedded.hpp)
-  if (cfg_.formulations[f] == "embedded") {
+  // the embedded formulation's Euler–Poisson check (kernels/euler_poisson.hpp)
+  const tables::FormulationEntry* fe = tables::find_formulation(cfg_.formulations[f]);
+  if (fe && fe->has_euler_poisson_residual) {
     h5::Dataset ep =
         make(g, "euler_poisson_residual", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
     ep.attach_scale(traj, 0);

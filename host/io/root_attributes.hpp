@@ -1,14 +1,14 @@
-// nholo/host/run/root_attributes.hpp — the root attributes of every file a run
+// nholo/host/io/root_attributes.hpp — the root attributes of every file a run
 // (or `nholo merge`) creates: what it is, how it was made and how it ended;
 // the release and git revision of this nholo.
 #pragma once
 
 #include <string>
 
-#include "host/backends/device_ensemble.hpp"
 #include "host/config/config.hpp"
+#include "host/io/device_info.hpp"
 #include "host/io/h5.hpp"
-#include "host/run/run_options.hpp"
+#include "host/io/run_summary.hpp"
 
 namespace nholo {
 

@@ -1,4 +1,4 @@
-// nholo/host/run/outcome.hpp — stage 8 of a run (host/run/runner.hpp): what the
+// nholo/host/io/outcome.hpp — stage 8 of a run (host/run/runner.hpp): what the
 // finished slices add up to, read back from the pieces in block order (so
 // the statistics do not depend on the slices), and the status lines of the
 // summary. `nholo merge` folds its shards into the same Outcome
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "host/analysis/statistics.hpp"
 #include "host/io/pieces.hpp"
-#include "host/run/run_options.hpp"
-#include "host/run/slice_plan.hpp"
+#include "host/io/run_summary.hpp"
+#include "host/io/slice_plan.hpp"
+#include "host/io/statistics.hpp"
 
 namespace nholo::detail {
 

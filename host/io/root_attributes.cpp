@@ -1,6 +1,6 @@
-// nholo/host/run/root_attributes.cpp — the root attributes of a run's files,
+// nholo/host/io/root_attributes.cpp — the root attributes of a run's files,
 // the release and revision of this nholo.
-#include "host/run/root_attributes.hpp"
+#include "host/io/root_attributes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/config/model_info.hpp"
+#include "host/config/tables.hpp"
 
 #ifndef NHOLO_VERSION
 #define NHOLO_VERSION "0.0.0"
@@ -64,13 +65,11 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("parameter_values", pv);
   if (!pu.empty()) root.set_attr("parameter_units", pu);
   if (!cfg.varied_params.empty()) root.set_attr("varied_parameters", cfg.varied_params);
-  const char* methods[] = {"rk4", "dopri5", "dop853"};
-  const char* drifts[] = {"none", "baumgarte", "project"};
-  root.set_attr("integrator_method", methods[static_cast<int>(cfg.integrator.method)]);
+  root.set_attr("integrator_method", tables::method_name(cfg.integrator.method));
   root.set_attr("integrator_rtol", cfg.integrator.rtol);
   root.set_attr("integrator_atol", cfg.integrator.atol);
   root.set_attr("integrator_dt", cfg.integrator.dt);
-  root.set_attr("integrator_drift", drifts[static_cast<int>(cfg.eval.drift)]);
+  root.set_attr("integrator_drift", tables::drift_name(cfg.eval.drift));
   root.set_attr("ensemble_size", cfg.size);
   root.set_attr("ensemble_sampler", cfg.sampler);
   root.set_attr("ensemble_seed", static_cast<int64_t>(cfg.seed));

@@ -1,0 +1,33 @@
+// nholo/host/cli/check_command.cpp — `nholo check`: the config, the backend and
+// the output path validated, nothing written.
+#include <memory>
+#include <sstream>
+
+#include "host/cli/commands.hpp"
+#include "host/cli/output_path.hpp"
+#include "host/config/model_info.hpp"
+#include "host/run/device_choice.hpp"
+
+namespace nholo {
+
+std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
+  std::string note;
+  const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
+  check_output_folder(cfg.output_path);
+  { const OutputLock probe(cfg.output_path); }  // refused while another run writes the path
+  check_output_path(cfg.output_path, opts.overwrite);
+  const ModelInfo& mi = *find_model(cfg.model);
+  std::ostringstream os;
+  os << "config ok: model " << cfg.model << " (n = " << mi.n << ", m = " << mi.m << "), "
+     << cfg.size << " trajectories (" << cfg.sampler << " sampler"
+     << (cfg.varied_params.empty()
+             ? std::string()
+             : "; parameters varied per trajectory: " + join(cfg.varied_params))
+     << "), formulations " << join(cfg.formulations) << ", " << cfg.save_times.size()
+     << " saves in [" << cfg.t_start << ", " << cfg.t_end << "], output " << cfg.output_path
+     << (cfg.fields.empty() ? " (statistics only)" : "") << ", backend "
+     << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")") << "\n";
+  return os.str();
+}
+
+}  // namespace nholo

@@ -1,0 +1,38 @@
+// nholo/host/config/model_catalog.hpp — the models a configuration names that
+// config/ cannot describe by itself: a model file's [model] table and a plugin
+// "path.so". Declared here, defined by the model files
+// (host/model_files/model_catalog.cpp), so that config/ never reaches
+// model_files/: the one nholo_host library holds both.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/config/model_info.hpp"
+
+namespace nholo {
+
+struct ModelSpec;
+
+// A model file's model: what it says (host/model_files/model_file.hpp) and its
+// description.
+struct ModelFileModel {
+  std::shared_ptr<const ModelSpec> spec;
+  ModelInfo info;
+};
+
+// A [model] table (model_source: where it came from, for messages) parsed
+// and checked; builtin: the built-in models' names, which it may not take.
+// ConfigError (key model) when it is not a valid model.
+ModelFileModel model_file_model(const toml::table& mt, const std::string& model_source,
+                                const std::vector<std::string>& builtin);
+
+// The plugin file `path` loaded (once per process) and its model's
+// description; loaded_path: the path it was loaded from. Throws what loading
+// throws (std::exception).
+ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path);
+
+}  // namespace nholo

@@ -1,0 +1,36 @@
+// nholo/host/model_files/model_catalog.cpp — the config's view of model files
+// and plugins (host/config/model_catalog.hpp): a [model] table parsed into its
+// spec and description, a plugin loaded and described.
+#include "host/config/model_catalog.hpp"
+
+#include <utility>
+
+#include "host/config/config.hpp"
+#include "host/model_files/model_file.hpp"
+#include "host/model_files/plugin.hpp"
+
+namespace nholo {
+
+ModelFileModel model_file_model(const toml::table& mt, const std::string& model_source,
+                                const std::vector<std::string>& builtin) {
+  ModelSpec spec;
+  try {
+    spec = parse_model_table(mt, model_source, builtin);
+  } catch (const ModelFileError& e) {
+    throw ConfigError("model", e.what());
+  }
+  ModelFileModel m;
+  m.spec = std::make_shared<const ModelSpec>(std::move(spec));
+  m.info = model_info_from_spec(*m.spec);
+  return m;
+}
+
+ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path) {
+  const Plugin& pl = load_plugin_file(path);
+  ModelInfo info;
+  pl.entry->describe(&info);
+  loaded_path = pl.path;
+  return info;
+}
+
+}  // namespace nholo

@@ -1,0 +1,36 @@
+// nholo/host/run/device_choice.hpp — the device a run gets: the backend the
+// configuration asks for (backend.device, backend.gpu, backend.threads)
+// checked against what this build and machine offer, opened, and described
+// for the log, `nholo check` and `nholo devices`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "host/backends/device_ensemble.hpp"
+#include "host/config/config.hpp"
+
+namespace nholo {
+
+// The device of a run: cfg.device = omp | cpp | cuda | auto (the GPU
+// backend.gpu when a CUDA device is visible and nholo was built with CUDA,
+// else OpenMP; *note then says why). Throws ConfigError when the requested
+// backend cannot be had, naming what was found.
+std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note = nullptr);
+// "cuda: NVIDIA H100 (GPU 0, compute 9.0, driver 13.0, runtime 13.0, 81559 MiB)"
+std::string describe_device(const DeviceInfo& d);
+
+// The CUDA devices visible (0 without a GPU, a driver, or CUDA built in).
+int cuda_device_count();
+
+// `nholo devices`' lines on the backends built in, the CUDA devices visible
+// and what backend.device = "auto" runs on.
+std::string describe_backends();
+
+// Throws, naming why, when a model file's GPU kernels cannot be compiled on
+// this machine (NVRTC cannot be loaded). Declared here for open_run_device's
+// choice under auto, defined by the model files, which compile those kernels
+// (host/model_files/gpu_compiler.cpp): run/ never includes model_files/.
+void check_gpu_module_compiler();
+
+}  // namespace nholo
