@@ -37,58 +37,54 @@ NHOLO_HDI S constraint_residual_max(const typename Model::Params& p, const Vec<S
   Mat<S, m, Model::n> A;
   Vec<S, m> b, res, vres;
   constraint_terms<Model, S>(p, q, qd, t, A, b, &res, &vres);
-  S r = S(0);
-  for (int l = 0; l < Model::m_position + Model::m_velocity; ++l) {
-    r = max_of(r, S(fabs(res[l])));
-    r = max_of(r, S(fabs(vres[l])));
-  }
-  return r;
+  return constraint_residual_norm<Model, S>(res, vres);
 }
+
+namespace detail {
+// Newton iterations over the free components (given[j] false) that drive
+// the first r constraint residuals to zero by minimum-norm steps: the
+// position ones phi by moving q (Velocity = false), or the velocity ones
+// (phidot, g) by moving qd (Velocity = true).
+template <class Model, int r, bool Velocity, class S>
+NHOLO_HDI void complete_rows(const typename Model::Params& p, Vec<S, Model::n>& q,
+                             Vec<S, Model::n>& qd, const bool* given, S t, S tol,
+                             const ConsistencyOptions& opt) {
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  for (int it = 0; it < opt.iterations; ++it) {
+    Mat<S, m, n> A;
+    Vec<S, m> b, res;
+    constraint_terms<Model, S>(p, q, qd, t, A, b, Velocity ? nullptr : &res,
+                               Velocity ? &res : nullptr);
+    Mat<S, r, n> J = Mat<S, r, n>::zero();
+    Vec<S, r> g;
+    for (int l = 0; l < r; ++l) {
+      g[l] = res[l];
+      for (int j = 0; j < n; ++j) J(l, j) = given[j] ? S(0) : A(l, j);
+    }
+    if (!(norm_inf(g) > tol)) break;
+    const Vec<S, n> dx = pinv(J, S(opt.pinv.rtol), S(opt.pinv.atol)) * g;
+    if constexpr (Velocity) {
+      qd -= dx;
+    } else {
+      q -= dx;
+    }
+  }
+}
+}  // namespace detail
 
 template <class Model, class S>
 NHOLO_HDI ConsistencyResult<S> complete_state(const typename Model::Params& p,
                                               Vec<S, Model::n>& q, const bool* q_given,
                                               Vec<S, Model::n>& qd, const bool* qd_given, S t,
                                               const ConsistencyOptions& opt = ConsistencyOptions()) {
-  constexpr int n = Model::n;
-  constexpr int m = m_of<Model>;
   constexpr int mp = Model::m_position;
   constexpr int mpv = Model::m_position + Model::m_velocity;
   const S tol = S(opt.tol) * (S(1) + norm_inf(q) + norm_inf(qd));
-  if constexpr (mp > 0) {
-    // phi(q) = 0 over the free coordinates
-    for (int it = 0; it < opt.iterations; ++it) {
-      Mat<S, m, n> A;
-      Vec<S, m> b, res;
-      constraint_terms<Model, S>(p, q, qd, t, A, b, &res, nullptr);
-      Mat<S, mp, n> J = Mat<S, mp, n>::zero();
-      Vec<S, mp> phi;
-      for (int l = 0; l < mp; ++l) {
-        phi[l] = res[l];
-        for (int j = 0; j < n; ++j) J(l, j) = q_given[j] ? S(0) : A(l, j);
-      }
-      if (!(norm_inf(phi) > tol)) break;
-      const Vec<S, n> dq = pinv(J, S(opt.pinv.rtol), S(opt.pinv.atol)) * phi;
-      q -= dq;
-    }
-  }
-  if constexpr (mpv > 0) {
-    // (phidot, g)(q, qd) = 0 over the free velocities
-    for (int it = 0; it < opt.iterations; ++it) {
-      Mat<S, m, n> A;
-      Vec<S, m> b, vres;
-      constraint_terms<Model, S>(p, q, qd, t, A, b, nullptr, &vres);
-      Mat<S, mpv, n> G = Mat<S, mpv, n>::zero();
-      Vec<S, mpv> r;
-      for (int l = 0; l < mpv; ++l) {
-        r[l] = vres[l];
-        for (int j = 0; j < n; ++j) G(l, j) = qd_given[j] ? S(0) : A(l, j);
-      }
-      if (!(norm_inf(r) > tol)) break;
-      const Vec<S, n> dqd = pinv(G, S(opt.pinv.rtol), S(opt.pinv.atol)) * r;
-      qd -= dqd;
-    }
-  }
+  // phi(q) = 0 over the free coordinates
+  if constexpr (mp > 0) detail::complete_rows<Model, mp, false>(p, q, qd, q_given, t, tol, opt);
+  // (phidot, g)(q, qd) = 0 over the free velocities
+  if constexpr (mpv > 0) detail::complete_rows<Model, mpv, true>(p, q, qd, qd_given, t, tol, opt);
   ConsistencyResult<S> out;
   out.residual = constraint_residual_max<Model, S>(p, q, qd, t);
   out.converged = !(out.residual > S(opt.tol) * (S(1) + norm_inf(q) + norm_inf(qd)));

@@ -54,4 +54,19 @@ NHOLO_HDI void constrained_terms(const typename Model::Params& p, const Vec<S, M
   w.C = nonideal_terms<Model>(p, q, qd, t);
 }
 
+// out before a formulation's solve: qdd, force_ideal and the multipliers
+// zero, force_applied = F, force_nonideal = C, the residuals of w, not the
+// singular-mass form
+template <class S, int n, int m>
+NHOLO_HDI void start_acceleration(const ConstrainedTerms<S, n, m>& w, Acceleration<S, n, m>& out) {
+  out.qdd = Vec<S, n>::zero();
+  out.force_applied = w.F;
+  out.force_ideal = Vec<S, n>::zero();
+  out.force_nonideal = w.C;
+  out.multiplier = Vec<S, m>::zero();
+  out.residual = w.residual;
+  out.velocity_residual = w.velocity_residual;
+  out.singular_mass = false;
+}
+
 }  // namespace nholo

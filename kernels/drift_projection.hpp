@@ -10,6 +10,45 @@
 
 namespace nholo {
 
+namespace detail {
+// Newton iterations of the M-norm-minimal correction that drives the first
+// r constraint residuals to zero: the position ones phi by moving q
+// (Velocity = false), or the velocity ones (phidot, g) by moving qd
+// (Velocity = true). Returns true if q or qd moved.
+template <class Model, int r, bool Velocity, class S>
+NHOLO_HDI bool project_rows(const typename Model::Params& params, const EvalOptions& eval, S t,
+                            Vec<S, Model::n>& q, Vec<S, Model::n>& qd) {
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  bool moved = false;
+  for (int it = 0; it < eval.project_iterations; ++it) {
+    Mat<S, n, n> M;
+    Vec<S, n> F;
+    Mat<S, m, n> A;
+    Vec<S, m> b, res;
+    lagrangian_terms<Model>(params, q, qd, t, M, F);
+    constraint_terms<Model, S>(params, q, qd, t, A, b, Velocity ? nullptr : &res,
+                               Velocity ? &res : nullptr);
+    Mat<S, r, n> J;
+    Vec<S, r> g;
+    for (int l = 0; l < r; ++l) {
+      g[l] = res[l];
+      for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
+    }
+    if (!(norm_inf(g) > S(eval.project_tol))) break;
+    Vec<S, n> dx;
+    if (!weighted_correction(M, J, g, dx, eval.pinv)) break;
+    if constexpr (Velocity) {
+      qd -= dx;
+    } else {
+      q -= dx;
+    }
+    moved = true;
+  }
+  return moved;
+}
+}  // namespace detail
+
 // Projection onto the constraint manifold (drift = project): positions onto
 // phi = 0, then velocities onto phidot = 0 and g = 0, each step minimal in
 // the M-norm (Newton iterations for nonlinear constraints). Returns true if
@@ -19,8 +58,6 @@ template <class Model, class S>
 NHOLO_HDI bool project_onto_constraints(const typename Model::Params& params,
                                         const EvalOptions& eval, S t, Vec<S, Model::n>& q,
                                         Vec<S, Model::n>& qd) {
-  constexpr int n = Model::n;
-  constexpr int m = m_of<Model>;
   constexpr int mp = Model::m_position;
   constexpr int mpv = Model::m_position + Model::m_velocity;
   if (eval.drift != DriftControl::project) return false;
@@ -28,46 +65,8 @@ NHOLO_HDI bool project_onto_constraints(const typename Model::Params& params,
     return false;
   } else {
     bool moved = false;
-    if constexpr (mp > 0) {
-      for (int it = 0; it < eval.project_iterations; ++it) {
-        Mat<S, n, n> M;
-        Vec<S, n> F;
-        Mat<S, m, n> A;
-        Vec<S, m> b, res;
-        lagrangian_terms<Model>(params, q, qd, t, M, F);
-        constraint_terms<Model, S>(params, q, qd, t, A, b, &res, nullptr);
-        Mat<S, mp, n> J;
-        Vec<S, mp> phi;
-        for (int l = 0; l < mp; ++l) {
-          phi[l] = res[l];
-          for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
-        }
-        if (!(norm_inf(phi) > S(eval.project_tol))) break;
-        Vec<S, n> dq;
-        if (!weighted_correction(M, J, phi, dq, eval.pinv)) break;
-        q -= dq;
-        moved = true;
-      }
-    }
-    for (int it = 0; it < eval.project_iterations; ++it) {
-      Mat<S, n, n> M;
-      Vec<S, n> F;
-      Mat<S, m, n> A;
-      Vec<S, m> b, vres;
-      lagrangian_terms<Model>(params, q, qd, t, M, F);
-      constraint_terms<Model, S>(params, q, qd, t, A, b, nullptr, &vres);
-      Mat<S, mpv, n> G;
-      Vec<S, mpv> r;
-      for (int l = 0; l < mpv; ++l) {
-        r[l] = vres[l];
-        for (int j = 0; j < n; ++j) G(l, j) = A(l, j);
-      }
-      if (!(norm_inf(r) > S(eval.project_tol))) break;
-      Vec<S, n> dqd;
-      if (!weighted_correction(M, G, r, dqd, eval.pinv)) break;
-      qd -= dqd;
-      moved = true;
-    }
+    if constexpr (mp > 0) moved = detail::project_rows<Model, mp, false>(params, eval, t, q, qd);
+    if (detail::project_rows<Model, mpv, true>(params, eval, t, q, qd)) moved = true;
     return moved;
   }
 }

@@ -108,6 +108,27 @@ NHOLO_HDI void seed_rate_hessian(const Vec<S, n>& q, const Vec<S, n>& qd, S t,
   seed(ta.v, t);
   for (int k = 0; k <= n; ++k) seed(ta.d[k], S(k == n ? 1 : 0));
 }
+
+// M(i, j) = f.d[j].d[i] and F_i = -f.d[n].d[i] of a value f computed from the
+// seeds of seed_rate_hessian: d2f/dqd2 and -D_v df/dqd.
+template <class S, int n>
+NHOLO_HDI void rate_hessian_terms(const Dual<Dual<S, n>, n + 1>& f, Mat<S, n, n>& M, Vec<S, n>& F) {
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) M(i, j) = f.d[j].d[i];
+    F[i] = -f.d[n].d[i];
+  }
+}
+
+// Seeds for first derivatives in q: q_i the tangent i of Dual<S, n>, qd
+// constant, so that f(qa, qda, D(t)).d[i] = df/dq_i.
+template <class S, int n>
+NHOLO_HDI void seed_positions(const Vec<S, n>& q, const Vec<S, n>& qd, Vec<Dual<S, n>, n>& qa,
+                              Vec<Dual<S, n>, n>& qda) {
+  for (int i = 0; i < n; ++i) {
+    seed(qa[i], q[i], i, S(1));
+    seed(qda[i], qd[i]);
+  }
+}
 }  // namespace detail
 
 // M and F by nested Dual, for a scalar S that is itself an AD type (Jet2
@@ -129,18 +150,12 @@ NHOLO_HDI void lagrangian_terms_nested(const typename Model::Params& p, const Ve
     D2 ta;
     detail::seed_rate_hessian(q, qd, t, qa, qda, ta);
     const D2 L = Model::lagrangian(p, qa, qda, ta);
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) M(i, j) = L.d[j].d[i];
-      F[i] = -L.d[n].d[i];
-    }
+    detail::rate_hessian_terms(L, M, F);
   }
   {
     using D = Dual<S, n>;
     Vec<D, n> qa, qda;
-    for (int i = 0; i < n; ++i) {
-      seed(qa[i], q[i], i, S(1));
-      seed(qda[i], qd[i]);
-    }
+    detail::seed_positions(q, qd, qa, qda);
     const D L = Model::lagrangian(p, qa, qda, D(t));
     for (int i = 0; i < n; ++i) F[i] += L.d[i];
   }
@@ -186,10 +201,7 @@ NHOLO_FLATTEN NHOLO_HDI Vec<S, Model::n> lagrangian_force(const typename Model::
   } else if constexpr (lagrangian_is_separable<Model>::value) {
     using D = Dual<S, n>;
     Vec<D, n> qa, qda;
-    for (int i = 0; i < n; ++i) {
-      seed(qa[i], q[i], i, S(1));
-      seed(qda[i], qd[i]);
-    }
+    detail::seed_positions(q, qd, qa, qda);
     const D L = Model::lagrangian(p, qa, qda, D(t));
     for (int i = 0; i < n; ++i) F[i] = L.d[i];
   } else {

@@ -36,6 +36,15 @@ struct EmbeddedIndex {
 };
 }  // namespace detail
 
+// The system SysT<Model, T> with the model's parameters p and options eo
+template <template <class, class> class SysT, class Model, class T>
+NHOLO_HDI SysT<Model, T> system_with(const typename Model::Params& p, const EvalOptions& eo) {
+  SysT<Model, T> sys;
+  sys.params = p;
+  sys.eval = eo;
+  return sys;
+}
+
 // Taylor coefficients of the flow of a System at (t, y), as derivatives:
 // d[0] = y' = f(t, y), d[1] = y'', d[2] = y'''. Forward AD of the right-hand
 // side along the path (Taylor mode by nested duals): with tau = e1 + e2 (e1,
@@ -48,17 +57,13 @@ template <template <class, class> class SysT, class Model, class S, int N>
 NHOLO_HDI Status flow_derivatives(const typename Model::Params& p, const EvalOptions& eo, S t,
                                   const Vec<S, N>& y, Vec<S, N> d[3]) {
   {
-    SysT<Model, S> sys;
-    sys.params = p;
-    sys.eval = eo;
+    const auto sys = system_with<SysT, Model, S>(p, eo);
     const Status st = sys(t, y, d[0]);
     if (st != Status::ok) return st;
   }
   {
     using D = Dual<S, 1>;
-    SysT<Model, D> sys;
-    sys.params = p;
-    sys.eval = eo;
+    const auto sys = system_with<SysT, Model, D>(p, eo);
     Vec<D, N> ya, fa;
     for (int c = 0; c < N; ++c) {
       ya[c] = D(y[c]);
@@ -73,9 +78,7 @@ NHOLO_HDI Status flow_derivatives(const typename Model::Params& p, const EvalOpt
   {
     using D1 = Dual<S, 1>;
     using D2 = Dual<D1, 1>;
-    SysT<Model, D2> sys;
-    sys.params = p;
-    sys.eval = eo;
+    const auto sys = system_with<SysT, Model, D2>(p, eo);
     Vec<D2, N> ya, fa;
     for (int c = 0; c < N; ++c) {
       D1 v(y[c]);

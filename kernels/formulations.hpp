@@ -16,6 +16,13 @@
 // with a formulation tag; the vakonomic and embedded systems share its drift
 // projection (project_state_onto_constraints), observables
 // (observe_acceleration) and state layout (split_state, store_state).
+//
+// Notation of the formulation headers: M qdd = F is the unconstrained system
+// (F includes Q_np), A qdd = b the constraints differentiated once (velocity
+// rows) or twice (position rows), C Udwadia's nonideal vector (zero for ideal
+// constraints); see dynamics.hpp and constrained_terms.hpp. Drift control
+// (eval.drift) as for every formulation: Baumgarte corrects b, projection
+// moves (q, qd) (never the multipliers of the vakonomic and embedded states).
 #pragma once
 
 #include "formulations/conflated.hpp"

@@ -148,6 +148,18 @@ NHOLO_HDI void store_state(const Vec<S, n>& q, const Vec<S, n>& qd, const Vec<S,
   store_state(q, qd, y);
   for (int l = 0; l < k; ++l) y[2 * n + l] = x[l];
 }
+// y' = (qd, qdd, xd) of a state y = (q, qd, x, ...) (qd read from y, the
+// components after xd left as they are)
+template <class S, int n, int k, int N>
+NHOLO_HDI void store_rates(const Vec<S, N>& y, const Vec<S, n>& qdd, const Vec<S, k>& xd,
+                           Vec<S, N>& dydt) {
+  static_assert(N >= 2 * n + k, "a state holds q, qd and then the extra part");
+  for (int i = 0; i < n; ++i) {
+    dydt[i] = y[n + i];
+    dydt[n + i] = qdd[i];
+  }
+  for (int l = 0; l < k; ++l) dydt[2 * n + l] = xd[l];
+}
 
 // has_prepare<Sys>: Sys binds a per-trajectory cache (sys.prepare(t, y))
 template <class Sys, class = void>

@@ -90,7 +90,7 @@ void parse_integrator(const toml::table& root, RunConfig& cfg) {
   if (const toml::node* n = it->get("method")) {
     const std::string m = as_choice(*n, "integrator.method", tables::names_of(tables::kMethods));
     for (const auto& e : tables::kMethods)
-      if (m == e.name) o.method = e.method;
+      if (m == e.name) o.method = e.value;
   }
   auto positive = [&](const char* k, double& dst) {
     if (const toml::node* n = it->get(k)) {
@@ -114,7 +114,7 @@ void parse_integrator(const toml::table& root, RunConfig& cfg) {
     const std::string d =
         as_choice(*n, "integrator.drift", tables::names_of(tables::kDriftControls));
     for (const auto& e : tables::kDriftControls)
-      if (d == e.name) cfg.eval.drift = e.drift;
+      if (d == e.name) cfg.eval.drift = e.value;
   }
   positive("baumgarte_alpha", cfg.eval.baumgarte_alpha);
   positive("baumgarte_beta", cfg.eval.baumgarte_beta);

@@ -6,19 +6,12 @@
 #include <sstream>
 
 #include "host/config/config_parse.hpp"
+#include "host/config/toml_type_name.hpp"
 
 namespace nholo::config_parse {
 
 const char* type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date/time";
-  }
+  return toml_type_name(n);
 }
 
 double as_number(const toml::node& n, const std::string& key) {

@@ -168,21 +168,18 @@ inline int field_components(const std::string& name, int n, int m) {
 
 // ---- named choices of the configuration, each in the order of its enum
 
-struct MethodEntry {
+// a named value of an enum the configuration chooses by name
+template <class Enum>
+struct NamedChoice {
   const char* name;
-  Method method;
+  Enum value;
 };
-inline constexpr MethodEntry kMethods[] = {
+inline constexpr NamedChoice<Method> kMethods[] = {
     {"rk4", Method::rk4},
     {"dopri5", Method::dopri5},
     {"dop853", Method::dop853},
 };
-
-struct DriftEntry {
-  const char* name;
-  DriftControl drift;
-};
-inline constexpr DriftEntry kDriftControls[] = {
+inline constexpr NamedChoice<DriftControl> kDriftControls[] = {
     {"none", DriftControl::none},
     {"baumgarte", DriftControl::baumgarte},
     {"project", DriftControl::project},
@@ -190,14 +187,14 @@ inline constexpr DriftEntry kDriftControls[] = {
 
 // the entries of kMethods and kDriftControls are indexed by their enum
 // (result files' attributes name them by index)
-constexpr bool indexed_by_enum() {
-  for (size_t i = 0; i < std::size(kMethods); ++i)
-    if (static_cast<size_t>(kMethods[i].method) != i) return false;
-  for (size_t i = 0; i < std::size(kDriftControls); ++i)
-    if (static_cast<size_t>(kDriftControls[i].drift) != i) return false;
+template <class Enum, size_t N>
+constexpr bool indexed_by_enum(const NamedChoice<Enum> (&table)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    if (static_cast<size_t>(table[i].value) != i) return false;
   return true;
 }
-static_assert(indexed_by_enum(), "kMethods / kDriftControls out of enum order");
+static_assert(indexed_by_enum(kMethods) && indexed_by_enum(kDriftControls),
+              "kMethods / kDriftControls out of enum order");
 
 inline const char* method_name(Method m) {
   return kMethods[static_cast<size_t>(m)].name;

@@ -109,6 +109,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/config/toml_type_name.hpp"
 #include "host/model_files/expr/analysis.hpp"
 #include "host/model_files/expr/eval.hpp"
 #include "host/model_files/expr/parser.hpp"
@@ -119,15 +120,7 @@ namespace model_file {
 namespace {
 
 const char* type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a floating-point number";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date/time";
-  }
+  return toml_type_name(n, "a floating-point number");
 }
 
 // expression text in a message: one line

@@ -12,15 +12,11 @@
 //     force_ideal = A^T lambda (= M qdd - F - C), force_nonideal = C,
 //     multiplier = lambda.
 //
-// Notation: M qdd = F is the unconstrained system (F includes Q_np), A qdd = b
-// the constraints differentiated once (velocity rows) or twice (position
-// rows), C Udwadia's nonideal vector (zero for ideal constraints); see
-// dynamics.hpp and constrained_terms.hpp. Drift control (eval.drift) as for
-// every formulation: Baumgarte corrects b, projection moves (q, qd).
+// Notation (M, F, A, b, C) and drift control: kernels/formulations.hpp.
 #pragma once
 
 #include "kernels/constrained_terms.hpp"
-#include "kernels/lu.hpp"
+#include "kernels/kkt.hpp"
 #include "kernels/second_order_system.hpp"
 
 namespace nholo {
@@ -36,14 +32,7 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> lagrange_multiplier_acceleratio
   ConstrainedTerms<S, n, m> w;
   constrained_terms<Model>(p, q, qd, t, eo, w);
   Acceleration<S, n, m> out;
-  out.qdd = Vec<S, n>::zero();
-  out.force_applied = w.F;
-  out.force_ideal = Vec<S, n>::zero();
-  out.force_nonideal = w.C;
-  out.multiplier = Vec<S, m>::zero();
-  out.residual = w.residual;
-  out.velocity_residual = w.velocity_residual;
-  out.singular_mass = false;
+  start_acceleration(w, out);
   // saddle-point (KKT) system
   Mat<S, n + m, n + m> K = Mat<S, n + m, n + m>::zero();
   Vec<S, n + m> rhs;
@@ -52,20 +41,14 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> lagrange_multiplier_acceleratio
     for (int l = 0; l < m; ++l) K(i, n + l) = -w.A(l, i);
     rhs[i] = w.F[i] + w.C[i];
   }
-  for (int l = 0; l < m; ++l) {
-    for (int j = 0; j < n; ++j) K(n + l, j) = w.A(l, j);
-    rhs[n + l] = w.b[l];
-  }
-  Vec<S, n + m> x;
-  if (!lu_solve_system(K, rhs, x, S(eo.lu_rtol))) {
-    out.status = Status::singular;
+  const Status st = solve_kkt(K, rhs, w.A, w.b, S(eo.lu_rtol), out.qdd, out.multiplier);
+  if (st == Status::singular) {
+    out.status = st;
     return out;
   }
-  for (int i = 0; i < n; ++i) out.qdd[i] = x[i];
-  for (int l = 0; l < m; ++l) out.multiplier[l] = x[n + l];
   // Q_i = A^T lambda (= M qdd - F - C)
   out.force_ideal = mul_transposed(w.A, out.multiplier);
-  out.status = all_finite(x) ? Status::ok : Status::non_finite;
+  out.status = st;
   return out;
 }
 

@@ -22,11 +22,7 @@
 //     force_ideal = M qdd - F - C, force_nonideal = C,
 //     multiplier = (A^+)^T force_ideal (the minimum-norm multipliers).
 //
-// Notation: M qdd = F is the unconstrained system (F includes Q_np), A qdd = b
-// the constraints differentiated once (velocity rows) or twice (position
-// rows), C Udwadia's nonideal vector (zero for ideal constraints); see
-// dynamics.hpp and constrained_terms.hpp. Drift control (eval.drift) as for
-// every formulation: Baumgarte corrects b, projection moves (q, qd).
+// Notation (M, F, A, b, C) and drift control: kernels/formulations.hpp.
 #pragma once
 
 #include "kernels/cholesky.hpp"
@@ -47,14 +43,7 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> null_space_acceleration(
   ConstrainedTerms<S, n, m> w;
   constrained_terms<Model>(p, q, qd, t, eo, w);
   Acceleration<S, n, m> out;
-  out.qdd = Vec<S, n>::zero();
-  out.force_applied = w.F;
-  out.force_ideal = Vec<S, n>::zero();
-  out.force_nonideal = w.C;
-  out.multiplier = Vec<S, m>::zero();
-  out.residual = w.residual;
-  out.velocity_residual = w.velocity_residual;
-  out.singular_mass = false;
+  start_acceleration(w, out);
   // orthonormal basis of null(A) (first ns.dim columns) and A^+: Householder
   // QR of A^T when A has full row rank (the common case), the Jacobi SVD
   // otherwise (redundant or vanishing rows)

@@ -16,6 +16,22 @@
 
 namespace nholo {
 
+namespace detail {
+// r into out: qdd, and with Forces the applied force F, the constraint
+// forces and the multipliers
+template <bool Forces, class S, int n, int m>
+NHOLO_HDI void store_result(const FundamentalResult<S, n, m>& r, const Vec<S, n>& F,
+                            Acceleration<S, n, m>& out) {
+  out.qdd = r.qdd;
+  if constexpr (Forces) {
+    out.force_applied = F;
+    out.force_ideal = r.force_ideal;
+    out.force_nonideal = r.force_nonideal;
+    out.multiplier = r.multiplier;
+  }
+}
+}  // namespace detail
+
 // Udwadia–Kalaba for a model (ideal + nonideal); singular-mass fallback.
 // Forces = false: qdd, status and singular_mass only (the right-hand side's
 // needs); forces, multipliers and residuals are not set (not copied out of
@@ -45,13 +61,7 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
       out.singular_mass = true;
     }
   }
-  out.qdd = r.qdd;
-  if constexpr (Forces) {
-    out.force_applied = w.F;
-    out.force_ideal = r.force_ideal;
-    out.force_nonideal = r.force_nonideal;
-    out.multiplier = r.multiplier;
-  }
+  detail::store_result<Forces>(r, w.F, out);
   out.status = r.status;
   // A lost rank where the model says it does not (Appell's particle at rest):
   // the Moore–Penrose accelerations are returned, the state reported singular,
@@ -153,13 +163,7 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cac
     detail::solve_cached<Forces, has_nonideal_force<Model>::value>(c, a, w, eo.pinv, r);
   }
   out.singular_mass = false;
-  out.qdd = r.qdd;
-  if constexpr (Forces) {
-    out.force_applied = w.F;
-    out.force_ideal = r.force_ideal;
-    out.force_nonideal = r.force_nonideal;
-    out.multiplier = r.multiplier;
-  }
+  detail::store_result<Forces>(r, w.F, out);
   out.status = !all_finite_branchless(r.qdd) ? Status::non_finite
                : r.rank < declared_constraint_rank<Model>::value ? Status::singular
                                                                   : Status::ok;

@@ -31,18 +31,14 @@
 //   vakonomic constraint force, Lemos (2022) eq 22), force_nonideal = C,
 //   multiplier = lambda (the state), qdd.
 //
-// Notation: M qdd = F is the unconstrained system (F includes Q_np), A qdd = b
-// the constraints differentiated once (velocity rows) or twice (position
-// rows), C Udwadia's nonideal vector (zero for ideal constraints); see
-// dynamics.hpp and constrained_terms.hpp. Drift control (eval.drift) as for
-// every formulation: Baumgarte corrects b, projection moves (q, qd) (never
-// the multipliers).
+// Notation (M, F, A, b, C) and drift control: kernels/formulations.hpp (the
+// projection never moves the multipliers).
 #pragma once
 
 #include "kernels/constrained_terms.hpp"
 #include "kernels/drift_projection.hpp"
 #include "kernels/dual.hpp"
-#include "kernels/lu.hpp"
+#include "kernels/kkt.hpp"
 #include "kernels/system.hpp"
 
 namespace nholo {
@@ -103,18 +99,12 @@ NHOLO_HDI void vakonomic_constraint_terms(const typename Model::Params& p,
     const Vec<D2, mg> g = velocity_form_constraints<Model>(p, qa, qda, ta);
     D2 G = D2(D1(S(0)));
     for (int l = 0; l < mg; ++l) G += D2(D1(lambda[l])) * g[l];
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) Mg(i, j) = G.d[j].d[i];
-      Fg[i] = -G.d[n].d[i];
-    }
+    detail::rate_hessian_terms(G, Mg, Fg);
   }
   {
     using D = Dual<S, n>;
     Vec<D, n> qa, qda;
-    for (int i = 0; i < n; ++i) {
-      seed(qa[i], q[i], i, S(1));
-      seed(qda[i], qd[i]);
-    }
+    detail::seed_positions(q, qd, qa, qda);
     const Vec<D, mg> g = velocity_form_constraints<Model>(p, qa, qda, D(t));
     D G = D(S(0));
     for (int l = 0; l < mg; ++l) G += D(lambda[l]) * g[l];
@@ -142,15 +132,9 @@ NHOLO_HDI VakonomicAcceleration<S, Model::n, m_of<Model>> vakonomic_acceleration
   Vec<S, n> Fg;
   vakonomic_constraint_terms<Model>(p, lambda, q, qd, t, Mg, Fg);
   VakonomicAcceleration<S, n, m> out;
-  out.qdd = Vec<S, n>::zero();
+  start_acceleration(w, out);
   out.lambdadot = Vec<S, m>::zero();
-  out.force_applied = w.F;
-  out.force_ideal = Vec<S, n>::zero();
-  out.force_nonideal = w.C;
   out.multiplier = lambda;
-  out.residual = w.residual;
-  out.velocity_residual = w.velocity_residual;
-  out.singular_mass = false;
   // [M + Mg  A^T; A 0] [qdd; lambdadot] = [F + C + Fg; b]
   Mat<S, n + m, n + m> K = Mat<S, n + m, n + m>::zero();
   Vec<S, n + m> rhs;
@@ -159,20 +143,14 @@ NHOLO_HDI VakonomicAcceleration<S, Model::n, m_of<Model>> vakonomic_acceleration
     for (int l = 0; l < m; ++l) K(i, n + l) = w.A(l, i);
     rhs[i] = w.F[i] + w.C[i] + Fg[i];
   }
-  for (int l = 0; l < m; ++l) {
-    for (int j = 0; j < n; ++j) K(n + l, j) = w.A(l, j);
-    rhs[n + l] = w.b[l];
-  }
-  Vec<S, n + m> x;
-  if (!lu_solve_system(K, rhs, x, S(eo.lu_rtol))) {
-    out.status = Status::singular;
+  const Status st = solve_kkt(K, rhs, w.A, w.b, S(eo.lu_rtol), out.qdd, out.lambdadot);
+  if (st == Status::singular) {
+    out.status = st;
     return out;
   }
-  for (int i = 0; i < n; ++i) out.qdd[i] = x[i];
-  for (int l = 0; l < m; ++l) out.lambdadot[l] = x[n + l];
   // the vakonomic constraint force (Lemos (2022) eq 22): M qdd - F - C
   out.force_ideal = w.M * out.qdd - w.F - w.C;
-  out.status = all_finite(x) ? Status::ok : Status::non_finite;
+  out.status = st;
   return out;
 }
 
@@ -202,11 +180,7 @@ struct VakonomicSystem {
   // y' = (qd, qdd, lambdadot)
   NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
     const auto acc = acceleration(t, y);
-    for (int i = 0; i < n; ++i) {
-      dydt[i] = y[n + i];
-      dydt[n + i] = acc.qdd[i];
-    }
-    for (int l = 0; l < m; ++l) dydt[2 * n + l] = acc.lambdadot[l];
+    store_rates(y, acc.qdd, acc.lambdadot, dydt);
     if (acc.status != Status::ok) return acc.status;
     return all_finite(dydt) ? Status::ok : Status::non_finite;
   }
