@@ -1,4 +1,4 @@
-"""The include rules of nholo's source tree (docs/architecture.md, "The floor plan").
+"""The include rules of nholo's source tree (docs/architecture.md, "The floor plan of host/").
 
 Every `#include "..."` of a file in kernels/, models/, host/, bench/ is checked
 against the rooms it may reach. A violation names the file, the line and the
