@@ -130,8 +130,10 @@ if command -v c++ >/dev/null 2>&1; then
     cat "$check/plugin.log" >&2; echo "bundle: the plugin was not compiled against the bundle's headers" >&2; exit 1; }
   plugin=", compiles a model file's plugin against its own headers"
   if [ -n "$nvrtc" ]; then
-    env -i PATH=/usr/bin:/bin NHOLO_CACHE_DIR="$check/cache" "$check/b/bin/nholo" model build \
-      "$check/b/examples/models/constant_speed.model.toml" --gpu-arch sm_90 --formulations udwadia_kalaba \
+    # run from the source tree on purpose: its kernels/ must not be mixed
+    # into the module (NVRTC compiles from memory; includes go by -I only)
+    (cd "$ROOT" && env -i PATH=/usr/bin:/bin NHOLO_CACHE_DIR="$check/cache" "$check/b/bin/nholo" model build \
+      "$check/b/examples/models/constant_speed.model.toml" --gpu-arch sm_90 --formulations udwadia_kalaba) \
       > "$check/gpu.log" 2>&1 || {
       cat "$check/gpu.log" >&2; echo "bundle: compiling a GPU module from the bundle failed" >&2; exit 1; }
     grep -q "($check/b/lib/$nvrtc)" "$check/gpu.log" || {
