@@ -5,6 +5,7 @@ draws with matplotlib's headless Agg backend and writes the numbers a figure
 shows as JSON (--summary) so that tests can check them.
 
   open_result(path)              h5py.File, with a warning for unfinished files
+                                 (a virtual merged file: its shards checked)
   formulations(f), coordinates(f), status_names(group)
   model_units(f)                 units of time, energy and every coordinate
   ok_trajectories(f, form)       boolean mask: status == ok
@@ -95,16 +96,59 @@ def str_list(value):
     return out
 
 
+def check_merged_sources(f, path):
+    """A virtual merged file (`nholo merge` without --copy) reads its
+    trajectories from its shards: each must be beside it (or at its absolute
+    name) and be the one it was merged from (configuration hash, trajectory
+    range, size), as nholo's own readers check."""
+    if str_list(f.attrs.get("merge", "")) != ["virtual"]:
+        return
+    names = str_list(f.attrs["merged_shards"])
+    ranges = f.attrs.get("merged_shard_ranges")
+    sizes = f.attrs.get("merged_shard_bytes")
+    folder = os.path.dirname(os.path.abspath(path))
+    advice = ("; a merged file reads its trajectories from its shards, which stay "
+              "beside it (or merge with --copy for a self-contained file)")
+    for i, name in enumerate(names):
+        src = name if os.path.isabs(name) else os.path.join(folder, name)
+        where = f"'{path}' is incomplete: its shard '{src}'"
+        if not os.path.isfile(src):
+            fail(f"{where} is missing{advice}")
+        try:
+            with h5py.File(src, "r") as s:
+                theirs = str_list(s.attrs.get("config_hash", "none"))[0]
+                span = (int(s.attrs.get("shard_begin", -1)), int(s.attrs.get("shard_end", -1)))
+        except OSError as e:
+            fail(f"{where} is not readable ({e}){advice}")
+        ours = str_list(f.attrs["config_hash"])[0]
+        if theirs != ours:
+            fail(f"{where} is foreign: a result of another configuration "
+                 f"(config hash {theirs}, not {ours}){advice}")
+        if ranges is not None and len(ranges) == 2 * len(names):
+            want = (int(ranges[2 * i]), int(ranges[2 * i + 1]))
+            if span != want:
+                fail(f"{where} is foreign: it holds trajectories [{span[0]}, {span[1]}), "
+                     f"not [{want[0]}, {want[1]}){advice}")
+        if sizes is not None and len(sizes) == len(names):
+            if os.path.getsize(src) != int(sizes[i]):
+                fail(f"{where} has changed since the merge ({os.path.getsize(src)} bytes, "
+                     f"not {int(sizes[i])}){advice}")
+
+
 def open_result(path):
     """Opens an nholo HDF5 file read-only; warns when it is unfinished."""
     if not os.path.exists(path):
         fail(f"{path}: no such file")
+    # a virtual dataset's sources beside its file first, never first in the
+    # current folder (unless the user set the prefix)
+    os.environ.setdefault("HDF5_VDS_PREFIX", "${ORIGIN}")
     try:
         f = h5py.File(path, "r")
     except OSError as e:
         fail(f"{path}: not an HDF5 file ({e})")
     if "model" not in f.attrs:
         fail(f"{path}: not an nholo output file (no 'model' attribute)")
+    check_merged_sources(f, path)
     if int(f.attrs.get("complete", 1)) != 1:
         print(f"warning: {path} is unfinished (complete = 0): "
               "trajectories not run are left out", file=sys.stderr)

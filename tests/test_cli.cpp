@@ -146,6 +146,28 @@ TEST(Cli, DriftStatisticApproachesPrediction) {
   EXPECT_NE(s.output.find("drift / (g sin(slope) / (3 theta_dot)"), std::string::npos) << s.output;
 }
 
+// A coin that does not turn (theta_dot = 0) has no bounded drift: the
+// prediction g sin(slope) / (3 theta_dot) is infinite, and the ratio is
+// undefined (NaN) and said to be, never stored as 0.
+TEST(Cli, DriftRatioWithoutAFinitePredictionIsUndefined) {
+  const fs::path dir = temp_dir("drift_undefined");
+  write_file(dir / "coin.toml", kCoinConfig);
+  const Result r = nholo("run -q coin.toml --set time.t_end=1 --set ensemble.size=8 "
+                         "--set ensemble.qd0.theta=0.0 --set 'output.fields=[\"q\"]'", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto file = nholo::h5::File::open_ro((dir / "coin.h5").string());
+  auto sg = file.root().open_group("statistics/udwadia_kalaba");
+  for (double x : sg.open_dataset("drift_ratio").read<double>()) EXPECT_TRUE(std::isnan(x)) << x;
+  for (double x : sg.open_dataset("drift_velocity").read<double>()) EXPECT_TRUE(std::isfinite(x)) << x;
+  EXPECT_TRUE(std::isnan(sg.attr_double("drift_ratio_mean")));
+  const Result s = nholo("stats coin.h5", dir);
+  EXPECT_EQ(s.code, 0) << s.output;
+  EXPECT_NE(s.output.find("eqs. 31-40)): undefined for all 8 trajectories, whose prediction is "
+                          "not a finite non-zero number"),
+            std::string::npos)
+      << s.output;
+}
+
 struct BadInput {
   const char* what;
   std::string args;       // after "run" (config file is bad.toml)
@@ -170,6 +192,8 @@ TEST(Cli, BadInputsGiveClearErrorsAndWriteNothing) {
       {"formulation the model lacks", "--set 'formulations=[\"conflated\"]'", "", {"formulations", "conflated", "accepted for it"}},
       {"unknown parameter", "--set params.radious=1", "", {"params.radious", "radius"}},
       {"negative size", "--set ensemble.size=-5", "", {"ensemble.size", ">= 1"}},
+      {"size beyond what a file holds", "--set ensemble.size=1000000000000", "",
+       {"ensemble.size", "1000000000000 trajectories", "at most 2^34"}},
       {"t_end <= 0", "--set time.t_end=0", "", {"time.t_end", "greater than"}},
       {"bad distribution", "", with("{ uniform = [1.0, 3.0] }", "{ gaussian = [1.0, 3.0] }"), {"ensemble.qd0.theta", "gaussian", "uniform"}},
       {"unknown coordinate", "", with("x = 0.0\n", "z = 0.0\n"), {"ensemble.q0.z", "x, y, phi, theta"}},
@@ -248,6 +272,16 @@ TEST(Cli, UsageErrorsExit2) {
   for (const char* args : {"run", "run --bogus x.toml", "frobnicate", "run a.toml --threads many"}) {
     const Result r = nholo(args, dir);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+  }
+  // negative thread counts and device indices, tolerances that are not
+  // finite non-negative numbers: refused as the option's value
+  for (const std::string args : {"run a.toml --threads -1", "check a.toml --threads -5",
+                                 "run a.toml --device -2", "diff a.h5 a.h5 --rtol -1",
+                                 "diff a.h5 a.h5 --rtol nan", "diff a.h5 a.h5 --rtol inf"}) {
+    const Result r = nholo(args, dir);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    const std::string option = args.substr(args.rfind("--"), args.rfind(' ') - args.rfind("--"));
+    EXPECT_NE(r.output.find(option), std::string::npos) << args << "\n" << r.output;
   }
   EXPECT_EQ(nholo("--help", dir).code, 0);
   // non-regular config files and output paths (regressions: `run /dev/zero`)

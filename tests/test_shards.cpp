@@ -5,10 +5,13 @@
 // missing or duplicated shard is named with its trajectory and block ranges.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -98,4 +101,77 @@ TEST(Shards, MergeNamesMissingAndDuplicatedRanges) {
     const Result r = run_nholo(std::string("run -q c.toml ") + bad, dir);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
   }
+}
+
+// A virtual merged file reads its trajectories from its shards: every read
+// (stats, compare, diff) checks that each shard is beside it and is the one
+// it was merged from, and HDF5 looks for them there, never first in the
+// current folder.
+TEST(Shards, AMergedFileReadsOnlyItsOwnShards) {
+  const fs::path dir = nholo_test::temp_dir("nholo_shards", "sources");
+  write_file(dir / "c.toml", kConfig);
+  for (const char* r : {"0:2048", "2048:7300"})
+    ASSERT_EQ(run_nholo(std::string("run -q c.toml --range ") + r, dir).code, 0) << r;
+  ASSERT_EQ(run_nholo("merge m.h5 out.shard-0-2048.h5 out.shard-2048-7300.h5", dir).code, 0);
+  const std::string merged = (dir / "m.h5").string();
+  const Result stats = run_nholo("stats '" + merged + "'", dir);
+  const Result cmp = run_nholo("compare '" + merged + "'", dir);
+  ASSERT_EQ(stats.code, 0) << stats.output;
+  ASSERT_EQ(cmp.code, 0) << cmp.output;
+  EXPECT_NE(stats.output.find("complete"), std::string::npos) << stats.output;
+
+  // a folder holding same-named shards of another configuration: read from
+  // there, the merged file still reads its own shards
+  const fs::path other = dir / "other";
+  fs::create_directories(other);
+  write_file(other / "c.toml", kConfig);
+  for (const char* r : {"0:2048", "2048:7300"})
+    ASSERT_EQ(run_nholo(std::string("run -q c.toml --set params.slope=0.2 --range ") + r, other).code, 0);
+  EXPECT_EQ(run_nholo("stats '" + merged + "'", other).output, stats.output);
+  EXPECT_EQ(run_nholo("compare '" + merged + "'", other).output, cmp.output);
+
+  auto refused = [&](const fs::path& file, const std::string& shard, const std::string& why) {
+    const std::string message = "is incomplete: its shard '" + shard + "' " + why;
+    // the figure scripts' reader (scripts/nholo_plot_common.py) checks the same
+    const std::string py = "cd '" + dir.string() + "' && '" + NHOLO_PYTHON3 +
+                           "' -c 'import sys; sys.path.insert(0, \"" + NHOLO_SOURCE_DIR +
+                           "/scripts\"); import nholo_plot_common as c; c.open_result(sys.argv[1])' '" +
+                           file.string() + "' > py.log 2>&1";
+    const int rc = std::system(py.c_str());
+    std::ifstream log(dir / "py.log");
+    const std::string py_out((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2) << py_out;
+    EXPECT_NE(py_out.find(message), std::string::npos) << py_out;
+    for (const std::string cmd : {"stats", "compare", "diff"}) {
+      const std::string args =
+          cmd + " '" + file.string() + "'" + (cmd == "diff" ? " '" + file.string() + "'" : "");
+      const Result r = run_nholo(args, dir);
+      EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+      EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+    }
+  };
+  // copied among the other configuration's shards: foreign
+  fs::copy_file(dir / "m.h5", other / "m.h5");
+  refused(other / "m.h5", (other / "out.shard-0-2048.h5").string(), "is foreign");
+  // copied away from its shards: missing
+  fs::create_directories(dir / "away");
+  fs::copy_file(dir / "m.h5", dir / "away" / "m.h5");
+  refused(dir / "away" / "m.h5", (dir / "away" / "out.shard-0-2048.h5").string(), "is missing");
+  // a shard changed after the merge (bytes appended)
+  fs::copy_file(dir / "out.shard-2048-7300.h5", dir / "keep.h5");
+  {
+    std::ofstream app(dir / "out.shard-2048-7300.h5", std::ios::binary | std::ios::app);
+    app << "appended";
+  }
+  refused(dir / "m.h5", (dir / "out.shard-2048-7300.h5").string(), "has changed since the merge");
+  // a shard deleted
+  fs::remove(dir / "out.shard-2048-7300.h5");
+  refused(dir / "m.h5", (dir / "out.shard-2048-7300.h5").string(), "is missing");
+  // put back, the file reads as before
+  fs::rename(dir / "keep.h5", dir / "out.shard-2048-7300.h5");
+  EXPECT_EQ(run_nholo("stats '" + merged + "'", dir).output, stats.output);
+  // --copy makes a self-contained file that needs no shards
+  ASSERT_EQ(run_nholo("merge --copy c.h5 out.shard-0-2048.h5 out.shard-2048-7300.h5", dir).code, 0);
+  fs::copy_file(dir / "c.h5", dir / "away" / "c.h5");
+  EXPECT_EQ(run_nholo("stats '" + (dir / "away" / "c.h5").string() + "'", dir).code, 0);
 }

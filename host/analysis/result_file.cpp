@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "host/io/merge.hpp"
+
 namespace fs = std::filesystem;
 
 namespace nholo {
@@ -30,6 +32,7 @@ h5::File open_result(const std::string& path) {
   if (size < 1 || size > kMaxReadableEnsemble)
     throw std::runtime_error("'" + path + "' is not an nholo result file (ensemble_size " +
                              std::to_string(size) + " is not in [1, 2^34])");
+  check_merged_sources(root, path);
   return f;
 }
 

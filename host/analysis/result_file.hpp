@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/config.hpp"
 #include "host/io/h5.hpp"
 
 namespace nholo {
@@ -18,10 +19,12 @@ namespace nholo {
 // ensemble. Tests pass a smaller block to go through many blocks.
 constexpr int64_t kReadBlock = int64_t(1) << 16;
 
-// The largest ensemble_size a result file may claim (2^34).
-constexpr int64_t kMaxReadableEnsemble = int64_t(1) << 34;
+// The largest ensemble_size a result file may claim: what a run accepts.
+constexpr int64_t kMaxReadableEnsemble = kMaxEnsembleSize;
 
-// An nholo result file (complete or .partial), or an error that says why not.
+// An nholo result file (complete or .partial), or an error that says why not;
+// a virtual merged file only with every shard it reads from beside it and
+// the one it was merged from (check_merged_sources, host/io/merge.hpp).
 h5::File open_result(const std::string& path);
 
 // The trajectories a result file holds: a shard's range (root attributes

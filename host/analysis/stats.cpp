@@ -195,6 +195,7 @@ void write_drift_statistic(std::ostream& os, const h5::Group& sg, int64_t size, 
                     dd = sg.open_dataset("drift_velocity");
   for (const h5::Dataset* d : {&rd, &bd, &dd}) check_per_trajectory(*d, size, path);
   Moments mr, mb, md;
+  int64_t undefined = 0;  // a drift velocity, but no finite prediction to divide by
   std::vector<double> r, band, dv;
   for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
     read_traj_block(rd, size, block, i, r);
@@ -204,6 +205,7 @@ void write_drift_statistic(std::ostream& os, const h5::Group& sg, int64_t size, 
       if (std::isfinite(r[k])) mr.add(r[k]);
       if (std::isfinite(band[k])) mb.add(band[k]);
       if (std::isfinite(dv[k])) md.add(dv[k]);
+      if (std::isfinite(dv[k]) && !std::isfinite(r[k])) ++undefined;
     }
   }
   const std::vector<double> q = exact_quantiles(
@@ -214,9 +216,18 @@ void write_drift_statistic(std::ostream& os, const h5::Group& sg, int64_t size, 
       sg.has_attr("drift_prediction") ? sg.attr_string("drift_prediction") : "prediction";
   os << "  drift statistic of the model: drift velocity mean " << md.mean << ", band mean "
      << mb.mean << " (max " << mb.max << ")\n"
-     << "  drift / (" << pred << "): mean " << mr.mean << ", std " << std::sqrt(mr.variance())
-     << ", quantiles 5% " << q[0] << ", 50% " << q[1] << ", 95% " << q[2] << " over " << mr.count
-     << " trajectories\n";
+     << "  drift / (" << pred << "): ";
+  const char* why = " trajectories, whose prediction is not a finite non-zero number";
+  if (mr.count > 0) {
+    os << "mean " << mr.mean << ", std " << std::sqrt(mr.variance()) << ", quantiles 5% " << q[0]
+       << ", 50% " << q[1] << ", 95% " << q[2] << " over " << mr.count << " trajectories";
+    if (undefined > 0) os << "; undefined for " << undefined << why;
+  } else if (undefined > 0) {
+    os << "undefined for all " << undefined << why;
+  } else {
+    os << "no trajectory has one";
+  }
+  os << "\n";
 }
 
 // The embedded formulation's Euler–Poisson check.

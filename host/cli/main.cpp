@@ -3,6 +3,7 @@
 // subcommand, added in the order of the help text), then the dispatch to the
 // commands (host/cli/commands.hpp) with their output, messages and exit status.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -63,9 +64,11 @@ void add_config_options(CLI::App* sub, Args& a) {
   sub->add_option("--backend", a.backend,
                   "auto | omp | cpp | cuda (overrides backend.device; auto: the GPU when one is "
                   "visible, else OpenMP)");
-  sub->add_option("--device", a.gpu, "CUDA device index (overrides backend.gpu)");
+  sub->add_option("--device", a.gpu, "CUDA device index (overrides backend.gpu)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--threads", a.threads,
-                  "OpenMP threads, 0 = all cores (overrides backend.threads)");
+                  "OpenMP threads, 0 = all cores (overrides backend.threads)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--overwrite", a.overwrite, "replace an existing output file");
 }
 
@@ -168,7 +171,15 @@ CLI::App* add_diff(CLI::App& app, Args& a) {
   diff->add_option("a", a.file_path, "an nholo HDF5 file")->required();
   diff->add_option("b", a.file_b, "another, of the same config")->required();
   diff->add_option("--rtol", a.rtol,
-                   "tolerance, relative to each dataset's largest value (default 1e-10)");
+                   "tolerance, relative to each dataset's largest value (default 1e-10)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            double v = 0;
+            if (!CLI::detail::lexical_cast(s, v) || !std::isfinite(v) || v < 0)
+              return "a finite number >= 0 (0: bitwise equal), not '" + s + "'";
+            return "";
+          },
+          "RTOL >= 0", "finite non-negative"));
   return diff;
 }
 

@@ -44,6 +44,11 @@ struct Distribution {
   std::string describe() const;
 };
 
+// The largest ensemble a run accepts (2^34 = 17,179,869,184 trajectories):
+// what nholo's readers accept of a result file, and ~137 GB for the
+// trajectory index alone. Checked before anything is sampled or written.
+constexpr int64_t kMaxEnsembleSize = int64_t(1) << 34;
+
 struct RunConfig {
   std::string source;  // file name, for messages
   std::string text;    // the effective configuration (after overrides) as TOML

@@ -346,6 +346,13 @@ void parse_ensemble(const toml::table& root, const ModelInfo& mi,
     throw ConfigError("ensemble.lambda0",
                       "given, but neither a vakonomic nor an embedded formulation is selected");
   check_sampler(size_given, cfg);
+  if (cfg.size > kMaxEnsembleSize)
+    throw ConfigError("ensemble.size",
+                      std::to_string(cfg.size) + " trajectories" +
+                          (size_given ? "" : std::string(" (the ") + cfg.sampler + " sampler's)") +
+                          ": at most 2^34 = " + std::to_string(kMaxEnsembleSize) +
+                          " per file; split a larger survey into runs of several configurations "
+                          "or seeds (docs/usage.md)");
   check_varied_params(cfg, mi, params_given);
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 
 #include "host/config/model_info.hpp"
 #include "host/io/block_moments.hpp"
@@ -149,9 +150,18 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
     {
       h5::Group root = ff.root();
       layout.write(root, !copy, &out, &sum);
+      // what check_merged_sources finds again on every read
       std::vector<std::string> names;
-      for (const auto& sh : shards) names.push_back(sh.vds_file);
-      root.set_attr("merged_shards", names);
+      std::vector<double> ranges, bytes;
+      for (const auto& sh : shards) {
+        names.push_back(sh.vds_file);
+        ranges.push_back(static_cast<double>(sh.begin));
+        ranges.push_back(static_cast<double>(sh.end));
+        bytes.push_back(static_cast<double>(std::filesystem::file_size(sh.path)));
+      }
+      root.set_attr(kMergedShards, names);
+      root.set_attr(kMergedShardRanges, ranges);
+      root.set_attr(kMergedShardBytes, bytes);
       root.set_attr("merge", copy ? "copy" : "virtual");
       if (copy)
         for (const auto& sh : shards) {
@@ -174,6 +184,54 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
   }
   sum.seconds = detail::seconds_since(t_merge);
   return sum;
+}
+
+void check_merged_sources(const h5::Group& root, const std::string& path) {
+  if (!root.has_attr("merge") || root.attr_string("merge") != "virtual") return;
+  namespace fs = std::filesystem;
+  const auto names = root.attr_strings(kMergedShards);
+  const std::vector<double> ranges =
+      root.has_attr(kMergedShardRanges) ? root.attr_doubles(kMergedShardRanges) : std::vector<double>{};
+  const std::vector<double> bytes =
+      root.has_attr(kMergedShardBytes) ? root.attr_doubles(kMergedShardBytes) : std::vector<double>{};
+  const bool recorded = ranges.size() == 2 * names.size() && bytes.size() == names.size();
+  const std::string hash = root.attr_string("config_hash");
+  const fs::path dir = fs::absolute(fs::path(path)).parent_path();
+  const std::string advice =
+      "; a merged file reads its trajectories from its shards, which stay beside it (or merge "
+      "with --copy for a self-contained file)";
+  for (size_t i = 0; i < names.size(); ++i) {
+    const fs::path src = fs::path(names[i]).is_absolute() ? fs::path(names[i]) : dir / names[i];
+    auto incomplete = [&](const std::string& why) {
+      return std::runtime_error("'" + path + "' is incomplete: its shard '" + src.string() + "' " +
+                                why + advice);
+    };
+    std::error_code ec;
+    if (!fs::is_regular_file(src, ec)) throw incomplete("is missing");
+    h5::File f;
+    try {
+      f = h5::File::open_ro(src.string());
+    } catch (const std::exception& e) {
+      throw incomplete(std::string("is not readable (") + e.what() + ")");
+    }
+    const h5::Group r = f.root();
+    const std::string theirs = r.has_attr("config_hash") ? r.attr_string("config_hash") : "none";
+    if (theirs != hash)
+      throw incomplete("is foreign: a result of another configuration (config hash " + theirs +
+                       ", not " + hash + ")");
+    if (!recorded) continue;
+    const auto b = static_cast<int64_t>(ranges[2 * i]), e = static_cast<int64_t>(ranges[2 * i + 1]);
+    const int64_t rb = r.has_attr("shard_begin") ? r.attr_int64("shard_begin") : -1;
+    const int64_t re = r.has_attr("shard_end") ? r.attr_int64("shard_end") : -1;
+    if (rb != b || re != e)
+      throw incomplete("is foreign: it holds trajectories [" + std::to_string(rb) + ", " +
+                       std::to_string(re) + "), not [" + std::to_string(b) + ", " +
+                       std::to_string(e) + ")");
+    const auto size = static_cast<double>(fs::file_size(src, ec));
+    if (ec || size != bytes[i])
+      throw incomplete("has changed since the merge (" + std::to_string(static_cast<int64_t>(size)) +
+                       " bytes, not " + std::to_string(static_cast<int64_t>(bytes[i])) + ")");
+  }
 }
 
 }  // namespace nholo

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/io/h5.hpp"
 #include "host/io/result_layout.hpp"
 #include "host/io/run_summary.hpp"
 
@@ -23,5 +24,20 @@ namespace nholo {
 // configuration says.
 RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& shards,
                         const std::string& out, bool copy);
+
+// A virtual merged file's root attributes naming its shards: the file names
+// (relative to the merged file's folder, or absolute), their trajectory
+// ranges (begin, end per shard) and their sizes in bytes at the merge.
+inline constexpr const char* kMergedShards = "merged_shards";
+inline constexpr const char* kMergedShardRanges = "merged_shard_ranges";
+inline constexpr const char* kMergedShardBytes = "merged_shard_bytes";
+
+// For a virtual merged file at path (root attribute merge = "virtual"):
+// every shard it reads from is there, beside it (or at its absolute name),
+// and is the one it was merged from: the same configuration hash, the
+// recorded trajectory range and size. Throws std::runtime_error naming the
+// first shard that is missing or foreign; a file that is not a virtual
+// merge passes.
+void check_merged_sources(const h5::Group& root, const std::string& path);
 
 }  // namespace nholo

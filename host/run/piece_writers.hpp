@@ -167,7 +167,10 @@ class PieceWriters {
     for (int64_t i = 0; i < count; ++i) {
       v[i] = line_fit_slope(R.line_fit.data(), count, i);
       band[i] = line_fit_range(R.line_fit.data(), count, i);
-      ratio[i] = v[i] / pred[i];
+      // undefined (NaN), not 0 or inf, where the prediction is not a finite
+      // non-zero number (the coin with theta_dot = 0: no bounded drift)
+      const double r = v[i] / pred[i];
+      ratio[i] = std::isfinite(pred[i]) && std::isfinite(r) ? r : std::nan("");
     }
     const std::string sg = "statistics/" + form + "/";
     const std::vector<hsize_t> one = {H(count)};
