@@ -525,22 +525,15 @@ Dataset Group::create_string_dataset(const std::string& name,
 // dataset's relatively named sources (a merged file's shards) are looked up
 // in the folder of the file that holds it before anywhere else, never first
 // in the current folder (HDF5's last resort, which nholo's readers rule out
-// by checking the sources first: host/analysis/result_file.hpp).
-namespace {
-hid_t origin_access() {
-  static const hid_t dapl = [] {
-    const hid_t p = H5Pcreate(H5P_DATASET_ACCESS);
-    if (p < 0 || H5Pset_virtual_prefix(p, "${ORIGIN}") < 0)
-      throw std::runtime_error("HDF5: cannot make the dataset access property list");
-    return p;
-  }();
-  return dapl;
-}
-}  // namespace
-
+// by checking the sources first: host/analysis/result_file.hpp). The list
+// lives as long as the call: no identifier outlives the objects it serves.
 Dataset Group::open_dataset(const std::string& name) const {
   quiet();
-  hid_t d = H5Dopen2(id(), name.c_str(), origin_access());
+  Handle dapl(check_id(H5Pcreate(H5P_DATASET_ACCESS), "cannot make the access list of", id(), name),
+              H5Pclose);
+  check(H5Pset_virtual_prefix(dapl.get(), "${ORIGIN}"), "cannot set the virtual prefix of", id(),
+        name);
+  hid_t d = H5Dopen2(id(), name.c_str(), dapl.get());
   return Dataset(Handle(check_id(d, "cannot open dataset", id(), name), H5Dclose));
 }
 
