@@ -20,6 +20,14 @@
 //                  block, which suits CPU caches; the default suits the GPU,
 //                  where neighbouring threads' stores then coalesce)
 //   per-trajectory parameters (optional) params[j * count + i], j < n_params
+//   window progress (optional) save_k[i], interval_start[i]
+// A window may be integrated in parts (launch_steps > 0: the scheduler of
+// host/backends, backend.steps_per_launch, launches described by
+// WindowLaunch): each call of run advances trajectory i by at most
+// launch_steps steps and returns whether it finished the window; save_k (saves of the window done) and interval_start (steps +
+// rejected when the current output interval began; < 0: the window has not
+// started) carry the rest, and the host resets them to 0 and -1 before each
+// window. The results are the same bits however the window is cut.
 // A null output pointer means "not requested". After a failure the remaining
 // saves of that trajectory are NaN and its status says why.
 #pragma once
@@ -54,6 +62,22 @@ struct EnsembleArrays {
   S* energy = nullptr;
   // optional per-trajectory parameters
   const double* params = nullptr;
+  // window progress, for a window integrated in parts (launch_steps > 0)
+  int32_t* save_k = nullptr;
+  int64_t* interval_start = nullptr;
+};
+
+// One launch of a window integrated in parts, as a GPU kernel receives it
+// (host/backends/cuda_ensemble_impl.cuh, a GPU module's kernel): thread j runs
+// trajectory active[j] (j itself when active is null) for at most
+// launch_steps steps, and appends it to unfinished (n_unfinished counts them)
+// when it did not finish the window.
+struct WindowLaunch {
+  const int64_t* active;
+  int64_t n_active;
+  int64_t launch_steps;
+  int64_t* unfinished;
+  unsigned long long* n_unfinished;
 };
 
 template <class Sys>
@@ -73,18 +97,22 @@ struct EnsembleWindow {
   bool trajectory_major = false;  // output layout (see above)
 
   // The method chosen at run time (CPU backends: one switch per trajectory).
-  NHOLO_HD void operator()(int64_t i) const {
+  NHOLO_HD bool run_method(int64_t i, int64_t launch_steps = 0) const {
     switch (opt.method) {
-      case Method::rk4: run<Method::rk4>(i); break;
-      case Method::dopri5: run<Method::dopri5>(i); break;
-      case Method::dop853: run<Method::dop853>(i); break;
+      case Method::rk4: return run<Method::rk4>(i, launch_steps);
+      case Method::dopri5: return run<Method::dopri5>(i, launch_steps);
+      case Method::dop853: return run<Method::dop853>(i, launch_steps);
     }
+    return true;
   }
+  NHOLO_HD void operator()(int64_t i) const { run_method(i); }
 
   // Trajectory i through the window with the method fixed at compile time
-  // (the CUDA backend launches one kernel per method).
+  // (the CUDA backend launches one kernel per method), or through its next
+  // part of at most launch_steps steps (> 0; needs arr.save_k and
+  // arr.interval_start); true when it finished the window.
   template <Method M>
-  NHOLO_HD void run(int64_t i) const {
+  NHOLO_HD bool run(int64_t i, int64_t launch_steps = 0) const {
     Sys local = sys;
     if (arr.params) {
       double pv[Model::n_params > 0 ? Model::n_params : 1];
@@ -106,9 +134,22 @@ struct EnsembleWindow {
     // `local` itself when it has none), prepared with this trajectory's
     // parameters at the window's first state
     const auto& run_sys = prepare_system(local, ts.t, ts.y);
-    for (int k = 0; k < n_saves; ++k) {
-      advance_to_method<M>(run_sys, ts, save_times[k], opt);
+    int k = arr.save_k ? arr.save_k[i] : 0;
+    StepBudget budget = whole_interval(ts);
+    if (arr.interval_start && arr.interval_start[i] >= 0) budget.interval_start = arr.interval_start[i];
+    if (launch_steps > 0) budget.call_left = launch_steps;
+    bool finished = true;
+    for (; k < n_saves; ++k) {
+      if (!advance_to_method<M>(run_sys, ts, save_times[k], opt, budget)) {
+        finished = false;
+        break;
+      }
       store(run_sys, ts, k, i);
+      budget.interval_start = ts.steps + ts.rejected;
+    }
+    if (arr.save_k) {
+      arr.save_k[i] = k;
+      arr.interval_start[i] = budget.interval_start;
     }
     // write back
     for (int c = 0; c < N; ++c) arr.y[c * count + i] = ts.y[c];
@@ -119,6 +160,7 @@ struct EnsembleWindow {
     arr.steps[i] = ts.steps;
     arr.rejected[i] = ts.rejected;
     arr.status[i] = static_cast<int32_t>(ts.status);
+    return finished;
   }
 
  private:

@@ -13,10 +13,18 @@
 // a singular point of the motion, such as Appell's particle passing through
 // rest in tests/test_conservation.cpp, depends on that rounding). After each
 // accepted step the system's post_step (drift projection) may move the state;
-// the FSAL derivative is then re-evaluated. Guards: opt.max_steps per advance_to call (status max_steps),
+// the FSAL derivative is then re-evaluated. Guards: opt.max_steps per output
+// interval (status max_steps),
 // a step below opt.dt_min or 64 ulp of t (status step_underflow), failed
 // right-hand sides (rejected with a quarter step; status non_finite or
 // singular when that cannot get past them).
+//
+// A StepBudget lets a caller cut one interval into parts (the ensemble's
+// per-launch step budget, backend.steps_per_launch): advance_* returns false
+// when the budget of the call is spent before t_out, with everything needed to
+// continue in ts (the FSAL derivative is re-evaluated, which gives the same
+// bits: rk_step.hpp) and the interval's own count of steps in the budget, so
+// that the results do not depend on where the interval was cut.
 #pragma once
 
 #include <stdint.h>
@@ -58,6 +66,17 @@ struct TrajectoryState {
   bool dydt_valid;
 };
 
+// Where an output interval stands when it is advanced in parts.
+struct StepBudget {
+  int64_t interval_start;  // steps + rejected when the interval began (for opt.max_steps)
+  int64_t call_left;       // iterations this call may still take; < 0: no limit
+};
+
+template <class S, int N>
+NHOLO_HDI StepBudget whole_interval(const TrajectoryState<S, N>& ts) {
+  return StepBudget{ts.steps + ts.rejected, -1};
+}
+
 template <class S, int N>
 NHOLO_HDI TrajectoryState<S, N> start_trajectory(S t0, const Vec<S, N>& y0,
                                                  const IntegratorOptions& opt) {
@@ -78,20 +97,39 @@ NHOLO_HDI TrajectoryState<S, N> start_trajectory(S t0, const Vec<S, N>& y0,
 
 namespace detail {
 
+// the interval ends with status st (true: nothing more to do in it)
 template <class S, int N>
-NHOLO_HDI void fail(TrajectoryState<S, N>& ts, Status st) {
+NHOLO_HDI bool fail(TrajectoryState<S, N>& ts, Status st) {
   ts.status = st;
   ts.fail_time = ts.t;
+  return true;
 }
 
 // Fixed step: steps of opt.dt, the last one shortened to land on t_out.
+// Whether the call's budget ends it here (false: go on, one iteration counted).
+NHOLO_HDI bool call_spent(StepBudget& b) {
+  if (b.call_left == 0) return true;
+  if (b.call_left > 0) --b.call_left;
+  return false;
+}
+
+// Every iteration of the loops below adds one to steps or rejected, or ends
+// the call: steps + rejected - interval_start is the interval's iteration count.
+template <class S, int N>
+NHOLO_HDI bool interval_spent(const TrajectoryState<S, N>& ts, const StepBudget& b,
+                              const IntegratorOptions& opt) {
+  return ts.steps + ts.rejected - b.interval_start >= opt.max_steps;
+}
+
+// Fixed step: steps of opt.dt, the last one shortened to land on t_out. False:
+// the call's budget ran out first.
 template <class Sys, class S, int N>
-NHOLO_HDI void advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
-                             const IntegratorOptions& opt) {
+NHOLO_HDI bool advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                             const IntegratorOptions& opt, StepBudget& b) {
   const StepTolerance tol{opt.rtol, opt.atol};
-  int64_t budget = opt.max_steps;
   while (ts.t < t_out) {
-    if (budget-- <= 0) return fail(ts, Status::max_steps);
+    if (call_spent(b)) return false;
+    if (interval_spent(ts, b, opt)) return fail(ts, Status::max_steps);
     S h = S(opt.dt);
     bool landing = false;
     if (ts.t + h >= t_out - S(1e-12) * h) {
@@ -111,21 +149,24 @@ NHOLO_HDI void advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
     sys.post_step(ts.t, ts.y);
     if (!all_finite(ts.y)) return fail(ts, Status::non_finite);
   }
+  return true;
 }
 
+// False: the call's budget ran out first (never inside a chain of steps
+// retried after a failed stage, whose status would be lost).
 template <class Tab, class Sys, class S, int N>
-NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
-                                const IntegratorOptions& opt) {
+NHOLO_HDI bool advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                                const IntegratorOptions& opt, StepBudget& b) {
   const StepTolerance tol{opt.rtol, opt.atol};
   const S q = S(Tab::control_order);
   const S expo1 = S(1) / q - S(0.75 * opt.pi_beta);
-  int64_t budget = opt.max_steps;
   // why the last step failed in a stage (ok: it did not): a step that keeps
   // failing down to the minimum step ends with that status (singular where
   // the formulation said so, e.g. the embedded sleigh coming to rest)
   Status last_failure = Status::ok;
   while (ts.t < t_out) {
-    if (budget-- <= 0) return fail(ts, Status::max_steps);
+    if (last_failure == Status::ok && call_spent(b)) return false;
+    if (interval_spent(ts, b, opt)) return fail(ts, Status::max_steps);
     const S h_min = max_of(S(opt.dt_min), S(64.0 * 2.2e-16) * S(fabs(ts.t)));
     if (!(ts.h >= h_min)) {
       return fail(ts, last_failure != Status::ok ? last_failure : Status::step_underflow);
@@ -184,33 +225,36 @@ NHOLO_HDI void advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
       ++ts.rejected;
     }
   }
+  return true;
 }
 
 }  // namespace detail
 
 // The same with the method fixed at compile time (one GPU kernel per method:
-// no run-time switch holding the registers of all three steppers).
+// no run-time switch holding the registers of all three steppers), within
+// budget b: false when b's call budget ran out before t_out (continue with
+// the same ts and b).
 template <Method M, class Sys, class S, int N>
-NHOLO_HDI void advance_to_method(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
-                                 const IntegratorOptions& opt) {
-  if (ts.status != Status::ok) return;
+NHOLO_HDI bool advance_to_method(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                                 const IntegratorOptions& opt, StepBudget& b) {
+  if (ts.status != Status::ok) return true;
   if constexpr (M == Method::rk4) {
-    detail::advance_fixed(sys, ts, t_out, opt);
+    return detail::advance_fixed(sys, ts, t_out, opt, b);
   } else if constexpr (M == Method::dopri5) {
-    detail::advance_adaptive<TableauDopri5>(sys, ts, t_out, opt);
+    return detail::advance_adaptive<TableauDopri5>(sys, ts, t_out, opt, b);
   } else {
-    detail::advance_adaptive<TableauDop853>(sys, ts, t_out, opt);
+    return detail::advance_adaptive<TableauDop853>(sys, ts, t_out, opt, b);
   }
 }
 
 template <class Sys, class S, int N>
 NHOLO_HDI void advance_to(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
                           const IntegratorOptions& opt) {
-  if (ts.status != Status::ok) return;
+  StepBudget b = whole_interval(ts);
   switch (opt.method) {
-    case Method::rk4: detail::advance_fixed(sys, ts, t_out, opt); break;
-    case Method::dopri5: detail::advance_adaptive<TableauDopri5>(sys, ts, t_out, opt); break;
-    case Method::dop853: detail::advance_adaptive<TableauDop853>(sys, ts, t_out, opt); break;
+    case Method::rk4: advance_to_method<Method::rk4>(sys, ts, t_out, opt, b); break;
+    case Method::dopri5: advance_to_method<Method::dopri5>(sys, ts, t_out, opt, b); break;
+    case Method::dop853: advance_to_method<Method::dop853>(sys, ts, t_out, opt, b); break;
   }
 }
 

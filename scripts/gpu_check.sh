@@ -17,6 +17,9 @@
 #                    checks this script itself on a machine without a GPU
 #   --allow-no-gpu   without a GPU, stop after the CPU-side steps (build, bundle,
 #                    `nholo devices`) and exit 0; CI runs it this way
+#   --step-timeout S every nholo run (and the peer) is stopped with SIGINT after
+#                    S seconds (default 300) and reported as timed out; the
+#                    table is printed whatever failed
 #
 # Steps:
 #   1. nholo: built with CUDA (cmake -DNHOLO_WITH_CUDA=ON, build/gpu) and bundled
@@ -31,10 +34,14 @@
 #      at most 10^5 steps per save interval, so that a trajectory the tight
 #      tolerance cannot carry (Appell's particle near zero speed) ends as
 #      max_steps on both backends instead of holding the check
-#   5. throughput: rolling coin, skate and Appell at each size (the examples'
-#      configurations; Appell to t = 0.1, before its zero-speed point),
-#      statistics-only output, DOPRI5 rtol 1e-10: trajectory-steps/s and the
-#      split between integrating (device), waiting for the writer and writing
+#   5. throughput: rolling coin (t 0..10, 101 saves), skate and Appell at each
+#      size (the examples' configurations; Appell to t = 0.1, before its
+#      zero-speed point), statistics-only output, and the coin with q written,
+#      DOPRI5 rtol 1e-10: trajectory-steps/s and the timing line's split (device
+#      busy, copies, writer, waiting for it, assembling the file, host); then
+#      the JAX + diffrax peer (bench/jax_peer_ensemble.py, when python3 has
+#      jax and diffrax) on the largest coin ensemble up to 10^6 with q written,
+#      the same initial states, on the same GPU
 #   6. one table: stdout and OUT/gpu_check.md
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +53,7 @@ ALLOW_NO_GPU=0
 BACKEND=cuda
 EX_SIZE=2048
 AGREE_SIZE=4096
+STEP_TIMEOUT=300
 while [ $# -gt 0 ]; do
   case "$1" in
     --nholo) NHOLO=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
@@ -55,7 +63,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --allow-no-gpu) ALLOW_NO_GPU=1; shift ;;
     --backend) BACKEND=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --step-timeout) STEP_TIMEOUT=$2; shift 2 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "gpu_check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -84,6 +93,12 @@ if [ -z "$NHOLO" ]; then
   NHOLO="$OUT/bundle/bin/nholo"
 fi
 [ -x "$NHOLO" ] || { echo "gpu_check: $NHOLO is not an executable" >&2; exit 2; }
+# from here on a failing step is recorded, never the end of the check
+set +e
+# a step with its time limit: SIGINT (nholo leaves a valid .partial), SIGKILL
+# 10 s later; exit 124 when the limit was reached
+limited() { timeout -s INT -k 10 "$STEP_TIMEOUT" "$@"; }
+why() { [ "$1" = 124 ] || [ "$1" = 130 ] && echo "timed out after ${STEP_TIMEOUT} s" || echo "failed (exit $1)"; }
 
 # ---- 2. the GPU
 "$NHOLO" devices | tee "$OUT/devices.txt"
@@ -109,18 +124,22 @@ fail=0
 log "examples with --backend $BACKEND"
 examples_ok=0
 examples_n=0
+examples_failed=
 for cfg in "$EX"/*.toml; do
   name=$(basename "$cfg" .toml)
   examples_n=$((examples_n + 1))
   # grids fix their own size
   size_arg=(--set ensemble.size=$EX_SIZE)
   grep -qE '^sampler *= *"grid"' "$cfg" && size_arg=()
-  if (cd "$EX" && "$NHOLO" run "$cfg" --backend "$BACKEND" -q "${size_arg[@]}" \
-        --set output.path="\"$WORK/ex_$name.h5\"") >"$WORK/ex_$name.log" 2>&1 &&
-     "$NHOLO" stats "$WORK/ex_$name.h5" >>"$WORK/ex_$name.log" 2>&1; then
+  (cd "$EX" && limited "$NHOLO" run "$cfg" --backend "$BACKEND" -q "${size_arg[@]}" \
+      --set output.path="\"$WORK/ex_$name.h5\"") >"$WORK/ex_$name.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] && { "$NHOLO" stats "$WORK/ex_$name.h5" >>"$WORK/ex_$name.log" 2>&1; rc=$?; }
+  if [ $rc = 0 ]; then
     examples_ok=$((examples_ok + 1))
   else
-    log "FAILED: example $name (see $WORK/ex_$name.log)"
+    log "FAILED: example $name: $(why $rc) (see $WORK/ex_$name.log)"
+    examples_failed+=" $name ($(why $rc))"
     fail=1
   fi
 done
@@ -139,19 +158,23 @@ for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
   common=(--set "model=\"$model\"" --set "formulations=$list" "${size_arg[@]}"
           --set integrator.method='"dop853"' --set integrator.rtol=1e-12 --set integrator.atol=1e-12
           --set integrator.max_steps=100000)
+  verdict=""
   for b in "$BACKEND" omp; do
-    (cd "$EX" && "$NHOLO" run "$cfg" --backend "$b" -q "${common[@]}" \
-       --set output.path="\"$WORK/agree_${model}_$b.h5\"") >"$WORK/agree_${model}_$b.log" 2>&1 ||
-      { log "FAILED: $model on $b (see $WORK/agree_${model}_$b.log)"; fail=1; }
+    (cd "$EX" && limited "$NHOLO" run "$cfg" --backend "$b" -q "${common[@]}" \
+       --set output.path="\"$WORK/agree_${model}_$b.h5\"") >"$WORK/agree_${model}_$b.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || { log "FAILED: $model on $b: $(why $rc)"; verdict+="$b $(why $rc); "; fail=1; }
   done
-  if "$NHOLO" diff "$WORK/agree_${model}_$BACKEND.h5" "$WORK/agree_${model}_omp.h5" --rtol 1e-10 \
+  if [ -n "$verdict" ]; then
+    :
+  elif "$NHOLO" diff "$WORK/agree_${model}_$BACKEND.h5" "$WORK/agree_${model}_omp.h5" --rtol 1e-10 \
        >"$WORK/agree_$model.txt" 2>&1; then
     verdict="agree"
   else
     verdict="DIFFER"
     fail=1
   fi
-  worst=$(grep -o '= [0-9.e+-]*' "$WORK/agree_$model.txt" | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
+  worst=$(grep -v '^  info' "$WORK/agree_$model.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
   agree_rows+="| $model | ${forms//,/, } | $worst | $verdict |"$'\n'
 done
 
@@ -162,50 +185,96 @@ for cfg in "$EX"/models/*.toml; do
   name=$(basename "$cfg" .toml)
   common=(--set ensemble.size=$AGREE_SIZE --set integrator.method='"dop853"' --set integrator.rtol=1e-12
           --set integrator.atol=1e-12 --set integrator.max_steps=100000)
+  verdict=""
   for b in "$BACKEND" omp; do
-    (cd "$EX/models" && "$NHOLO" run "$cfg" --backend "$b" "${common[@]}" \
-       --set output.path="\"$WORK/agree_file_${name}_$b.h5\"") >"$WORK/agree_file_${name}_$b.log" 2>&1 ||
-      { log "FAILED: model file $name on $b (see $WORK/agree_file_${name}_$b.log)"; fail=1; }
+    (cd "$EX/models" && limited "$NHOLO" run "$cfg" --backend "$b" "${common[@]}" \
+       --set output.path="\"$WORK/agree_file_${name}_$b.h5\"") >"$WORK/agree_file_${name}_$b.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || { log "FAILED: model file $name on $b: $(why $rc)"; verdict+="$b $(why $rc); "; fail=1; }
   done
-  if "$NHOLO" diff "$WORK/agree_file_${name}_$BACKEND.h5" "$WORK/agree_file_${name}_omp.h5" --rtol 1e-10 \
+  if [ -n "$verdict" ]; then
+    :
+  elif "$NHOLO" diff "$WORK/agree_file_${name}_$BACKEND.h5" "$WORK/agree_file_${name}_omp.h5" --rtol 1e-10 \
        >"$WORK/agree_file_$name.txt" 2>&1; then
     verdict="agree"
   else
     verdict="DIFFER"
     fail=1
   fi
-  worst=$(grep -o '= [0-9.e+-]*' "$WORK/agree_file_$name.txt" | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
+  worst=$(grep -v '^  info' "$WORK/agree_file_$name.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
   agree_rows+="| model file $name | (its config's) | $worst | $verdict |"$'\n'
 done
 
 # ---- 5. throughput
 log "throughput (sizes: $SIZES)"
 tp_rows=""
-for sys in rolling_coin skate appell; do
+# the timing line: device busy, launches, copies, writer, waiting, assembling,
+# host, steps, rate (host/cli/main.cpp)
+timing() {
+  sed -n 's/^nholo: timing: device busy \([0-9.]*\) s ([0-9]* % of \([0-9.]*\) s wall; \([0-9]*\) launches), copies \([0-9.]*\) s, writer \([0-9.]*\) s, waiting for the writer \([0-9.]*\) s, assembling the file \([0-9.]*\) s, host \([0-9.]*\) s; \([0-9]*\) steps, \([0-9.e+-]*\) trajectory-steps.*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p' "$1"
+}
+rate_of() { sed -n 's/.*; [0-9]* steps, \([0-9.e+-]*\) trajectory-steps.*/\1/p' "$1"; }
+peer_file=""
+for sys in rolling_coin rolling_coin+q skate appell; do
+  cfgname=${sys%+q}
+  extra=()
+  # the coin as the issue measured it: t 0..10, 101 saves
+  [ "$cfgname" = rolling_coin ] && extra=(--set time.t_end=10.0 --set time.save_every=0.1)
   # Appell's particle passes a zero-speed point (the constraint's singularity)
   # near its apex, where the step size collapses (~70,000 steps per
   # trajectory at rtol 1e-10); its throughput run stops before it (t_end 0.1)
-  extra=()
   [ "$sys" = appell ] && extra=(--set time.t_end=0.1 --set time.save_every=0.002)
+  if [ "$sys" = rolling_coin+q ]; then
+    extra+=(--set 'output.fields=["q"]')
+  else
+    extra+=(--set output.mode='"statistics"' --set output.fields=[])
+  fi
   for size in $SIZES; do
     n=$(awk -v s="$size" 'BEGIN { printf "%d", s }')
     n=$(( (n + 1023) / 1024 * 1024 ))
     logf="$WORK/tp_${sys}_$n.log"
-    if (cd "$EX" && "$NHOLO" run "$EX/$sys.toml" --backend "$BACKEND" --set ensemble.size=$n \
-          --set 'formulations=["udwadia_kalaba"]' --set integrator.method='"dopri5"' \
-          --set integrator.rtol=1e-10 --set output.mode='"statistics"' --set output.fields=[] \
-          --set output.path="\"$WORK/tp_${sys}_$n.h5\"" "${extra[@]}") >"$logf" 2>&1; then
-      t=$(sed -n 's/^nholo: timing: \([0-9.]*\) s integrating.*, \([0-9.]*\) s waiting.*, \([0-9.]*\) s writing.*, \([0-9]*\) steps, \([0-9.e+-]*\) trajectory-steps.*/\1 \2 \3 \4 \5/p' "$logf")
-      wall=$(sed -n 's/^nholo: wrote .*(\([0-9]*\) trajectories, \([0-9.]*\) s).*/\2/p' "$logf")
-      read -r comp wait write steps rate <<<"$t"
-      tp_rows+="| $sys | $n | $steps | $wall | $rate | $comp | $wait | $write |"$'\n'
+    (cd "$EX" && limited "$NHOLO" run "$EX/$cfgname.toml" --backend "$BACKEND" --set ensemble.size=$n \
+        --set 'formulations=["udwadia_kalaba"]' --set integrator.method='"dopri5"' \
+        --set integrator.rtol=1e-10 --set output.path="\"$WORK/tp_${sys}_$n.h5\"" "${extra[@]}") \
+        >"$logf" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+      read -r busy wall launches copies writer waiting assembling host steps <<<"$(timing "$logf")"
+      tp_rows+="| $sys | $n | $steps | $wall | $(rate_of "$logf") | $busy | $launches | $copies | $writer | $waiting | $assembling | $host |"$'\n'
+      [ "$sys" = rolling_coin+q ] && [ "$n" -le 1048576 ] && peer_file="$WORK/tp_${sys}_$n.h5"
     else
-      log "FAILED: throughput $sys $n (see $logf)"
-      tp_rows+="| $sys | $n | failed | | | | | |"$'\n'
+      log "FAILED: throughput $sys $n: $(why $rc) (see $logf)"
+      tp_rows+="| $sys | $n | $(why $rc) | | | | | | | | | |"$'\n'
       fail=1
     fi
+    rm -f "$WORK/tp_${sys}_$n.h5"  # up to 3 GB each with q
   done
 done
+# the peer, on the largest coin ensemble up to 10^6 with q written (kept for it)
+peer_row="not run (no coin ensemble with q up to 10^6 finished)"
+PEER=""
+for p in "$ROOT/bench/jax_peer_ensemble.py" "$(dirname "$0")/../bench/jax_peer_ensemble.py"; do
+  [ -f "$p" ] && PEER=$p && break
+done
+if [ -n "$peer_file" ] && [ -n "$PEER" ]; then
+  n=$(basename "$peer_file" .h5 | sed 's/.*_//')
+  (cd "$EX" && limited "$NHOLO" run "$EX/rolling_coin.toml" --backend "$BACKEND" --set ensemble.size=$n \
+      --set 'formulations=["udwadia_kalaba"]' --set integrator.method='"dopri5"' \
+      --set integrator.rtol=1e-10 --set time.t_end=10.0 --set time.save_every=0.1 \
+      --set 'output.fields=["q"]' --set output.path="\"$peer_file\"") >"$WORK/peer_nholo.log" 2>&1
+  limited python3 "$PEER" "$peer_file" >"$WORK/peer.json" 2>"$WORK/peer.log"
+  rc=$?
+  if [ $rc = 0 ]; then
+    peer_row=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%d trajectories on %s: %.2f s run (+ %.1f s compile), %.3g trajectory-steps/s, max |q - q_nholo| / (1 + |q|) = %.1e" % (d["trajectories"], d["device"], d["run_seconds"], d["compile_seconds"], d["trajectory_steps_per_second"], d.get("max_rel_difference_from_nholo", float("nan"))))' "$WORK/peer.json")
+    peer_row+="; nholo on the same ensemble: $(sed -n 's/^nholo: wrote .*, \([0-9.]*\) s).*/\1/p' "$WORK/peer_nholo.log") s wall"
+  elif [ $rc = 2 ]; then
+    peer_row="skipped: $(cat "$WORK/peer.log")"
+  else
+    peer_row="$(why $rc) (see $WORK/peer.log)"
+    fail=1
+  fi
+  rm -f "$peer_file"
+fi
 
 # ---- 6. the table
 {
@@ -213,7 +282,7 @@ done
   echo
   echo "nholo: \`$NHOLO\` ($("$NHOLO" --version 2>/dev/null))"
   echo
-  echo "Examples on the GPU ($EX_SIZE trajectories each, read back with nholo stats): $examples_ok of $examples_n ran."
+  echo "Examples on the GPU ($EX_SIZE trajectories each, read back with nholo stats, at most $STEP_TIMEOUT s each): $examples_ok of $examples_n ran.${examples_failed:+ Not:$examples_failed.}"
   echo
   echo "Agreement with the OpenMP backend ($AGREE_SIZE trajectories, DOP853 rtol = atol = 1e-12; max |cuda - omp| / max |omp| over every dataset and statistic):"
   echo
@@ -221,11 +290,13 @@ done
   echo "|---|---|---|---|"
   printf "%s" "$agree_rows"
   echo
-  echo "Throughput (Udwadia–Kalaba, DOPRI5 rtol 1e-10, statistics only; seconds: integrating = the device's time as the run's main thread sees it, waiting = for the writer thread, writing = the writer thread's own):"
+  echo "Throughput (Udwadia–Kalaba, DOPRI5 rtol 1e-10; statistics only, or +q: q written; the timing line's seconds: device busy from CUDA events around the kernels, copies to the host, the writer thread's own, the main thread waiting for it, assembling the file, host = the main thread's time off the device):"
   echo
-  echo "| system | trajectories | steps | wall [s] | trajectory-steps/s | integrating [s] | waiting [s] | writing [s] |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| system | trajectories | steps | wall [s] | trajectory-steps/s | device busy [s] | launches | copies [s] | writer [s] | waiting [s] | assembling [s] | host [s] |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf "%s" "$tp_rows"
+  echo
+  echo "JAX + diffrax peer (bench/jax_peer_ensemble.py, same initial states, Dopri5 at the same tolerances, q saved and brought to the host): $peer_row"
 } | tee "$report"
 log "report: $report"
 exit $fail

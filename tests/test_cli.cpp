@@ -677,3 +677,41 @@ TEST(Cli, ModelsListsEveryModelAsTextAndJson) {
 }
 
 }  // namespace
+
+// `nholo diff` compares a residual (constraint_residual: zero in exact
+// arithmetic) against the state's scale, not against its own largest value:
+// a difference of rounding size (1e-16 of the state) passes where a relative
+// comparison of two values near 1e-16 would call it a 50 % difference; a
+// residual that differs at 1e-6 of the state fails.
+TEST(Cli, DiffComparesResidualsAgainstTheStatesScale) {
+  const fs::path dir = temp_dir("diff_residual");
+  write_file(dir / "a.toml", kCoinConfig);
+  ASSERT_EQ(nholo_test::run_nholo("run -q a.toml --set output.path=a.h5", dir).code, 0);
+  fs::copy_file(dir / "a.h5", dir / "b.h5");
+  fs::copy_file(dir / "a.h5", dir / "c.h5");
+  std::vector<double> res;
+  double state = 0;
+  {
+    const nholo::h5::File a = nholo::h5::File::open_ro((dir / "a.h5").string());
+    res = a.root().open_dataset("udwadia_kalaba/constraint_residual").read<double>();
+    for (const char* f : {"udwadia_kalaba/q", "udwadia_kalaba/qdot"})
+      for (double v : a.root().open_dataset(f).read<double>()) state = std::max(state, std::abs(v));
+  }
+  ASSERT_GT(state, 0.1);
+  auto rewrite = [&](const char* file, double delta) {
+    std::vector<double> r = res;
+    for (double& v : r) v = std::abs(v) + delta * state;
+    nholo::h5::File f = nholo::h5::File::open_rw((dir / file).string());
+    nholo::h5::Dataset d = f.root().open_dataset("udwadia_kalaba/constraint_residual");
+    d.write(r);
+  };
+  rewrite("b.h5", 1e-16);  // rounding: 1e-16 of the state
+  rewrite("c.h5", 1e-6);
+  Result r = nholo_test::run_nholo("diff a.h5 b.h5", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("a residual"), std::string::npos) << r.output;
+  r = nholo_test::run_nholo("diff a.h5 c.h5", dir);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("FAIL udwadia_kalaba/constraint_residual"), std::string::npos)
+      << r.output;
+}

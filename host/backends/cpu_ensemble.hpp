@@ -146,30 +146,9 @@ class CpuEnsemble final : public DeviceEnsemble {
                                         : scratch_[i].empty() ? nullptr
                                                               : scratch_[i].data();
     }
-    // in chunks of trajectories, so that an interrupt (L_.stop) is honoured
-    // within about kChunkSeconds even inside a long window: the chunk adapts
-    // to the measured cost per trajectory. The trajectories are independent,
-    // so the results do not depend on the chunking.
-    complete_ = true;
-    const int64_t per_thread = std::max(threads, 1);
-    if (chunk_ == 0) chunk_ = 32 * per_thread;  // grows 4x per chunk while chunks are fast
-    for (int64_t i0 = 0; i0 < count;) {
-      if (L_.stop && L_.stop->load()) {
-        complete_ = false;
-        return;
-      }
-      const int64_t i1 = std::min(count, i0 + chunk_);
-      const auto c0 = std::chrono::steady_clock::now();
-      for_each_index(b, threads, i0, i1, f);
-      const double dt =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-      const double scale = dt > 0 ? std::min(4.0, std::max(0.25, kChunkSeconds / dt)) : 4.0;
-      chunk_ = std::min<int64_t>(
-          int64_t(1) << 22,
-          std::max<int64_t>(32 * per_thread, static_cast<int64_t>(chunk_ * scale)));
-      i0 = i1;
-    }
+    if (!integrate(f, count)) return;
     q_ = f.arr.q;
+    const auto r0 = std::chrono::steady_clock::now();
     // block moments of q and qdot (kernels/reduce.hpp)
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
     const double* src[2] = {f.arr.q, f.arr.qdot};
@@ -192,8 +171,15 @@ class CpuEnsemble final : public DeviceEnsemble {
                                L_.t_mid, fit_.data()};
       for_each_index(b, threads, count, lf);
     }
+    busy_seconds_ += seconds_since(r0);
   }
   bool window_complete() const override { return complete_; }
+  DeviceTimes times() const override {
+    DeviceTimes t;
+    t.busy_seconds = busy_seconds_;
+    t.launches = launches_;
+    return t;
+  }
   void wait(int) override {}
   const WindowSlot& slot(int s) const override { return slots_[s]; }
   const double* device_q(bool* trajectory_major) const override {
@@ -214,6 +200,72 @@ class CpuEnsemble final : public DeviceEnsemble {
   }
 
  private:
+  static double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // Part of a window for the active trajectories: finished[j] says whether
+  // trajectory active[j] finished the window.
+  struct ActivePart {
+    EnsembleWindow<Sys> f;
+    const int64_t* active;
+    uint8_t* finished;
+    int64_t launch_steps;
+    void operator()(int64_t j) const {
+      finished[j] = f.run_method(active[j], launch_steps) ? 1 : 0;
+    }
+  };
+
+  // The window's integration, scheduled as the CUDA backend does
+  // (EnsembleLayout::steps_per_launch): launches over the active trajectories,
+  // each advancing them by at most that many steps, those that finished the
+  // window dropping out. Each launch runs in chunks of trajectories, so that
+  // an interrupt (L_.stop) is honoured within about kChunkSeconds: the chunk
+  // adapts to the measured cost per trajectory. The trajectories are
+  // independent, so the results depend on neither. False: interrupted.
+  bool integrate(EnsembleWindow<Sys>& f, int64_t count) {
+    const auto c0 = std::chrono::steady_clock::now();
+    if (L_.steps_per_launch > 0) {
+      save_k_.assign(count, 0);
+      interval_start_.assign(count, -1);
+      f.arr.save_k = save_k_.data();
+      f.arr.interval_start = interval_start_.data();
+    }
+    active_.resize(count);
+    for (int64_t i = 0; i < count; ++i) active_[i] = i;
+    complete_ = true;
+    const int64_t per_thread = std::max(dev_.threads(), 1);
+    if (chunk_ == 0) chunk_ = 32 * per_thread;  // grows 4x per chunk while chunks are fast
+    while (!active_.empty()) {
+      const int64_t n_active = static_cast<int64_t>(active_.size());
+      finished_.assign(active_.size(), 0);
+      const ActivePart part{f, active_.data(), finished_.data(), L_.steps_per_launch};
+      ++launches_;
+      for (int64_t j0 = 0; j0 < n_active;) {
+        if (L_.stop && L_.stop->load()) {
+          complete_ = false;
+          busy_seconds_ += seconds_since(c0);
+          return false;
+        }
+        const int64_t j1 = std::min(n_active, j0 + chunk_);
+        const auto t0 = std::chrono::steady_clock::now();
+        for_each_index(dev_.info().backend, dev_.threads(), j0, j1, part);
+        const double dt = seconds_since(t0);
+        const double scale = dt > 0 ? std::min(4.0, std::max(0.25, kChunkSeconds / dt)) : 4.0;
+        chunk_ = std::min<int64_t>(
+            int64_t(1) << 22,
+            std::max<int64_t>(32 * per_thread, static_cast<int64_t>(chunk_ * scale)));
+        j0 = j1;
+      }
+      int64_t kept = 0;
+      for (int64_t j = 0; j < n_active; ++j)
+        if (!finished_[j]) active_[kept++] = active_[j];
+      active_.resize(kept);
+    }
+    busy_seconds_ += seconds_since(c0);
+    return true;
+  }
+
   int field_index(const std::string& f) const {
     for (size_t j = 0; j < L_.fields.size(); ++j)
       if (L_.fields[j] == f) return static_cast<int>(j);
@@ -235,7 +287,13 @@ class CpuEnsemble final : public DeviceEnsemble {
   int64_t fault_at_ = -1, windows_ = 0;
   bool complete_ = true;
   static constexpr double kChunkSeconds = 0.1;
-  int64_t chunk_ = 0;  // trajectories per chunk of a window (adapted; 0: not yet)
+  int64_t chunk_ = 0;  // trajectories per chunk of a launch (adapted; 0: not yet)
+  // the scheduler's: window progress, the active trajectories, which finished
+  std::vector<int32_t> save_k_;
+  std::vector<int64_t> interval_start_, active_;
+  std::vector<uint8_t> finished_;
+  double busy_seconds_ = 0;
+  int64_t launches_ = 0;
 };
 
 }  // namespace nholo

@@ -201,8 +201,17 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
     for (int f = 0; f < 2; ++f)
       for (int a = 0; a < 5; ++a)
         slots_[k].moments[f][a] = moments_host_[k].get() + (f * 5 + a) * ms;
-    check(cudaEventCreateWithFlags(&computed_[k], cudaEventDisableTiming), "cudaEventCreate");
-    check(cudaEventCreateWithFlags(&copied_[k], cudaEventDisableTiming), "cudaEventCreate");
+    for (cudaEvent_t* e : {&computed_[k], &copied_[k], &started_[k], &copy_started_[k]})
+      check(cudaEventCreate(e), "cudaEventCreate");
+  }
+  if (L_.steps_per_launch > 0) {
+    // int32 and int64 arrays in double-sized storage
+    save_k_ = DeviceArray(dev_, (cap + 1) / 2);
+    interval_start_ = DeviceArray(dev_, cap);
+    active_[0] = DeviceArray(dev_, cap);
+    active_[1] = DeviceArray(dev_, cap);
+    n_unfinished_ = DeviceArray(dev_, 1);
+    n_unfinished_host_ = PinnedArray(1);
   }
   if (L_.line_fit) fit_ = DeviceArray(dev_, 7 * cap);
   if (L_.per_trajectory_params) params_ = DeviceArray(dev_, shape_.n_params * cap);
@@ -211,10 +220,9 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
 CudaEnsembleCore::~CudaEnsembleCore() {
   cudaStreamSynchronize(dev_.compute());
   cudaStreamSynchronize(dev_.copy());
-  for (int k = 0; k < 2; ++k) {
-    if (computed_[k]) cudaEventDestroy(computed_[k]);
-    if (copied_[k]) cudaEventDestroy(copied_[k]);
-  }
+  for (int k = 0; k < 2; ++k)
+    for (cudaEvent_t e : {computed_[k], copied_[k], started_[k], copy_started_[k]})
+      if (e) cudaEventDestroy(e);
 }
 
 void CudaEnsembleCore::start_slice(int64_t count, const double* q0, const double* qd0,
@@ -256,6 +264,7 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   const cudaStream_t cs = dev_.compute();
   // staging[slot] is free once its previous copy to the host finished
   check(cudaStreamWaitEvent(cs, copied_[slot], 0), "cudaStreamWaitEvent");
+  complete_ = true;
   EnsembleArrays<double> arr;
   arr.y = y_.get();
   arr.t = t_.get();
@@ -268,9 +277,8 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   arr.params = slice_params_ ? params_.get() : nullptr;
   for (size_t i = 0; i < std::size(tables::kFields); ++i)
     arr.*tables::kFields[i].array = outputs_[i].get();
-  const unsigned grid = static_cast<unsigned>((count + kIntegrateBlock - 1) / kIntegrateBlock);
-  launch_integrate(arr, count, dev_.save_times() + k0, ns, grid, cs);
-  check(cudaGetLastError(), "integration kernel launch");
+  check(cudaEventRecord(started_[slot], cs), "cudaEventRecord");
+  if (!integrate(arr, k0, ns)) return;
   // reductions: block moments of q and qdot, the model's drift sums
   const std::size_t ms = moments_size(L_.max_count, L_.window, n);
   double* md = moments_dev_[slot].get();
@@ -298,6 +306,7 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   // the copy stream moves the window to its pinned slot
   const cudaStream_t cp = dev_.copy();
   check(cudaStreamWaitEvent(cp, computed_[slot], 0), "cudaStreamWaitEvent");
+  check(cudaEventRecord(copy_started_[slot], cp), "cudaEventRecord");
   for (size_t j = 0; j < L_.fields.size(); ++j)
     check(
         cudaMemcpyAsync(host_[slot][j].get(), staging_[slot][j].get(),
@@ -309,12 +318,76 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
                           blocks * ns * n * sizeof(double), cudaMemcpyDeviceToHost, cp),
           "cudaMemcpyAsync(moments)");
   check(cudaEventRecord(copied_[slot], cp), "cudaEventRecord");
+  std::lock_guard<std::mutex> lock(times_mutex_);
+  timed_[slot] = true;
 }
 
-// Called from the writer thread.
+// The window's integration: launches over the trajectories still active, each
+// advancing them by at most L_.steps_per_launch steps (kernels/ensemble.hpp),
+// those that finished dropping out of the next launch (the kernel appends the
+// others to the other list), so that a slow trajectory holds no warp of
+// finished ones and the host can stop between launches. Without a budget, one
+// launch, asynchronous. False: interrupted (the window is not complete).
+bool CudaEnsembleCore::integrate(const EnsembleArrays<double>& arr_in, int64_t k0, int ns) {
+  const cudaStream_t cs = dev_.compute();
+  const int64_t budget = L_.steps_per_launch;
+  EnsembleArrays<double> arr = arr_in;
+  unsigned long long* n_unfinished = reinterpret_cast<unsigned long long*>(n_unfinished_.get());
+  if (budget > 0) {
+    arr.save_k = reinterpret_cast<int32_t*>(save_k_.get());
+    arr.interval_start = reinterpret_cast<int64_t*>(interval_start_.get());
+    check(cudaMemsetAsync(arr.save_k, 0, count_ * sizeof(int32_t), cs), "cudaMemsetAsync");
+    check(cudaMemsetAsync(arr.interval_start, 0xff, count_ * sizeof(int64_t), cs),
+          "cudaMemsetAsync");  // -1: not started
+  }
+  WindowLaunch a{nullptr, count_, budget, nullptr, n_unfinished};
+  for (int list = 0; a.n_active > 0; list = 1 - list) {
+    if (budget > 0) {
+      a.unfinished = reinterpret_cast<int64_t*>(active_[1 - list].get());
+      check(cudaMemsetAsync(n_unfinished, 0, sizeof *n_unfinished, cs), "cudaMemsetAsync");
+    }
+    const unsigned grid =
+        static_cast<unsigned>((a.n_active + kIntegrateBlock - 1) / kIntegrateBlock);
+    launch_integrate(arr, count_, dev_.save_times() + k0, ns, a, grid, cs);
+    check(cudaGetLastError(), "integration kernel launch");
+    {
+      std::lock_guard<std::mutex> lock(times_mutex_);
+      ++times_.launches;
+    }
+    if (budget == 0) break;  // every trajectory ran to the window's end
+    unsigned long long* host_count = reinterpret_cast<unsigned long long*>(n_unfinished_host_.get());
+    check(cudaMemcpyAsync(host_count, n_unfinished, sizeof *host_count, cudaMemcpyDeviceToHost, cs),
+          "cudaMemcpyAsync(unfinished count)");
+    check(cudaStreamSynchronize(cs), "the integration launch");
+    a.n_active = static_cast<int64_t>(*host_count);
+    a.active = reinterpret_cast<const int64_t*>(active_[1 - list].get());
+    if (a.n_active > 0 && L_.stop && L_.stop->load()) {
+      complete_ = false;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Called from the writer thread: the slot's window is on the host; its
+// device time (integration and reductions) and copy time are counted.
 void CudaEnsembleCore::wait(int slot) {
   dev_.make_current();
   check(cudaEventSynchronize(copied_[slot]), "the window's integration or copy");
+  std::lock_guard<std::mutex> lock(times_mutex_);
+  if (!timed_[slot]) return;
+  timed_[slot] = false;
+  float busy_ms = 0, copy_ms = 0;
+  check(cudaEventElapsedTime(&busy_ms, started_[slot], computed_[slot]), "cudaEventElapsedTime");
+  check(cudaEventElapsedTime(&copy_ms, copy_started_[slot], copied_[slot]),
+        "cudaEventElapsedTime");
+  times_.busy_seconds += 1e-3 * busy_ms;
+  times_.copy_seconds += 1e-3 * copy_ms;
+}
+
+DeviceTimes CudaEnsembleCore::times() const {
+  std::lock_guard<std::mutex> lock(times_mutex_);
+  return times_;
 }
 
 void CudaEnsembleCore::finish_slice(SliceResults& r) {
@@ -372,10 +445,11 @@ class ModuleEnsemble final : public CudaEnsembleCore {
     sys_.start(count, q0, qd0, l0, rejected, t0, out);
   }
   void launch_integrate(const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
-                        int ns, unsigned grid, cudaStream_t cs) override {
+                        int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs) override {
     // the argument bytes are copied by the launch: window_ may be reused
     sys_.window(window_.data(), arr, count, save_times, ns);
-    void* args[1] = {window_.data()};
+    WindowLaunch launch = a;
+    void* args[2] = {window_.data(), &launch};
     check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid),
                            dim3(kIntegrateBlock), args, 0, cs),
           "cudaLaunchKernel(GPU module)");

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,11 +60,15 @@ __global__ void __launch_bounds__(kReduceBlock) index_kernel(const F f, const in
   if (i < n) f(i);
 }
 
-// One trajectory per thread, the method fixed at compile time.
+// One trajectory per thread, the method fixed at compile time: thread j runs
+// the launch's j-th active trajectory (kernels/ensemble.hpp WindowLaunch).
 template <class Sys, Method M>
-__global__ void __launch_bounds__(kIntegrateBlock) integrate_kernel(const EnsembleWindow<Sys> f) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < f.count) f.template run<M>(i);
+__global__ void __launch_bounds__(kIntegrateBlock)
+    integrate_kernel(const EnsembleWindow<Sys> f, const WindowLaunch a) {
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= a.n_active) return;
+  const int64_t i = a.active ? a.active[j] : j;
+  if (!f.template run<M>(i, a.launch_steps)) a.unfinished[atomicAdd(a.n_unfinished, 1ull)] = i;
 }
 
 // f(i), i in [0, n), on stream s.
@@ -157,6 +162,8 @@ class CudaEnsembleCore : public DeviceEnsemble {
   void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
                    const double* params, const uint8_t* rejected, double t0) override;
   void run_window(int64_t k0, int ns, int slot) override;
+  bool window_complete() const override { return complete_; }
+  DeviceTimes times() const override;
   void wait(int slot) override;
   const WindowSlot& slot(int s) const override { return slots_[s]; }
   const double* device_q(bool* trajectory_major) const override {
@@ -169,15 +176,18 @@ class CudaEnsembleCore : public DeviceEnsemble {
   // the slice's initial integration state (HostEnsemble<Sys>::start_from_states)
   virtual void host_start(int64_t count, const double* q0, const double* qd0, const double* l0,
                           const uint8_t* rejected, double t0, HostStates& out) = 0;
-  // the integration kernel of method opt_.method over the window, on stream cs
+  // one launch of the integration kernel of method opt_.method over the
+  // window (the trajectories of a, grid blocks), on stream cs
   virtual void launch_integrate(const EnsembleArrays<double>& arr, int64_t count,
-                                const double* save_times, int ns, unsigned grid,
-                                cudaStream_t cs) = 0;
+                                const double* save_times, int ns, const WindowLaunch& a,
+                                unsigned grid, cudaStream_t cs) = 0;
   CudaDevice& dev_;
   IntegratorOptions opt_;
 
  private:
   const double* field(const std::string& f) const;
+  // the window's integration launches (the scheduler); false: interrupted
+  bool integrate(const EnsembleArrays<double>& arr, int64_t k0, int ns);
   std::string name_;
   SystemShape shape_;
   EnsembleLayout L_;
@@ -193,6 +203,17 @@ class CudaEnsembleCore : public DeviceEnsemble {
   PinnedArray moments_host_[2];
   WindowSlot slots_[2];
   cudaEvent_t computed_[2] = {nullptr, nullptr}, copied_[2] = {nullptr, nullptr};
+  // the scheduler: window progress, the active trajectories (two lists, one
+  // read and one appended to per launch), the count appended
+  DeviceArray save_k_, interval_start_, active_[2], n_unfinished_;
+  PinnedArray n_unfinished_host_;
+  bool complete_ = true;
+  // device timing: a window's start (compute stream) and copy start (copy
+  // stream), read with computed_ and copied_ once the slot is waited for
+  cudaEvent_t started_[2] = {nullptr, nullptr}, copy_started_[2] = {nullptr, nullptr};
+  bool timed_[2] = {false, false};  // the slot's events belong to a window not yet timed
+  mutable std::mutex times_mutex_;
+  DeviceTimes times_;
 };
 
 // The ensemble of a system compiled into nholo: integrate_kernel<Sys, M>.
@@ -222,17 +243,17 @@ class CudaEnsemble final : public CudaEnsembleCore {
     start_host_states(sys_, opt_, count, q0, qd0, l0, rejected, t0, out);
   }
   void launch_integrate(const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
-                        int ns, unsigned grid, cudaStream_t cs) override {
+                        int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs) override {
     const EnsembleWindow<Sys> f = gpu_window(sys_, opt_, arr, count, save_times, ns);
     switch (opt_.method) {
       case Method::rk4:
-        integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f);
+        integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
         break;
       case Method::dopri5:
-        integrate_kernel<Sys, Method::dopri5><<<grid, kIntegrateBlock, 0, cs>>>(f);
+        integrate_kernel<Sys, Method::dopri5><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
         break;
       case Method::dop853:
-        integrate_kernel<Sys, Method::dop853><<<grid, kIntegrateBlock, 0, cs>>>(f);
+        integrate_kernel<Sys, Method::dop853><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
         break;
     }
   }

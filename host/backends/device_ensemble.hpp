@@ -148,10 +148,23 @@ struct EnsembleLayout {
   // parameters vary per trajectory: start_slice receives them (the device
   // holds n_params values per trajectory of the slice)
   bool per_trajectory_params = false;
-  // set asynchronously (an interrupt): a backend that integrates a window in
-  // parts may stop between them (the CPU backends check it every chunk of
-  // trajectories; a GPU window runs to its end)
+  // steps a launch advances a trajectory at most (backend.steps_per_launch;
+  // 0: a whole window per launch): a window is integrated in launches over
+  // its active trajectories, those that finished dropping out, so that no
+  // trajectory holds the others' threads (kernels/ensemble.hpp)
+  int64_t steps_per_launch = 0;
+  // set asynchronously (an interrupt): a backend stops between launches and
+  // chunks of them (the window is then not complete)
   const std::atomic<bool>* stop = nullptr;
+};
+
+// Where an ensemble's time went, for the timing line and the file's root
+// attributes: the device busy integrating and reducing (on a GPU from CUDA
+// events around the kernels, on the CPU the wall time of those loops), copying
+// results to the host (GPU), and the number of integration launches.
+struct DeviceTimes {
+  double busy_seconds = 0, copy_seconds = 0;
+  int64_t launches = 0;
 };
 
 // One window's results on the host.
@@ -189,6 +202,8 @@ class DeviceEnsemble {
   // false when the last run_window stopped early because EnsembleLayout::stop
   // was set: its outputs and the slice's state are unusable (not_run)
   virtual bool window_complete() const { return true; }
+  // accumulated over the run so far (complete once the last window was waited for)
+  virtual DeviceTimes times() const { return {}; }
   virtual void wait(int slot) = 0;
   virtual const WindowSlot& slot(int s) const = 0;
   virtual const double* device_q(bool* trajectory_major) const = 0;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <csignal>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -247,13 +248,20 @@ int run_outcome(const nholo::RunSummary& s, const std::string& output_path, bool
     const int sig = nholo::interrupt_signal();
     return 128 + (sig > 0 ? sig : SIGINT);
   }
-  if (!quiet)
+  if (!quiet) {
+    // host: the integrating thread's time neither on the device nor waiting
+    // for the writer (initial states, issuing launches, set-up)
+    const double host = std::max(0.0, s.compute_seconds - s.device_busy_seconds);
     std::fprintf(stderr,
-                 "nholo: timing: %.3f s integrating (device), %.3f s waiting for the writer, "
-                 "%.3f s writing (writer thread), %.3f s assembling the file, %lld steps, "
-                 "%.4g trajectory-steps/s\n",
-                 s.compute_seconds, s.wait_seconds, s.output_seconds, s.assembly_seconds,
-                 static_cast<long long>(s.steps), s.seconds > 0 ? s.steps / s.seconds : 0.0);
+                 "nholo: timing: device busy %.3f s (%.0f %% of %.3f s wall; %lld launches), "
+                 "copies %.3f s, writer %.3f s, waiting for the writer %.3f s, assembling the "
+                 "file %.3f s, host %.3f s; %lld steps, %.4g trajectory-steps/s\n",
+                 s.device_busy_seconds,
+                 s.seconds > 0 ? 100.0 * s.device_busy_seconds / s.seconds : 0.0, s.seconds,
+                 static_cast<long long>(s.launches), s.device_copy_seconds, s.output_seconds,
+                 s.wait_seconds, s.assembly_seconds, host, static_cast<long long>(s.steps),
+                 s.seconds > 0 ? s.steps / s.seconds : 0.0);
+  }
   if (!quiet)
     std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", output_path.c_str(),
                  static_cast<long long>(s.trajectories), s.seconds);

@@ -35,7 +35,7 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
       {"ensemble",
        {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0", "params"}},
       {"output", {"path", "mode", "fields", "memory_budget_mb", "window", "compression"}},
-      {"backend", {"device", "gpu", "threads"}},
+      {"backend", {"device", "gpu", "threads", "steps_per_launch"}},
       {"compare", {"threshold"}},
   };
   return schema;

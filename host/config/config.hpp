@@ -48,6 +48,8 @@ struct Distribution {
 // what nholo's readers accept of a result file, and ~137 GB for the
 // trajectory index alone. Checked before anything is sampled or written.
 constexpr int64_t kMaxEnsembleSize = int64_t(1) << 34;
+// backend.steps_per_launch when not given (docs/BENCHMARKS.md, the scheduler)
+constexpr int64_t kDefaultStepsPerLaunch = 1000;
 
 struct RunConfig {
   std::string source;  // file name, for messages
@@ -102,6 +104,9 @@ struct RunConfig {
   int gpu = 0;                   // CUDA device index
   bool gpu_given = false;        // backend.gpu set (an MPI run binds ranks to GPUs otherwise)
   int threads = 0;
+  // steps a launch advances a trajectory at most (0: a whole window per
+  // launch); the results do not depend on it (kernels/ensemble.hpp)
+  int64_t steps_per_launch = kDefaultStepsPerLaunch;
 
   // [compare]
   double compare_threshold = 1e-3;

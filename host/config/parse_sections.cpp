@@ -227,6 +227,14 @@ void parse_backend(const toml::table& root, RunConfig& cfg) {
       throw ConfigError("backend.threads", "must be in [0, 4096] (0: all cores)");
     cfg.threads = static_cast<int>(t);
   }
+  if (const toml::node* n = bt->get("steps_per_launch")) {
+    const int64_t k = as_integer(*n, "backend.steps_per_launch");
+    if (k < 0 || k > 1000000000)
+      throw ConfigError("backend.steps_per_launch",
+                        "must be an integer in [0, 1000000000] (steps a launch advances a "
+                        "trajectory at most; 0: a whole window per launch)");
+    cfg.steps_per_launch = k;
+  }
 }
 
 void parse_compare(const toml::table& root, RunConfig& cfg) {

@@ -135,6 +135,10 @@ struct FieldEntry {
   bool always_computed;
   // where the ensemble kernel stores it (kernels/ensemble.hpp)
   FieldArray array;
+  // a residual (zero in exact arithmetic, rounding of terms of the state's
+  // size in practice): `nholo diff` compares it against the state's scale,
+  // not against its own largest value (host/analysis/diff.cpp)
+  bool residual = false;
 };
 
 // clang-format off
@@ -146,7 +150,7 @@ inline constexpr FieldEntry kFields[] = {
     {"force_ideal",         Components::per_coordinate, false,   false,  &EnsembleArrays<double>::force_ideal},
     {"force_nonideal",      Components::per_coordinate, false,   false,  &EnsembleArrays<double>::force_nonideal},
     {"multiplier",          Components::per_constraint, false,   false,  &EnsembleArrays<double>::multiplier},
-    {"constraint_residual", Components::one,            true,    false,  &EnsembleArrays<double>::constraint_residual},
+    {"constraint_residual", Components::one,            true,    false,  &EnsembleArrays<double>::constraint_residual, true},
     {"energy",              Components::one,            true,    false,  &EnsembleArrays<double>::energy},
 };
 // clang-format on

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "host/io/block_moments.hpp"
 #include "host/io/h5.hpp"
@@ -41,8 +43,14 @@ void add_slice_results(const PieceDir& pieces, int64_t s,
   const int nf = static_cast<int>(formulations.size());
   for (int f = 0; f < nf; ++f) {
     const std::string& form = formulations[f];
-    for (int32_t st : r.open_dataset(form + "/status").read<int32_t>())
+    for (int32_t st : r.open_dataset(form + "/status").read<int32_t>()) {
+      if (st < 0 || st >= kStatusCount)
+        throw std::runtime_error(pieces.path(PieceDir::slice_name(s)) + ": " + form +
+                                 "/status holds " + std::to_string(st) +
+                                 ", which is no status (0 to " + std::to_string(kStatusCount - 1) +
+                                 ")");
       ++out.status_count[f * kStatusCount + st];
+    }
     for (int64_t k : r.open_dataset(form + "/steps").read<int64_t>()) sum.steps += k;
     if (has_drift)
       for (double x : r.open_dataset("statistics/" + form + "/drift_ratio").read<double>())

@@ -104,6 +104,11 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("output_bytes", sum->output_bytes);
   root.set_attr("compute_seconds", sum->compute_seconds);
   root.set_attr("output_wait_seconds", sum->wait_seconds);
+  root.set_attr("device_busy_seconds", sum->device_busy_seconds);
+  root.set_attr("device_copy_seconds", sum->device_copy_seconds);
+  root.set_attr("device_busy_fraction",
+                sum->seconds > 0 ? sum->device_busy_seconds / sum->seconds : 0.0);
+  root.set_attr("integration_launches", sum->launches);
   if (!sum->fault.empty()) root.set_attr("fault", sum->fault);
 }
 

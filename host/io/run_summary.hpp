@@ -25,6 +25,10 @@ struct RunSummary {
   // waiting for the writer to free a buffer (the output not hidden behind
   // compute); the writer's time per job is output_seconds
   double compute_seconds = 0, wait_seconds = 0;
+  // the device's own time (host/backends/device_ensemble.hpp DeviceTimes):
+  // busy integrating and reducing, copying to the host; integration launches
+  double device_busy_seconds = 0, device_copy_seconds = 0;
+  int64_t launches = 0;
   int64_t slice_size = 0;
   int64_t steps = 0;  // accepted steps of every trajectory and formulation
   // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds

@@ -404,11 +404,15 @@ std::string module_source(const std::string& header, const std::string& model,
   check("alignment of IntegratorOptions", "alignof(nholo::IntegratorOptions)", w.opt_align);
   check("size of EnsembleArrays", "sizeof(nholo::EnsembleArrays<double>)", w.arr);
   o << "\n// one trajectory per thread, blocks of " << kGpuBlock
-    << " threads (host/backends/cuda_ensemble.cu launches it)\n"
+    << " threads, thread j the launch's j-th active trajectory\n"
+    << "// (kernels/ensemble.hpp WindowLaunch; host/backends/cuda_ensemble.cu launches it)\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << kGpuBlock
-    << ") nholo_integrate(const NholoWindow f) {\n"
-    << "  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
-    << "  if (i < f.count) f.template run<" << method_enum(method) << ">(i);\n}\n";
+    << ") nholo_integrate(const NholoWindow f, const nholo::WindowLaunch a) {\n"
+    << "  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+    << "  if (j >= a.n_active) return;\n"
+    << "  const int64_t i = a.active ? a.active[j] : j;\n"
+    << "  if (!f.template run<" << method_enum(method)
+    << ">(i, a.launch_steps)) a.unfinished[atomicAdd(a.n_unfinished, 1ull)] = i;\n}\n";
   return o.str();
 }
 

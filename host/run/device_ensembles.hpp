@@ -40,6 +40,7 @@ EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan) {
   layout_e.fields = cfg.fields;
   for (const auto& f : cfg.fields) layout_e.components.push_back(tables::field_components(f, n, m));
   layout_e.stop = &interrupt_flag();
+  layout_e.steps_per_launch = cfg.steps_per_launch;
   layout_e.per_trajectory_params = !cfg.varied_params.empty();
   if constexpr (has_drift_statistic<Model>::value) {
     layout_e.line_fit = true;
@@ -91,10 +92,23 @@ class DeviceEnsembles {
   // Saves [k0, k0 + ns) integrated into host slot `slot` (may return before
   // the device is done); false when interrupted inside the window.
   bool run_window(int64_t k0, int64_t ns, int slot) {
-    for (auto& e : ens_) e->run_window(k0, static_cast<int>(ns), slot);
-    bool window_done = true;
-    for (auto& e : ens_) window_done = window_done && e->window_complete();
-    return window_done;
+    for (auto& e : ens_) {
+      e->run_window(k0, static_cast<int>(ns), slot);
+      if (!e->window_complete()) return false;
+    }
+    return true;
+  }
+
+  // Every ensemble's device time so far (DeviceEnsemble::times).
+  DeviceTimes times() const {
+    DeviceTimes t;
+    for (const auto& e : ens_) {
+      const DeviceTimes et = e->times();
+      t.busy_seconds += et.busy_seconds;
+      t.copy_seconds += et.copy_seconds;
+      t.launches += et.launches;
+    }
+    return t;
   }
 
   // The window's pair distances, reduced on the device.
@@ -124,7 +138,10 @@ class DeviceEnsembles {
   void finish_slice(int64_t count, std::vector<SliceResults>& results,
                     std::vector<std::vector<double>>& pair_res) {
     const int nf = static_cast<int>(ens_.size());
-    for (int f = 0; f < nf; ++f) ens_[f]->finish_slice(results[f]);
+    for (int f = 0; f < nf; ++f) {
+      ens_[f]->finish_slice(results[f]);
+      check_results(*ens_[f], results[f], count);
+    }
     for (size_t p = 0; p < pairs_.size(); ++p) {
       auto& md = pair_res[2 * p];
       auto& fe = pair_res[2 * p + 1];
@@ -136,6 +153,21 @@ class DeviceEnsembles {
   }
 
  private:
+  // What a device hands back must be what a kernel can write: count results,
+  // every status one of kernels/status.hpp's; anything else is a device
+  // fault (the run stops with its finished slices), never counted.
+  static void check_results(const DeviceEnsemble& e, const SliceResults& r, int64_t count) {
+    if (static_cast<int64_t>(r.status.size()) != count || static_cast<int64_t>(r.steps.size()) != count)
+      throw DeviceFault(e.name() + ": the device returned " + std::to_string(r.status.size()) +
+                        " statuses for " + std::to_string(count) + " trajectories");
+    for (int64_t i = 0; i < count; ++i)
+      if (r.status[i] < 0 || r.status[i] >= kStatusCount || r.steps[i] < 0)
+        throw DeviceFault(e.name() + ": the device returned status " +
+                          std::to_string(r.status[i]) + " and " + std::to_string(r.steps[i]) +
+                          " steps for trajectory " + std::to_string(i) +
+                          " of the slice: not a result a kernel writes (corrupted device memory)");
+  }
+
   const RunConfig& cfg_;
   Device& dev_;
   EnsembleLayout layout_;

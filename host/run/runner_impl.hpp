@@ -89,6 +89,10 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   detail::PieceWriters writers(cfg, shape, pieces, layout, ens, sink, progress, sum);
   detail::WindowLoop<Model> loop(cfg, plan, pieces, ens, initial, writers, sink, progress, sum);
   loop.run();
+  const DeviceTimes device_times = ens.times();
+  sum.device_busy_seconds = device_times.busy_seconds;
+  sum.device_copy_seconds = device_times.copy_seconds;
+  sum.launches = device_times.launches;
 
   // ---- 8. the outcome, from the pieces of the finished slices, in block order
   const detail::Outcome out =
