@@ -39,7 +39,10 @@
 // 3: issue 26 (one room per job) changed the types a plugin shares with nholo
 // (RunOptions lost fields; RunSummary, DeviceInfo moved to host/io/): plugins
 // compiled before are refused and rebuilt.
-#define NHOLO_PLUGIN_ABI_VERSION 3u
+// 4: the window scheduler (EnsembleArrays gained save_k and interval_start,
+// RunSummary and EnsembleLayout new fields; a GPU module's kernel takes a
+// WindowLaunch).
+#define NHOLO_PLUGIN_ABI_VERSION 4u
 
 // The identity a plugin must share with the nholo that loads it. The
 // compiling nholo passes NHOLO_VERSION and NHOLO_GIT_REVISION (-D).
