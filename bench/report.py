@@ -554,9 +554,11 @@ def main():
                  "(the same plus transposition to the file layout, statistics, chunked HDF5) with "
                  "the default `output.compression = 0`, and *on, deflate* with `output.compression = 1` "
                  "(shuffle + deflate 1); *raw* = `fwrite` of the same number of bytes "
-                 "(q and qdot, uncompressed) to a file in the same folder. *writing* = the seconds "
-                 "`nholo run` itself spent transposing and writing the fields (its `output_seconds` "
-                 "attribute); output throughput = bytes / writing. on - off is the same cost seen from "
+                 "(q and qdot, uncompressed) to a file in the same folder and one `fsync`. *writing* = "
+                 "the seconds `nholo run` itself spent writing the fields and committing them, the "
+                 "final file included (its `output_seconds` + `assembly_seconds`: with the fields "
+                 "written in place, completing the result file; with deflate, assembling it from the "
+                 "pieces); output throughput = bytes / writing. on - off is the same cost seen from "
                  "outside (noisier: two runs of several seconds).")
         L.append("")
         rows = [(fmt(o["n"]), o["threads"], fmt(o["bytes"] / 1e6), fmt(o["h5_file_bytes"] / 1e6),

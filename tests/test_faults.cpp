@@ -6,8 +6,8 @@
 // tmpfs where one can be mounted, and a file-size limit, which works
 // everywhere) ends the run with a clear error, exit 2, no crash, the previous
 // result intact and the finished slices resumable.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -27,8 +27,11 @@
 #include <thread>
 #include <vector>
 
-#include "tests/nholo_cli.hpp"
+#include "host/io/h5.hpp"
+#include "host/io/in_place_file.hpp"
+#include "host/io/pieces.hpp"
 #include "tests/coin_config.hpp"
+#include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
 
@@ -62,7 +65,6 @@ std::string read_text(const fs::path& p) {
   ss << f.rdbuf();
   return ss.str();
 }
-
 
 // Starts nholo in dir with args (output to run.log), after `setup` in the child.
 template <class Setup>
@@ -143,8 +145,8 @@ TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
     const int code = wait_for(pid, &signaled, &sig);
     const std::string log = read_text(dir / "run.log");
     // how it ended: killed, stopped cleanly (128 + signal), or finished first
-    const bool before_main = sigs[k] != SIGKILL && signaled && sig == sigs[k] && !fs::exists(dir / "out.h5.partial") &&
-                             !fs::exists(dir / "out.h5");
+    const bool before_main = sigs[k] != SIGKILL && signaled && sig == sigs[k] &&
+                             !fs::exists(dir / "out.h5.partial") && !fs::exists(dir / "out.h5");
     if (sigs[k] == SIGKILL || before_main) {
       // SIGKILL, or a signal before nholo's main installed its handler (the
       // first milliseconds of the process: the default action, nothing written)
@@ -162,7 +164,7 @@ TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
       const Result c = fault_check("partial", ref.file, dir / "out.h5.partial");
       EXPECT_EQ(c.code, 0) << c.output;
       what = c.output.find("finished 0 ") != std::string::npos ? ".partial, nothing finished"
-                                                                : ".partial, slices finished";
+                                                               : ".partial, slices finished";
       // stats reads it (the statistics merged by the run, or by stats itself)
       const Result st = nholo_test::run_nholo("stats out.h5.partial", dir);
       EXPECT_EQ(st.code, 0) << st.output;
@@ -184,18 +186,31 @@ TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
     ++trials;
     if (::testing::Test::HasFailure()) break;  // one failing trial says enough
   }
-  std::printf("%d trials, each followed by --resume (identical to the uninterrupted run):\n", trials);
+  std::printf("%d trials, each followed by --resume (identical to the uninterrupted run):\n",
+              trials);
   for (const auto& [k, v] : outcome) std::printf("  %-48s %d\n", k.c_str(), v);
   EXPECT_GE(trials, 50);
 }
 
+namespace {
+
+// kConfig's run started in dir, once its log says a slice finished (or after
+// a minute): the process, still running.
+pid_t start_until_a_slice_finished(const fs::path& dir) {
+  write_file(dir / "c.toml", kConfig);
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+  for (int i = 0; i < 6000 && read_text(dir / "run.log").find(") finished") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return pid;
+}
+
+}  // namespace
+
 // --resume checks that it continues the same configuration.
 TEST(Faults, ResumeRefusesAnotherConfiguration) {
   const fs::path dir = nholo_test::temp_dir("nholo_faults", "resume_config");
-  write_file(dir / "c.toml", kConfig);
-  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
-  for (int i = 0; i < 6000 && read_text(dir / "run.log").find(") finished") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const pid_t pid = start_until_a_slice_finished(dir);
   // readers open the .partial while the run goes on
   const Result live = nholo_test::run_nholo("stats out.h5.partial", dir);
   EXPECT_EQ(live.code, 0) << live.output;
@@ -224,15 +239,54 @@ TEST(Faults, ResumeRefusesAnotherConfiguration) {
   EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;
 }
 
+// The last step of a run whose fields are written in place changes the
+// result file's metadata (host/io/in_place_file.hpp): a run stopped there
+// leaves the undo file, and --resume puts the file back and finishes it.
+TEST(Faults, AStopInTheLastStepIsUndoneByResume) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "last_step");
+  const pid_t pid = start_until_a_slice_finished(dir);
+  kill(pid, SIGKILL);
+  wait_for(pid);
+  const nholo::InPlaceFile file(nholo::PieceDir((dir / "out.h5").string()));
+  ASSERT_TRUE(fs::exists(file.path())) << read_text(dir / "run.log");
+  std::vector<std::string> fields;
+  {
+    const nholo::h5::File f = nholo::h5::File::open_ro(file.path());
+    for (const char* form : {"udwadia_kalaba", "lagrange_multiplier"})
+      for (const char* field : {"q", "qdot"})
+        if (f.root().exists(std::string(form) + "/" + field))
+          fields.push_back(std::string(form) + "/" + field);
+  }
+  ASSERT_FALSE(fields.empty());
+  // the last step, stopped half-way: metadata changed, its start overwritten
+  file.save_undo(fields);
+  {
+    nholo::h5::File f = nholo::h5::File::open_rw(file.path(), false);
+    nholo::h5::Group r = f.root();
+    r.set_attr("complete", int64_t(1));
+    r.create_dataset<double>("statistics/udwadia_kalaba/mean", {10})
+        .write(std::vector<double>(10, 0.0));
+  }
+  {
+    std::fstream f(file.path(), std::ios::binary | std::ios::in | std::ios::out);
+    f.write(std::string(64, '\xff').data(), 64);
+  }
+  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const Result same = fault_check("same", reference().file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+}
+
 namespace {
 
 // A run over an existing result (--overwrite) that cannot write all it needs:
 // exit 2 with a message naming the write error, no crash, the previous result
 // intact; then --resume with room to write gives the full result.
 void full_disk_case(const fs::path& dir, const std::string& how, const std::string& expect,
-                    rlim_t fsize_limit) {
+                    rlim_t fsize_limit, const std::string& config = kConfig) {
   SCOPED_TRACE(how);
-  write_file(dir / "c.toml", kConfig);
+  write_file(dir / "c.toml", config);
   write_file(dir / "out.h5", "the previous result");
   const std::string before = read_text(dir / "out.h5");
   // HDF5 1.10 frees nothing of a file whose close failed (a write error): in
@@ -241,19 +295,21 @@ void full_disk_case(const fs::path& dir, const std::string& how, const std::stri
   const fs::path supp = dir / "lsan.supp";
   write_file(supp, "leak:libhdf5\n");
   const std::string lsan = "suppressions=" + supp.string();
-  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1", "--overwrite"}, [fsize_limit, lsan] {
-    setenv("LSAN_OPTIONS", lsan.c_str(), 1);
-    if (fsize_limit > 0) {
-      signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
-      rlimit rl{fsize_limit, fsize_limit};
-      setrlimit(RLIMIT_FSIZE, &rl);
-    }
-  });
+  const pid_t pid =
+      spawn(dir, {"run", "c.toml", "--threads", "1", "--overwrite"}, [fsize_limit, lsan] {
+        setenv("LSAN_OPTIONS", lsan.c_str(), 1);
+        if (fsize_limit > 0) {
+          signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
+          rlimit rl{fsize_limit, fsize_limit};
+          setrlimit(RLIMIT_FSIZE, &rl);
+        }
+      });
   bool signaled = false;
   const int code = wait_for(pid, &signaled);
   const std::string log = read_text(dir / "run.log");
-  std::printf("%s: exit %d, %s\n", how.c_str(), code,
-              log.substr(log.find("error:") == std::string::npos ? 0 : log.find("error:"), 300).c_str());
+  std::printf(
+      "%s: exit %d, %s\n", how.c_str(), code,
+      log.substr(log.find("error:") == std::string::npos ? 0 : log.find("error:"), 300).c_str());
   EXPECT_FALSE(signaled) << log;
   EXPECT_EQ(code, 2) << log;
   EXPECT_NE(log.find(expect), std::string::npos) << log;
@@ -263,11 +319,21 @@ void full_disk_case(const fs::path& dir, const std::string& how, const std::stri
 }  // namespace
 
 TEST(Faults, AFullDiskIsAClearErrorAndLosesNothing) {
-  // a file-size limit: a write past 2 MB fails (EFBIG), as on a full disk;
-  // every piece is smaller, the assembled result is not: it fails at the end
+  // a file-size limit: a write past 2 MB fails (EFBIG), as on a full disk.
+  // Uncompressed fields are written in place into a result file whose size
+  // (about 6 MB here) is claimed at the start: the run stops before any
+  // window, and leaves nothing
   const fs::path dir = nholo_test::temp_dir("nholo_faults", "fsize");
-  full_disk_case(dir, "file-size limit 2 MB", "File too large", 2 * 1000 * 1000);
-  // every slice finished before the failure: kept, and resumable
+  full_disk_case(dir, "file-size limit 2 MB, fields in place", "File too large", 2 * 1000 * 1000);
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial")) << read_text(dir / "run.log");
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d")) << read_text(dir / "run.log");
+  // compressed fields are written as pieces (each smaller than the limit) and
+  // assembled at the end, which fails: every slice finished before is kept,
+  // and resumable
+  ASSERT_EQ(kConfig.rfind('['), kConfig.find("[output]")) << "[output] must be the last table";
+  const std::string compressed = kConfig + "compression = 1\n";
+  full_disk_case(dir, "file-size limit 2 MB, compressed", "File too large", 2 * 1000 * 1000,
+                 compressed);
   EXPECT_NE(read_text(dir / "run.log").find("the 3 finished slices are kept"), std::string::npos)
       << read_text(dir / "run.log");
   ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
@@ -280,9 +346,10 @@ TEST(Faults, AFullDiskIsAClearErrorAndLosesNothing) {
   // this process may mount one
   const fs::path mnt = nholo_test::temp_dir("nholo_faults", "tmpfs");
   if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=6m") != 0) {
-    std::printf("tmpfs case not run: mounting a tmpfs is not permitted here (%s); the file-size "
-                "limit above stands for it\n",
-                std::strerror(errno));
+    std::printf(
+        "tmpfs case not run: mounting a tmpfs is not permitted here (%s); the file-size "
+        "limit above stands for it\n",
+        std::strerror(errno));
     return;
   }
   full_disk_case(mnt, "6 MiB tmpfs", "No space left on device", 0);

@@ -23,6 +23,7 @@
 
 #include "host/io/h5.hpp"
 #include "host/config/model_info.hpp"
+#include "host/model_files/plugin_abi.hpp"
 #include "nholo_cli.hpp"
 
 namespace {
@@ -375,6 +376,24 @@ TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
   const Result r2 = nholo("run run.toml --overwrite", dir, env);
   ASSERT_EQ(r2.code, 0) << r2.output;
   EXPECT_NE(r2.output.find("refused, rebuilding"), std::string::npos) << r2.output;
+  // a plugin built for another plugin interface (its record says which; a
+  // tree changed since its commit keeps the identity) is refused and rebuilt
+  {
+    fs::path info = so;
+    info.replace_extension(".info");
+    std::ifstream in(info);
+    std::string rec((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    const std::string abi = "\nabi = " + std::to_string(NHOLO_PLUGIN_ABI_VERSION) + "\n";
+    ASSERT_NE(rec.find(abi), std::string::npos) << rec;
+    rec.replace(rec.find(abi), abi.size(), "\nabi = 1\n");
+    write_file(info, rec);
+  }
+  const Result old_abi = nholo("run run.toml --overwrite", dir, env);
+  ASSERT_EQ(old_abi.code, 0) << old_abi.output;
+  EXPECT_NE(old_abi.output.find("was built for plugin ABI 1, this nholo has ABI"), std::string::npos)
+      << old_abi.output;
+  EXPECT_NE(old_abi.output.find("refused, rebuilding"), std::string::npos) << old_abi.output;
   // editing the model file compiles a new plugin (a new key), and changes the result
   std::string text = kTinyModel;
   text.replace(text.find("k*x^2/2"), 7, "k*x^2/4");

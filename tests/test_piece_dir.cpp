@@ -1,20 +1,29 @@
 // nholo/tests/test_piece_dir.cpp — the pieces of a run (host/io/pieces.hpp):
 // PieceDir's names and paths, its folder (create, remove_temporaries,
 // remove_all), a Piece visible only once committed (written as NAME.tmp,
-// renamed), a piece dropped when not committed, and commit_file / fsync_path.
+// renamed), a piece dropped when not committed, commit_file / fsync_path,
+// and the result file written in place (host/io/in_place_file.hpp): blocks
+// into their chunks, read back by HDF5 itself, directly and through a
+// piece's external link; the undo file of the last step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "host/io/h5.hpp"
+#include "host/io/in_place_file.hpp"
 #include "host/io/pieces.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
+using nholo::FieldBlock;
+using nholo::InPlaceFile;
 using nholo::Piece;
 using nholo::PieceDir;
 
@@ -141,6 +150,132 @@ TEST(PieceDir, CommitFileRenamesDurably) {
   }
   EXPECT_THROW(nholo::fsync_path((dir / "nowhere").string(), true), std::runtime_error);
   EXPECT_NO_THROW(nholo::fsync_path(dir.string(), true));
+}
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// A result file of one field, 5 trajectories x 7 saves x 2 components,
+// chunked 2 x 3 x 2 (edge chunks along both axes), every chunk placed.
+PieceDir allocated_result(const fs::path& dir) {
+  const PieceDir d((dir / "out.h5").string());
+  d.create();
+  nholo::h5::File f = nholo::h5::File::create(InPlaceFile(d).path());
+  nholo::h5::Group r = f.root();
+  r.create_allocated(nholo::h5::detail::Scalar::f64, "f/q", {5, 7, 2}, {2, 3, 2}, NAN);
+  return d;
+}
+
+// The value of trajectory i, save k, component c (distinct everywhere).
+double value_at(int64_t i, int64_t k, int64_t c) {
+  return 100.0 * i + 10.0 * k + c + 0.5;
+}
+
+// Block rows [row, row + count), saves [save, save + saves), as a window slot holds it.
+std::vector<double> block_values(int64_t row, int64_t count, int64_t save, int64_t saves) {
+  std::vector<double> v;
+  for (int64_t i = row; i < row + count; ++i)
+    for (int64_t k = save; k < save + saves; ++k)
+      for (int c = 0; c < 2; ++c) v.push_back(value_at(i, k, c));
+  return v;
+}
+
+TEST(InPlaceFile, BlocksLandInTheirChunksAndReadBackThroughHdf5AndLinks) {
+  const fs::path dir = temp_dir("in_place");
+  const PieceDir d = allocated_result(dir);
+  const InPlaceFile file(d);
+  // slices of 2 (and a last one of 1) x windows of 3 saves (and a last of 1)
+  for (int64_t row = 0; row < 5; row += 2)
+    for (int64_t save = 0; save < 7; save += 3) {
+      const int64_t count = std::min<int64_t>(2, 5 - row), saves = std::min<int64_t>(3, 7 - save);
+      const std::vector<double> v = block_values(row, count, save, saves);
+      file.write({FieldBlock{"f/q", v.data(), row, count, save, saves, 2}});
+    }
+  {
+    const nholo::h5::File f = nholo::h5::File::open_ro(file.path());
+    EXPECT_EQ(f.root().open_dataset("f/q").read<double>(), block_values(0, 5, 0, 7));
+  }
+  // a piece's external link, and a virtual dataset reading one block through it
+  {
+    Piece p(d, PieceDir::window_name(0, 1));
+    p.root().create_external_link("f/q", InPlaceFile::name(), "/f/q");
+    p.commit();
+  }
+  {
+    nholo::h5::File m = nholo::h5::File::create((dir / "m.h5").string());
+    nholo::h5::Group r = m.root();
+    nholo::h5::VirtualSource v;
+    v.offset = {0, 3, 0};
+    v.count = {2, 3, 2};
+    v.file = d.relative(PieceDir::window_name(0, 1));
+    v.dataset = "f/q";
+    v.source_dims = {5, 7, 2};
+    v.source_offset = v.offset;
+    r.create_virtual(nholo::h5::detail::Scalar::f64, "q", {5, 7, 2}, NAN, {v});
+  }
+  const nholo::h5::File m = nholo::h5::File::open_ro((dir / "m.h5").string());
+  const std::vector<double> got = m.root().open_dataset("q").read<double>();
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t k = 0; k < 7; ++k) {
+      const double x = got[(i * 7 + k) * 2];
+      if (i < 2 && k >= 3 && k < 6)
+        EXPECT_EQ(x, value_at(i, k, 0));
+      else
+        EXPECT_TRUE(std::isnan(x)) << "trajectory " << i << " save " << k << ": " << x;
+    }
+}
+
+TEST(InPlaceFile, ABlockOffTheChunksIsRefusedByName) {
+  const PieceDir d = allocated_result(temp_dir("in_place_off"));
+  const std::vector<double> v = block_values(1, 2, 0, 3);
+  try {
+    InPlaceFile(d).write({FieldBlock{"f/q", v.data(), 1, 2, 0, 3, 2}});  // row 1: inside a chunk
+    FAIL() << "a block that starts inside a chunk was written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'f/q' does not lie on the chunks"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(InPlaceFile, TheUndoFilePutsBackEveryByteOfTheLastStep) {
+  const fs::path dir = temp_dir("in_place_undo");
+  const PieceDir d = allocated_result(dir);
+  const InPlaceFile file(d);
+  const std::vector<double> v = block_values(0, 5, 0, 3);
+  file.write({FieldBlock{"f/q", v.data(), 0, 5, 0, 3, 2}});
+  EXPECT_FALSE(file.restore_undo()) << "no undo file: nothing to do";
+  const std::string before = file_bytes(file.path());
+  file.save_undo({"f/q"});
+  ASSERT_TRUE(fs::exists(file.undo_path()));
+  {
+    // what the last step does (attributes, datasets, groups), then damage
+    // where a write stopped half-way would
+    nholo::h5::File f = nholo::h5::File::open_rw(file.path(), false);
+    nholo::h5::Group r = f.root();
+    for (int a = 0; a < 50; ++a)
+      r.set_attr("attribute_" + std::to_string(a), std::string(300, 'x'));
+    r.create_dataset<double>("statistics/mean", {1000}).write(std::vector<double>(1000, 1.0));
+    r.open_group("f").set_attr("complete", int64_t(1));
+  }
+  std::string damaged = file_bytes(file.path());
+  ASSERT_NE(damaged, before);
+  damaged.replace(0, 64, std::string(64, '\xff'));
+  std::ofstream(file.path(), std::ios::binary | std::ios::trunc) << damaged;
+  EXPECT_TRUE(file.restore_undo());
+  EXPECT_FALSE(fs::exists(file.undo_path()));
+  EXPECT_EQ(file_bytes(file.path()), before) << "the file is not what it was before the last step";
+  // a damaged undo file is a clear error, and the file is left alone
+  file.save_undo({"f/q"});
+  std::ofstream(file.undo_path(), std::ios::binary | std::ios::trunc) << "nholo undo v1\n";
+  try {
+    file.restore_undo();
+    FAIL() << "a damaged undo file was applied";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is damaged"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(file_bytes(file.path()), before);
 }
 
 }  // namespace

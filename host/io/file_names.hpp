@@ -5,7 +5,9 @@
 //   PATH.partial.tmp          the master being (re)written, then renamed
 //   PATH.partial.assembling   PATH being assembled from the pieces, then renamed
 //   PATH.partial.d/           the pieces (host/io/pieces.hpp), each NAME.tmp
-//                             while it is written
+//                             while it is written, and result.h5 (+ .undo),
+//                             the result file growing in place
+//                             (host/io/in_place_file.hpp, which names them)
 //   PATH.merging              `nholo merge`'s output being written, then renamed
 //   PATH.lock                 the lock of the run (or merge) writing PATH
 //   DIR/STEM.shard-B-E.EXT    the shard of trajectories [B, E) of DIR/STEM.EXT

@@ -403,6 +403,29 @@ bool Group::exists(const std::string& name) const {
   return !first;
 }
 
+namespace {
+
+// The fill value of a dataset to be created (dcpl), converted from double.
+void set_fill_value(hid_t dcpl, Scalar type, double fill, hid_t loc, const std::string& name) {
+  union {
+    double d;
+    float f;
+    std::int32_t i32;
+    std::int64_t i64;
+    std::uint8_t u8;
+  } fv{};
+  switch (type) {
+    case Scalar::f64: fv.d = fill; break;
+    case Scalar::f32: fv.f = static_cast<float>(fill); break;
+    case Scalar::i32: fv.i32 = static_cast<std::int32_t>(fill); break;
+    case Scalar::i64: fv.i64 = static_cast<std::int64_t>(fill); break;
+    case Scalar::u8: fv.u8 = static_cast<std::uint8_t>(fill); break;
+  }
+  check(H5Pset_fill_value(dcpl, mem_type(type), &fv), "cannot set the fill value of", loc, name);
+}
+
+}  // namespace
+
 Dataset Group::create_dataset_raw(const std::string& name, Scalar type,
                                   const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
                                   int gzip_level, bool shuffle, const void* fill) {
@@ -447,7 +470,8 @@ Dataset Group::create_dataset_as(Scalar type, const std::string& name, std::vect
   switch (type) {
     case Scalar::f64: return create_dataset<double>(name, dims, chunk, gzip_level, shuffle, fill);
     case Scalar::f32:
-      return create_dataset<float>(name, dims, chunk, gzip_level, shuffle, static_cast<float>(fill));
+      return create_dataset<float>(name, dims, chunk, gzip_level, shuffle,
+                                   static_cast<float>(fill));
     case Scalar::i32:
       return create_dataset<std::int32_t>(name, dims, chunk, gzip_level, shuffle,
                                           static_cast<std::int32_t>(fill));
@@ -467,22 +491,7 @@ Dataset Group::create_virtual(Scalar type, const std::string& name,
   quiet();
   Handle vspace = simple_space(dims, id(), name);
   Handle dcpl = make_plist(H5P_DATASET_CREATE, id());
-  union {
-    double d;
-    float f;
-    std::int32_t i32;
-    std::int64_t i64;
-    std::uint8_t u8;
-  } fv{};
-  switch (type) {
-    case Scalar::f64: fv.d = fill; break;
-    case Scalar::f32: fv.f = static_cast<float>(fill); break;
-    case Scalar::i32: fv.i32 = static_cast<std::int32_t>(fill); break;
-    case Scalar::i64: fv.i64 = static_cast<std::int64_t>(fill); break;
-    case Scalar::u8: fv.u8 = static_cast<std::uint8_t>(fill); break;
-  }
-  check(H5Pset_fill_value(dcpl.get(), mem_type(type), &fv), "cannot set the fill value of", id(),
-        name);
+  set_fill_value(dcpl.get(), type, fill, id(), name);
   for (const VirtualSource& s : sources) {
     bool ok = s.offset.size() == dims.size() && s.count.size() == dims.size();
     for (std::size_t i = 0; ok && i < dims.size(); ++i)
@@ -492,9 +501,17 @@ Dataset Group::create_virtual(Scalar type, const std::string& name,
     check(H5Sselect_hyperslab(vspace.get(), H5S_SELECT_SET, s.offset.data(), nullptr,
                               s.count.data(), nullptr),
           "cannot select a virtual block of", id(), name);
-    Handle sspace = simple_space(s.count, id(), name);
-    check(H5Pset_virtual(dcpl.get(), vspace.get(), s.file.c_str(), s.dataset.c_str(),
-                         sspace.get()),
+    Handle sspace = simple_space(s.source_dims.empty() ? s.count : s.source_dims, id(), name);
+    if (!s.source_dims.empty()) {
+      ok = s.source_offset.size() == s.source_dims.size() && s.source_dims.size() == dims.size();
+      for (std::size_t i = 0; ok && i < dims.size(); ++i)
+        ok = s.count[i] <= s.source_dims[i] && s.source_offset[i] <= s.source_dims[i] - s.count[i];
+      if (!ok) throw_error("a virtual source block does not fit its source", where(id(), name), "");
+      check(H5Sselect_hyperslab(sspace.get(), H5S_SELECT_SET, s.source_offset.data(), nullptr,
+                                s.count.data(), nullptr),
+            "cannot select a source block of", id(), name);
+    }
+    check(H5Pset_virtual(dcpl.get(), vspace.get(), s.file.c_str(), s.dataset.c_str(), sspace.get()),
           "cannot map '" + s.file + ":" + s.dataset + "' into", id(), name);
   }
   H5Sselect_all(vspace.get());
@@ -502,6 +519,40 @@ Dataset Group::create_virtual(Scalar type, const std::string& name,
   hid_t d = H5Dcreate2(id(), name.c_str(), file_type(type), vspace.get(), lcpl.get(), dcpl.get(),
                        H5P_DEFAULT);
   return Dataset(Handle(check_id(d, "cannot create virtual dataset", id(), name), H5Dclose));
+}
+
+Dataset Group::create_allocated(Scalar type, const std::string& name,
+                                const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
+                                double fill) {
+  quiet();
+  if (chunk.size() != dims.size() ||
+      std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; }))
+    throw_error("an allocated dataset needs a chunk shape of its rank and no empty axis:",
+                where(id(), name), "");
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    chunk[i] = std::clamp<hsize_t>(chunk[i], 1, dims[i]);
+  Handle space = simple_space(dims, id(), name);
+  Handle dcpl = make_plist(H5P_DATASET_CREATE, id());
+  check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
+        "cannot set the chunk shape of", id(), name);
+  check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "cannot set the allocation of", id(),
+        name);
+  check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "cannot set the fill time of", id(),
+        name);
+  set_fill_value(dcpl.get(), type, fill, id(), name);
+  Handle lcpl = intermediate_lcpl(id());
+  hid_t d = H5Dcreate2(id(), name.c_str(), file_type(type), space.get(), lcpl.get(), dcpl.get(),
+                       H5P_DEFAULT);
+  return Dataset(Handle(check_id(d, "cannot create dataset", id(), name), H5Dclose));
+}
+
+void Group::create_external_link(const std::string& name, const std::string& file,
+                                 const std::string& target) {
+  quiet();
+  Handle lcpl = intermediate_lcpl(id());
+  check(
+      H5Lcreate_external(file.c_str(), target.c_str(), id(), name.c_str(), lcpl.get(), H5P_DEFAULT),
+      "cannot link '" + file + ":" + target + "' as", id(), name);
 }
 
 Dataset Group::create_string_dataset(const std::string& name,
@@ -547,6 +598,29 @@ std::vector<hsize_t> Dataset::dims() const {
 
 hsize_t Dataset::size() const {
   return product(dims());
+}
+
+std::vector<hsize_t> Dataset::chunk_dims() const {
+  quiet();
+  Handle dcpl(check_id(H5Dget_create_plist(id()), "cannot read the properties of", id(), ""),
+              H5Pclose);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return {};
+  const int rank = H5Pget_chunk(dcpl.get(), 0, nullptr);
+  if (rank < 0) fail_at("cannot read the chunk shape of", id(), "");
+  std::vector<hsize_t> c(static_cast<std::size_t>(rank));
+  check(H5Pget_chunk(dcpl.get(), rank, c.data()), "cannot read the chunk shape of", id(), "");
+  return c;
+}
+
+ChunkPlace Dataset::chunk_place(const std::vector<hsize_t>& offset) const {
+  quiet();
+  unsigned filter_mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  hsize_t bytes = 0;
+  check(H5Dget_chunk_info_by_coord(id(), offset.data(), &filter_mask, &addr, &bytes),
+        "cannot find a chunk of", id(), "");
+  if (addr == HADDR_UNDEF || bytes == 0) fail_at("a chunk has no place in the file:", id(), "");
+  return ChunkPlace{static_cast<std::uint64_t>(addr), static_cast<std::uint64_t>(bytes)};
 }
 
 void Dataset::check_count(std::size_t got, hsize_t want, const char* what) const {
@@ -682,7 +756,8 @@ Handle file_access(const std::string& path) {
   Handle h(fapl, H5Pclose);
   H5AC_cache_config_t c;
   c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-  if (H5Pget_mdc_config(fapl, &c) < 0) fail_path("cannot read the metadata cache settings of", path);
+  if (H5Pget_mdc_config(fapl, &c) < 0)
+    fail_path("cannot read the metadata cache settings of", path);
   c.max_size = c.min_size = c.initial_size = kMetadataCacheBytes;
   c.set_initial_size = true;
   if (H5Pset_mdc_config(fapl, &c) < 0) fail_path("cannot set the metadata cache of", path);
@@ -709,9 +784,11 @@ File File::create(const std::string& path) {
   return File(Handle(f, H5Fclose), path);
 }
 
-File File::open_rw(const std::string& path) {
+File File::open_rw(const std::string& path, bool lock) {
   quiet();
   const Handle fapl = file_access(path);
+  if (!lock && H5Pset_file_locking(fapl.get(), false, true) < 0)
+    fail_path("cannot set the file locking of", path);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
   if (f < 0) fail_path("cannot open file for writing", path);
   return File(Handle(f, H5Fclose), path);
@@ -752,47 +829,8 @@ void File::close() {
 
 // ---------------------------------------------------------------- helpers
 
-void skip_library_cleanup_at_exit() { H5dont_atexit(); }
-
-void for_each_tile(const std::vector<hsize_t>& dims, hsize_t max_elements,
-                   const std::function<void(const std::vector<hsize_t>& offset,
-                                            const std::vector<hsize_t>& count)>& fn) {
-  const std::size_t rank = dims.size();
-  if (rank == 0) {
-    fn({}, {});
-    return;
-  }
-  for (hsize_t d : dims)
-    if (d == 0) return;
-  max_elements = std::max<hsize_t>(max_elements, 1);
-  // the axis to split: the first whose trailing block fits
-  std::size_t a = rank - 1;
-  hsize_t inner = 1;  // the elements of one index of axis a (the axes after it)
-  for (std::size_t i = rank - 1; i > 0; --i) {
-    if (dims[i] > max_elements / inner) break;
-    inner *= dims[i];
-    a = i - 1;
-  }
-  hsize_t step = std::min<hsize_t>(dims[a], std::max<hsize_t>(max_elements / inner, 1));
-  if (step >= 1024 && step < dims[a]) step -= step % 1024;
-  std::vector<hsize_t> off(rank, 0), cnt(dims);
-  for (std::size_t i = 0; i < a; ++i) cnt[i] = 1;
-  for (;;) {
-    for (hsize_t b = 0; b < dims[a]; b += step) {
-      off[a] = b;
-      cnt[a] = std::min(step, dims[a] - b);
-      fn(off, cnt);
-    }
-    // the next index of the axes before a (odometer)
-    std::size_t i = a;
-    while (i > 0) {
-      --i;
-      if (++off[i] < dims[i]) break;
-      off[i] = 0;
-      if (i == 0) return;
-    }
-    if (a == 0) return;
-  }
+void skip_library_cleanup_at_exit() {
+  H5dont_atexit();
 }
 
 void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
@@ -800,82 +838,30 @@ void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& off
   quiet();
   const std::vector<hsize_t> dims = src.dims();
   Handle ftype(check_id(H5Dget_type(src.id()), "cannot read the type of", src.id(), ""), H5Tclose);
-  Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND),
-                        "cannot read the type of", src.id(), ""),
+  Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND), "cannot read the type of",
+                        src.id(), ""),
                H5Tclose);
   const std::size_t esize = std::max<std::size_t>(H5Tget_size(mtype.get()), 1);
   // the whole block must fit dst (checked once, also for an empty src)
   select_block(dst.id(), offset, dims);
   std::vector<unsigned char> buf;
   std::vector<hsize_t> at(dims.size());
-  for_each_tile(dims, std::max<hsize_t>(max_bytes / esize, 1),
-                [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
-                  const hsize_t n = Dataset::product(cnt);
-                  buf.resize(static_cast<std::size_t>(n) * esize);
-                  Handle sspace = select_block(src.id(), off, cnt);
-                  Handle mspace = simple_space(cnt, src.id(), "");
-                  check(H5Dread(src.id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT,
-                                buf.data()),
-                        "cannot read a block " + shape_text(off) + "+" + shape_text(cnt) + " of",
-                        src.id(), "");
-                  for (std::size_t i = 0; i < at.size(); ++i) at[i] = offset[i] + off[i];
-                  Handle fspace = select_block(dst.id(), at, cnt);
-                  check(H5Dwrite(dst.id(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT,
-                                 buf.data()),
-                        "cannot write a block " + shape_text(at) + "+" + shape_text(cnt) + " of",
-                        dst.id(), "");
-                });
-}
-
-Dataset dimension(Group& g, const std::string& name, const std::vector<double>& values) {
-  Dataset d = g.create_dataset<double>(name, {values.size()});
-  d.write(values);
-  d.make_scale(name);
-  return d;
-}
-
-Dataset dimension(Group& g, const std::string& name, const std::vector<std::int64_t>& values) {
-  Dataset d = g.create_dataset<std::int64_t>(name, {values.size()});
-  d.write(values);
-  d.make_scale(name);
-  return d;
-}
-
-Dataset dimension(Group& g, const std::string& name, const std::vector<std::string>& values) {
-  Dataset d = g.create_string_dataset(name, values);
-  d.make_scale(name);
-  return d;
-}
-
-Dataset index_dimension(Group& g, const std::string& name, hsize_t n) {
-  std::vector<std::int64_t> v(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int64_t>(i);
-  return dimension(g, name, v);
-}
-
-std::vector<hsize_t> default_chunk(const std::vector<hsize_t>& dims, std::size_t bytes_per_element,
-                                   const std::vector<hsize_t>& block, std::size_t target_bytes) {
-  if (!block.empty() && block.size() != dims.size())
-    throw std::runtime_error("nholo::h5: default_chunk: block rank " +
-                             std::to_string(block.size()) + " != dataset rank " +
-                             std::to_string(dims.size()));
-  // Start from the block (clamped to the dataset), the largest aligned chunk.
-  std::vector<hsize_t> base(dims.size()), c(dims.size());
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    hsize_t b = block.empty() ? dims[i] : std::min(block[i], dims[i]);
-    base[i] = c[i] = std::max<hsize_t>(b, 1);
-  }
-  const hsize_t target =
-      std::max<hsize_t>(target_bytes / std::max<std::size_t>(bytes_per_element, 1), 1);
-  while (Dataset::product(c) > target) {
-    // The largest axis steps down to the next smaller divisor of its block size.
-    std::size_t i = static_cast<std::size_t>(std::max_element(c.begin(), c.end()) - c.begin());
-    if (c[i] <= 1) break;
-    hsize_t d = c[i] - 1;
-    while (d > 1 && base[i] % d != 0) --d;
-    c[i] = d;
-  }
-  return c;
+  for_each_tile(
+      dims, std::max<hsize_t>(max_bytes / esize, 1),
+      [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
+        const hsize_t n = Dataset::product(cnt);
+        buf.resize(static_cast<std::size_t>(n) * esize);
+        Handle sspace = select_block(src.id(), off, cnt);
+        Handle mspace = simple_space(cnt, src.id(), "");
+        check(H5Dread(src.id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT, buf.data()),
+              "cannot read a block " + shape_text(off) + "+" + shape_text(cnt) + " of", src.id(),
+              "");
+        for (std::size_t i = 0; i < at.size(); ++i) at[i] = offset[i] + off[i];
+        Handle fspace = select_block(dst.id(), at, cnt);
+        check(H5Dwrite(dst.id(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
+              "cannot write a block " + shape_text(at) + "+" + shape_text(cnt) + " of", dst.id(),
+              "");
+      });
 }
 
 }  // namespace nholo::h5

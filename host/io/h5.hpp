@@ -33,6 +33,11 @@
 //                                   read as fill (NaN for floating T, 0 else)
 //   g.create_dataset_as(type, name, dims, chunk, gzip, shuffle, fill)
 //                                   the same with the type chosen at run time
+//   g.create_allocated(type, name, dims, chunk, fill)
+//                                   chunked, unfiltered, every chunk placed in
+//                                   the file at once and nothing written;
+//                                   d.chunk_place(offset): a chunk's address
+//   g.create_external_link(name, file, target)
 //   g.create_virtual(type, name, dims, fill, sources)
 //                                   an HDF5 virtual dataset (VDS): each source
 //                                   (a whole dataset in another file, named
@@ -143,6 +148,14 @@ class Dataset;
 struct VirtualSource {
   std::vector<hsize_t> offset, count;
   std::string file, dataset;
+  // The block of the source dataset (of shape source_dims) read, at
+  // source_offset; empty: the whole source, of shape count.
+  std::vector<hsize_t> source_dims, source_offset;
+};
+
+// Where a chunk of an unfiltered dataset lies in its file.
+struct ChunkPlace {
+  std::uint64_t address = 0, bytes = 0;
 };
 
 // What Groups and Datasets share: an identifier and attributes.
@@ -201,15 +214,27 @@ class Group : public Object {
                          std::optional<T> fill = std::nullopt);
 
   // create_dataset with the element type given at run time, fill converted from double.
-  Dataset create_dataset_as(detail::Scalar type, const std::string& name,
-                            std::vector<hsize_t> dims, std::vector<hsize_t> chunk, int gzip_level,
-                            bool shuffle, double fill);
+  Dataset create_dataset_as(detail::Scalar type, const std::string& name, std::vector<hsize_t> dims,
+                            std::vector<hsize_t> chunk, int gzip_level, bool shuffle, double fill);
   // A virtual dataset of shape dims over sources (blocks that do not
   // overlap); elements no source covers, or whose file does not exist (yet),
   // read as fill.
   Dataset create_virtual(detail::Scalar type, const std::string& name,
                          const std::vector<hsize_t>& dims, double fill,
                          const std::vector<VirtualSource>& sources);
+
+  // A chunked dataset without filters whose every chunk is given its place
+  // in the file now (HDF5's early allocation) and nothing written: its
+  // values are written later straight into the file (Dataset::chunk_place),
+  // and read as whatever is there until then (the fill value is recorded,
+  // not written).
+  Dataset create_allocated(detail::Scalar type, const std::string& name,
+                           const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
+                           double fill);
+  // An external link name -> file:target (file named relative to this
+  // file's folder).
+  void create_external_link(const std::string& name, const std::string& file,
+                            const std::string& target);
 
   // A 1-D dataset of variable-length UTF-8 strings (h5py/xarray read str).
   Dataset create_string_dataset(const std::string& name, const std::vector<std::string>& values);
@@ -289,6 +314,12 @@ class Dataset : public Object {
   void attach_scale(const Dataset& scale, unsigned axis);
   bool is_scale() const;
 
+  // The chunk shape (empty: not chunked).
+  std::vector<hsize_t> chunk_dims() const;
+  // The place in the file of the chunk that starts at offset (a multiple of
+  // chunk_dims()); throws if it has none (not allocated).
+  ChunkPlace chunk_place(const std::vector<hsize_t>& offset) const;
+
   static hsize_t product(const std::vector<hsize_t>& v) {
     hsize_t p = 1;
     for (hsize_t x : v) p *= x;
@@ -312,7 +343,9 @@ class File {
   File() = default;
   // A new file; throws (naming path) if it exists (H5F_ACC_EXCL).
   static File create(const std::string& path);
-  static File open_rw(const std::string& path);
+  // lock = false: without HDF5's file lock (a file that readers may hold
+  // open while nholo adds to it: host/io/in_place_file.hpp)
+  static File open_rw(const std::string& path, bool lock = true);
   static File open_ro(const std::string& path);
 
   Group root() const;

@@ -12,15 +12,19 @@
 //                     interruption, SIGKILL and power loss included.
 //   PATH.partial.d/   the pieces:
 //                       init_S.h5       initial states of slice S
-//                       window_S_W.h5   fields and block moments of window W of slice S
+//                       window_S_W.h5   block moments of window W of slice S and
+//                                       its fields (compressed), or links to
+//                                       them in result.h5 (in_place_file.hpp)
+//                       result.h5       the result file, fields written in place
 //                       slice_S.h5      status, steps, comparisons, drift of slice S
 //                     each written as NAME.tmp, flushed, fsync'ed, renamed to
 //                     NAME, the folder fsync'ed: a piece exists whole or not
 //                     at all. A missing piece reads as the fill value (NaN,
 //                     status not_run). slice_S.h5 is written last: it marks
 //                     the slice finished.
-//   PATH              assembled from the master's layout and the pieces (real
-//                     datasets) when every slice is finished; then the master
+//   PATH              result.h5 completed and renamed (fields in place), or
+//                     assembled from the master's layout and the pieces (real
+//                     datasets), when every slice is finished; then the master
 //                     and the pieces go.
 #pragma once
 

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 #include <utility>
 
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
+#include "host/io/in_place_file.hpp"
 #include "host/io/root_attributes.hpp"
 
 namespace nholo::detail {
@@ -67,7 +69,8 @@ OutputLayout::OutputLayout(const RunConfig& cfg, const ModelInfo& mi, const Devi
       size_(plan.size),
       last_(src_.first + plan.size),
       chunk_t_(std::min<hsize_t>(H(plan.size), 1024)),
-      chunk_k_(std::min<hsize_t>(H(plan.n_saves), H(plan.window))) {}
+      chunk_k_(std::min<hsize_t>(H(plan.n_saves), H(plan.window))),
+      in_place_(gz_ == 0 && src_.merged.empty()) {}
 
 void OutputLayout::write(h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs) {
   specs_.clear();
@@ -94,6 +97,7 @@ h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
   sp.path = g.path().substr(1) + "/" + name;
   specs_.push_back(sp);
   if (!virt_) {
+    if (sp.in_place) return g.create_allocated(sp.type, name, sp.dims, sp.chunk, sp.fill);
     return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz_, gz_ > 0, sp.fill);
   }
   std::vector<h5::VirtualSource> src;
@@ -118,6 +122,10 @@ h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
       spec_block(sp, plan_, s, w, v.offset, v.count);
       v.file = pieces_.relative(piece_name(sp.kind, s, w));
       v.dataset = sp.path;
+      if (sp.in_place) {  // the piece links to the whole dataset in the result file
+        v.source_dims = sp.dims;
+        v.source_offset = v.offset;
+      }
       src.push_back(std::move(v));
     }
   return g.create_virtual(sp.type, name, sp.dims, sp.fill, src);
@@ -159,7 +167,9 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
     const bool per_cons = e && e->components == tables::Components::per_constraint;
     std::vector<hsize_t> dims = {H(size_), H(n_saves)};
     if (per_coord || per_cons) dims.push_back(per_coord ? H(n) : H(m));
-    h5::Dataset d = make(g, fname, per_traj(Scalar::f64, NAN, PieceKind::window, dims));
+    Spec sp = per_traj(Scalar::f64, NAN, PieceKind::window, dims);
+    sp.in_place = in_place_ && h5::Dataset::product(dims) > 0;
+    h5::Dataset d = make(g, fname, sp);
     d.attach_scale(traj, 0);
     d.attach_scale(time, 1);
     if (per_coord) d.attach_scale(coord, 2);
@@ -360,14 +370,78 @@ void OutputLayout::assemble(const PieceDir& pieces, const Outcome& out, const Ru
     {
       h5::Group root = ff.root();
       write(root, false, &out, &rs);
-      for (int64_t s = 0; s < plan_.n_slices(); ++s)
-        for (PieceKind kind : {PieceKind::init, PieceKind::window, PieceKind::slice})
-          for (int64_t w = 0; w < (kind == PieceKind::window ? plan_.n_windows : 1); ++w)
-            copy_piece(root, pieces, kind, s, w);
+      copy_pieces(root, pieces);
     }  // every object closed before the file
     ff.close();
   }
   commit_file(tmp, src_.path);
+}
+
+void OutputLayout::create_in_place_file(const PieceDir& pieces) {
+  const InPlaceFile file(pieces);
+  file.restore_undo();  // a run stopped in its last step
+  if (file.exists()) return;
+  for (int64_t s = 0; s < plan_.n_slices(); ++s)
+    for (int64_t w = 0; w < plan_.n_windows; ++w)
+      if (pieces.has(PieceDir::window_name(s, w)))
+        throw std::runtime_error("'" + file.path() + "' is missing, but '" +
+                                 pieces.path(PieceDir::window_name(s, w)) +
+                                 "' links to it: the fields of the finished windows are lost; "
+                                 "start the run again with --overwrite");
+  const std::string tmp = temporary_path(file.path());
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  {
+    h5::File ff = h5::File::create(tmp);
+    {
+      h5::Group root = ff.root();
+      write(root, false, nullptr, nullptr);
+    }  // every object closed before the file
+    ff.close();
+  }
+  InPlaceFile::reserve(tmp);
+  commit_file(tmp, file.path());
+}
+
+void OutputLayout::finish_in_place(const PieceDir& pieces, const Outcome& out,
+                                   const RunSummary& rs) {
+  const InPlaceFile file(pieces);
+  file.restore_undo();
+  std::vector<std::string> fields;
+  for (const Spec& sp : specs_)
+    if (sp.in_place) fields.push_back(sp.path);
+  file.save_undo(fields);
+  {
+    // without HDF5's lock: a reader of PATH.partial may hold the file open
+    h5::File ff = h5::File::open_rw(file.path(), false);
+    {
+      h5::Group root = ff.root();
+      write_root_attrs(root, cfg_, di_, &rs);
+      for (int f = 0; f < nf_; ++f) {
+        h5::Group sg = root.open_group("statistics/" + cfg_.formulations[f]);
+        h5::Dataset st_time = sg.open_dataset("time"), st_coord = sg.open_dataset("coordinate");
+        ensemble_statistics(sg, f, out, st_time, st_coord);
+      }
+      copy_pieces(root, pieces);
+    }  // every object closed before the file
+    ff.close();
+  }
+  commit_file(file.path(), src_.path);
+  std::error_code ec;
+  std::filesystem::remove(file.undo_path(), ec);
+}
+
+// Every piece of every slice into root's datasets (what is not in place).
+void OutputLayout::copy_pieces(h5::Group& root, const PieceDir& pieces) const {
+  bool window_data = false;  // anything in the window pieces to copy
+  for (const Spec& sp : specs_)
+    window_data = window_data || (sp.kind == PieceKind::window && !sp.master_only && !sp.in_place);
+  for (int64_t s = 0; s < plan_.n_slices(); ++s)
+    for (PieceKind kind : {PieceKind::init, PieceKind::window, PieceKind::slice}) {
+      if (kind == PieceKind::window && !window_data) continue;
+      for (int64_t w = 0; w < (kind == PieceKind::window ? plan_.n_windows : 1); ++w)
+        copy_piece(root, pieces, kind, s, w);
+    }
 }
 
 // The datasets of piece (kind, s, w) into their blocks of root's.
@@ -376,7 +450,7 @@ void OutputLayout::copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind
   const h5::File pf = h5::File::open_ro(pieces.path(piece_name(kind, s, w)));
   const h5::Group pr = pf.root();
   for (const Spec& sp : specs_) {
-    if (sp.kind != kind || sp.master_only) continue;
+    if (sp.kind != kind || sp.master_only || sp.in_place) continue;
     std::vector<hsize_t> off, cnt;
     spec_block(sp, plan_, s, w, off, cnt);
     h5::Dataset dst = root.open_dataset(sp.path);

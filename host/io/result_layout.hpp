@@ -52,6 +52,9 @@ struct Spec {
   int traj_axis = 0, time_axis = -1;
   bool per_block = false;
   bool master_only = false;  // block moments: in PATH.partial only (the statistics replace them)
+  // a field written straight into the result file (host/io/in_place_file.hpp):
+  // the window piece links to it
+  bool in_place = false;
 };
 
 // The block of slice s (and window w) of a dataset: offset and count.
@@ -103,9 +106,28 @@ class OutputLayout {
   const Spec& spec(const std::string& path) const { return spec_of_.at(path); }
   const std::vector<hsize_t>& chunk(const std::string& path) const { return spec(path).chunk; }
 
+  // The block of slice s (and window w) of dataset sp.
+  void block(const Spec& sp, int64_t s, int64_t w, std::vector<hsize_t>& off,
+             std::vector<hsize_t>& cnt) const {
+    spec_block(sp, plan_, s, w, off, cnt);
+  }
+
   // The master PATH.partial (written as PATH.partial.tmp, then committed).
   void write_master(const Outcome* out, const RunSummary* rs);
-  // PATH, from the layout (real datasets) and every piece of every slice.
+
+  // Whether the fields are written in place (output.compression = 0 and not
+  // a merge): the result file grows in the pieces' folder from the start
+  // (host/io/in_place_file.hpp); else it is assembled at the end.
+  bool in_place() const { return in_place_; }
+  // The result file in the pieces' folder, with every field's chunks placed
+  // (kept when it is there: a resumed run; its undo file applied first).
+  // Throws when it is missing but windows were committed (their fields lost).
+  void create_in_place_file(const PieceDir& pieces);
+  // Every slice finished, fields in place: the rest into the result file,
+  // renamed PATH.
+  void finish_in_place(const PieceDir& pieces, const Outcome& out, const RunSummary& rs);
+  // Every slice finished, compressed fields: PATH from the layout (real
+  // datasets) and every piece of every slice.
   void assemble(const PieceDir& pieces, const Outcome& out, const RunSummary& rs);
 
  private:
@@ -120,6 +142,7 @@ class OutputLayout {
                            h5::Dataset& st_coord);
   void copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind kind, int64_t s,
                   int64_t w) const;
+  void copy_pieces(h5::Group& root, const PieceDir& pieces) const;
 
   const RunConfig& cfg_;
   const ModelInfo& mi_;
@@ -132,6 +155,7 @@ class OutputLayout {
   int64_t size_ = 0, last_ = 0;
   hsize_t chunk_t_ = 0, chunk_k_ = 0;
   bool virt_ = false;  // of the write going on
+  bool in_place_ = false;
   std::vector<Spec> specs_;
   std::map<std::string, Spec> spec_of_;
 };

@@ -216,6 +216,11 @@ std::string check_cached(const std::string& so, const std::string& record) {
     return "does not match its record (damaged or replaced after it was built)";
   if (r.count("identity") == 0 || r.at("identity") != plugin_identity())
     return "was built for " + (r.count("identity") ? r.at("identity") : std::string("another nholo"));
+  // the identity names a commit; the interface can change without one (a
+  // build from a changed tree): the record says which one it was built for
+  if (r.count("abi") == 0 || r.at("abi") != std::to_string(NHOLO_PLUGIN_ABI_VERSION))
+    return "was built for plugin ABI " + (r.count("abi") ? r.at("abi") : std::string("?")) +
+           ", this nholo has ABI " + std::to_string(NHOLO_PLUGIN_ABI_VERSION);
   return "ok";
 }
 
@@ -236,10 +241,11 @@ const nholo_plugin_v1* open_entry(const std::string& path) {
   }
   const nholo_plugin_v1* e = fn();
   if (!e || e->abi_version != NHOLO_PLUGIN_ABI_VERSION) {
+    // read before dlclose: e points into the plugin
+    const std::string theirs = e ? std::to_string(e->abi_version) : std::string("?");
     ::dlclose(h);
-    throw std::runtime_error("'" + path + "' uses plugin ABI " + (e ? std::to_string(e->abi_version) : "?") +
-                             ", this nholo ABI " + std::to_string(NHOLO_PLUGIN_ABI_VERSION) +
-                             ": rebuild it against this nholo");
+    throw std::runtime_error("'" + path + "' uses plugin ABI " + theirs + ", this nholo ABI " +
+                             std::to_string(NHOLO_PLUGIN_ABI_VERSION) + ": rebuild it against this nholo");
   }
   if (!e->identity || plugin_identity() != e->identity) {
     const std::string theirs = e->identity ? e->identity : "?";
@@ -495,7 +501,7 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
     std::ostringstream rec;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", p.compile_seconds);
-    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity()
+    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity() << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION
         << "\ncompiler = " << cxx << "\nbytes = " << bytes.size() << "\nchecksum = " << hex16(fnv1a(bytes))
         << "\ncompile_seconds = " << secs << "\n";
     write_atomic(record, rec.str());  // after the plugin: a record vouches for a complete file
@@ -691,7 +697,7 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", g.compile_seconds);
     rec << "model = " << spec.name << "\nsource = " << spec.source
-        << "\nidentity = " << plugin_identity() << "\ncompiler = NVRTC " << nv.version_text
+        << "\nidentity = " << plugin_identity() << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION << "\ncompiler = NVRTC " << nv.version_text
         << "\nformulation = " << formulation << "\nmethod = " << method << "\narch = " << arch
         << "\nbytes = " << image.size() << "\nchecksum = " << hex16(fnv1a(image))
         << "\ncompile_seconds = " << secs << "\nresources = " << g.resources << "\n";

@@ -42,7 +42,9 @@
 // 4: the window scheduler (EnsembleArrays gained save_k and interval_start,
 // RunSummary and EnsembleLayout new fields; a GPU module's kernel takes a
 // WindowLaunch).
-#define NHOLO_PLUGIN_ABI_VERSION 4u
+// 5: fields written in place (OutputLayout and Spec new members, PieceWriters
+// holds an InPlaceFile).
+#define NHOLO_PLUGIN_ABI_VERSION 5u
 
 // The identity a plugin must share with the nholo that loads it. The
 // compiling nholo passes NHOLO_VERSION and NHOLO_GIT_REVISION (-D).

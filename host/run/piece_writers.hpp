@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/io/in_place_file.hpp"
 #include "host/io/output_sink.hpp"
 #include "host/io/pieces.hpp"
 #include "host/io/result_layout.hpp"
@@ -49,7 +50,8 @@ class PieceWriters {
         sum_(sum),
         nf_(static_cast<int>(cfg.formulations.size())),
         nv_(static_cast<int>(cfg.varied_params.size())),
-        gz_(cfg.compression) {}
+        gz_(cfg.compression),
+        in_place_(pieces) {}
 
   // slice s's initial states (copied: the caller reuses st) and counts
   void post_init(int64_t s, int64_t count, const SliceStates& st, const InitCounts& ic) {
@@ -101,6 +103,7 @@ class PieceWriters {
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
     const size_t len = static_cast<size_t>(blocks * ns * n);
     std::vector<double> mom(5 * len);
+    std::vector<FieldBlock> in_place;  // written into the result file, linked from the piece
     for (int f = 0; f < nf_; ++f) {
       ens_[f].wait(slot);
       const WindowSlot& S = ens_[f].slot(slot);
@@ -108,10 +111,18 @@ class PieceWriters {
       for (size_t j = 0; j < cfg_.fields.size(); ++j) {
         const int nc = ens_.layout().components[j];
         const std::string path = form + "/" + cfg_.fields[j];
-        std::vector<hsize_t> dims = {H(count), H(ns)};
-        if (layout_.spec(path).dims.size() == 3) dims.push_back(H(nc));
-        p.write(path, dims, chunk(path), gz_, S.fields[j]);
+        const Spec& sp = layout_.spec(path);
         sum_.output_bytes += count * ns * nc * static_cast<int64_t>(sizeof(double));
+        if (sp.in_place) {
+          std::vector<hsize_t> off, cnt;
+          layout_.block(sp, s, w, off, cnt);
+          in_place.push_back(FieldBlock{path, S.fields[j], static_cast<int64_t>(off[0]), count,
+                                        static_cast<int64_t>(off[1]), ns, nc});
+          continue;
+        }
+        std::vector<hsize_t> dims = {H(count), H(ns)};
+        if (sp.dims.size() == 3) dims.push_back(H(nc));
+        p.write(path, dims, chunk(path), gz_, S.fields[j]);
       }
       for (int which = 0; which < 2; ++which) {
         for (int part = 0; part < 5; ++part)
@@ -120,7 +131,11 @@ class PieceWriters {
                 {5, H(blocks), H(ns), H(n)}, {}, 0, mom.data());
       }
     }
+    // the fields into the result file (durably), then the links to them
+    in_place_.write(in_place);
     sink_.release(slot);
+    for (const FieldBlock& b : in_place)
+      p.root().create_external_link(b.path, InPlaceFile::name(), "/" + b.path);
     p.commit();
     sum_.output_seconds += seconds_since(o0);
   }
@@ -188,6 +203,7 @@ class PieceWriters {
   Progress& progress_;
   RunSummary& sum_;
   int nf_, nv_, gz_;
+  InPlaceFile in_place_;
 };
 
 }  // namespace nholo::detail

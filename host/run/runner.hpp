@@ -25,8 +25,10 @@
 //                      slots are double-buffered; each slice ends with its
 //                      own piece (status, steps, comparisons, drift)
 //   8. outcome         statistics merged in block order from the pieces of the
-//                      finished slices; PATH assembled (all finished) or the
-//                      master replaced by one with the statistics (stopped)
+//                      finished slices; PATH completed in place (uncompressed
+//                      fields, io/in_place_file.hpp) or assembled (all
+//                      finished), or the master replaced by one with the
+//                      statistics (stopped)
 //      interrupts (SIGINT, SIGTERM, SIGHUP) are honoured between windows and,
 //      on the CPU backends, between chunks of trajectories inside a window
 //      (about 0.1 s apart) and during the initial states.

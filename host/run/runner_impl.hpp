@@ -74,6 +74,8 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   pieces.remove_temporaries();
   layout.write_master(nullptr, nullptr);
   layout.index_specs();
+  // uncompressed fields go straight into the result file (io/in_place_file.hpp)
+  if (layout.in_place()) layout.create_in_place_file(pieces);
 
   // ---- 3. device ensembles (state allocated once, for the largest slice)
   detail::DeviceEnsembles ens(cfg, dev, plan, detail::ensemble_layout<Model>(cfg, plan),
@@ -106,9 +108,13 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
     layout.write_master(&out, &sum);
     return sum;
   }
-  // every slice finished: the result file, assembled from the pieces
+  // every slice finished: the result file, completed where it is (fields in
+  // place) or assembled from the pieces
   const auto as0 = detail::Clock::now();
-  layout.assemble(pieces, out, sum);
+  if (layout.in_place())
+    layout.finish_in_place(pieces, out, sum);
+  else
+    layout.assemble(pieces, out, sum);
   std::error_code ec;
   std::filesystem::remove(partial, ec);
   pieces.remove_all();

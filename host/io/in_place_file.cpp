@@ -1,0 +1,261 @@
+// nholo/host/io/in_place_file.cpp — writing the fields straight into the
+// result file, and the undo file of its last step (in_place_file.hpp).
+#include "host/io/in_place_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "host/io/file_names.hpp"
+#include "host/io/h5.hpp"
+
+namespace fs = std::filesystem;
+
+namespace nholo {
+
+namespace {
+
+constexpr char kUndoMagic[16] = "nholo undo v1\n";
+
+// A file descriptor, closed when it goes.
+class Fd {
+ public:
+  Fd(const std::string& path, int flags, mode_t mode = 0644)
+      : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)), path_(path) {
+    if (fd_ < 0) throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { ::close(fd_); }
+
+  void pwrite_all(const void* data, uint64_t bytes, uint64_t offset) const {
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const ssize_t r = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) fail("write");
+      p += r;
+      bytes -= static_cast<uint64_t>(r);
+      offset += static_cast<uint64_t>(r);
+    }
+  }
+  void pread_all(void* data, uint64_t bytes, uint64_t offset) const {
+    char* p = static_cast<char*>(data);
+    while (bytes > 0) {
+      const ssize_t r = ::pread(fd_, p, bytes, static_cast<off_t>(offset));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) fail("read");
+      if (r == 0) throw std::runtime_error("'" + path_ + "' ends before its expected size");
+      p += r;
+      bytes -= static_cast<uint64_t>(r);
+      offset += static_cast<uint64_t>(r);
+    }
+  }
+  uint64_t size() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail("inspect");
+    return static_cast<uint64_t>(st.st_size);
+  }
+  void sync_data() const {
+    if (::fdatasync(fd_) != 0) fail("write to disk (fdatasync)");
+  }
+  void sync() const {
+    if (::fsync(fd_) != 0) fail("write to disk (fsync)");
+  }
+  // Claims the blocks of [0, bytes) (nothing where the file system cannot).
+  void allocate(uint64_t bytes) const {
+    if (::fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) == 0) return;
+    if (errno == EOPNOTSUPP || errno == ENOSYS) return;
+    throw std::runtime_error("cannot reserve the " + std::to_string(bytes) +
+                             " bytes of the result file '" + path_ + "': " + std::strerror(errno));
+  }
+  void truncate(uint64_t bytes) const {
+    if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) fail("truncate");
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) const {
+    throw std::runtime_error(std::string("cannot ") + what + " '" + path_ +
+                             "': " + std::strerror(errno));
+  }
+  int fd_;
+  std::string path_;
+};
+
+// The chunks of the field dataset d: their place in the file, in the order
+// of the chunk grid (row-major).
+std::vector<h5::ChunkPlace> chunk_places(const h5::Dataset& d) {
+  const std::vector<hsize_t> dims = d.dims(), chunk = d.chunk_dims();
+  std::vector<h5::ChunkPlace> out;
+  if (chunk.size() != dims.size() || h5::Dataset::product(dims) == 0) return out;
+  std::vector<hsize_t> at(dims.size(), 0);
+  for (;;) {
+    out.push_back(d.chunk_place(at));
+    size_t a = dims.size();
+    while (a > 0) {
+      --a;
+      at[a] += chunk[a];
+      if (at[a] < dims[a]) break;
+      at[a] = 0;
+      if (a == 0) return out;
+    }
+  }
+}
+
+// One block into its chunks (InPlaceFile::write).
+void write_block(const Fd& fd, const h5::Dataset& d, const FieldBlock& b,
+                 std::vector<double>& buffer) {
+  const std::vector<hsize_t> dims = d.dims(), chunk = d.chunk_dims();
+  const size_t rank = dims.size();
+  const int64_t nc = rank == 3 ? static_cast<int64_t>(dims[2]) : 1;
+  const bool fits = (rank == 2 || rank == 3) && chunk.size() == rank && nc == b.components &&
+                    (rank == 2 || chunk[2] == dims[2]) && b.count > 0 && b.saves > 0 &&
+                    b.row % static_cast<int64_t>(chunk[0]) == 0 &&
+                    b.save % static_cast<int64_t>(chunk[1]) == 0 &&
+                    b.saves <= static_cast<int64_t>(chunk[1]) &&
+                    b.row + b.count <= static_cast<int64_t>(dims[0]) &&
+                    b.save + b.saves <= static_cast<int64_t>(dims[1]);
+  if (!fits)
+    throw std::runtime_error("a window's block of '" + b.path +
+                             "' does not lie on the chunks of the result file");
+  const int64_t ct = static_cast<int64_t>(chunk[0]), ck = static_cast<int64_t>(chunk[1]);
+  const int64_t row_values = b.saves * nc, chunk_row_values = ck * nc;
+  for (int64_t r0 = b.row; r0 < b.row + b.count; r0 += ct) {
+    const int64_t rows = std::min(ct, b.row + b.count - r0);
+    std::vector<hsize_t> at(rank, 0);
+    at[0] = static_cast<hsize_t>(r0);
+    at[1] = static_cast<hsize_t>(b.save);
+    const h5::ChunkPlace place = d.chunk_place(at);
+    const uint64_t bytes = static_cast<uint64_t>(rows * chunk_row_values) * sizeof(double);
+    if (bytes > place.bytes)
+      throw std::runtime_error("a chunk of '" + b.path + "' in the result file is smaller (" +
+                               std::to_string(place.bytes) + " bytes) than its block");
+    const double* src = b.data + (r0 - b.row) * row_values;
+    if (row_values == chunk_row_values) {
+      fd.pwrite_all(src, bytes, place.address);
+      continue;
+    }
+    // the last window, shorter than a chunk: rows of ck saves
+    buffer.assign(static_cast<size_t>(rows * chunk_row_values), 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy(src + r * row_values, src + (r + 1) * row_values,
+                buffer.begin() + r * chunk_row_values);
+    fd.pwrite_all(buffer.data(), bytes, place.address);
+  }
+}
+
+void put_u64(std::string& s, uint64_t v) {
+  s.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+}  // namespace
+
+InPlaceFile::InPlaceFile(const PieceDir& pieces) : path_(pieces.path(name())) {}
+
+bool InPlaceFile::exists() const {
+  std::error_code ec;
+  return fs::is_regular_file(path_, ec);
+}
+
+void InPlaceFile::reserve(const std::string& path) {
+  const Fd fd(path, O_WRONLY);
+  fd.allocate(fd.size());
+}
+
+void InPlaceFile::write(const std::vector<FieldBlock>& blocks) const {
+  if (blocks.empty()) return;
+  const Fd fd(path_, O_WRONLY);
+  std::vector<double> buffer;
+  {
+    const h5::File f = h5::File::open_ro(path_);
+    const h5::Group root = f.root();
+    for (const FieldBlock& b : blocks) write_block(fd, root.open_dataset(b.path), b, buffer);
+  }
+  fd.sync_data();
+}
+
+void InPlaceFile::save_undo(const std::vector<std::string>& datasets) const {
+  std::vector<std::pair<uint64_t, uint64_t>> taken;  // [address, address + bytes)
+  {
+    const h5::File f = h5::File::open_ro(path_);
+    const h5::Group root = f.root();
+    for (const std::string& p : datasets)
+      for (const h5::ChunkPlace& c : chunk_places(root.open_dataset(p)))
+        taken.emplace_back(c.address, c.address + c.bytes);
+  }
+  std::sort(taken.begin(), taken.end());
+  const Fd fd(path_, O_RDONLY);
+  const uint64_t size = fd.size();
+  std::string undo(kUndoMagic, sizeof kUndoMagic);
+  put_u64(undo, size);
+  std::string bytes;
+  uint64_t at = 0;
+  auto save = [&](uint64_t end) {
+    end = std::min(end, size);
+    if (end <= at) return;
+    put_u64(undo, at);
+    put_u64(undo, end - at);
+    const size_t old = undo.size();
+    undo.resize(old + (end - at));
+    fd.pread_all(&undo[old], end - at, at);
+  };
+  for (const auto& [b, e] : taken) {
+    save(b);
+    at = std::max(at, e);
+  }
+  save(size);
+  const std::string tmp = temporary_path(undo_path());
+  {
+    const Fd out(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+    out.pwrite_all(undo.data(), undo.size(), 0);
+  }
+  commit_file(tmp, undo_path());
+}
+
+bool InPlaceFile::restore_undo() const {
+  std::error_code ec;
+  if (!fs::is_regular_file(undo_path(), ec)) return false;
+  if (!exists()) {  // renamed to PATH already: nothing to undo
+    fs::remove(undo_path(), ec);
+    return false;
+  }
+  const Fd in(undo_path(), O_RDONLY);
+  const uint64_t total = in.size();
+  auto bad = [&] {
+    return std::runtime_error("'" + undo_path() + "' is damaged; the result file '" + path_ +
+                              "' cannot be restored: start the run again with --overwrite");
+  };
+  if (total < sizeof kUndoMagic + 8) throw bad();
+  std::string undo(total, '\0');
+  in.pread_all(undo.data(), total, 0);
+  if (std::memcmp(undo.data(), kUndoMagic, sizeof kUndoMagic) != 0) throw bad();
+  size_t at = sizeof kUndoMagic;
+  auto get = [&] {
+    uint64_t v = 0;
+    if (at + sizeof v > undo.size()) throw bad();
+    std::memcpy(&v, undo.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  };
+  const uint64_t size = get();
+  const Fd fd(path_, O_WRONLY);
+  while (at < undo.size()) {
+    const uint64_t off = get(), len = get();
+    if (len > undo.size() - at) throw bad();
+    fd.pwrite_all(undo.data() + at, len, off);
+    at += len;
+  }
+  fd.truncate(size);
+  fd.sync();
+  fs::remove(undo_path(), ec);
+  return true;
+}
+
+}  // namespace nholo

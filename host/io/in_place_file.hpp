@@ -1,0 +1,81 @@
+// nholo/host/io/in_place_file.hpp — the result file written where it stays.
+//
+// With output.compression = 0 (the default) the fields of every save (q,
+// qdot, ...) are written once, straight into the file that becomes PATH:
+//
+//   PATH.partial.d/result.h5   the result file's layout, created at the start
+//                              of a run (before any window), every chunk of
+//                              every field given its place in the file
+//                              (HDF5's early allocation) and nothing written.
+//                              The writer thread puts each window's block
+//                              into its chunks with pwrite, then fdatasync;
+//                              HDF5 never has the file open for writing while
+//                              the run integrates, so its metadata, written
+//                              once, stays valid whatever happens.
+//   window_S_W.h5              (host/io/pieces.hpp) committed after that, with
+//                              the window's block moments and an external
+//                              link per field to result.h5: the master's
+//                              virtual datasets read a window's fields
+//                              through it, so a window without its piece
+//                              reads as the fill value (NaN), as before.
+//
+// When every slice is finished, the run adds what is not a field (initial
+// states, statuses, statistics, root attributes) to result.h5 with HDF5 and
+// renames it PATH: no second pass over the fields. That last step changes
+// the file's metadata in place, so first every byte of the file that is not
+// a field chunk is saved in result.h5.undo (committed whole): a run stopped
+// during the step (SIGKILL, power loss) finds the undo file and puts the
+// bytes back (restore_undo), and the file is as it was before the step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/io/pieces.hpp"
+
+namespace nholo {
+
+// One window's block of a field dataset of the result file (2-D: trajectory
+// x save, or 3-D: trajectory x save x component): rows [row, row + count),
+// saves [save, save + saves), data row-major (count, saves, components).
+struct FieldBlock {
+  std::string path;  // the dataset, from the root ("udwadia_kalaba/q")
+  const double* data = nullptr;
+  int64_t row = 0, count = 0, save = 0, saves = 0, components = 1;
+};
+
+class InPlaceFile {
+ public:
+  explicit InPlaceFile(const PieceDir& pieces);
+
+  // The file's name in the pieces' folder (what window pieces link to).
+  static const char* name() { return "result.h5"; }
+  const std::string& path() const { return path_; }
+  bool exists() const;
+
+  // Claims the disk space of the file `path` (all of it, fallocate): a run
+  // whose result does not fit stops at its start, not when its last window
+  // is written. Where the file system cannot (EOPNOTSUPP), space is taken as
+  // the fields are written. Throws std::runtime_error naming the size.
+  static void reserve(const std::string& path);
+
+  // Writes the blocks into their chunks (each block a whole number of
+  // chunks along the trajectories, starting at a chunk along the saves),
+  // then fdatasync: a piece that links to them may be committed once this
+  // returns. Throws std::runtime_error naming the file and the dataset.
+  void write(const std::vector<FieldBlock>& blocks) const;
+
+  // Saves every byte of the file outside the chunks of datasets (and the
+  // file's size) in the undo file, committed whole.
+  void save_undo(const std::vector<std::string>& datasets) const;
+  // Puts back what save_undo saved, when its file is there (and the result
+  // file too), and removes it; true if it did.
+  bool restore_undo() const;
+  std::string undo_path() const { return path_ + ".undo"; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace nholo
