@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -394,6 +395,36 @@ TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
   EXPECT_NE(old_abi.output.find("was built for plugin ABI 1, this nholo has ABI"), std::string::npos)
       << old_abi.output;
   EXPECT_NE(old_abi.output.find("refused, rebuilding"), std::string::npos) << old_abi.output;
+  // a plugin its record vouches for (bytes and checksum match) but that does
+  // not load (as one copied from another machine may not) is rebuilt, once
+  {
+    const std::string junk = "not a shared object, but the record says it is";
+    write_file(so, junk);
+    uint64_t h = 1469598103934665603ull;  // the record's checksum: FNV-1a, 64 bits
+    for (unsigned char c : junk) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    char sum[17];
+    std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
+    fs::path info = so;
+    info.replace_extension(".info");
+    std::ifstream in(info);
+    std::string rec, line;
+    while (std::getline(in, line)) {
+      if (line.rfind("bytes = ", 0) == 0) line = "bytes = " + std::to_string(junk.size());
+      if (line.rfind("checksum = ", 0) == 0) line = "checksum = " + std::string(sum);
+      rec += line + "\n";
+    }
+    in.close();
+    write_file(info, rec);
+  }
+  const Result unloadable = nholo("run run.toml --overwrite", dir, env);
+  ASSERT_EQ(unloadable.code, 0) << unloadable.output;
+  EXPECT_NE(unloadable.output.find("(cached)"), std::string::npos) << unloadable.output;
+  EXPECT_NE(unloadable.output.find("cannot be used (cannot load the model plugin"), std::string::npos)
+      << unloadable.output;
+  EXPECT_NE(unloadable.output.find("refused, rebuilding"), std::string::npos) << unloadable.output;
   // editing the model file compiles a new plugin (a new key), and changes the result
   std::string text = kTinyModel;
   text.replace(text.find("k*x^2/2"), 7, "k*x^2/4");

@@ -464,13 +464,8 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
   Plugin p;
   p.path = so;
   p.model = spec.name;
-  const std::string state = check_cached(so, record);
-  if (state == "ok" && !force) {
-    p.compile_seconds = std::atof(read_record(record)["compile_seconds"].c_str());
-    say("model " + spec.name + ": plugin " + so + " (cached)");
-  } else {
-    if (state != "missing" && !force)
-      say("model " + spec.name + ": the cached plugin " + so + " " + state + "; refused, rebuilding it");
+  // compiles the plugin into so (and its record)
+  auto build = [&] {
     say("model " + spec.name + ": compiling its plugin (" + cxx + ", nholo's headers in " + header_root() +
         ") ...");
     write_atomic(src, unit);
@@ -501,22 +496,46 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
     std::ostringstream rec;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", p.compile_seconds);
-    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity() << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION
+    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity()
+        << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION
         << "\ncompiler = " << cxx << "\nbytes = " << bytes.size() << "\nchecksum = " << hex16(fnv1a(bytes))
         << "\ncompile_seconds = " << secs << "\n";
     write_atomic(record, rec.str());  // after the plugin: a record vouches for a complete file
     p.compiled = true;
     say("model " + spec.name + ": plugin compiled in " + std::string(secs) + " s: " + so);
+  };
+  // loads so and checks that it is the model the config was checked against
+  auto open_checked = [&] {
+    p.entry = open_entry(so);
+    // the compiled model must be the one the config was checked against
+    ModelInfo got;
+    p.entry->describe(&got);
+    const ModelInfo want = model_info_from_spec(spec);
+    if (got.name != want.name || got.n != want.n || got.m != want.m || got.params.size() != want.params.size() ||
+        got.formulations != want.formulations)
+      throw std::runtime_error("the plugin '" + so + "' does not describe model '" + spec.name +
+                               "' as its file does; remove it (it is rebuilt)");
+  };
+  const std::string state = check_cached(so, record);
+  if (state == "ok" && !force) {
+    p.compile_seconds = std::atof(read_record(record)["compile_seconds"].c_str());
+    say("model " + spec.name + ": plugin " + so + " (cached)");
+  } else {
+    if (state != "missing" && !force)
+      say("model " + spec.name + ": the cached plugin " + so + " " + state + "; refused, rebuilding it");
+    build();
   }
-  p.entry = open_entry(so);
-  // the compiled model must be the one the config was checked against
-  ModelInfo got;
-  p.entry->describe(&got);
-  const ModelInfo want = model_info_from_spec(spec);
-  if (got.name != want.name || got.n != want.n || got.m != want.m || got.params.size() != want.params.size() ||
-      got.formulations != want.formulations)
-    throw std::runtime_error("the plugin '" + so + "' does not describe model '" + spec.name +
-                             "' as its file does; remove it (it is rebuilt)");
+  try {
+    open_checked();
+  } catch (const std::exception& e) {
+    if (p.compiled) throw;  // built just now and still refused: not the cache's fault
+    // a cached plugin its record vouches for but that does not load (another
+    // machine's system libraries, a partial copy): rebuilt, once
+    say("model " + spec.name + ": the cached plugin " + so + " cannot be used (" + e.what() +
+        "); refused, rebuilding it");
+    build();
+    open_checked();
+  }
   loaded().push_back(p);
   return loaded().back();
 }
