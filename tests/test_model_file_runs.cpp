@@ -76,52 +76,57 @@ std::string list(const std::vector<std::string>& v) {
   return s + "]";
 }
 
-TEST(ModelFiles, EveryBuiltInModelAsAModelFileGivesTheSameTrajectories) {
-  int models = 0;
-  for (const std::string& name : nholo::model_names()) {
-    const fs::path file = kSource / "tests" / "model_files" / (name + ".toml");
-    ASSERT_TRUE(fs::exists(file)) << "no model file for the built-in model " << name;
-    // every formulation both offer (a model file has no embedded form)
-    std::vector<std::string> forms;
-    for (const auto& f : nholo::find_model(name)->formulations)
-      if (f != "embedded") forms.push_back(f);
-    const fs::path dir = temp_dir("builtin_" + name);
-    fs::copy_file(example_of(name), dir / "run.toml");
-    std::ifstream ex(example_of(name));
-    const std::string ex_text((std::istreambuf_iterator<char>(ex)), std::istreambuf_iterator<char>());
-    // a grid's size is its number of points
-    const bool grid = ex_text.find("sampler = \"grid\"") != std::string::npos;
-    const std::string common = " --set 'formulations=" + list(forms) + "'" +
-                               (grid ? "" : " --set ensemble.size=16") +
-                               " --set time.t_end=1.0 --set time.save_every=0.1"
-                               " --set 'output.fields=[\"q\",\"qdot\"]' --backend omp";
-    const Result a = nholo("run -q run.toml --set 'model=\"" + name + "\"' --set 'output.path=\"a.h5\"'" +
-                               common, dir);
-    ASSERT_EQ(a.code, 0) << name << "\n" << a.output;
-    const Result b = nholo("run -q run.toml --set 'model=\"" + file.string() +
-                               "\"' --set 'output.path=\"b.h5\"'" + common, dir);
-    ASSERT_EQ(b.code, 0) << name << "\n" << b.output;
-    double worst = 0;
-    for (const auto& f : forms) {
-      for (const char* field : {"q", "qdot"}) {
-        const auto qa = read(dir / "a.h5", f + "/" + field), qb = read(dir / "b.h5", f + "/" + field);
-        ASSERT_FALSE(qa.empty());
-        const double d = rel_diff(qa, qb);
-        worst = std::max(worst, d);
-        EXPECT_LT(d, 1e-13) << name << " " << f << " " << field;
-      }
-      auto fa = nholo::h5::File::open_ro((dir / "a.h5").string());
-      auto fb = nholo::h5::File::open_ro((dir / "b.h5").string());
-      EXPECT_EQ(fa.root().open_dataset(f + "/status").read<int32_t>(),
-                fb.root().open_dataset(f + "/status").read<int32_t>())
-          << name << " " << f;
+// One test per built-in model (each compiles its own plugin, so that ctest
+// runs them side by side): the model written as a model file
+// (tests/model_files/NAME.toml) gives the built-in model's trajectories.
+class BuiltInModelAsAModelFile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BuiltInModelAsAModelFile, GivesTheSameTrajectories) {
+  const std::string name = GetParam();
+  const fs::path file = kSource / "tests" / "model_files" / (name + ".toml");
+  ASSERT_TRUE(fs::exists(file)) << "no model file for the built-in model " << name;
+  // every formulation both offer (a model file has no embedded form)
+  std::vector<std::string> forms;
+  for (const auto& f : nholo::find_model(name)->formulations)
+    if (f != "embedded") forms.push_back(f);
+  const fs::path dir = temp_dir("builtin_" + name);
+  fs::copy_file(example_of(name), dir / "run.toml");
+  std::ifstream ex(example_of(name));
+  const std::string ex_text((std::istreambuf_iterator<char>(ex)), std::istreambuf_iterator<char>());
+  // a grid's size is its number of points
+  const bool grid = ex_text.find("sampler = \"grid\"") != std::string::npos;
+  const std::string common = " --set 'formulations=" + list(forms) + "'" +
+                             (grid ? "" : " --set ensemble.size=16") +
+                             " --set time.t_end=1.0 --set time.save_every=0.1"
+                             " --set 'output.fields=[\"q\",\"qdot\"]' --backend omp";
+  const Result a = nholo("run -q run.toml --set 'model=\"" + name + "\"' --set 'output.path=\"a.h5\"'" +
+                             common, dir);
+  ASSERT_EQ(a.code, 0) << name << "\n" << a.output;
+  const Result b = nholo("run -q run.toml --set 'model=\"" + file.string() +
+                             "\"' --set 'output.path=\"b.h5\"'" + common, dir);
+  ASSERT_EQ(b.code, 0) << name << "\n" << b.output;
+  double worst = 0;
+  for (const auto& f : forms) {
+    for (const char* field : {"q", "qdot"}) {
+      const auto qa = read(dir / "a.h5", f + "/" + field), qb = read(dir / "b.h5", f + "/" + field);
+      ASSERT_FALSE(qa.empty());
+      const double d = rel_diff(qa, qb);
+      worst = std::max(worst, d);
+      EXPECT_LT(d, 1e-13) << name << " " << f << " " << field;
     }
-    std::printf("%-24s as a model file: formulations %s, max relative difference %.2e\n", name.c_str(),
-                list(forms).c_str(), worst);
-    ++models;
+    auto fa = nholo::h5::File::open_ro((dir / "a.h5").string());
+    auto fb = nholo::h5::File::open_ro((dir / "b.h5").string());
+    EXPECT_EQ(fa.root().open_dataset(f + "/status").read<int32_t>(),
+              fb.root().open_dataset(f + "/status").read<int32_t>())
+        << name << " " << f;
   }
-  EXPECT_EQ(models, static_cast<int>(nholo::model_names().size()));
+  std::printf("%-24s as a model file: formulations %s, max relative difference %.2e\n", name.c_str(),
+              list(forms).c_str(), worst);
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryBuiltInModel, BuiltInModelAsAModelFile,
+                         ::testing::ValuesIn(nholo::model_names()),
+                         [](const ::testing::TestParamInfo<std::string>& model) { return model.param; });
 
 // examples/models/chaplygin_sleigh: the body-frame Newton–Euler equations of
 // the sleigh (docs/models.md), integrated here by classical RK4 from each
