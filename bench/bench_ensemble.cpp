@@ -156,7 +156,7 @@ Result run_nholo_once(const Sys& sys, const IntegratorOptions& opt, int64_t coun
   layout.components = {n, n};
   Packed<Sys> ps;
   static_cast<Sys&>(ps) = sys;
-  CpuEnsemble<Packed<Sys>> ens("bench", dev, ps, opt, layout);
+  CpuEnsemble ens("bench", dev, formulation_system(ps, opt), layout);
   ens.start_slice(count, q0.data(), qd0.data(), l0.data(), nullptr, rejected.data(), 0.0);
   int windows = 0, slot = 0, ns = 0;
   const double t0 = now();

@@ -95,7 +95,7 @@ double run_raw(const std::string& path, int64_t bytes) {
 }
 
 // q and qdot of `count` trajectories x `ns` saves, written window by window
-// (W saves at a time) like host/run/runner_impl.hpp, with or without its filters.
+// (W saves at a time) like host/run/runner.cpp, with or without its filters.
 double run_h5(const std::string& path, int64_t count, int64_t ns, int W, bool filters) {
   constexpr int n = models::RollingCoin::n;
   // trajectory values carry full-precision mantissas: pseudo-random doubles

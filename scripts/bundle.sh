@@ -60,7 +60,7 @@ cp -r "$ROOT/examples/." "$OUT/examples/"
 # headers for model-file plugins: nholo's, and the libraries' it was built with
 # (host/ keeps its folders: cli/, config/, run/, ...)
 for d in kernels models host; do
-  (cd "$ROOT" && find "$d" \( -name '*.hpp' -o -name '*.cuh' \) -not -path 'kernels/nvrtc/*') |
+  (cd "$ROOT" && find "$d" \( -name '*.hpp' -o -name '*.h' -o -name '*.cuh' \) -not -path 'kernels/nvrtc/*') |
     while read -r f; do
       mkdir -p "$OUT/include/nholo/$(dirname "$f")"
       cp "$ROOT/$f" "$OUT/include/nholo/$f"

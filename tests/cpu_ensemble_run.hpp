@@ -1,6 +1,6 @@
 // nholo/tests/cpu_ensemble_run.hpp — a system's ensemble integrated by the
 // production CPU backend (host/backends/cpu_ensemble.hpp: CpuDevice and
-// CpuEnsemble<Sys> with an EnsembleLayout, as the run pipeline builds them),
+// CpuEnsemble (formulation_system(Sys)) with an EnsembleLayout, as the run pipeline builds them),
 // for the tests that check the backends' determinism and layouts.
 //
 //   CpuEnsembleRun<Sys> run(Backend::omp, 2, sys, opt, save_times, count, window,
@@ -40,7 +40,8 @@ class CpuEnsembleRun {
     fields_ = fields;
     components_ = layout.components;
     dev_.set_save_times(save_times);
-    ens_ = std::make_unique<nholo::CpuEnsemble<Sys>>("test", dev_, sys, opt, layout);
+    ens_ = std::make_unique<nholo::CpuEnsemble>("test", dev_, nholo::formulation_system(sys, opt),
+                                                layout);
   }
   CpuEnsembleRun(const CpuEnsembleRun&) = delete;  // the ensemble refers to dev_
   CpuEnsembleRun& operator=(const CpuEnsembleRun&) = delete;
@@ -86,7 +87,7 @@ class CpuEnsembleRun {
   int64_t count_;
   std::vector<std::string> fields_;
   std::vector<int> components_;
-  std::unique_ptr<nholo::CpuEnsemble<Sys>> ens_;
+  std::unique_ptr<nholo::CpuEnsemble> ens_;
   int next_slot_ = 0;
 };
 

@@ -425,7 +425,7 @@ TEST(Ensemble, CpuBackendMatchesClosedForm) {
 }  // namespace
 
 // The host-side hooks of a GPU module (host/backends/device_ensemble.hpp,
-// ModuleSystem: what a model plugin hands the CUDA backend for a system it
+// FormulationSystem: what a model plugin hands the CUDA backend for a system it
 // was not compiled with). The slice's initial states are HostEnsemble's; the
 // window's bytes, read back as the typed window and run as the GPU kernel
 // runs it (one trajectory per index, run<Method>), follow the coin's closed
@@ -451,7 +451,7 @@ TEST(GpuModuleHooks, StartAndWindowBytesDriveTheTypedKernel) {
   opt.method = Method::dopri5;
   opt.rtol = 1e-11;
   opt.atol = 1e-12;
-  const ModuleSystem ms = module_system(sys, opt);
+  const FormulationSystem ms = formulation_system(sys, opt);
   EXPECT_EQ(ms.n, 4);
   EXPECT_EQ(ms.m, 2);
   EXPECT_EQ(ms.N, 8);

@@ -24,7 +24,7 @@
 
 #include "host/io/h5.hpp"
 #include "host/config/model_info.hpp"
-#include "host/model_files/plugin_abi.hpp"
+#include "host/model_files/plugin_abi.h"
 #include "nholo_cli.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Tests of the run pipeline (host/run/runner_impl.hpp,
+// Tests of the run pipeline (host/run/runner.cpp,
 // host/backends/device_ensemble.hpp): the device reducers' statistics against an
 // independent two-pass computation, bitwise independence of slicing, threads
 // and output mode, the statistics-only mode, and the backend choice

@@ -23,7 +23,7 @@
 #include "host/backends/backend.hpp"
 #include "host/backends/device_ensemble.hpp"
 #include "host/config/tables.hpp"
-#include "kernels/formulations/embedded.hpp"
+#include "host/backends/formulation_system.hpp"
 
 namespace nholo {
 
@@ -62,15 +62,14 @@ class CpuDevice final : public Device {
   std::vector<double> times_;
 };
 
-template <class Sys>
+// One formulation's ensemble on the CPU: the system's hooks
+// (host/backends/formulation_system.hpp) integrate, this class schedules,
+// reduces and holds the state.
 class CpuEnsemble final : public DeviceEnsemble {
-  static constexpr int n = Sys::n, m = Sys::m, N = Sys::N;
-  static constexpr int kParams = Sys::model_type::n_params;
-
  public:
-  CpuEnsemble(std::string name, CpuDevice& dev, const Sys& sys, const IntegratorOptions& opt,
-              const EnsembleLayout& layout)
-      : name_(std::move(name)), dev_(dev), sys_(sys), opt_(opt), L_(layout) {
+  CpuEnsemble(std::string name, CpuDevice& dev, FormulationSystem sys, const EnsembleLayout& layout)
+      : name_(std::move(name)), dev_(dev), sys_(std::move(sys)), L_(layout) {
+    const int n = sys_.n, m = sys_.m;
     const std::size_t per_save = static_cast<std::size_t>(L_.max_count) * L_.window;
     for (int s = 0; s < 2; ++s) {
       slot_data_[s].resize(L_.fields.size());
@@ -104,11 +103,12 @@ class CpuEnsemble final : public DeviceEnsemble {
                    const double* params, const uint8_t* rejected, double t0) override {
     if (params && !L_.per_trajectory_params)
       throw std::logic_error("start_slice: per-trajectory parameters, but the layout has none");
-    ens_.start_from_states(sys_, count, q0, qd0, l0, rejected, t0, opt_);
+    sys_.start(count, q0, qd0, l0, rejected, t0, ens_);
+    count_ = count;
     if (params)
-      ens_.params.assign(params, params + static_cast<std::size_t>(kParams) * count);
+      params_.assign(params, params + static_cast<std::size_t>(sys_.n_params) * count);
     else
-      ens_.params.clear();
+      params_.clear();
     if (L_.line_fit)
       for_each_index(dev_.info().backend, dev_.threads(), count,
                      LineFitResetKernel{count, fit_.data()});
@@ -118,40 +118,35 @@ class CpuEnsemble final : public DeviceEnsemble {
     if (fault_at_ >= 0 && windows_++ == fault_at_)
       throw DeviceFault("injected fault at window " + std::to_string(fault_at_) +
                         " (NHOLO_FAILPOINT_DEVICE_FAULT)");
-    const int64_t count = ens_.count;
+    const int64_t count = count_;
+    const int n = sys_.n;
     const Backend b = dev_.info().backend;
     const int threads = dev_.threads();
     WindowSlot& W = slots_[slot];
-    EnsembleWindow<Sys> f;
-    f.sys = sys_;
-    f.opt = opt_;
-    f.count = count;
-    f.save_times = dev_.save_times() + k0;
-    f.n_saves = ns;
-    f.trajectory_major = true;
-    f.arr.y = ens_.y.data();
-    f.arr.t = ens_.t.data();
-    f.arr.h = ens_.h.data();
-    f.arr.err_prev = ens_.err_prev.data();
-    f.arr.fail_time = ens_.fail_time.data();
-    f.arr.steps = ens_.steps.data();
-    f.arr.rejected = ens_.rejected.data();
-    f.arr.status = ens_.status.data();
-    f.arr.params = ens_.params.empty() ? nullptr : ens_.params.data();
+    EnsembleArrays<double> arr;
+    arr.y = ens_.y.data();
+    arr.t = ens_.t.data();
+    arr.h = ens_.h.data();
+    arr.err_prev = ens_.err_prev.data();
+    arr.fail_time = ens_.fail_time.data();
+    arr.steps = ens_.steps.data();
+    arr.rejected = ens_.rejected.data();
+    arr.status = ens_.status.data();
+    arr.params = params_.empty() ? nullptr : params_.data();
     // each field into its host slot when the file gets it, else (q and
     // qdot) into scratch, else not computed
     for (size_t i = 0; i < std::size(tables::kFields); ++i) {
       const int j = field_index(tables::kFields[i].name);
-      f.arr.*tables::kFields[i].array = j >= 0                ? W.fields[j]
-                                        : scratch_[i].empty() ? nullptr
-                                                              : scratch_[i].data();
+      arr.*tables::kFields[i].array = j >= 0                ? W.fields[j]
+                                      : scratch_[i].empty() ? nullptr
+                                                            : scratch_[i].data();
     }
-    if (!integrate(f, count)) return;
-    q_ = f.arr.q;
+    if (!integrate(arr, count, dev_.save_times() + k0, ns)) return;
+    q_ = arr.q;
     const auto r0 = std::chrono::steady_clock::now();
     // block moments of q and qdot (kernels/reduce.hpp)
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
-    const double* src[2] = {f.arr.q, f.arr.qdot};
+    const double* src[2] = {arr.q, arr.qdot};
     for (int fi = 0; fi < 2; ++fi) {
       BlockMomentsKernel<double> bm{src[fi],
                                     true,
@@ -166,7 +161,7 @@ class CpuEnsemble final : public DeviceEnsemble {
       for_each_index(b, threads, blocks * ns * n, bm);
     }
     if (L_.line_fit) {
-      LineFitKernel<double> lf{f.arr.q,  true,       count,    ns,
+      LineFitKernel<double> lf{arr.q,  true,       count,    ns,
                                n,        L_.fit_x,   L_.fit_y, dev_.save_times() + k0,
                                L_.t_mid, fit_.data()};
       for_each_index(b, threads, count, lf);
@@ -191,11 +186,11 @@ class CpuEnsemble final : public DeviceEnsemble {
     r.steps = ens_.steps;
     r.rejected = ens_.rejected;
     r.fail_time = ens_.fail_time;
-    r.line_fit.assign(fit_.begin(), fit_.begin() + (L_.line_fit ? 7 * ens_.count : 0));
+    r.line_fit.assign(fit_.begin(), fit_.begin() + (L_.line_fit ? 7 * count_ : 0));
     r.path_residual.clear();
-    if constexpr (has_path_residual<Sys>::value) {
-      const auto* y = ens_.y.data() + Sys::path_residual_index * ens_.count;
-      r.path_residual.assign(y, y + ens_.count);
+    if (sys_.path_residual_index >= 0) {
+      const double* y = ens_.y.data() + sys_.path_residual_index * count_;
+      r.path_residual.assign(y, y + count_);
     }
   }
 
@@ -207,13 +202,11 @@ class CpuEnsemble final : public DeviceEnsemble {
   // Part of a window for the active trajectories: finished[j] says whether
   // trajectory active[j] finished the window.
   struct ActivePart {
-    EnsembleWindow<Sys> f;
+    const CpuWindow* w;
     const int64_t* active;
     uint8_t* finished;
     int64_t launch_steps;
-    void operator()(int64_t j) const {
-      finished[j] = f.run_method(active[j], launch_steps) ? 1 : 0;
-    }
+    void operator()(int64_t j) const { finished[j] = w->run(active[j], launch_steps) ? 1 : 0; }
   };
 
   // The window's integration, scheduled as the CUDA backend does
@@ -223,14 +216,15 @@ class CpuEnsemble final : public DeviceEnsemble {
   // an interrupt (L_.stop) is honoured within about kChunkSeconds: the chunk
   // adapts to the measured cost per trajectory. The trajectories are
   // independent, so the results depend on neither. False: interrupted.
-  bool integrate(EnsembleWindow<Sys>& f, int64_t count) {
+  bool integrate(EnsembleArrays<double>& arr, int64_t count, const double* save_times, int ns) {
     const auto c0 = std::chrono::steady_clock::now();
     if (L_.steps_per_launch > 0) {
       save_k_.assign(count, 0);
       interval_start_.assign(count, -1);
-      f.arr.save_k = save_k_.data();
-      f.arr.interval_start = interval_start_.data();
+      arr.save_k = save_k_.data();
+      arr.interval_start = interval_start_.data();
     }
+    const std::unique_ptr<CpuWindow> window = sys_.cpu_window(arr, count, save_times, ns);
     active_.resize(count);
     for (int64_t i = 0; i < count; ++i) active_[i] = i;
     complete_ = true;
@@ -239,7 +233,7 @@ class CpuEnsemble final : public DeviceEnsemble {
     while (!active_.empty()) {
       const int64_t n_active = static_cast<int64_t>(active_.size());
       finished_.assign(active_.size(), 0);
-      const ActivePart part{f, active_.data(), finished_.data(), L_.steps_per_launch};
+      const ActivePart part{window.get(), active_.data(), finished_.data(), L_.steps_per_launch};
       ++launches_;
       for (int64_t j0 = 0; j0 < n_active;) {
         if (L_.stop && L_.stop->load()) {
@@ -273,10 +267,11 @@ class CpuEnsemble final : public DeviceEnsemble {
   }
   std::string name_;
   CpuDevice& dev_;
-  Sys sys_;
-  IntegratorOptions opt_;
+  FormulationSystem sys_;
   EnsembleLayout L_;
-  HostEnsemble<Sys> ens_;
+  HostStates ens_;
+  int64_t count_ = 0;
+  std::vector<double> params_;  // per trajectory, [j count + i], when they vary
   std::vector<std::vector<double>> slot_data_[2];
   std::vector<double> moments_[2];
   WindowSlot slots_[2];

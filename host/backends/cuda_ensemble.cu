@@ -425,14 +425,14 @@ const double* CudaEnsembleCore::field(const std::string& f) const {
 // (host/model_files/plugin.hpp, gpu_module) into a cubin for this device, loaded with the
 // runtime's library API (no driver API, no link to libcuda). The module's one
 // kernel, `nholo_integrate`, takes the EnsembleWindow<Sys> of the plugin's
-// system by value: the plugin writes its bytes (ModuleSystem::window), whose
+// system by value: the plugin writes its bytes (FormulationSystem::window), whose
 // layout the module checked against the plugin's when it was compiled.
 
 namespace {
 
 class ModuleEnsemble final : public CudaEnsembleCore {
  public:
-  ModuleEnsemble(std::string name, CudaDevice& dev, const ModuleSystem& sys, cudaKernel_t kernel,
+  ModuleEnsemble(std::string name, CudaDevice& dev, const FormulationSystem& sys, cudaKernel_t kernel,
                  const IntegratorOptions& opt, const EnsembleLayout& layout)
       : CudaEnsembleCore(std::move(name), dev, shape_of(sys), opt, layout),
         sys_(sys),
@@ -456,7 +456,7 @@ class ModuleEnsemble final : public CudaEnsembleCore {
   }
 
  private:
-  static SystemShape shape_of(const ModuleSystem& m) {
+  static SystemShape shape_of(const FormulationSystem& m) {
     SystemShape s;
     s.n = m.n;
     s.m = m.m;
@@ -465,7 +465,7 @@ class ModuleEnsemble final : public CudaEnsembleCore {
     s.path_residual_index = m.path_residual_index;
     return s;
   }
-  ModuleSystem sys_;
+  FormulationSystem sys_;
   cudaKernel_t kernel_;
   std::vector<unsigned char> window_;
 };
@@ -478,7 +478,7 @@ void CudaDevice::add_module(const std::string& formulation, const std::string& i
 }
 
 std::unique_ptr<DeviceEnsemble> CudaDevice::module_ensemble(const std::string& formulation,
-                                                            const ModuleSystem& sys,
+                                                            const FormulationSystem& sys,
                                                             const IntegratorOptions& opt,
                                                             const EnsembleLayout& layout) {
   const auto it = modules_.find(formulation);

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "host/backends/cuda_ensemble.hpp"
+#include "host/backends/formulation_system.hpp"
 #include "host/config/tables.hpp"
 #include "kernels/formulations/embedded.hpp"
 #include "kernels/ensemble.hpp"
@@ -100,7 +101,7 @@ class CudaDevice final : public Device {
     return modules_.count(formulation) > 0;
   }
   std::unique_ptr<DeviceEnsemble> module_ensemble(const std::string& formulation,
-                                                  const ModuleSystem& sys,
+                                                  const FormulationSystem& sys,
                                                   const IntegratorOptions& opt,
                                                   const EnsembleLayout& layout) override;
   void make_current() const { check(cudaSetDevice(info_.gpu), "cudaSetDevice"); }
@@ -146,7 +147,7 @@ class PinnedArray {
 // integration kernel's launch (launch_integrate). CudaEnsemble<Sys> (below,
 // the models built into nholo) implements them with the type; ModuleEnsemble
 // (host/backends/cuda_ensemble.cu, a model file's GPU module) with the hooks of a
-// ModuleSystem and a kernel loaded from the module. Defined in
+// FormulationSystem and a kernel loaded from the module. Defined in
 // host/backends/cuda_ensemble.cu, compiled once.
 struct SystemShape {
   int n = 0, m = 0, N = 0, n_params = 0;
@@ -244,7 +245,7 @@ class CudaEnsemble final : public CudaEnsembleCore {
   }
   void launch_integrate(const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
                         int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs) override {
-    const EnsembleWindow<Sys> f = gpu_window(sys_, opt_, arr, count, save_times, ns);
+    const EnsembleWindow<Sys> f = ensemble_window(sys_, opt_, arr, count, save_times, ns, false);
     switch (opt_.method) {
       case Method::rk4:
         integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f, a);

@@ -1,5 +1,5 @@
 // nholo/host/backends/device_ensemble.hpp — where an ensemble is integrated, as the run
-// pipeline (host/run/runner_impl.hpp) sees it: a Device (CPU cores or one CUDA
+// pipeline (host/run/runner.cpp) sees it: a Device (CPU cores or one CUDA
 // GPU) and, per formulation, a DeviceEnsemble whose state lives on it for a
 // whole slice. Plain C++: no Thrust, no CUDA types, so every backend shares it.
 //
@@ -52,7 +52,7 @@ constexpr int kGpuBlock = 128;
 
 class DeviceEnsemble;
 struct EnsembleLayout;
-struct ModuleSystem;
+struct FormulationSystem;  // host/backends/formulation_system.hpp
 
 // The device failed mid-run (a CUDA error, a kernel fault). The run stops;
 // what finished stays in the marked .partial file.
@@ -94,7 +94,7 @@ class Device {
     return false;
   }
   virtual std::unique_ptr<DeviceEnsemble> module_ensemble(const std::string& formulation,
-                                                          const ModuleSystem& sys,
+                                                          const FormulationSystem& sys,
                                                           const IntegratorOptions& opt,
                                                           const EnsembleLayout& layout);
 };
@@ -217,83 +217,8 @@ struct HostStates {
   std::vector<int32_t> status;
 };
 
-// What the CUDA backend needs of a system whose type it was not compiled
-// with (a model plugin's, integrated by a GPU module): its sizes and two
-// hooks, compiled with the system's type in the plugin (host/run/runner.hpp).
-//   start(count, q0, qd0, l0, rejected, t0, out)   HostEnsemble<Sys>::start_from_states
-//   window(dst, arrays, count, save_times, ns)     writes the EnsembleWindow<Sys> of a
-//                                                  window (window_bytes) to dst: the
-//                                                  integration kernel's one argument
-struct ModuleSystem {
-  int n = 0, m = 0, N = 0, n_params = 0;
-  int path_residual_index = -1;  // Sys::path_residual_index, -1: none
-  std::size_t window_bytes = 0;
-  std::function<void(int64_t, const double*, const double*, const double*, const uint8_t*, double,
-                     HostStates&)>
-      start;
-  std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int)> window;
-};
-
-// HostEnsemble<Sys>::start_from_states into HostStates.
-template <class Sys>
-void start_host_states(const Sys& sys, const IntegratorOptions& opt, int64_t count,
-                       const double* q0, const double* qd0, const double* l0,
-                       const uint8_t* rejected, double t0, HostStates& out) {
-  HostEnsemble<Sys> h;
-  h.start_from_states(sys, count, q0, qd0, l0, rejected, t0, opt);
-  out.y = std::move(h.y);
-  out.t = std::move(h.t);
-  out.h = std::move(h.h);
-  out.err_prev = std::move(h.err_prev);
-  out.fail_time = std::move(h.fail_time);
-  out.steps = std::move(h.steps);
-  out.rejected = std::move(h.rejected);
-  out.status = std::move(h.status);
-}
-
-// The window a GPU integration kernel runs: one thread per trajectory,
-// outputs in the coalesced layout (not trajectory-major).
-template <class Sys>
-EnsembleWindow<Sys> gpu_window(const Sys& sys, const IntegratorOptions& opt,
-                               const EnsembleArrays<double>& arr, int64_t count,
-                               const double* save_times, int ns) {
-  EnsembleWindow<Sys> f;
-  f.sys = sys;
-  f.opt = opt;
-  f.arr = arr;
-  f.count = count;
-  f.save_times = save_times;
-  f.n_saves = ns;
-  f.trajectory_major = false;
-  return f;
-}
-
-// The ModuleSystem of sys (the hooks hold copies of sys and opt).
-template <class Sys>
-ModuleSystem module_system(const Sys& sys, const IntegratorOptions& opt) {
-  static_assert(std::is_trivially_copyable<EnsembleWindow<Sys>>::value,
-                "a kernel argument is copied as bytes");
-  ModuleSystem ms;
-  ms.n = Sys::n;
-  ms.m = Sys::m;
-  ms.N = Sys::N;
-  ms.n_params = Sys::model_type::n_params;
-  if constexpr (has_path_residual<Sys>::value) ms.path_residual_index = Sys::path_residual_index;
-  ms.window_bytes = sizeof(EnsembleWindow<Sys>);
-  ms.start = [sys, opt](int64_t count, const double* q0, const double* qd0, const double* l0,
-                        const uint8_t* rejected, double t0, HostStates& out) {
-    start_host_states(sys, opt, count, q0, qd0, l0, rejected, t0, out);
-  };
-  ms.window = [sys, opt](void* dst, const EnsembleArrays<double>& arr, int64_t count,
-                         const double* save_times, int ns) {
-    const EnsembleWindow<Sys> f = gpu_window(sys, opt, arr, count, save_times, ns);
-    std::memcpy(dst, &f, sizeof f);
-  };
-  return ms;
-}
-
 inline std::unique_ptr<DeviceEnsemble> Device::module_ensemble(const std::string& formulation,
-                                                               const ModuleSystem& sys,
+                                                               const FormulationSystem& sys,
                                                                const IntegratorOptions& opt,
                                                                const EnsembleLayout& layout) {
   (void)sys;

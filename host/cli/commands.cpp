@@ -25,7 +25,8 @@
 #include "host/cli/output_path.hpp"
 #include "host/model_files/plugin.hpp"
 #include "host/run/device_choice.hpp"
-#include "host/run/model_runner.hpp"
+#include "host/run/model_runtime.hpp"
+#include "host/run/runner.hpp"
 
 namespace fs = std::filesystem;
 
@@ -148,22 +149,22 @@ void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
     dev.add_module(f, gpu_module(*cfg.model_spec, p, f, method, arch, log).image);
 }
 
-// The run pipeline of cfg's model: built in, or a plugin (a model file's,
-// compiled now unless cached, or a plugin file).
-ModelRunner model_runner(const RunConfig& cfg, bool quiet) {
+// What the run pipeline needs of cfg's model: built in, or a plugin's (a
+// model file's, compiled now unless cached, or a plugin file).
+const ModelRuntime& model_runtime(const RunConfig& cfg, bool quiet) {
   if (cfg.model_spec) {
     const Plugin& p = model_plugin(*cfg.model_spec, [&](const std::string& line) {
       if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
     });
-    return p.entry->run;
+    return *p.runtime;
   }
-  if (!cfg.model_plugin.empty()) return load_plugin_file(cfg.model_plugin).entry->run;
-  ModelRunner r = builtin_model_runner(cfg.model);
+  if (!cfg.model_plugin.empty()) return *load_plugin_file(cfg.model_plugin).runtime;
+  const ModelRuntime* r = builtin_model_runtime(cfg.model);
   if (!r) throw ConfigError("model", "unknown model '" + cfg.model + "'");
-  return r;
+  return *r;
 }
 
-void prepare_model(const RunConfig& cfg, bool quiet) { (void)model_runner(cfg, quiet); }
+void prepare_model(const RunConfig& cfg, bool quiet) { (void)model_runtime(cfg, quiet); }
 
 RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   const auto [range_begin, range_end] = shard_range(opts.shard, opts.range, cfg_in.size);
@@ -174,7 +175,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
     throw ConfigError("--resume", "--resume and --overwrite exclude each other (--resume continues "
                                   "PATH.partial, --overwrite discards it)");
   // a model file's plugin is compiled (or found in the cache) before anything is written
-  const ModelRunner runner = model_runner(cfg, opts.quiet);
+  const ModelRuntime& model = model_runtime(cfg, opts.quiet);
   // everything below, --overwrite's removals included, happens under the lock
   check_output_folder(cfg.output_path);
   const OutputLock lock(cfg.output_path);
@@ -246,7 +247,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
                  static_cast<long long>(range_begin), static_cast<long long>(range_end),
                  static_cast<long long>(cfg.size), path.c_str());
   try {
-    sum = runner(cfg, ro, *dev);
+    sum = run_model(model, cfg, ro, *dev);
   } catch (const ConfigError&) {
     // a run that cannot go on with this config leaves nothing that could
     // pass for a result (a resumed run keeps what it found)

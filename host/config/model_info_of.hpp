@@ -1,6 +1,6 @@
 // nholo/host/config/model_info_of.hpp — the run-time description (ModelInfo) of a
 // compiled model type: used for the built-in models (host/config/model_info.cpp) and
-// inside plugins (host/model_files/plugin_abi.hpp), so both describe a model alike.
+// inside plugins (host/model_files/plugin_define.hpp), so both describe a model alike.
 #pragma once
 
 #include <algorithm>

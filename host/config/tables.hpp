@@ -21,7 +21,7 @@ namespace nholo::tables {
 // ---- formulations (kernels/system.hpp, kernels/formulations/)
 
 // The formulations, in the order of kFormulations: the code that builds a
-// formulation's system (host/run/runner.hpp with_formulation, a GPU module's
+// formulation's system (host/backends/formulation_system.hpp visit_formulation, a GPU module's
 // system type in host/model_files/plugin.cpp) switches on this.
 enum class Formulation {
   udwadia_kalaba,

@@ -27,10 +27,8 @@ ModelFileModel model_file_model(const toml::table& mt, const std::string& model_
 
 ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path) {
   const Plugin& pl = load_plugin_file(path);
-  ModelInfo info;
-  pl.entry->describe(&info);
   loaded_path = pl.path;
-  return info;
+  return pl.runtime->info();
 }
 
 }  // namespace nholo

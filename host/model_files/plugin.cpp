@@ -137,9 +137,8 @@ std::string compiler() {
 
 // the compile command without its input and output files
 std::vector<std::string> compile_flags() {
-  std::vector<std::string> a = {"-std=c++17", "-O3", "-DNDEBUG", "-fPIC", "-shared", "-fopenmp",
+  std::vector<std::string> a = {"-std=c++17", "-O3", "-DNDEBUG", "-fPIC", "-shared",
                                 "-fvisibility=hidden",
-                                "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP",
                                 "-DNHOLO_VERSION=\"" + std::string(NHOLO_VERSION) + "\"",
                                 "-DNHOLO_GIT_REVISION=\"" + std::string(NHOLO_GIT_REVISION) + "\"",
                                 "-I" + header_root()};
@@ -229,29 +228,38 @@ std::deque<Plugin>& loaded() {
   return v;
 }
 
-// dlopen + the entry table's checks; throws naming path
-const nholo_plugin_v1* open_entry(const std::string& path) {
+// dlopen + the entry table's checks (interface version, layout, nholo
+// release); throws naming path and what differs
+const nholo_plugin* open_entry(const std::string& path) {
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw std::runtime_error("cannot load the model plugin '" + path + "': " + ::dlerror());
-  auto fn = reinterpret_cast<nholo_plugin_entry_v1_fn>(::dlsym(h, NHOLO_PLUGIN_ENTRY_SYMBOL));
+  auto fn = reinterpret_cast<nholo_plugin_entry_fn>(::dlsym(h, NHOLO_PLUGIN_ENTRY_SYMBOL));
   if (!fn) {
     ::dlclose(h);
     throw std::runtime_error("'" + path + "' is not an nholo model plugin (no " +
                              std::string(NHOLO_PLUGIN_ENTRY_SYMBOL) + ")");
   }
-  const nholo_plugin_v1* e = fn();
-  if (!e || e->abi_version != NHOLO_PLUGIN_ABI_VERSION) {
-    // read before dlclose: e points into the plugin
-    const std::string theirs = e ? std::to_string(e->abi_version) : std::string("?");
-    ::dlclose(h);
-    throw std::runtime_error("'" + path + "' uses plugin ABI " + theirs + ", this nholo ABI " +
-                             std::to_string(NHOLO_PLUGIN_ABI_VERSION) + ": rebuild it against this nholo");
+  const nholo_plugin* e = fn();
+  // every check reads the table before dlclose: it lives in the plugin
+  std::string why;
+  if (!e) {
+    why = "its entry point returned no table";
+  } else if (e->abi_version != NHOLO_PLUGIN_ABI_VERSION) {
+    why = "it has plugin interface version " + std::to_string(e->abi_version) +
+          ", this nholo version " + std::to_string(NHOLO_PLUGIN_ABI_VERSION);
+  } else if (const std::string m = plugin_layout_mismatch(*e); !m.empty()) {
+    why = "its compiler (" + std::string(e->compiler ? e->compiler : "?") +
+          ") lays the plugin interface out differently: " + m;
+  } else if (!e->nholo_version || std::string(e->nholo_version) != NHOLO_VERSION) {
+    why = "it was compiled against the headers of nholo " +
+          std::string(e->nholo_version ? e->nholo_version : "?") + ", this is nholo " + NHOLO_VERSION;
+  } else if (!e->model || !e->model->name || !e->system_open || !e->window_run) {
+    why = "its table is incomplete";
   }
-  if (!e->identity || plugin_identity() != e->identity) {
-    const std::string theirs = e->identity ? e->identity : "?";
+  if (!why.empty()) {
     ::dlclose(h);
-    throw std::runtime_error("'" + path + "' was built for " + theirs + ", not for this " +
-                             plugin_identity() + ": rebuild it against this nholo");
+    throw std::runtime_error("'" + path + "' cannot be used: " + why +
+                             "; rebuild it against this nholo");
   }
   // the handle stays open for the life of the process (the entry points into it)
   return e;
@@ -358,7 +366,7 @@ const Nvrtc& nvrtc() {
 }
 
 // The system type of formulation f for the model type M (as
-// with_formulation in host/run/runner.hpp builds it)
+// visit_formulation in host/backends/formulation_system.hpp builds it)
 std::string system_type(const std::string& f, const std::string& M) {
   using tables::Formulation;
   if (const tables::FormulationEntry* e = tables::find_formulation(f)) {
@@ -424,7 +432,10 @@ std::string module_source(const std::string& header, const std::string& model,
 
 }  // namespace
 
-std::string plugin_identity() { return NHOLO_PLUGIN_IDENTITY; }
+std::string plugin_identity() {
+  return "nholo " NHOLO_VERSION " (" NHOLO_GIT_REVISION "), plugin interface " +
+         std::to_string(NHOLO_PLUGIN_ABI_VERSION);
+}
 
 std::string plugin_cache_dir() {
   if (const char* e = std::getenv("NHOLO_CACHE_DIR"); e && *e) return e;
@@ -508,8 +519,7 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
   auto open_checked = [&] {
     p.entry = open_entry(so);
     // the compiled model must be the one the config was checked against
-    ModelInfo got;
-    p.entry->describe(&got);
+    const ModelInfo got = model_info_of_plugin(*p.entry);
     const ModelInfo want = model_info_from_spec(spec);
     if (got.name != want.name || got.n != want.n || got.m != want.m || got.params.size() != want.params.size() ||
         got.formulations != want.formulations)
@@ -536,6 +546,7 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
     build();
     open_checked();
   }
+  p.runtime = std::make_shared<const PluginModelRuntime>(p.entry, so);
   loaded().push_back(p);
   return loaded().back();
 }
@@ -550,7 +561,8 @@ const Plugin& load_plugin_file(const std::string& path) {
   Plugin p;
   p.path = abs;
   p.entry = open_entry(abs);
-  p.model = p.entry->model_name ? p.entry->model_name : "";
+  p.model = p.entry->model->name;
+  p.runtime = std::make_shared<const PluginModelRuntime>(p.entry, abs);
   loaded().push_back(p);
   return loaded().back();
 }

@@ -1,16 +1,18 @@
 // nholo/host/model_files/plugin.hpp — model plugins: a model file compiled on demand into
 // a shared library, cached, and loaded behind the versioned entry table of
-// host/model_files/plugin_abi.hpp (docs/models.md, "The plugin cache").
+// host/model_files/plugin_abi.h (docs/models.md, "The plugin cache").
 //
 //   const Plugin& p = model_plugin(spec, log);   // cached, else compiled now
-//   p.entry->run(cfg, ro, dev);                  // run_model<TheModel>
+//   run_model(*p.runtime, cfg, ro, dev);         // the pipeline calls the plugin's table
 //   const Plugin& q = load_plugin_file(path);    // a plugin built by nholo_add_model
 //
 // The cache folder is $NHOLO_CACHE_DIR, else $XDG_CACHE_HOME/nholo, else
 // ~/.cache/nholo. A plugin is keyed by a hash of the generated source, nholo's
-// identity (release, revision, compiler) and the compile command, so a plugin
-// of another model text, nholo or compiler is never found, and a new one is
-// built. Each plugin file has a record (.json) with its size and checksum,
+// identity (release, revision, plugin interface version), the compiler and
+// the compile command, so a plugin of another model text, nholo or compiler
+// is never found, and a new one is built. Loading checks what decides
+// compatibility: the interface version, its layout as the plugin's compiler
+// laid it out, and nholo's release (plugin_abi.h); any C++17 compiler will do. Each plugin file has a record (.json) with its size and checksum,
 // written after it; a plugin whose bytes do not match its record (damaged,
 // replaced) is refused and rebuilt. Builds of one key are serialized with a
 // lock file, and every file appears by an atomic rename: two processes
@@ -32,11 +34,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "host/model_files/model_file.hpp"
-#include "host/model_files/plugin_abi.hpp"
+#include "host/model_files/plugin_abi.h"
+#include "host/model_files/plugin_runtime.hpp"
 
 namespace nholo {
 
@@ -45,12 +49,14 @@ struct Plugin {
   std::string model;          // the model it runs
   bool compiled = false;      // compiled by this call (else from the cache)
   double compile_seconds = 0;
-  const nholo_plugin_v1* entry = nullptr;
+  const nholo_plugin* entry = nullptr;
+  std::shared_ptr<const PluginModelRuntime> runtime;  // the run pipeline's view of it
 };
 
 std::string plugin_cache_dir();
 
-// The identity a plugin must carry to be loaded by this nholo.
+// This nholo's release, revision and plugin interface version (the cache's
+// records and keys).
 std::string plugin_identity();
 
 // The plugin of a model file's spec: loaded from the cache or compiled (log:
@@ -61,7 +67,8 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
                            bool force = false);
 
 // A plugin file built outside the cache (CMake's nholo_add_model): loaded
-// once its abi_version and identity are this nholo's. Throws naming the file.
+// once its interface version, layout and nholo release are this nholo's.
+// Throws naming the file and what differs.
 const Plugin& load_plugin_file(const std::string& path);
 
 // The plugins in the cache folder, for `nholo models`: model, path and

@@ -1,55 +1,323 @@
-// nholo/host/model_files/plugin_define.hpp — NHOLO_DEFINE_PLUGIN(Model): the one line that
-// makes a translation unit a model plugin (host/model_files/plugin_abi.hpp): it
-// instantiates the run pipeline of Model and exports the entry table.
-// Compiled with -DNHOLO_VERSION=... -DNHOLO_GIT_REVISION=... of the nholo that
-// will load it (host/model_files/plugin.cpp and nholo_add_model pass them).
+// nholo/host/model_files/plugin_define.hpp — NHOLO_DEFINE_PLUGIN(Model): the one line
+// that makes a translation unit a model plugin (host/model_files/plugin_abi.h):
+// the model's functions behind the plugin's C table. Everything here is
+// compiled by the plugin's compiler into the plugin; only the C types of
+// plugin_abi.h cross to nholo, and no exception leaves a function of the
+// table (each becomes an error code and a message).
+// Compiled with -DNHOLO_VERSION=... -DNHOLO_GIT_REVISION=... of the nholo
+// whose headers it includes (host/model_files/plugin.cpp and nholo_add_model pass them).
 #pragma once
 
+#include <cstddef>
+#include <cstdio>
 #include <exception>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "host/backends/formulation_system.hpp"
+#include "host/backends/model_functions.hpp"
 #include "host/config/model_info_of.hpp"
-#include "host/model_files/plugin_abi.hpp"
-#include "host/run/runner_impl.hpp"
+#include "host/model_files/plugin_abi.h"
 
-#ifndef NHOLO_PLUGIN_IDENTITY
+#if !defined(NHOLO_VERSION) || !defined(NHOLO_GIT_REVISION)
 #error "a model plugin is compiled with -DNHOLO_VERSION and -DNHOLO_GIT_REVISION of its nholo"
 #endif
 
+#if defined(__clang__)
+#define NHOLO_PLUGIN_COMPILER "clang++ " __clang_version__
+#elif defined(__GNUC__)
+#define NHOLO_PLUGIN_COMPILER "g++ " __VERSION__
+#else
+#define NHOLO_PLUGIN_COMPILER "unknown C++ compiler"
+#endif
+
+// a formulation's system inside the plugin, behind nholo_system_c*
+struct nholo_system_c {
+  nholo::FormulationSystem sys;
+};
+struct nholo_window_c {
+  std::unique_ptr<nholo::CpuWindow> window;
+};
+
 namespace nholo::plugin_detail {
-// nholo_plugin_v1::window_layout of Model
-template <class Model>
-int window_layout(const char* formulation, nholo_window_layout* out) {
-  try {
-    return with_formulation<Model>(formulation, [&](auto sys) {
-      using Sys = decltype(sys);
-      using W = EnsembleWindow<Sys>;
-      out->bytes = sizeof(W);
-      out->align = alignof(W);
-      out->sys = sizeof(Sys);
-      out->sys_align = alignof(Sys);
-      out->params = sizeof(typename Sys::Params);
-      out->opt = sizeof(IntegratorOptions);
-      out->opt_align = alignof(IntegratorOptions);
-      out->arr = sizeof(EnsembleArrays<double>);
-      return 1;
-    });
-  } catch (const std::exception&) {
-    return 0;  // no such formulation
-  }
+
+inline void put_error(char* err, uint64_t size, const char* what) {
+  if (err && size) std::snprintf(err, static_cast<std::size_t>(size), "%s", what);
 }
+
+inline IntegratorOptions integrator_of(const nholo_integrator_c& c) {
+  IntegratorOptions o;
+  o.method = static_cast<Method>(c.method);
+  o.rtol = c.rtol;
+  o.atol = c.atol;
+  o.dt = c.dt;
+  o.dt_min = c.dt_min;
+  o.dt_max = c.dt_max;
+  o.max_steps = c.max_steps;
+  o.safety = c.safety;
+  o.fac_min = c.fac_min;
+  o.fac_max = c.fac_max;
+  o.pi_beta = c.pi_beta;
+  return o;
+}
+
+inline EvalOptions eval_of(const nholo_eval_c& c) {
+  EvalOptions e;
+  e.pinv.rtol = c.pinv_rtol;
+  e.pinv.atol = c.pinv_atol;
+  e.pinv.chol_rtol = c.pinv_chol_rtol;
+  e.pinv.gram_rtol = c.pinv_gram_rtol;
+  e.drift = static_cast<DriftControl>(c.drift);
+  e.baumgarte_alpha = c.baumgarte_alpha;
+  e.baumgarte_beta = c.baumgarte_beta;
+  e.project_iterations = c.project_iterations;
+  e.project_tol = c.project_tol;
+  e.lu_rtol = c.lu_rtol;
+  return e;
+}
+
+inline EnsembleArrays<double> arrays_of(const nholo_arrays_c& c) {
+  EnsembleArrays<double> a;
+  a.y = c.y;
+  a.t = c.t;
+  a.h = c.h;
+  a.err_prev = c.err_prev;
+  a.fail_time = c.fail_time;
+  a.steps = c.steps;
+  a.rejected = c.rejected;
+  a.status = c.status;
+  a.q = c.q;
+  a.qdot = c.qdot;
+  a.qddot = c.qddot;
+  a.force_ideal = c.force_ideal;
+  a.force_nonideal = c.force_nonideal;
+  a.multiplier = c.multiplier;
+  a.constraint_residual = c.constraint_residual;
+  a.energy = c.energy;
+  a.params = c.params;
+  a.save_k = c.save_k;
+  a.interval_start = c.interval_start;
+  return a;
+}
+
+template <class T>
+void copy_out(const std::vector<T>& from, T* to) {
+  for (std::size_t i = 0; i < from.size(); ++i) to[i] = from[i];
+}
+
+// The model's description as C data, built once and kept for the life of
+// the plugin.
+template <class Model>
+struct Description {
+  ModelInfo info = model_info_of<Model>();
+  std::vector<const char*> coordinates, units, constraints, kinds, formulations;
+  std::vector<nholo_param_c> params;
+  nholo_model_c c{};
+
+  Description() {
+    for (const auto& s : info.coordinates) coordinates.push_back(s.c_str());
+    for (const auto& s : info.coordinate_units) units.push_back(s.c_str());
+    for (const auto& s : info.constraints) constraints.push_back(s.c_str());
+    for (const auto& s : info.constraint_kinds) kinds.push_back(s.c_str());
+    for (const auto& s : info.formulations) formulations.push_back(s.c_str());
+    for (const auto& p : info.params)
+      params.push_back({p.name.c_str(), p.unit.c_str(), p.doc.c_str(), p.default_value,
+                        p.range.lo, p.range.hi, p.range.has_lo, p.range.lo_open, p.range.has_hi,
+                        p.range.hi_open});
+    c.name = Model::name;
+    c.description = Model::description;
+    c.n = info.n;
+    c.m = info.m;
+    c.m_position = info.m_position;
+    c.m_velocity = info.m_velocity;
+    c.m_acceleration = info.m_acceleration;
+    c.n_params = static_cast<int32_t>(params.size());
+    c.coordinates = coordinates.data();
+    c.coordinate_units = units.empty() ? nullptr : units.data();
+    c.constraints = constraints.data();
+    c.constraint_kinds = kinds.data();
+    c.params = params.data();
+    c.formulations = formulations.data();
+    c.n_formulations = static_cast<int32_t>(formulations.size());
+    c.has_energy = info.has_energy;
+    c.has_nonideal = info.has_nonideal;
+    c.has_conflated = info.has_conflated;
+    c.has_hand_dynamics = info.has_hand_dynamics;
+    c.has_check_params = has_check_params<Model>::value;
+    if constexpr (has_drift_statistic<Model>::value) {
+      c.has_drift = 1;
+      c.drift_coordinate = Model::DriftStatistic::drift_coordinate;
+      c.band_coordinate = Model::DriftStatistic::band_coordinate;
+      c.drift_prediction_doc = Model::DriftStatistic::prediction_doc;
+    }
+  }
+};
+
+// The functions of the C table for Model.
+template <class Model>
+struct PluginOf {
+  using F = ModelFunctions<Model>;
+
+  static const char* check_params(const double* p) { return F::check_params(p); }
+  static int32_t complete_state(const double* p, double t0, double* q, const uint8_t* q_given,
+                                double* qd, const uint8_t* qd_given, nholo_consistency_c* out) {
+    bool qg[Model::n], qdg[Model::n];
+    for (int c = 0; c < Model::n; ++c) {
+      qg[c] = q_given[c] != 0;
+      qdg[c] = qd_given[c] != 0;
+    }
+    const ConsistencyResult<double> r = F::complete_state(p, t0, q, qg, qd, qdg);
+    out->residual = r.residual;
+    out->converged = r.converged;
+    return 0;
+  }
+  static int32_t project_state(const double* p, double t0, double* q, double* qd,
+                               nholo_consistency_c* out) {
+    const ConsistencyResult<double> r = F::project_state(p, t0, q, qd);
+    out->residual = r.residual;
+    out->converged = r.converged;
+    return 0;
+  }
+  static int32_t rank_deficient(const double* p, double t0, const double* q, const double* qd,
+                                double rtol) {
+    return F::rank_deficient(p, t0, q, qd, rtol) ? 1 : 0;
+  }
+  static double drift_prediction(const double* p, const double* q0, const double* qd0) {
+    return F::drift_prediction(p, q0, qd0);
+  }
+
+  static int32_t system_open(const char* formulation, const double* params,
+                             const nholo_eval_c* eval, const nholo_integrator_c* opt,
+                             nholo_system_c** out, nholo_system_info_c* info, char* err,
+                             uint64_t err_size) {
+    try {
+      auto s = std::make_unique<nholo_system_c>();
+      const bool found = visit_formulation<Model>(formulation, [&](auto sys) {
+        sys.params = params_of_values<Model>(params);
+        sys.eval = eval_of(*eval);
+        s->sys = formulation_system(sys, integrator_of(*opt));
+      });
+      if (!found) {
+        put_error(err, err_size,
+                  ("'" + std::string(formulation) + "' is not available for model " +
+                   std::string(Model::name))
+                      .c_str());
+        return -1;
+      }
+      info->N = s->sys.N;
+      info->path_residual_index = s->sys.path_residual_index;
+      info->window_bytes = s->sys.window_bytes;
+      *out = s.release();
+      return 0;
+    } catch (const std::exception& e) {
+      put_error(err, err_size, e.what());
+      return -1;
+    }
+  }
+  static void system_close(nholo_system_c* s) { delete s; }
+
+  static int32_t start_states(const nholo_system_c* s, int64_t count, const double* q0,
+                              const double* qd0, const double* l0, const uint8_t* rejected,
+                              double t0, const nholo_states_c* out, char* err, uint64_t err_size) {
+    try {
+      HostStates h;
+      s->sys.start(count, q0, qd0, l0, rejected, t0, h);
+      copy_out(h.y, out->y);
+      copy_out(h.t, out->t);
+      copy_out(h.h, out->h);
+      copy_out(h.err_prev, out->err_prev);
+      copy_out(h.fail_time, out->fail_time);
+      copy_out(h.steps, out->steps);
+      copy_out(h.rejected, out->rejected);
+      copy_out(h.status, out->status);
+      return 0;
+    } catch (const std::exception& e) {
+      put_error(err, err_size, e.what());
+      return -1;
+    }
+  }
+
+  static int32_t window_open(const nholo_system_c* s, const nholo_window_args_c* a,
+                             nholo_window_c** out, char* err, uint64_t err_size) {
+    try {
+      auto w = std::make_unique<nholo_window_c>();
+      w->window = s->sys.cpu_window(arrays_of(a->arrays), a->count, a->save_times, a->n_saves);
+      *out = w.release();
+      return 0;
+    } catch (const std::exception& e) {
+      put_error(err, err_size, e.what());
+      return -1;
+    }
+  }
+  static int32_t window_run(const nholo_window_c* w, int64_t i, int64_t launch_steps) {
+    return w->window->run(i, launch_steps) ? 1 : 0;
+  }
+  static void window_close(nholo_window_c* w) { delete w; }
+
+  static int32_t gpu_window(const nholo_system_c* s, const nholo_window_args_c* a, void* dst,
+                            uint64_t bytes, char* err, uint64_t err_size) {
+    if (bytes != s->sys.window_bytes) {
+      put_error(err, err_size, "gpu_window: the kernel argument's size differs from the plugin's");
+      return -1;
+    }
+    s->sys.window(dst, arrays_of(a->arrays), a->count, a->save_times, a->n_saves);
+    return 0;
+  }
+
+  static int32_t window_layout(const char* formulation, nholo_window_layout* out) {
+    bool found = false;
+    try {
+      found = visit_formulation<Model>(formulation, [&](auto sys) {
+        using Sys = decltype(sys);
+        using W = EnsembleWindow<Sys>;
+        out->bytes = sizeof(W);
+        out->align = alignof(W);
+        out->sys = sizeof(Sys);
+        out->sys_align = alignof(Sys);
+        out->params = sizeof(typename Sys::Params);
+        out->opt = sizeof(IntegratorOptions);
+        out->opt_align = alignof(IntegratorOptions);
+        out->arr = sizeof(EnsembleArrays<double>);
+      });
+    } catch (const std::exception&) {
+      found = false;
+    }
+    return found ? 1 : 0;
+  }
+
+  static const nholo_plugin* entry() {
+    static const nholo_layout_entry_c layout[] = {
+        NHOLO_PLUGIN_LAYOUT(NHOLO_LAYOUT_SIZE, NHOLO_LAYOUT_OFFSET)};
+    static const Description<Model> description;
+    static const nholo_plugin table = {NHOLO_PLUGIN_ABI_VERSION,
+                                       static_cast<uint32_t>(sizeof layout / sizeof layout[0]),
+                                       layout,
+                                       NHOLO_VERSION,
+                                       NHOLO_GIT_REVISION,
+                                       NHOLO_PLUGIN_COMPILER,
+                                       &description.c,
+                                       &check_params,
+                                       &complete_state,
+                                       &project_state,
+                                       &rank_deficient,
+                                       &drift_prediction,
+                                       &system_open,
+                                       &system_close,
+                                       &start_states,
+                                       &window_open,
+                                       &window_run,
+                                       &window_close,
+                                       &gpu_window,
+                                       &window_layout};
+    return &table;
+  }
+};
+
 }  // namespace nholo::plugin_detail
 
-#define NHOLO_DEFINE_PLUGIN(ModelType)                                                            \
-  template nholo::RunSummary nholo::run_model<ModelType>(                                         \
-      const nholo::RunConfig&, const nholo::RunOptions&, nholo::Device&);                         \
-  extern "C" __attribute__((visibility("default"))) const nholo_plugin_v1* nholo_plugin_entry_v1( \
-      void) {                                                                                     \
-    static const nholo_plugin_v1 entry = {                                                        \
-        NHOLO_PLUGIN_ABI_VERSION,                                                                 \
-        NHOLO_PLUGIN_IDENTITY,                                                                    \
-        ModelType::name,                                                                          \
-        [](nholo::ModelInfo* out) { *out = nholo::model_info_of<ModelType>(); },                  \
-        &nholo::run_model<ModelType>,                                                             \
-        &nholo::plugin_detail::window_layout<ModelType>};                                         \
-    return &entry;                                                                                \
+#define NHOLO_DEFINE_PLUGIN(ModelType)                                                        \
+  extern "C" __attribute__((visibility("default"))) const nholo_plugin* nholo_plugin_entry_v1( \
+      void) {                                                                                 \
+    return nholo::plugin_detail::PluginOf<ModelType>::entry();                                \
   }

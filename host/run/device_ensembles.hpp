@@ -17,7 +17,7 @@
 #include "host/config/tables.hpp"
 #include "host/io/slice_plan.hpp"
 #include "host/run/interrupt.hpp"
-#include "kernels/model.hpp"
+#include "host/run/model_runtime.hpp"
 
 namespace nholo::detail {
 
@@ -30,10 +30,9 @@ struct PairState {
 
 // The ensembles' layout of the host slots: the slice, the window, the fields
 // and what the kernels compute (and, with a drift statistic, the line fit).
-template <class Model>
-EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan) {
-  constexpr int n = Model::n;
-  constexpr int m = constraint_count<Model>();
+inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan,
+                                      const ModelRuntime& model) {
+  const int n = model.info().n, m = model.info().m;
   EnsembleLayout layout_e;
   layout_e.max_count = plan.slice;
   layout_e.window = plan.window;
@@ -42,10 +41,10 @@ EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan) {
   layout_e.stop = &interrupt_flag();
   layout_e.steps_per_launch = cfg.steps_per_launch;
   layout_e.per_trajectory_params = !cfg.varied_params.empty();
-  if constexpr (has_drift_statistic<Model>::value) {
+  if (model.drift().has_drift) {
     layout_e.line_fit = true;
-    layout_e.fit_x = Model::DriftStatistic::drift_coordinate;
-    layout_e.fit_y = Model::DriftStatistic::band_coordinate;
+    layout_e.fit_x = model.drift().drift_coordinate;
+    layout_e.fit_y = model.drift().band_coordinate;
     layout_e.t_mid = 0.5 * (cfg.t_start + cfg.t_end);
   }
   return layout_e;
@@ -54,7 +53,7 @@ EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan) {
 // Every formulation's ensemble on one device, and the pairs compared.
 class DeviceEnsembles {
  public:
-  // make(f) builds formulation f's ensemble (make_formulation<Model>)
+  // make(f) builds formulation f's ensemble (ModelRuntime::make_formulation)
   template <class Make>
   DeviceEnsembles(const RunConfig& cfg, Device& dev, const SlicePlan& plan, EnsembleLayout layout,
                   Make&& make)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -17,10 +18,8 @@
 #include "host/config/model_info.hpp"
 #include "host/config/sampling.hpp"
 #include "host/run/interrupt.hpp"
-#include "host/run/runner.hpp"
-#include "kernels/consistency.hpp"
-#include "kernels/model.hpp"
-#include "kernels/pinv.hpp"
+#include "host/run/model_runtime.hpp"
+#include "kernels/status.hpp"
 
 namespace nholo::detail {
 
@@ -47,32 +46,34 @@ struct SliceStates {
   std::vector<uint8_t> rejected;
 };
 
-template <class Model>
 class InitialStates {
-  static constexpr int n = Model::n;
-  static constexpr int m = constraint_count<Model>();
-  static constexpr int n_params = Model::n_params;
-
  public:
   // first: the global index of the run's trajectory 0 (a shard's start)
-  InitialStates(const RunConfig& cfg, const ModelInfo& mi, int64_t first)
-      : cfg_(cfg),
-        sampler_(cfg, mi),
-        run_params_(params_from_config<Model>(cfg)),
+  InitialStates(const RunConfig& cfg, const ModelRuntime& model, int64_t first)
+      : model_(model),
+        n_(model.info().n),
+        m_(model.info().m),
+        n_params_(static_cast<int>(model.info().params.size())),
+        cfg_(cfg),
+        sampler_(cfg, model.info()),
         first_(first),
         nv_(static_cast<int>(cfg.varied_params.size())),
         t0_(cfg.t_start) {
     {
       // the sampler's varied parameters are the file's /initial/params columns
       std::vector<std::string> names;
-      for (int j : sampler_.varied_params()) names.push_back(mi.params[j].name);
+      for (int j : sampler_.varied_params()) names.push_back(model.info().params[j].name);
       if (names != cfg.varied_params)
         throw std::logic_error("the sampler varies parameters " + join(names) + ", the config " +
                                join(cfg.varied_params));
     }
     // every parameter's fixed value (those that vary are replaced per trajectory)
-    for (int j = 0; j < n_params; ++j) base_params_[j] = cfg.params.at(Model::param_info[j].name);
-    for (int c = 0; c < n; ++c) {
+    base_params_.assign(std::max(n_params_, 1), 0.0);
+    for (int j = 0; j < n_params_; ++j)
+      base_params_[j] = cfg.params.at(model.info().params[j].name);
+    q_given_.reset(new bool[n_]);
+    qd_given_.reset(new bool[n_]);
+    for (int c = 0; c < n_; ++c) {
       q_given_[c] = sampler_.q_given[c];
       qd_given_[c] = sampler_.qd_given[c];
       any_free_ = any_free_ || !q_given_[c] || !qd_given_[c];
@@ -80,14 +81,15 @@ class InitialStates {
   }
 
   double t0() const { return t0_; }
+  const ModelRuntime& model() const { return model_; }
 
-  // trajectory i's parameters (of a slice of count) from the kernel layout
-  // pk[j * count + i], or the run's when none vary
-  typename Model::Params params_of(const std::vector<double>& pk, int64_t count, int64_t i) const {
-    if (nv_ == 0) return run_params_;
-    double v[n_params > 0 ? n_params : 1] = {0};
-    for (int j = 0; j < n_params; ++j) v[j] = pk[j * count + i];
-    return Model::make_params(v);
+  // trajectory i's parameters (of a slice of count) into p (n_params values)
+  // from the kernel layout pk[j * count + i], or the run's when none vary
+  void params_of(const std::vector<double>& pk, int64_t count, int64_t i,
+                 std::vector<double>& p) const {
+    p = base_params_;
+    if (nv_ == 0) return;
+    for (int j = 0; j < n_params_; ++j) p[j] = pk[j * count + i];
   }
 
   // The initial states of trajectories [begin, begin + count) of the run's
@@ -114,13 +116,17 @@ class InitialStates {
         << " rejected (status rejected, not integrated): their sampled parameters break the "
            "model's "
            "relation between parameters";
-    if constexpr (has_check_params<Model>::value)
+    if (model_.has_check_params()) {
+      std::vector<double> p;
       for (int64_t i = 0; i < count; ++i)
-        if (st.rejected[i] == static_cast<uint8_t>(Status::rejected))
-          if (const char* why = Model::check_params(params_of(st.pk, count, i))) {
+        if (st.rejected[i] == static_cast<uint8_t>(Status::rejected)) {
+          params_of(st.pk, count, i, p);
+          if (const char* why = model_.check_params(p.data())) {
             msg << " (" << why << ")";
             break;
           }
+        }
+    }
     return msg.str();
   }
 
@@ -129,8 +135,8 @@ class InitialStates {
   void kernel_params(int64_t count, SliceStates& st) const {
     st.pk.clear();
     if (nv_ == 0) return;
-    st.pk.resize(static_cast<size_t>(n_params) * count);
-    for (int j = 0; j < n_params; ++j)
+    st.pk.resize(static_cast<size_t>(n_params_) * count);
+    for (int j = 0; j < n_params_; ++j)
       std::fill(st.pk.begin() + j * count, st.pk.begin() + (j + 1) * count, base_params_[j]);
     const std::vector<int>& col = sampler_.varied_params();
     for (int64_t i = 0; i < count; ++i)
@@ -139,66 +145,52 @@ class InitialStates {
 
   // trajectory i of the slice: its parameters checked, its state completed
   // (projected, rejected) and checked for degeneracy
-  void complete(int64_t begin, int64_t count, int64_t i, SliceStates& st, InitCounts& ic) const {
+  void complete(int64_t begin, int64_t count, int64_t i, SliceStates& st, InitCounts& ic) {
     // this trajectory's parameters
-    const typename Model::Params params = nv_ > 0 ? params_of(st.pk, count, i) : run_params_;
-    if constexpr (has_check_params<Model>::value) {
-      // sampled parameters that break the model's relation (those the
-      // config could not rule out): not integrated, status rejected
-      if (nv_ > 0 && Model::check_params(params) != nullptr) {
-        st.rejected[i] = static_cast<uint8_t>(Status::rejected);
-        ++ic.params_rejected;
-        return;
+    params_of(st.pk, count, i, params_);
+    const double* params = params_.data();
+    // sampled parameters that break the model's relation (those the config
+    // could not rule out): not integrated, status rejected
+    if (nv_ > 0 && model_.has_check_params() && model_.check_params(params) != nullptr) {
+      st.rejected[i] = static_cast<uint8_t>(Status::rejected);
+      ++ic.params_rejected;
+      return;
+    }
+    if (m_ == 0) return;
+    double* q = &st.q0[i * n_];
+    double* qd = &st.qd0[i * n_];
+    StateConsistency r =
+        model_.complete_state(params, t0_, q, q_given_.get(), qd, qd_given_.get());
+    if (any_free_ && r.converged) ++ic.completed;
+    if (!r.converged) {
+      if (cfg_.on_violation == "error") {
+        std::ostringstream os;
+        os << "trajectory " << (first_ + begin + i) << ": initial state violates the constraints "
+           << "(residual " << r.residual << ") and on_violation = \"error\" (accepted: "
+           << "project, reject, error)";
+        throw ConfigError("ensemble.on_violation", os.str());
       }
-    }
-    Vec<double, n> q, qd;
-    for (int c = 0; c < n; ++c) {
-      q[c] = st.q0[i * n + c];
-      qd[c] = st.qd0[i * n + c];
-    }
-    if constexpr (m > 0) {
-      ConsistencyResult<double> r =
-          complete_state<Model, double>(params, q, q_given_, qd, qd_given_, t0_);
-      if (any_free_ && r.converged) ++ic.completed;
+      if (cfg_.on_violation == "project") {
+        r = model_.project_state(params, t0_, q, qd);
+        if (r.converged) ++ic.projected;
+      }
       if (!r.converged) {
-        if (cfg_.on_violation == "error") {
-          std::ostringstream os;
-          os << "trajectory " << (first_ + begin + i) << ": initial state violates the constraints "
-             << "(residual " << r.residual << ") and on_violation = \"error\" (accepted: "
-             << "project, reject, error)";
-          throw ConfigError("ensemble.on_violation", os.str());
-        }
-        if (cfg_.on_violation == "project") {
-          r = project_state<Model, double>(params, q, qd, t0_);
-          if (r.converged) ++ic.projected;
-        }
-        if (!r.converged) {
-          st.rejected[i] = static_cast<uint8_t>(Status::rejected);
-          ++ic.rejected;
-        }
-      }
-      if (!st.rejected[i] && degenerate(params, q, qd)) {
-        st.rejected[i] = static_cast<uint8_t>(Status::singular);
-        ++ic.singular;
+        st.rejected[i] = static_cast<uint8_t>(Status::rejected);
+        ++ic.rejected;
       }
     }
-    for (int c = 0; c < n; ++c) {
-      st.q0[i * n + c] = q[c];
-      st.qd0[i * n + c] = qd[c];
+    if (!st.rejected[i] && degenerate(params, q, qd)) {
+      st.rejected[i] = static_cast<uint8_t>(Status::singular);
+      ++ic.singular;
     }
   }
 
   // a degenerate state: A loses rank where the model says it does not, or
   // completion blew a velocity up
-  bool degenerate(const typename Model::Params& params, const Vec<double, n>& q,
-                  const Vec<double, n>& qd) const {
-    Mat<double, m, n> A;
-    Vec<double, m> b, res, vres;
-    constraint_terms<Model, double>(params, q, qd, t0_, A, b, &res, &vres);
-    bool degenerate =
-        numerical_rank(A, kDegenerateRankRtol) < declared_constraint_rank<Model>::value;
+  bool degenerate(const double* params, const double* q, const double* qd) const {
+    bool degenerate = model_.rank_deficient(params, t0_, q, qd, kDegenerateRankRtol);
     double given = 0, solved = 0;
-    for (int c = 0; c < n; ++c) {
+    for (int c = 0; c < n_; ++c) {
       double& bound = qd_given_[c] ? given : solved;
       bound = std::max(bound, std::fabs(qd[c]));
     }
@@ -206,14 +198,16 @@ class InitialStates {
     return degenerate;
   }
 
+  const ModelRuntime& model_;
+  int n_, m_, n_params_;
   const RunConfig& cfg_;
   Sampler sampler_;
-  typename Model::Params run_params_;
   int64_t first_;
   int nv_;
   double t0_;
-  double base_params_[n_params > 0 ? n_params : 1] = {0};
-  bool q_given_[n], qd_given_[n];
+  std::vector<double> base_params_;  // every parameter's fixed value
+  std::vector<double> params_;       // the trajectory's being completed
+  std::unique_ptr<bool[]> q_given_, qd_given_;
   bool any_free_ = false;
 };
 

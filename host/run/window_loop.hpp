@@ -44,15 +44,13 @@ inline Progress run_progress(const SlicePlan& plan, const PieceDir& pieces, int 
   return progress;
 }
 
-template <class Model>
 class WindowLoop {
-  static constexpr int n = Model::n;
-
  public:
   WindowLoop(const RunConfig& cfg, const SlicePlan& plan, const PieceDir& pieces,
-             DeviceEnsembles& ens, InitialStates<Model>& init, PieceWriters& writers,
+             DeviceEnsembles& ens, InitialStates& init, PieceWriters& writers,
              OutputSink& sink, Progress& progress, RunSummary& sum)
-      : cfg_(cfg),
+      : n_(init.model().info().n),
+        cfg_(cfg),
         plan_(plan),
         pieces_(pieces),
         ens_(ens),
@@ -132,7 +130,7 @@ class WindowLoop {
       sum_.interrupted = true;
       return false;
     }
-    ens_.pair_distances(count, k0, ns, n);
+    ens_.pair_distances(count, k0, ns, n_);
     sum_.compute_seconds += seconds_since(w0);
     // 7. the writer: wait for the slot's data, write the window's piece
     writers_.post_window(slot, s, w, count, ns);
@@ -152,20 +150,24 @@ class WindowLoop {
     ens_.finish_slice(count, *so.results, *so.pair_res);
     sum_.compute_seconds += seconds_since(r0);
     // initial theta_dot etc. for the drift prediction
-    if constexpr (has_drift_statistic<Model>::value) {
+    const ModelRuntime& model = init_.model();
+    if (model.drift().has_drift) {
       so.pred.resize(count);
-      for (int64_t i = 0; i < count; ++i)
-        so.pred[i] = Model::DriftStatistic::prediction(init_.params_of(st_.pk, count, i),
-                                                       &st_.q0[i * n], &st_.qd0[i * n]);
+      std::vector<double> p;
+      for (int64_t i = 0; i < count; ++i) {
+        init_.params_of(st_.pk, count, i, p);
+        so.pred[i] = model.drift_prediction(p.data(), &st_.q0[i * n_], &st_.qd0[i * n_]);
+      }
     }
     writers_.post_slice(s, begin, end, std::move(so));
   }
 
+  int n_;
   const RunConfig& cfg_;
   const SlicePlan& plan_;
   const PieceDir& pieces_;
   DeviceEnsembles& ens_;
-  InitialStates<Model>& init_;
+  InitialStates& init_;
   PieceWriters& writers_;
   OutputSink& sink_;
   Progress& progress_;

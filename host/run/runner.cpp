@@ -1,7 +1,7 @@
-// nholo/host/run/runner_impl.hpp — the body of run_model<Model> (runner.hpp):
-// the driver of the stages of a run, each a type with one job in its own
-// header under host/run/ (listed in runner.hpp).
-#pragma once
+// nholo/host/run/runner.cpp — run_model (runner.hpp): the driver of the stages of
+// a run, each a type with one job in its own header under host/run/ (listed
+// in runner.hpp).
+#include "host/run/runner.hpp"
 
 #include <filesystem>
 #include <string>
@@ -23,27 +23,28 @@
 namespace nholo {
 
 namespace detail {
+namespace {
 
-// What the output layout needs of Model: its sizes and drift statistic.
-template <class Model>
-LayoutShape layout_shape() {
+// What the output layout needs of the model: its sizes and drift statistic.
+LayoutShape layout_shape(const ModelRuntime& model) {
   LayoutShape shape;
-  shape.n = Model::n;
-  shape.m = constraint_count<Model>();
-  if constexpr (has_drift_statistic<Model>::value) {
+  shape.n = model.info().n;
+  shape.m = model.info().m;
+  if (model.drift().has_drift) {
     shape.has_drift = true;
-    shape.drift_prediction_doc = Model::DriftStatistic::prediction_doc;
+    shape.drift_prediction_doc = model.drift().prediction_doc;
   }
   return shape;
 }
 
+}  // namespace
 }  // namespace detail
 
-template <class Model>
-RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
-  constexpr int n = Model::n;
-  constexpr int m = constraint_count<Model>();
-  const ModelInfo& mi = *find_model(Model::name);
+RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunOptions& ro,
+                     Device& dev) {
+  const ModelInfo& mi = model.info();
+  const int n = mi.n, m = mi.m;
+  const int n_params = static_cast<int>(mi.params.size());
   const int nf = static_cast<int>(cfg.formulations.size());
   // parameters that vary per trajectory (cfg.varied_params, the columns of
   // /initial/params): each trajectory then holds all of the model's
@@ -55,7 +56,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   const int64_t first = ro.range_begin;
   const int64_t last = ro.range_end >= 0 ? ro.range_end : cfg.size;
   const detail::SlicePlan plan = detail::plan_range(
-      cfg, dev.usable_memory(), n, m, varied ? Model::n_params : 0, first, last, ro.slice_size);
+      cfg, dev.usable_memory(), n, m, varied ? n_params : 0, first, last, ro.slice_size);
   sum.trajectories = plan.size;
   sum.slice_size = plan.slice;
   const PieceDir pieces(ro.path);
@@ -64,7 +65,7 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   // ---- 2. output layout: written as the master (virtual datasets over the
   // pieces, at the start), again with the outcome when the run stops, or as
   // the result file (real datasets) when every slice is finished
-  const detail::LayoutShape shape = detail::layout_shape<Model>();
+  const detail::LayoutShape shape = detail::layout_shape(model);
   detail::LayoutSources sources;
   sources.path = ro.path;
   sources.sharded = ro.shard;
@@ -78,18 +79,18 @@ RunSummary run_model(const RunConfig& cfg, const RunOptions& ro, Device& dev) {
   if (layout.in_place()) layout.create_in_place_file(pieces);
 
   // ---- 3. device ensembles (state allocated once, for the largest slice)
-  detail::DeviceEnsembles ens(cfg, dev, plan, detail::ensemble_layout<Model>(cfg, plan),
+  detail::DeviceEnsembles ens(cfg, dev, plan, detail::ensemble_layout(cfg, plan, model),
                               [&](const std::string& f, const EnsembleLayout& layout_e) {
-                                return make_formulation<Model>(f, cfg, dev, layout_e);
+                                return model.make_formulation(f, cfg, dev, layout_e);
                               });
 
   // ---- 4. to 7.: per slice its initial states, per window integrate and
   // reduce on the device, the writer thread committing the pieces
-  detail::InitialStates<Model> initial(cfg, mi, first);
+  detail::InitialStates initial(cfg, model, first);
   OutputSink sink(true);
   Progress progress = detail::run_progress(plan, pieces, nf, ro, partial);
   detail::PieceWriters writers(cfg, shape, pieces, layout, ens, sink, progress, sum);
-  detail::WindowLoop<Model> loop(cfg, plan, pieces, ens, initial, writers, sink, progress, sum);
+  detail::WindowLoop loop(cfg, plan, pieces, ens, initial, writers, sink, progress, sum);
   loop.run();
   const DeviceTimes device_times = ens.times();
   sum.device_busy_seconds = device_times.busy_seconds;

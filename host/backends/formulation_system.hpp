@@ -1,0 +1,174 @@
+// nholo/host/backends/formulation_system.hpp — one formulation of one model as the
+// backends see it with its type erased: its sizes and hooks compiled with the
+// system's type (kernels/formulations.hpp), either in nholo (a built-in model,
+// host/run/typed_model_runtime.hpp) or in a model plugin behind its C table
+// (host/model_files/plugin_define.hpp, plugin_runtime.hpp).
+//
+//   FormulationSystem s = formulation_system(sys, opt);   // Sys known here
+//   s.start(count, q0, qd0, l0, rejected, t0, states)     HostEnsemble<Sys>::start_from_states
+//   s.cpu_window(arrays, count, save_times, ns)->run(i, steps)   a CPU backend's window
+//   s.window(dst, arrays, count, save_times, ns)          a GPU module's kernel argument
+//   visit_formulation<Model>("vakonomic", fn)             fn(Sys{}) of that formulation
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "host/backends/device_ensemble.hpp"
+#include "host/config/tables.hpp"
+#include "kernels/ensemble.hpp"
+#include "kernels/formulations.hpp"
+#include "kernels/formulations/embedded.hpp"
+
+namespace nholo {
+
+// One window of a formulation on a CPU backend: run(i, launch_steps)
+// integrates trajectory i for at most launch_steps steps (0: to the window's
+// end) and says whether it finished the window. Called from several threads
+// at once for distinct trajectories.
+class CpuWindow {
+ public:
+  virtual ~CpuWindow() = default;
+  virtual bool run(int64_t i, int64_t launch_steps) const = 0;
+};
+
+struct FormulationSystem {
+  int n = 0, m = 0, N = 0, n_params = 0;
+  int path_residual_index = -1;  // Sys::path_residual_index, -1: none
+  std::size_t window_bytes = 0;  // sizeof(EnsembleWindow<Sys>)
+  // a slice's initial integration state: (count, q0, qd0, l0, rejected, t0, out)
+  std::function<void(int64_t, const double*, const double*, const double*, const uint8_t*, double,
+                     HostStates&)>
+      start;
+  // a GPU module's kernel argument (window_bytes) for a window, outputs
+  // coalesced: (dst, arrays, count, save_times, ns)
+  std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int)> window;
+  // a CPU backend's window, outputs trajectory-major: (arrays, count, save_times, ns)
+  std::function<std::unique_ptr<CpuWindow>(const EnsembleArrays<double>&, int64_t, const double*,
+                                           int)>
+      cpu_window;
+};
+
+// HostEnsemble<Sys>::start_from_states into HostStates.
+template <class Sys>
+void start_host_states(const Sys& sys, const IntegratorOptions& opt, int64_t count,
+                       const double* q0, const double* qd0, const double* l0,
+                       const uint8_t* rejected, double t0, HostStates& out) {
+  HostEnsemble<Sys> h;
+  h.start_from_states(sys, count, q0, qd0, l0, rejected, t0, opt);
+  out.y = std::move(h.y);
+  out.t = std::move(h.t);
+  out.h = std::move(h.h);
+  out.err_prev = std::move(h.err_prev);
+  out.fail_time = std::move(h.fail_time);
+  out.steps = std::move(h.steps);
+  out.rejected = std::move(h.rejected);
+  out.status = std::move(h.status);
+}
+
+// The window of sys over arrays: trajectory-major outputs (CPU) or coalesced
+// (a GPU kernel, one thread per trajectory).
+template <class Sys>
+EnsembleWindow<Sys> ensemble_window(const Sys& sys, const IntegratorOptions& opt,
+                                    const EnsembleArrays<double>& arr, int64_t count,
+                                    const double* save_times, int ns, bool trajectory_major) {
+  EnsembleWindow<Sys> f;
+  f.sys = sys;
+  f.opt = opt;
+  f.arr = arr;
+  f.count = count;
+  f.save_times = save_times;
+  f.n_saves = ns;
+  f.trajectory_major = trajectory_major;
+  return f;
+}
+
+template <class Sys>
+class TypedCpuWindow final : public CpuWindow {
+ public:
+  explicit TypedCpuWindow(const EnsembleWindow<Sys>& f) : f_(f) {}
+  bool run(int64_t i, int64_t launch_steps) const override {
+    return f_.run_method(i, launch_steps);
+  }
+
+ private:
+  EnsembleWindow<Sys> f_;
+};
+
+// The FormulationSystem of sys (the hooks hold copies of sys and opt).
+template <class Sys>
+FormulationSystem formulation_system(const Sys& sys, const IntegratorOptions& opt) {
+  static_assert(std::is_trivially_copyable<EnsembleWindow<Sys>>::value,
+                "a kernel argument is copied as bytes");
+  FormulationSystem fs;
+  fs.n = Sys::n;
+  fs.m = Sys::m;
+  fs.N = Sys::N;
+  fs.n_params = Sys::model_type::n_params;
+  if constexpr (has_path_residual<Sys>::value) fs.path_residual_index = Sys::path_residual_index;
+  fs.window_bytes = sizeof(EnsembleWindow<Sys>);
+  fs.start = [sys, opt](int64_t count, const double* q0, const double* qd0, const double* l0,
+                        const uint8_t* rejected, double t0, HostStates& out) {
+    start_host_states(sys, opt, count, q0, qd0, l0, rejected, t0, out);
+  };
+  fs.window = [sys, opt](void* dst, const EnsembleArrays<double>& arr, int64_t count,
+                         const double* save_times, int ns) {
+    const EnsembleWindow<Sys> f = ensemble_window(sys, opt, arr, count, save_times, ns, false);
+    std::memcpy(dst, &f, sizeof f);
+  };
+  fs.cpu_window = [sys, opt](const EnsembleArrays<double>& arr, int64_t count,
+                             const double* save_times, int ns) -> std::unique_ptr<CpuWindow> {
+    return std::make_unique<TypedCpuWindow<Sys>>(
+        ensemble_window(sys, opt, arr, count, save_times, ns, true));
+  };
+  return fs;
+}
+
+// Model's parameters from their values in param_info order.
+template <class Model>
+typename Model::Params params_of_values(const double* v) {
+  double none[1] = {0};
+  return Model::make_params(Model::n_params > 0 ? v : none);
+}
+
+// fn(Sys{}) for the system of formulation f of Model (the formulations a run
+// can build); false, fn not called, when Model has no such formulation.
+template <class Model, class Fn>
+bool visit_formulation(const std::string& f, Fn&& fn) {
+  using tables::Formulation;
+  const tables::FormulationEntry* e = tables::find_formulation(f);
+  if (!e) return false;
+  switch (e->id) {
+    case Formulation::udwadia_kalaba: fn(UdwadiaKalabaSystem<Model>{}); return true;
+    case Formulation::lagrange_multiplier: fn(LagrangeMultiplierSystem<Model>{}); return true;
+    case Formulation::null_space: fn(NullSpaceSystem<Model>{}); return true;
+    case Formulation::vakonomic:
+      // velocity/position constraints only, and at least one (tables.hpp)
+      if constexpr (tables::position_or_velocity_constraints_only(constraint_count<Model>(),
+                                                                  Model::m_acceleration)) {
+        fn(VakonomicSystem<Model>{});
+        return true;
+      }
+      break;
+    case Formulation::conflated:
+      if constexpr (has_conflated_lagrangian<Model>::value) {
+        fn(UdwadiaKalabaSystem<Conflated<Model>>{});
+        return true;
+      }
+      break;
+    case Formulation::embedded:
+      if constexpr (has_embedded_constraints<Model>::value) {
+        fn(EmbeddedSystem<Model>{});
+        return true;
+      }
+      break;
+  }
+  return false;
+}
+
+}  // namespace nholo

@@ -1,0 +1,229 @@
+/* nholo/host/model_files/plugin_abi.h — the interface between nholo and a model
+ * plugin: a shared library holding the compiled functions of one model
+ * (docs/models.md, "Plugins"). Plain C: fixed-width numbers, pointers,
+ * function pointers, error codes and messages. No C++ type, exception or
+ * object crosses it, so a plugin compiled by any C++17 compiler (clang++, a
+ * newer g++) loads into nholo; the run pipeline (threads, files, devices)
+ * stays in nholo and calls the model through this table.
+ *
+ * A plugin exports one C symbol, NHOLO_PLUGIN_ENTRY_SYMBOL, a function
+ * returning its nholo_plugin table. Every version of the table begins with
+ * abi_version, so nholo can refuse (and rebuild) a plugin of another version
+ * before reading anything else; then it compares the layout table (the size
+ * of every struct below and the offset of every member, as the plugin's
+ * compiler laid them out) with its own, and the nholo release the plugin's
+ * headers came from. The compiler's name is recorded, not checked.
+ *
+ * A plugin is compiled from one C++ translation unit:
+ *   #include "my_model.hpp"          // struct MyModel, the Model concept
+ *   #include "host/model_files/plugin_define.hpp"
+ *   NHOLO_DEFINE_PLUGIN(MyModel)
+ * nholo writes that unit itself for a model file; nholo_add_model (CMake)
+ * writes it for a hand-written C++ model. The unit sees kernels/ and models/
+ * only (the integrators, the formulations): no part of nholo's host code.
+ *
+ * Return codes: 0 success; a negative value an error, whose message the
+ * function wrote into err (err_size bytes, NUL-terminated). */
+#ifndef NHOLO_PLUGIN_ABI_H
+#define NHOLO_PLUGIN_ABI_H
+
+#include <stdint.h>
+
+/* 6: the C interface (was: C++ types across the boundary, 1-5). */
+#define NHOLO_PLUGIN_ABI_VERSION 6u
+#define NHOLO_PLUGIN_ENTRY_SYMBOL "nholo_plugin_entry_v1"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* kernels/integrate.hpp IntegratorOptions */
+typedef struct nholo_integrator_c {
+  int32_t method; /* 0 rk4, 1 dopri5, 2 dop853 (kernels/integrate.hpp Method) */
+  int32_t pad0;
+  double rtol, atol, dt, dt_min, dt_max;
+  int64_t max_steps;
+  double safety, fac_min, fac_max, pi_beta;
+} nholo_integrator_c;
+
+/* kernels/system.hpp EvalOptions (with kernels/fundamental.hpp PinvOptions) */
+typedef struct nholo_eval_c {
+  double pinv_rtol, pinv_atol, pinv_chol_rtol, pinv_gram_rtol;
+  int32_t drift; /* 0 none, 1 baumgarte, 2 project */
+  int32_t project_iterations;
+  double baumgarte_alpha, baumgarte_beta, project_tol, lu_rtol;
+} nholo_eval_c;
+
+/* kernels/ensemble.hpp EnsembleArrays<double>: where a window's state and
+ * outputs are (host memory on the CPU backends, device memory on a GPU) */
+typedef struct nholo_arrays_c {
+  double *y, *t, *h, *err_prev, *fail_time;
+  int64_t *steps, *rejected;
+  int32_t* status;
+  double *q, *qdot, *qddot, *force_ideal, *force_nonideal, *multiplier, *constraint_residual,
+      *energy;
+  const double* params;
+  int32_t* save_k;
+  int64_t* interval_start;
+} nholo_arrays_c;
+
+/* one window of saves over a slice of trajectories */
+typedef struct nholo_window_args_c {
+  nholo_arrays_c arrays;
+  int64_t count;
+  const double* save_times;
+  int32_t n_saves;
+  int32_t trajectory_major; /* 1: outputs [(i ns + k) nc + c] (CPU); 0: coalesced (GPU) */
+} nholo_window_args_c;
+
+/* A slice's initial integration state, written by start_states into arrays
+ * nholo allocated: y [N count], the others [count]. */
+typedef struct nholo_states_c {
+  double *y, *t, *h, *err_prev, *fail_time;
+  int64_t *steps, *rejected;
+  int32_t* status;
+} nholo_states_c;
+
+/* A formulation's system as opened (system_open) */
+typedef struct nholo_system_info_c {
+  int32_t N;                   /* state size */
+  int32_t path_residual_index; /* -1: none */
+  uint64_t window_bytes;       /* sizeof(EnsembleWindow<Sys>): a GPU kernel's argument */
+} nholo_system_info_c;
+
+/* Sizes and alignments of EnsembleWindow<Sys> and its members' types, for a
+ * GPU module's static checks (NVRTC must lay the kernel argument out as the
+ * plugin's compiler does). */
+typedef struct nholo_window_layout {
+  uint64_t bytes, align, sys, sys_align, params, opt, opt_align, arr;
+} nholo_window_layout;
+
+/* the result of completing or projecting an initial state */
+typedef struct nholo_consistency_c {
+  double residual;
+  int32_t converged;
+  int32_t pad0;
+} nholo_consistency_c;
+
+/* a parameter of the model; range as kernels/model.hpp ParamRange */
+typedef struct nholo_param_c {
+  const char *name, *unit, *doc;
+  double default_value;
+  double lo, hi;
+  int32_t has_lo, lo_open, has_hi, hi_open;
+} nholo_param_c;
+
+/* What the model is (host/config/model_info.hpp ModelInfo); every string and
+ * array lives as long as the plugin is loaded. */
+typedef struct nholo_model_c {
+  const char *name, *description;
+  int32_t n, m, m_position, m_velocity, m_acceleration, n_params;
+  const char* const* coordinates;      /* n */
+  const char* const* coordinate_units; /* n, or NULL: not declared */
+  const char* const* constraints;      /* m */
+  const char* const* constraint_kinds; /* m: "position" | "velocity" | "acceleration" */
+  const nholo_param_c* params;         /* n_params */
+  const char* const* formulations;     /* n_formulations, the supported ones */
+  int32_t n_formulations;
+  int32_t has_energy, has_nonideal, has_conflated, has_hand_dynamics, has_check_params;
+  /* the model's drift statistic (kernels/reduce.hpp line fit), has_drift 0: none */
+  int32_t has_drift, drift_coordinate, band_coordinate;
+  int32_t pad0;
+  const char* drift_prediction_doc;
+} nholo_model_c;
+
+typedef struct nholo_system_c nholo_system_c; /* opaque: a formulation's system */
+typedef struct nholo_window_c nholo_window_c; /* opaque: a window on the CPU */
+
+/* one entry of the layout table: "struct" (its size) or "struct.member" (its offset) */
+typedef struct nholo_layout_entry_c {
+  const char* what;
+  uint64_t value;
+} nholo_layout_entry_c;
+
+/* The entry table. params: the model's n_params parameter values, in the
+ * order of nholo_model_c.params. */
+typedef struct nholo_plugin {
+  uint32_t abi_version; /* first in every version: NHOLO_PLUGIN_ABI_VERSION */
+  uint32_t layout_count;
+  const nholo_layout_entry_c* layout;
+  const char* nholo_version;  /* the release of the headers it was compiled with */
+  const char* nholo_revision; /* their git revision (recorded, not checked) */
+  const char* compiler;       /* recorded, not checked */
+  const nholo_model_c* model;
+
+  /* initial states, one trajectory (host/run/initial_states.hpp) */
+  /* NULL when the parameters are admissible, else why not (a static string) */
+  const char* (*check_params)(const double* params);
+  /* complete q, qd (the given components kept) from the constraints */
+  int32_t (*complete_state)(const double* params, double t0, double* q, const uint8_t* q_given,
+                            double* qd, const uint8_t* qd_given, nholo_consistency_c* out);
+  int32_t (*project_state)(const double* params, double t0, double* q, double* qd,
+                           nholo_consistency_c* out);
+  /* 1 when A(q) has lost rank (sigma_min < rtol sigma_max, below the declared rank), else 0 */
+  int32_t (*rank_deficient)(const double* params, double t0, const double* q, const double* qd,
+                            double rtol);
+  /* the drift statistic's prediction from the initial state (has_drift) */
+  double (*drift_prediction)(const double* params, const double* q0, const double* qd0);
+
+  /* one formulation's system with the run's parameters and options */
+  int32_t (*system_open)(const char* formulation, const double* params, const nholo_eval_c* eval,
+                         const nholo_integrator_c* opt, nholo_system_c** out,
+                         nholo_system_info_c* info, char* err, uint64_t err_size);
+  void (*system_close)(nholo_system_c* sys);
+  /* a slice's initial integration state (rejected[i] != 0: not integrated) */
+  int32_t (*start_states)(const nholo_system_c* sys, int64_t count, const double* q0,
+                          const double* qd0, const double* l0, const uint8_t* rejected, double t0,
+                          const nholo_states_c* out, char* err, uint64_t err_size);
+  /* CPU backends: a window, then trajectory i of it for at most launch_steps
+   * steps (0: to the window's end); window_run returns 1 when the trajectory
+   * finished the window, 0 when not. Called from several threads at once
+   * with distinct i. */
+  int32_t (*window_open)(const nholo_system_c* sys, const nholo_window_args_c* args,
+                         nholo_window_c** out, char* err, uint64_t err_size);
+  int32_t (*window_run)(const nholo_window_c* w, int64_t i, int64_t launch_steps);
+  void (*window_close)(nholo_window_c* w);
+  /* GPU modules: the kernel argument (EnsembleWindow<Sys>, window_bytes) */
+  int32_t (*gpu_window)(const nholo_system_c* sys, const nholo_window_args_c* args, void* dst,
+                        uint64_t bytes, char* err, uint64_t err_size);
+  /* 1 and out filled; 0 when the model has no such formulation */
+  int32_t (*window_layout)(const char* formulation, nholo_window_layout* out);
+} nholo_plugin;
+
+typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
+
+/* The layout table: both sides expand it with their compiler's offsetof. */
+#define NHOLO_PLUGIN_LAYOUT(S, M)                                                                  \
+  S(nholo_integrator_c)                                                                            \
+  M(nholo_integrator_c, rtol) M(nholo_integrator_c, max_steps) M(nholo_integrator_c, pi_beta)     \
+  S(nholo_eval_c)                                                                                  \
+  M(nholo_eval_c, drift) M(nholo_eval_c, project_iterations) M(nholo_eval_c, baumgarte_alpha)     \
+  M(nholo_eval_c, lu_rtol)                                                                         \
+  S(nholo_arrays_c)                                                                                \
+  M(nholo_arrays_c, steps) M(nholo_arrays_c, status) M(nholo_arrays_c, q) M(nholo_arrays_c, energy) \
+  M(nholo_arrays_c, params) M(nholo_arrays_c, interval_start)                                      \
+  S(nholo_window_args_c)                                                                           \
+  M(nholo_window_args_c, count) M(nholo_window_args_c, save_times)                                 \
+  M(nholo_window_args_c, n_saves) M(nholo_window_args_c, trajectory_major)                         \
+  S(nholo_states_c) M(nholo_states_c, steps) M(nholo_states_c, status)                             \
+  S(nholo_system_info_c) M(nholo_system_info_c, window_bytes)                                      \
+  S(nholo_window_layout) M(nholo_window_layout, arr)                                               \
+  S(nholo_consistency_c) M(nholo_consistency_c, converged)                                         \
+  S(nholo_param_c) M(nholo_param_c, default_value) M(nholo_param_c, has_lo)                        \
+  M(nholo_param_c, hi_open)                                                                        \
+  S(nholo_model_c) M(nholo_model_c, n) M(nholo_model_c, n_params) M(nholo_model_c, coordinates)    \
+  M(nholo_model_c, params) M(nholo_model_c, n_formulations) M(nholo_model_c, has_check_params)     \
+  M(nholo_model_c, has_drift) M(nholo_model_c, drift_prediction_doc)                               \
+  S(nholo_layout_entry_c) M(nholo_layout_entry_c, value)                                           \
+  S(nholo_plugin) M(nholo_plugin, layout) M(nholo_plugin, model) M(nholo_plugin, check_params)    \
+  M(nholo_plugin, drift_prediction) M(nholo_plugin, system_open) M(nholo_plugin, window_run)       \
+  M(nholo_plugin, window_layout)
+
+#define NHOLO_LAYOUT_SIZE(T) {#T, (uint64_t)sizeof(T)},
+#define NHOLO_LAYOUT_OFFSET(T, m) {#T "." #m, (uint64_t)offsetof(T, m)},
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NHOLO_PLUGIN_ABI_H */

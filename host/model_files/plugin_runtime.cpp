@@ -1,0 +1,283 @@
+// nholo/host/model_files/plugin_runtime.cpp — a model plugin's C table behind the
+// ModelRuntime interface (plugin_runtime.hpp).
+#include "host/model_files/plugin_runtime.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/backends/cpu_ensemble.hpp"
+#include "host/backends/formulation_system.hpp"
+
+namespace nholo {
+
+namespace {
+
+constexpr std::size_t kErrorSize = 1024;
+
+nholo_integrator_c integrator_c(const IntegratorOptions& o) {
+  nholo_integrator_c c{};
+  c.method = static_cast<int32_t>(o.method);
+  c.rtol = o.rtol;
+  c.atol = o.atol;
+  c.dt = o.dt;
+  c.dt_min = o.dt_min;
+  c.dt_max = o.dt_max;
+  c.max_steps = o.max_steps;
+  c.safety = o.safety;
+  c.fac_min = o.fac_min;
+  c.fac_max = o.fac_max;
+  c.pi_beta = o.pi_beta;
+  return c;
+}
+
+nholo_eval_c eval_c(const EvalOptions& e) {
+  nholo_eval_c c{};
+  c.pinv_rtol = e.pinv.rtol;
+  c.pinv_atol = e.pinv.atol;
+  c.pinv_chol_rtol = e.pinv.chol_rtol;
+  c.pinv_gram_rtol = e.pinv.gram_rtol;
+  c.drift = static_cast<int32_t>(e.drift);
+  c.project_iterations = e.project_iterations;
+  c.baumgarte_alpha = e.baumgarte_alpha;
+  c.baumgarte_beta = e.baumgarte_beta;
+  c.project_tol = e.project_tol;
+  c.lu_rtol = e.lu_rtol;
+  return c;
+}
+
+nholo_window_args_c window_args(const EnsembleArrays<double>& a, int64_t count,
+                                const double* save_times, int ns, bool trajectory_major) {
+  nholo_window_args_c w{};
+  nholo_arrays_c& c = w.arrays;
+  c.y = a.y;
+  c.t = a.t;
+  c.h = a.h;
+  c.err_prev = a.err_prev;
+  c.fail_time = a.fail_time;
+  c.steps = a.steps;
+  c.rejected = a.rejected;
+  c.status = a.status;
+  c.q = a.q;
+  c.qdot = a.qdot;
+  c.qddot = a.qddot;
+  c.force_ideal = a.force_ideal;
+  c.force_nonideal = a.force_nonideal;
+  c.multiplier = a.multiplier;
+  c.constraint_residual = a.constraint_residual;
+  c.energy = a.energy;
+  c.params = a.params;
+  c.save_k = a.save_k;
+  c.interval_start = a.interval_start;
+  w.count = count;
+  w.save_times = save_times;
+  w.n_saves = ns;
+  w.trajectory_major = trajectory_major ? 1 : 0;
+  return w;
+}
+
+// a plugin's window on a CPU backend
+class PluginCpuWindow final : public CpuWindow {
+ public:
+  PluginCpuWindow(const nholo_plugin* t, nholo_window_c* w) : t_(t), w_(w) {}
+  ~PluginCpuWindow() override { t_->window_close(w_); }
+  PluginCpuWindow(const PluginCpuWindow&) = delete;
+  PluginCpuWindow& operator=(const PluginCpuWindow&) = delete;
+  bool run(int64_t i, int64_t launch_steps) const override {
+    return t_->window_run(w_, i, launch_steps) != 0;
+  }
+
+ private:
+  const nholo_plugin* t_;
+  nholo_window_c* w_;
+};
+
+std::vector<std::string> strings(const char* const* v, int count) {
+  std::vector<std::string> out;
+  if (v)
+    for (int i = 0; i < count; ++i) out.emplace_back(v[i] ? v[i] : "");
+  return out;
+}
+
+}  // namespace
+
+ModelInfo model_info_of_plugin(const nholo_plugin& table) {
+  const nholo_model_c& c = *table.model;
+  ModelInfo mi;
+  mi.name = c.name ? c.name : "";
+  mi.description = c.description ? c.description : "";
+  mi.n = c.n;
+  mi.m = c.m;
+  mi.m_position = c.m_position;
+  mi.m_velocity = c.m_velocity;
+  mi.m_acceleration = c.m_acceleration;
+  mi.coordinates = strings(c.coordinates, c.n);
+  mi.coordinate_units = strings(c.coordinate_units, c.n);
+  mi.constraints = strings(c.constraints, c.m);
+  mi.constraint_kinds = strings(c.constraint_kinds, c.m);
+  for (int j = 0; j < c.n_params; ++j) {
+    const nholo_param_c& p = c.params[j];
+    ParamRange r;
+    r.has_lo = p.has_lo != 0;
+    r.lo = p.lo;
+    r.lo_open = p.lo_open != 0;
+    r.has_hi = p.has_hi != 0;
+    r.hi = p.hi;
+    r.hi_open = p.hi_open != 0;
+    mi.params.push_back({p.name ? p.name : "", p.default_value, p.unit ? p.unit : "",
+                         p.doc ? p.doc : "", r});
+  }
+  mi.formulations = strings(c.formulations, c.n_formulations);
+  mi.has_energy = c.has_energy != 0;
+  mi.has_nonideal = c.has_nonideal != 0;
+  mi.has_conflated = c.has_conflated != 0;
+  mi.has_hand_dynamics = c.has_hand_dynamics != 0;
+  const nholo_plugin* t = &table;
+  mi.check_params = [t](const std::vector<double>& values) -> std::string {
+    if (!t->model->has_check_params) return "";
+    const char* why = t->check_params(values.data());
+    return why ? why : "";
+  };
+  return mi;
+}
+
+std::string plugin_layout_mismatch(const nholo_plugin& table) {
+  static const nholo_layout_entry_c ours[] = {
+      NHOLO_PLUGIN_LAYOUT(NHOLO_LAYOUT_SIZE, NHOLO_LAYOUT_OFFSET)};
+  const std::size_t n = sizeof ours / sizeof ours[0];
+  if (table.layout_count != n || !table.layout)
+    return "its layout table has " + std::to_string(table.layout_count) + " entries, this nholo's " +
+           std::to_string(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const nholo_layout_entry_c& theirs = table.layout[i];
+    if (!theirs.what || std::string(theirs.what) != ours[i].what || theirs.value != ours[i].value)
+      return std::string(ours[i].what) + " is " + std::to_string(theirs.value) + " there, " +
+             std::to_string(ours[i].value) + " here";
+  }
+  return "";
+}
+
+PluginModelRuntime::PluginModelRuntime(const nholo_plugin* table, std::string path)
+    : t_(table), path_(std::move(path)), info_(model_info_of_plugin(*table)) {
+  if (t_->model->has_drift) {
+    drift_.has_drift = true;
+    drift_.drift_coordinate = t_->model->drift_coordinate;
+    drift_.band_coordinate = t_->model->band_coordinate;
+    drift_.prediction_doc = t_->model->drift_prediction_doc ? t_->model->drift_prediction_doc : "";
+  }
+}
+
+std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
+    const std::string& f, const RunConfig& cfg, Device& dev, const EnsembleLayout& layout) const {
+  std::vector<double> params(std::max<std::size_t>(info_.params.size(), 1), 0.0);
+  for (std::size_t j = 0; j < info_.params.size(); ++j) params[j] = cfg.params.at(info_.params[j].name);
+  const nholo_eval_c eval = eval_c(cfg.eval);
+  const nholo_integrator_c opt = integrator_c(cfg.integrator);
+  nholo_system_c* raw = nullptr;
+  nholo_system_info_c si{};
+  char err[kErrorSize] = "";
+  if (t_->system_open(f.c_str(), params.data(), &eval, &opt, &raw, &si, err, sizeof err) != 0)
+    throw ConfigError("formulations", "model " + info_.name + " (plugin " + path_ + "): " + err);
+  const nholo_plugin* t = t_;
+  const std::shared_ptr<const nholo_system_c> sys(raw, [t](nholo_system_c* s) { t->system_close(s); });
+  const std::string where = "model " + info_.name + ", formulation " + f + " (plugin " + path_ + ")";
+
+  FormulationSystem fs;
+  fs.n = info_.n;
+  fs.m = info_.m;
+  fs.N = si.N;
+  fs.n_params = static_cast<int>(info_.params.size());
+  fs.path_residual_index = si.path_residual_index;
+  fs.window_bytes = static_cast<std::size_t>(si.window_bytes);
+  const int N = si.N;
+  fs.start = [t, sys, where, N](int64_t count, const double* q0, const double* qd0,
+                                const double* l0, const uint8_t* rejected, double t0,
+                                HostStates& out) {
+    out.y.resize(static_cast<std::size_t>(N) * count);
+    out.t.resize(count);
+    out.h.resize(count);
+    out.err_prev.resize(count);
+    out.fail_time.resize(count);
+    out.steps.resize(count);
+    out.rejected.resize(count);
+    out.status.resize(count);
+    nholo_states_c c{};
+    c.y = out.y.data();
+    c.t = out.t.data();
+    c.h = out.h.data();
+    c.err_prev = out.err_prev.data();
+    c.fail_time = out.fail_time.data();
+    c.steps = out.steps.data();
+    c.rejected = out.rejected.data();
+    c.status = out.status.data();
+    char e[kErrorSize] = "";
+    if (t->start_states(sys.get(), count, q0, qd0, l0, rejected, t0, &c, e, sizeof e) != 0)
+      throw std::runtime_error(where + ": initial states: " + e);
+  };
+  const uint64_t bytes = si.window_bytes;
+  fs.window = [t, sys, where, bytes](void* dst, const EnsembleArrays<double>& arr, int64_t count,
+                                     const double* save_times, int ns) {
+    const nholo_window_args_c a = window_args(arr, count, save_times, ns, false);
+    char e[kErrorSize] = "";
+    if (t->gpu_window(sys.get(), &a, dst, bytes, e, sizeof e) != 0)
+      throw std::runtime_error(where + ": " + e);
+  };
+  fs.cpu_window = [t, sys, where](const EnsembleArrays<double>& arr, int64_t count,
+                                  const double* save_times, int ns) -> std::unique_ptr<CpuWindow> {
+    const nholo_window_args_c a = window_args(arr, count, save_times, ns, true);
+    nholo_window_c* w = nullptr;
+    char e[kErrorSize] = "";
+    if (t->window_open(sys.get(), &a, &w, e, sizeof e) != 0)
+      throw std::runtime_error(where + ": " + e);
+    return std::make_unique<PluginCpuWindow>(t, w);
+  };
+
+  if (dev.info().backend == Backend::cuda) {
+    if (!dev.has_module(f))
+      throw std::runtime_error("backend cuda: no GPU module of formulation " + f + " for model " +
+                               info_.name + " (a model file runs on a GPU through the kernels " +
+                               "nholo compiles for it with NVRTC)");
+    return dev.module_ensemble(f, fs, cfg.integrator, layout);
+  }
+  return std::make_unique<CpuEnsemble>(f, static_cast<CpuDevice&>(dev), std::move(fs), layout);
+}
+
+const char* PluginModelRuntime::check_params(const double* params) const {
+  return t_->model->has_check_params ? t_->check_params(params) : nullptr;
+}
+
+StateConsistency PluginModelRuntime::complete_state(const double* params, double t0, double* q,
+                                                    const bool* q_given, double* qd,
+                                                    const bool* qd_given) const {
+  std::vector<uint8_t> qg(info_.n), qdg(info_.n);
+  for (int c = 0; c < info_.n; ++c) {
+    qg[c] = q_given[c] ? 1 : 0;
+    qdg[c] = qd_given[c] ? 1 : 0;
+  }
+  nholo_consistency_c r{};
+  t_->complete_state(params, t0, q, qg.data(), qd, qdg.data(), &r);
+  return {r.residual, r.converged != 0};
+}
+
+StateConsistency PluginModelRuntime::project_state(const double* params, double t0, double* q,
+                                                   double* qd) const {
+  nholo_consistency_c r{};
+  t_->project_state(params, t0, q, qd, &r);
+  return {r.residual, r.converged != 0};
+}
+
+bool PluginModelRuntime::rank_deficient(const double* params, double t0, const double* q,
+                                        const double* qd, double rtol) const {
+  return t_->rank_deficient(params, t0, q, qd, rtol) != 0;
+}
+
+double PluginModelRuntime::drift_prediction(const double* params, const double* q0,
+                                            const double* qd0) const {
+  return t_->drift_prediction(params, q0, qd0);
+}
+
+}  // namespace nholo
