@@ -4,10 +4,11 @@ models (docs/models.md). Writes its section into docs/BENCHMARKS.md (after
 bench/report.py's keep marker, between this script's own markers).
 
     python3 bench/model_files.py [--nholo build/release/nholo] [--out docs/BENCHMARKS.md]
-                                 [--size 4000] [--reps 3]
+                                 [--size 4000] [--reps 3] [--baseline OLD_NHOLO]
 
 1. cold compile: `nholo model build FILE --force` in an empty cache, for the
-   example model files (the compile time the command reports);
+   example model files (the compile time the command reports), with nholo's
+   compiler and, when there is one, with clang++ (NHOLO_CXX);
 2. warm: `nholo model build FILE` with the plugin cached (wall time of the
    command, best of 5);
    GPU modules (NVRTC, no GPU needed): `nholo model build FILE --gpu-arch
@@ -21,7 +22,9 @@ bench/report.py's keep marker, between this script's own markers).
    integrating thread's time (root attribute compute_seconds) is compared,
    best of the repetitions. The trajectories are the same to 3e-15
    (tests/test_model_file_runs.cpp); the model file's M and F are symbolic, the
-   built-in's from AD or hand-written (the table says which).
+   built-in's from AD or hand-written (the table says which). With
+   --baseline, the model file also runs with that (earlier) nholo, in turn
+   with the others, and the table gives this nholo's time over its.
 """
 import argparse
 import os
@@ -66,13 +69,15 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "BENCHMARKS.md"))
     ap.add_argument("--size", type=int, default=4000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--baseline", help="an earlier nholo: the model files' speed side by side")
     a = ap.parse_args()
     nholo = os.path.abspath(a.nholo)
     if not os.access(nholo, os.X_OK):
         sys.exit(f"model_files.py: {nholo} not found; build nholo first")
     work = tempfile.mkdtemp(prefix="nholo_bench_models_")
     env = dict(os.environ, NHOLO_CACHE_DIR=os.path.join(work, "cache"))
-    lines = []
+    base_env = dict(os.environ, NHOLO_CACHE_DIR=os.path.join(work, "cache-baseline"))
+    clang = shutil.which("clang++")
     try:
         # 1, 2: compile times
         rows = []
@@ -81,8 +86,13 @@ def main():
             _, out = run([nholo, "model", "build", src, "--force"], env, work)
             cold = float(re.search(r"compiled in ([0-9.]+) s", out).group(1))
             warm = min(run([nholo, "model", "build", src], env, work)[0] for _ in range(5))
-            rows.append((m, cold, warm))
-            print(f"{m}: cold {cold:.1f} s, warm {warm * 1000:.0f} ms", file=sys.stderr)
+            cold_clang = None
+            if clang:
+                _, out = run([nholo, "model", "build", src, "--force"], dict(env, NHOLO_CXX=clang), work)
+                cold_clang = float(re.search(r"compiled in ([0-9.]+) s", out).group(1))
+            rows.append((m, cold, warm, cold_clang))
+            print(f"{m}: cold {cold:.1f} s (clang++ {cold_clang}), warm {warm * 1000:.0f} ms",
+                  file=sys.stderr)
         # GPU modules
         gpu_rows, gpu_skip = [], ""
         for m in ("rolling_disk", "chaplygin_sleigh", "constant_speed"):
@@ -108,14 +118,18 @@ def main():
             common = ["--set", f"ensemble.size={size}", "--set", "output.fields=[]",
                       "--set", 'formulations=["udwadia_kalaba"]', "--backend", "cpp", "-q", "--overwrite"]
             run([nholo, "model", "build", twin], env, work)  # compiled before timing
-            best = {"builtin": 1e300, "file": 1e300}
+            kinds = [("builtin", builtin, nholo, env), ("file", twin, nholo, env)]
+            if a.baseline:
+                run([a.baseline, "model", "build", twin], base_env, work)
+                kinds.append(("baseline", twin, os.path.abspath(a.baseline), base_env))
+            best = {k[0]: 1e300 for k in kinds}
             for _ in range(a.reps):
-                for kind, model in (("builtin", builtin), ("file", twin)):
+                for kind, model, exe, e in kinds:
                     path = os.path.join(work, f"{builtin}_{kind}.h5")
-                    run([nholo, "run", cfg, "--set", f'model="{model}"', "--set",
-                         f'output.path="{path}"'] + common, env, work)
+                    run([exe, "run", cfg, "--set", f'model="{model}"', "--set",
+                         f'output.path="{path}"'] + common, e, work)
                     best[kind] = min(best[kind], compute_seconds(path)[0])
-            speed.append((builtin, size, best["builtin"], best["file"], extra))
+            speed.append((builtin, size, best["builtin"], best["file"], extra, best.get("baseline")))
             print(f"{builtin}: built-in {best['builtin']:.3f} s, file {best['file']:.3f} s", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -124,12 +138,15 @@ def main():
                          capture_output=True, text=True).stdout.strip()
     L = [BEGIN, "## Model files: compile time and speed (bench/model_files.py)", "",
          f"Measured {time.strftime('%Y-%m-%d')} on {cpu}, {os.cpu_count()} cores, by "
-         "`python3 bench/model_files.py`. The plugin of a model file holds its whole run "
-         "pipeline (every formulation and integrator), compiled with -O3 like the built-in models.",
-         "", "| model file | cold compile (`nholo model build --force`) | warm (cached: check, load) |",
-         "|---|---|---|"]
-    for m, cold, warm in rows:
-        L.append(f"| examples/models/{m} | {cold:.1f} s | {warm * 1000:.0f} ms |")
+         "`python3 bench/model_files.py" + (" --baseline OLD" if a.baseline else "") + "`. "
+         "The plugin of a model file holds the model's functions and the integrators of every "
+         "formulation and method behind the C plugin interface (docs/models.md), no host code, "
+         "compiled with -O3 like the built-in models.",
+         "", "| model file | cold compile, nholo's compiler | cold compile, clang++ | "
+         "warm (cached: check, load) |", "|---|---|---|---|"]
+    for m, cold, warm, cold_clang in rows:
+        cc = f"{cold_clang:.1f} s" if cold_clang is not None else "no clang++"
+        L.append(f"| examples/models/{m} | {cold:.1f} s | {cc} | {warm * 1000:.0f} ms |")
     if gpu_rows:
         L += ["", "GPU modules (NVRTC, for sm_90, DOPRI5; compiled without a GPU): one per formulation, "
               "each compiled by `nholo model build FILE --gpu-arch sm_90 --force`; warm = the same command "
@@ -145,10 +162,12 @@ def main():
           "udwadia_kalaba, statistics only) on one core (backend cpp), the built-in model and its "
           "twin in tests/model_files/ run alternately, best of "
           f"{a.reps}; the integrating thread's time:", "",
-          "| model | trajectories | built-in | model file | model file / built-in | the built-in's M, F |",
-          "|---|---|---|---|---|---|"]
-    for name, size, b, f, extra in speed:
-        L.append(f"| {name} | {size} | {b:.3f} s | {f:.3f} s | {f / b:.3f} | {extra} |")
+          "| model | trajectories | built-in | model file | model file / built-in | "
+          "model file, baseline nholo | this / baseline | the built-in's M, F |",
+          "|---|---|---|---|---|---|---|---|"]
+    for name, size, b, f, extra, base in speed:
+        bs = f"{base:.3f} s | {f / base:.3f}" if base else "- | -"
+        L.append(f"| {name} | {size} | {b:.3f} s | {f:.3f} s | {f / b:.3f} | {bs} | {extra} |")
     L += ["", "A model file's M and F are derived symbolically from its Lagrangian when the C++ is "
           "generated (docs/models.md, \"Symbolic derivatives\"), with structural zeros dropped and "
           "shared subexpressions computed once; its parameter-only subexpressions (m g sin(alpha)) "

@@ -9,10 +9,9 @@
 #   OUT_DIR/lib/*.so*            every shared library it needs except the C
 #                                library's own and the GPU driver (libcuda),
 #                                which the target machine provides
-#   OUT_DIR/include/nholo/       nholo's headers and, in include/nholo-deps/,
-#                                those of CCCL and HDF5: what a model file's
-#                                plugin is compiled against, on the target
-#                                machine, with its C++ compiler (docs/models.md)
+#   OUT_DIR/include/nholo/       nholo's headers: what a model file's plugin is
+#                                compiled against, on the target machine, with
+#                                its C++ compiler, any C++17 one (docs/models.md)
 #   OUT_DIR/lib/libnvrtc*.so*    NVRTC, when BUILD_DIR's nholo has the CUDA
 #                                backend (about 110 MB; NHOLO_BUNDLE_NVRTC=0
 #                                leaves it out): it compiles a model file's GPU
@@ -81,18 +80,6 @@ if [ "${NHOLO_BUNDLE_NVRTC:-1}" != 0 ] && "$NHOLO" devices | grep -q "^backends:
     echo "bundle: no libnvrtc in /usr/local/cuda/lib64: model files will run on the CPU backends only" >&2
   fi
 fi
-if [ ! -f "$BUILD/plugin_includes.txt" ]; then
-  echo "bundle: $BUILD/plugin_includes.txt not found; reconfigure $BUILD with this source tree" >&2
-  exit 2
-fi
-k=0
-tr ':' '\n' < "$BUILD/plugin_includes.txt" | while read -r inc; do
-  [ -n "$inc" ] || continue
-  k=$((k + 1))
-  dest="$OUT/include/nholo-deps/$k-$(basename "$inc")"
-  mkdir -p "$dest"
-  cp -r "$inc/." "$dest/"
-done
 cp "$ROOT/scripts/gpu_check.sh" "$OUT/scripts/"
 
 # the newest glibc symbol version any binary in the bundle needs
@@ -129,6 +116,20 @@ if command -v c++ >/dev/null 2>&1; then
   grep -q "headers in $check/b/include/nholo" "$check/plugin.log" || {
     cat "$check/plugin.log" >&2; echo "bundle: the plugin was not compiled against the bundle's headers" >&2; exit 1; }
   plugin=", compiles a model file's plugin against its own headers"
+  # and with another compiler than nholo's (the plugin interface is C): the
+  # same trajectories, bit for bit
+  if command -v clang++ >/dev/null 2>&1; then
+    for cxx in c++ clang++; do
+      (cd "$check" && env -i PATH=/usr/bin:/bin NHOLO_CACHE_DIR="$check/cache" NHOLO_CXX=$cxx \
+        "$check/b/bin/nholo" run b/examples/models/constant_speed.toml --backend omp \
+        --set output.path="\"cs-$cxx.h5\"" -q) > "$check/plugin-$cxx.log" 2>&1 || {
+        cat "$check/plugin-$cxx.log" >&2; echo "bundle: a model file with a $cxx plugin failed" >&2; exit 1; }
+    done
+    env -i PATH=/usr/bin:/bin "$check/b/bin/nholo" diff "$check/cs-c++.h5" "$check/cs-clang++.h5" \
+      --rtol 0 > "$check/diff.log" 2>&1 || {
+      cat "$check/diff.log" >&2; echo "bundle: the clang++ plugin's results differ from the c++ plugin's" >&2; exit 1; }
+    plugin="$plugin, with c++ and with clang++ (equal results)"
+  fi
   if [ -n "$nvrtc" ]; then
     # run from the source tree on purpose: its kernels/ must not be mixed
     # into the module (NVRTC compiles from memory; includes go by -I only)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what nholo needs on a fresh Debian machine (idempotent):
-#   Debian packages: compilers, CMake, Eigen, HDF5, toml++, CLI11, Boost,
+#   Debian packages: compilers (g++, and clang++: CI compiles model plugins
+#                    with both), CMake, Eigen, HDF5, toml++, CLI11, Boost,
 #                    GoogleTest, Google Benchmark, Open MPI (mpirun -n N nholo run)
 #   Python (the `python3` on PATH, via pip): numpy, scipy, h5py, matplotlib,
 #                    xarray, h5netcdf
@@ -8,7 +9,7 @@
 set -euo pipefail
 
 need_apt=()
-for pkg in build-essential cmake libeigen3-dev libhdf5-dev hdf5-tools libtomlplusplus-dev \
+for pkg in build-essential clang cmake libeigen3-dev libhdf5-dev hdf5-tools libtomlplusplus-dev \
            libcli11-dev libboost-dev libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done

@@ -364,7 +364,8 @@ TEST(Ensemble, TrajectoryMajorLayoutIsThePermutedSoALayout) {
   arr.qdot = sqd.data();
   arr.multiplier = smul.data();
   arr.energy = sen.data();
-  const EnsembleWindow<CoinSystem> w = gpu_window(sys, opt, arr, count, saves.data(), ns);
+  const EnsembleWindow<CoinSystem> w =
+      ensemble_window(sys, opt, arr, count, saves.data(), ns, false);
   ASSERT_FALSE(w.trajectory_major);
   for_each_index(Backend::omp, 2, count, w);
   int64_t checked = 0;

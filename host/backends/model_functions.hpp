@@ -32,13 +32,14 @@ struct ModelFunctions {
                                                   const bool* qd_given) {
     Vec<double, n> qv, qdv;
     load(q, qd, qv, qdv);
-    const ConsistencyResult<double> r =
-        nholo::complete_state<Model, double>(params_of_values<Model>(p), qv, q_given, qdv, qd_given, t0);
+    const ConsistencyResult<double> r = nholo::complete_state<Model, double>(
+        params_of_values<Model>(p), qv, q_given, qdv, qd_given, t0);
     store(qv, qdv, q, qd);
     return r;
   }
 
-  static ConsistencyResult<double> project_state(const double* p, double t0, double* q, double* qd) {
+  static ConsistencyResult<double> project_state(const double* p, double t0, double* q,
+                                                 double* qd) {
     Vec<double, n> qv, qdv;
     load(q, qd, qv, qdv);
     const ConsistencyResult<double> r =

@@ -35,13 +35,10 @@ namespace nholo {
 
 namespace {
 
-// Set by CMakeLists.txt: the compiler and include folders nholo was built
-// with (the plugin must see the same headers).
+// Set by CMakeLists.txt: the compiler nholo was built with (the default for
+// plugins) and its source tree (headers, when not run from an install tree).
 #ifndef NHOLO_PLUGIN_CXX
 #define NHOLO_PLUGIN_CXX "c++"
-#endif
-#ifndef NHOLO_PLUGIN_INCLUDES
-#define NHOLO_PLUGIN_INCLUDES ""
 #endif
 #ifndef NHOLO_PLUGIN_SOURCE_DIR
 #define NHOLO_PLUGIN_SOURCE_DIR ""
@@ -113,23 +110,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return v;
 }
 
-// The folders of the libraries' headers a plugin includes (CCCL, HDF5): a
-// relocatable bundle's own copies (PREFIX/include/nholo-deps/*, made by
-// scripts/bundle.sh) when nholo runs from one, else those nholo was built with.
-std::vector<std::string> plugin_include_dirs() {
-  std::error_code ec;
-  const fs::path root(header_root());
-  const fs::path deps = root.parent_path() / "nholo-deps";
-  if (root.filename() == "nholo" && fs::is_directory(deps, ec)) {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(deps, ec))
-      if (e.is_directory()) v.push_back(e.path().string());
-    std::sort(v.begin(), v.end());
-    if (!v.empty()) return v;
-  }
-  return split(NHOLO_PLUGIN_INCLUDES, ':');
-}
-
 std::string compiler() {
   if (const char* e = std::getenv("NHOLO_CXX"); e && *e) return e;
   return NHOLO_PLUGIN_CXX;
@@ -142,7 +122,6 @@ std::vector<std::string> compile_flags() {
                                 "-DNHOLO_VERSION=\"" + std::string(NHOLO_VERSION) + "\"",
                                 "-DNHOLO_GIT_REVISION=\"" + std::string(NHOLO_GIT_REVISION) + "\"",
                                 "-I" + header_root()};
-  for (const auto& d : plugin_include_dirs()) a.push_back("-isystem" + d);
   if (const char* e = std::getenv("NHOLO_PLUGIN_CXXFLAGS"); e && *e)
     for (const auto& f : split(e, ' ')) a.push_back(f);
   return a;

@@ -192,32 +192,61 @@ typedef struct nholo_plugin {
 
 typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
 
-/* The layout table: both sides expand it with their compiler's offsetof. */
-#define NHOLO_PLUGIN_LAYOUT(S, M)                                                                  \
-  S(nholo_integrator_c)                                                                            \
-  M(nholo_integrator_c, rtol) M(nholo_integrator_c, max_steps) M(nholo_integrator_c, pi_beta)     \
-  S(nholo_eval_c)                                                                                  \
-  M(nholo_eval_c, drift) M(nholo_eval_c, project_iterations) M(nholo_eval_c, baumgarte_alpha)     \
-  M(nholo_eval_c, lu_rtol)                                                                         \
-  S(nholo_arrays_c)                                                                                \
-  M(nholo_arrays_c, steps) M(nholo_arrays_c, status) M(nholo_arrays_c, q) M(nholo_arrays_c, energy) \
-  M(nholo_arrays_c, params) M(nholo_arrays_c, interval_start)                                      \
-  S(nholo_window_args_c)                                                                           \
-  M(nholo_window_args_c, count) M(nholo_window_args_c, save_times)                                 \
-  M(nholo_window_args_c, n_saves) M(nholo_window_args_c, trajectory_major)                         \
-  S(nholo_states_c) M(nholo_states_c, steps) M(nholo_states_c, status)                             \
-  S(nholo_system_info_c) M(nholo_system_info_c, window_bytes)                                      \
-  S(nholo_window_layout) M(nholo_window_layout, arr)                                               \
-  S(nholo_consistency_c) M(nholo_consistency_c, converged)                                         \
-  S(nholo_param_c) M(nholo_param_c, default_value) M(nholo_param_c, has_lo)                        \
-  M(nholo_param_c, hi_open)                                                                        \
-  S(nholo_model_c) M(nholo_model_c, n) M(nholo_model_c, n_params) M(nholo_model_c, coordinates)    \
-  M(nholo_model_c, params) M(nholo_model_c, n_formulations) M(nholo_model_c, has_check_params)     \
-  M(nholo_model_c, has_drift) M(nholo_model_c, drift_prediction_doc)                               \
-  S(nholo_layout_entry_c) M(nholo_layout_entry_c, value)                                           \
-  S(nholo_plugin) M(nholo_plugin, layout) M(nholo_plugin, model) M(nholo_plugin, check_params)    \
-  M(nholo_plugin, drift_prediction) M(nholo_plugin, system_open) M(nholo_plugin, window_run)       \
-  M(nholo_plugin, window_layout)
+/* The layout table: the size of every struct above and the offset of every
+ * member; both sides expand it with their compiler's sizeof and offsetof. */
+/* clang-format off */
+#define NHOLO_PLUGIN_LAYOUT(S, M)                                                               \
+  S(nholo_integrator_c) M(nholo_integrator_c, method) M(nholo_integrator_c, rtol)               \
+  M(nholo_integrator_c, atol) M(nholo_integrator_c, dt) M(nholo_integrator_c, dt_min)           \
+  M(nholo_integrator_c, dt_max) M(nholo_integrator_c, max_steps) M(nholo_integrator_c, safety)  \
+  M(nholo_integrator_c, fac_min) M(nholo_integrator_c, fac_max) M(nholo_integrator_c, pi_beta)  \
+  S(nholo_eval_c) M(nholo_eval_c, pinv_rtol) M(nholo_eval_c, pinv_atol)                         \
+  M(nholo_eval_c, pinv_chol_rtol) M(nholo_eval_c, pinv_gram_rtol) M(nholo_eval_c, drift)        \
+  M(nholo_eval_c, project_iterations) M(nholo_eval_c, baumgarte_alpha)                          \
+  M(nholo_eval_c, baumgarte_beta) M(nholo_eval_c, project_tol) M(nholo_eval_c, lu_rtol)         \
+  S(nholo_arrays_c) M(nholo_arrays_c, y) M(nholo_arrays_c, t) M(nholo_arrays_c, h)              \
+  M(nholo_arrays_c, err_prev) M(nholo_arrays_c, fail_time) M(nholo_arrays_c, steps)             \
+  M(nholo_arrays_c, rejected) M(nholo_arrays_c, status) M(nholo_arrays_c, q)                    \
+  M(nholo_arrays_c, qdot) M(nholo_arrays_c, qddot) M(nholo_arrays_c, force_ideal)               \
+  M(nholo_arrays_c, force_nonideal) M(nholo_arrays_c, multiplier)                               \
+  M(nholo_arrays_c, constraint_residual) M(nholo_arrays_c, energy) M(nholo_arrays_c, params)    \
+  M(nholo_arrays_c, save_k) M(nholo_arrays_c, interval_start)                                   \
+  S(nholo_window_args_c) M(nholo_window_args_c, arrays) M(nholo_window_args_c, count)           \
+  M(nholo_window_args_c, save_times) M(nholo_window_args_c, n_saves)                            \
+  M(nholo_window_args_c, trajectory_major)                                                      \
+  S(nholo_states_c) M(nholo_states_c, y) M(nholo_states_c, t) M(nholo_states_c, h)              \
+  M(nholo_states_c, err_prev) M(nholo_states_c, fail_time) M(nholo_states_c, steps)             \
+  M(nholo_states_c, rejected) M(nholo_states_c, status)                                         \
+  S(nholo_system_info_c) M(nholo_system_info_c, N) M(nholo_system_info_c, path_residual_index)  \
+  M(nholo_system_info_c, window_bytes)                                                          \
+  S(nholo_window_layout) M(nholo_window_layout, bytes) M(nholo_window_layout, align)            \
+  M(nholo_window_layout, sys) M(nholo_window_layout, sys_align) M(nholo_window_layout, params)  \
+  M(nholo_window_layout, opt) M(nholo_window_layout, opt_align) M(nholo_window_layout, arr)     \
+  S(nholo_consistency_c) M(nholo_consistency_c, residual) M(nholo_consistency_c, converged)     \
+  S(nholo_param_c) M(nholo_param_c, name) M(nholo_param_c, unit) M(nholo_param_c, doc)          \
+  M(nholo_param_c, default_value) M(nholo_param_c, lo) M(nholo_param_c, hi)                     \
+  M(nholo_param_c, has_lo) M(nholo_param_c, lo_open) M(nholo_param_c, has_hi)                   \
+  M(nholo_param_c, hi_open)                                                                     \
+  S(nholo_model_c) M(nholo_model_c, name) M(nholo_model_c, description) M(nholo_model_c, n)     \
+  M(nholo_model_c, m) M(nholo_model_c, m_position) M(nholo_model_c, m_velocity)                 \
+  M(nholo_model_c, m_acceleration) M(nholo_model_c, n_params) M(nholo_model_c, coordinates)     \
+  M(nholo_model_c, coordinate_units) M(nholo_model_c, constraints)                              \
+  M(nholo_model_c, constraint_kinds) M(nholo_model_c, params) M(nholo_model_c, formulations)    \
+  M(nholo_model_c, n_formulations) M(nholo_model_c, has_energy) M(nholo_model_c, has_nonideal)  \
+  M(nholo_model_c, has_conflated) M(nholo_model_c, has_hand_dynamics)                           \
+  M(nholo_model_c, has_check_params) M(nholo_model_c, has_drift)                                \
+  M(nholo_model_c, drift_coordinate) M(nholo_model_c, band_coordinate)                          \
+  M(nholo_model_c, drift_prediction_doc)                                                        \
+  S(nholo_layout_entry_c) M(nholo_layout_entry_c, what) M(nholo_layout_entry_c, value)          \
+  S(nholo_plugin) M(nholo_plugin, abi_version) M(nholo_plugin, layout_count)                    \
+  M(nholo_plugin, layout) M(nholo_plugin, nholo_version) M(nholo_plugin, nholo_revision)        \
+  M(nholo_plugin, compiler) M(nholo_plugin, model) M(nholo_plugin, check_params)                \
+  M(nholo_plugin, complete_state) M(nholo_plugin, project_state)                                \
+  M(nholo_plugin, rank_deficient) M(nholo_plugin, drift_prediction)                             \
+  M(nholo_plugin, system_open) M(nholo_plugin, system_close) M(nholo_plugin, start_states)      \
+  M(nholo_plugin, window_open) M(nholo_plugin, window_run) M(nholo_plugin, window_close)        \
+  M(nholo_plugin, gpu_window) M(nholo_plugin, window_layout)
+/* clang-format on */
 
 #define NHOLO_LAYOUT_SIZE(T) {#T, (uint64_t)sizeof(T)},
 #define NHOLO_LAYOUT_OFFSET(T, m) {#T "." #m, (uint64_t)offsetof(T, m)},

@@ -19,6 +19,7 @@
 #include "host/backends/model_functions.hpp"
 #include "host/config/model_info_of.hpp"
 #include "host/model_files/plugin_abi.h"
+#include "host/model_files/plugin_convert.hpp"
 
 #if !defined(NHOLO_VERSION) || !defined(NHOLO_GIT_REVISION)
 #error "a model plugin is compiled with -DNHOLO_VERSION and -DNHOLO_GIT_REVISION of its nholo"
@@ -42,63 +43,10 @@ struct nholo_window_c {
 
 namespace nholo::plugin_detail {
 
+using namespace plugin_convert;
+
 inline void put_error(char* err, uint64_t size, const char* what) {
   if (err && size) std::snprintf(err, static_cast<std::size_t>(size), "%s", what);
-}
-
-inline IntegratorOptions integrator_of(const nholo_integrator_c& c) {
-  IntegratorOptions o;
-  o.method = static_cast<Method>(c.method);
-  o.rtol = c.rtol;
-  o.atol = c.atol;
-  o.dt = c.dt;
-  o.dt_min = c.dt_min;
-  o.dt_max = c.dt_max;
-  o.max_steps = c.max_steps;
-  o.safety = c.safety;
-  o.fac_min = c.fac_min;
-  o.fac_max = c.fac_max;
-  o.pi_beta = c.pi_beta;
-  return o;
-}
-
-inline EvalOptions eval_of(const nholo_eval_c& c) {
-  EvalOptions e;
-  e.pinv.rtol = c.pinv_rtol;
-  e.pinv.atol = c.pinv_atol;
-  e.pinv.chol_rtol = c.pinv_chol_rtol;
-  e.pinv.gram_rtol = c.pinv_gram_rtol;
-  e.drift = static_cast<DriftControl>(c.drift);
-  e.baumgarte_alpha = c.baumgarte_alpha;
-  e.baumgarte_beta = c.baumgarte_beta;
-  e.project_iterations = c.project_iterations;
-  e.project_tol = c.project_tol;
-  e.lu_rtol = c.lu_rtol;
-  return e;
-}
-
-inline EnsembleArrays<double> arrays_of(const nholo_arrays_c& c) {
-  EnsembleArrays<double> a;
-  a.y = c.y;
-  a.t = c.t;
-  a.h = c.h;
-  a.err_prev = c.err_prev;
-  a.fail_time = c.fail_time;
-  a.steps = c.steps;
-  a.rejected = c.rejected;
-  a.status = c.status;
-  a.q = c.q;
-  a.qdot = c.qdot;
-  a.qddot = c.qddot;
-  a.force_ideal = c.force_ideal;
-  a.force_nonideal = c.force_nonideal;
-  a.multiplier = c.multiplier;
-  a.constraint_residual = c.constraint_residual;
-  a.energy = c.energy;
-  a.params = c.params;
-  a.save_k = c.save_k;
-  a.interval_start = c.interval_start;
-  return a;
 }
 
 template <class T>
@@ -122,8 +70,8 @@ struct Description {
     for (const auto& s : info.constraint_kinds) kinds.push_back(s.c_str());
     for (const auto& s : info.formulations) formulations.push_back(s.c_str());
     for (const auto& p : info.params)
-      params.push_back({p.name.c_str(), p.unit.c_str(), p.doc.c_str(), p.default_value,
-                        p.range.lo, p.range.hi, p.range.has_lo, p.range.lo_open, p.range.has_hi,
+      params.push_back({p.name.c_str(), p.unit.c_str(), p.doc.c_str(), p.default_value, p.range.lo,
+                        p.range.hi, p.range.has_lo, p.range.lo_open, p.range.has_hi,
                         p.range.hi_open});
     c.name = Model::name;
     c.description = Model::description;
@@ -316,8 +264,8 @@ struct PluginOf {
 
 }  // namespace nholo::plugin_detail
 
-#define NHOLO_DEFINE_PLUGIN(ModelType)                                                        \
+#define NHOLO_DEFINE_PLUGIN(ModelType)                                                         \
   extern "C" __attribute__((visibility("default"))) const nholo_plugin* nholo_plugin_entry_v1( \
-      void) {                                                                                 \
-    return nholo::plugin_detail::PluginOf<ModelType>::entry();                                \
+      void) {                                                                                  \
+    return nholo::plugin_detail::PluginOf<ModelType>::entry();                                 \
   }

@@ -12,73 +12,15 @@
 
 #include "host/backends/cpu_ensemble.hpp"
 #include "host/backends/formulation_system.hpp"
+#include "host/model_files/plugin_convert.hpp"
 
 namespace nholo {
 
 namespace {
 
+using namespace plugin_convert;
+
 constexpr std::size_t kErrorSize = 1024;
-
-nholo_integrator_c integrator_c(const IntegratorOptions& o) {
-  nholo_integrator_c c{};
-  c.method = static_cast<int32_t>(o.method);
-  c.rtol = o.rtol;
-  c.atol = o.atol;
-  c.dt = o.dt;
-  c.dt_min = o.dt_min;
-  c.dt_max = o.dt_max;
-  c.max_steps = o.max_steps;
-  c.safety = o.safety;
-  c.fac_min = o.fac_min;
-  c.fac_max = o.fac_max;
-  c.pi_beta = o.pi_beta;
-  return c;
-}
-
-nholo_eval_c eval_c(const EvalOptions& e) {
-  nholo_eval_c c{};
-  c.pinv_rtol = e.pinv.rtol;
-  c.pinv_atol = e.pinv.atol;
-  c.pinv_chol_rtol = e.pinv.chol_rtol;
-  c.pinv_gram_rtol = e.pinv.gram_rtol;
-  c.drift = static_cast<int32_t>(e.drift);
-  c.project_iterations = e.project_iterations;
-  c.baumgarte_alpha = e.baumgarte_alpha;
-  c.baumgarte_beta = e.baumgarte_beta;
-  c.project_tol = e.project_tol;
-  c.lu_rtol = e.lu_rtol;
-  return c;
-}
-
-nholo_window_args_c window_args(const EnsembleArrays<double>& a, int64_t count,
-                                const double* save_times, int ns, bool trajectory_major) {
-  nholo_window_args_c w{};
-  nholo_arrays_c& c = w.arrays;
-  c.y = a.y;
-  c.t = a.t;
-  c.h = a.h;
-  c.err_prev = a.err_prev;
-  c.fail_time = a.fail_time;
-  c.steps = a.steps;
-  c.rejected = a.rejected;
-  c.status = a.status;
-  c.q = a.q;
-  c.qdot = a.qdot;
-  c.qddot = a.qddot;
-  c.force_ideal = a.force_ideal;
-  c.force_nonideal = a.force_nonideal;
-  c.multiplier = a.multiplier;
-  c.constraint_residual = a.constraint_residual;
-  c.energy = a.energy;
-  c.params = a.params;
-  c.save_k = a.save_k;
-  c.interval_start = a.interval_start;
-  w.count = count;
-  w.save_times = save_times;
-  w.n_saves = ns;
-  w.trajectory_major = trajectory_major ? 1 : 0;
-  return w;
-}
 
 // a plugin's window on a CPU backend
 class PluginCpuWindow final : public CpuWindow {
@@ -128,8 +70,8 @@ ModelInfo model_info_of_plugin(const nholo_plugin& table) {
     r.has_hi = p.has_hi != 0;
     r.hi = p.hi;
     r.hi_open = p.hi_open != 0;
-    mi.params.push_back({p.name ? p.name : "", p.default_value, p.unit ? p.unit : "",
-                         p.doc ? p.doc : "", r});
+    mi.params.push_back(
+        {p.name ? p.name : "", p.default_value, p.unit ? p.unit : "", p.doc ? p.doc : "", r});
   }
   mi.formulations = strings(c.formulations, c.n_formulations);
   mi.has_energy = c.has_energy != 0;
@@ -150,8 +92,8 @@ std::string plugin_layout_mismatch(const nholo_plugin& table) {
       NHOLO_PLUGIN_LAYOUT(NHOLO_LAYOUT_SIZE, NHOLO_LAYOUT_OFFSET)};
   const std::size_t n = sizeof ours / sizeof ours[0];
   if (table.layout_count != n || !table.layout)
-    return "its layout table has " + std::to_string(table.layout_count) + " entries, this nholo's " +
-           std::to_string(n);
+    return "its layout table has " + std::to_string(table.layout_count) +
+           " entries, this nholo's " + std::to_string(n);
   for (std::size_t i = 0; i < n; ++i) {
     const nholo_layout_entry_c& theirs = table.layout[i];
     if (!theirs.what || std::string(theirs.what) != ours[i].what || theirs.value != ours[i].value)
@@ -174,7 +116,8 @@ PluginModelRuntime::PluginModelRuntime(const nholo_plugin* table, std::string pa
 std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
     const std::string& f, const RunConfig& cfg, Device& dev, const EnsembleLayout& layout) const {
   std::vector<double> params(std::max<std::size_t>(info_.params.size(), 1), 0.0);
-  for (std::size_t j = 0; j < info_.params.size(); ++j) params[j] = cfg.params.at(info_.params[j].name);
+  for (std::size_t j = 0; j < info_.params.size(); ++j)
+    params[j] = cfg.params.at(info_.params[j].name);
   const nholo_eval_c eval = eval_c(cfg.eval);
   const nholo_integrator_c opt = integrator_c(cfg.integrator);
   nholo_system_c* raw = nullptr;
@@ -183,8 +126,10 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
   if (t_->system_open(f.c_str(), params.data(), &eval, &opt, &raw, &si, err, sizeof err) != 0)
     throw ConfigError("formulations", "model " + info_.name + " (plugin " + path_ + "): " + err);
   const nholo_plugin* t = t_;
-  const std::shared_ptr<const nholo_system_c> sys(raw, [t](nholo_system_c* s) { t->system_close(s); });
-  const std::string where = "model " + info_.name + ", formulation " + f + " (plugin " + path_ + ")";
+  const std::shared_ptr<const nholo_system_c> sys(raw,
+                                                  [t](nholo_system_c* s) { t->system_close(s); });
+  const std::string where =
+      "model " + info_.name + ", formulation " + f + " (plugin " + path_ + ")";
 
   FormulationSystem fs;
   fs.n = info_.n;

@@ -37,8 +37,7 @@ class PluginModelRuntime final : public ModelRuntime {
                                  double* qd) const override;
   bool rank_deficient(const double* params, double t0, const double* q, const double* qd,
                       double rtol) const override;
-  double drift_prediction(const double* params, const double* q0,
-                          const double* qd0) const override;
+  double drift_prediction(const double* params, const double* q0, const double* qd0) const override;
 
  private:
   const nholo_plugin* t_;

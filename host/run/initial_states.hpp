@@ -159,8 +159,7 @@ class InitialStates {
     if (m_ == 0) return;
     double* q = &st.q0[i * n_];
     double* qd = &st.qd0[i * n_];
-    StateConsistency r =
-        model_.complete_state(params, t0_, q, q_given_.get(), qd, qd_given_.get());
+    StateConsistency r = model_.complete_state(params, t0_, q, q_given_.get(), qd, qd_given_.get());
     if (any_free_ && r.converged) ++ic.completed;
     if (!r.converged) {
       if (cfg_.on_violation == "error") {

@@ -74,15 +74,18 @@ class TypedModelRuntime final : public ModelRuntime {
     return out;
   }
 
-  bool has_check_params() const override { return nholo::has_check_params<Model>::value; }
-  const char* check_params(const double* p) const override { return F::check_params(p); }
+  bool has_check_params() const override {
+    return nholo::has_check_params<Model>::value;
+  }
+  const char* check_params(const double* p) const override {
+    return F::check_params(p);
+  }
   StateConsistency complete_state(const double* p, double t0, double* q, const bool* q_given,
                                   double* qd, const bool* qd_given) const override {
     const ConsistencyResult<double> r = F::complete_state(p, t0, q, q_given, qd, qd_given);
     return {r.residual, r.converged};
   }
-  StateConsistency project_state(const double* p, double t0, double* q,
-                                 double* qd) const override {
+  StateConsistency project_state(const double* p, double t0, double* q, double* qd) const override {
     const ConsistencyResult<double> r = F::project_state(p, t0, q, qd);
     return {r.residual, r.converged};
   }

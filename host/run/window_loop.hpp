@@ -47,8 +47,8 @@ inline Progress run_progress(const SlicePlan& plan, const PieceDir& pieces, int 
 class WindowLoop {
  public:
   WindowLoop(const RunConfig& cfg, const SlicePlan& plan, const PieceDir& pieces,
-             DeviceEnsembles& ens, InitialStates& init, PieceWriters& writers,
-             OutputSink& sink, Progress& progress, RunSummary& sum)
+             DeviceEnsembles& ens, InitialStates& init, PieceWriters& writers, OutputSink& sink,
+             Progress& progress, RunSummary& sum)
       : n_(init.model().info().n),
         cfg_(cfg),
         plan_(plan),

@@ -28,8 +28,8 @@ ALLOWED = {
     # the device interface, the CPU and CUDA ensembles
     "host/backends": {"kernels", "models", "host/config", "host/io", "host/backends"},
     # model files: the expression language, checks, code generation, plugins,
-    # GPU modules; the plugin's entry point (plugin_define.hpp) instantiates
-    # the pipeline, so model_files/ reaches run/ (run/ never reaches model_files/)
+    # GPU modules; a plugin's runtime implements run/'s ModelRuntime, so
+    # model_files/ reaches run/ (run/ never reaches model_files/)
     "host/model_files": {"kernels", "models", "host/config", "host/backends", "host/io",
                          "host/run", "host/model_files"},
     # the pipeline and its stages, interrupts, the MPI work plan, the device

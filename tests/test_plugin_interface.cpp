@@ -1,0 +1,211 @@
+// The plugin interface (host/model_files/plugin_abi.h, docs/models.md "The plugin
+// interface"): a plugin compiled by another compiler than nholo's (clang++
+// here, g++ nholo) loads and gives the same trajectories as the g++ plugin;
+// a plugin of another interface version, layout or nholo release is refused
+// with a message naming what differs, and a cached one is rebuilt.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "host/io/h5.hpp"
+#include "host/model_files/plugin_abi.h"
+#include "nholo_cli.hpp"
+
+namespace {
+
+using nholo_test::Result;
+using nholo_test::write_file;
+namespace fs = std::filesystem;
+
+const fs::path kSource = NHOLO_SOURCE_DIR;
+
+fs::path temp_dir(const std::string& name) {
+  return nholo_test::temp_dir("nholo_plugin_interface", name);
+}
+
+std::string cache_env(const fs::path& cache) {
+  return "NHOLO_CACHE_DIR='" + cache.string() + "'";
+}
+std::string shared_cache_env() {
+  return cache_env(NHOLO_TEST_PLUGIN_CACHE);
+}
+
+// the first of names found on PATH, "" when none
+std::string find_program(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (std::system(("command -v " + n + " >/dev/null 2>&1").c_str()) == 0) return n;
+  return "";
+}
+
+template <class T>
+std::vector<T> read(const fs::path& file, const std::string& dataset) {
+  auto f = nholo::h5::File::open_ro(file.string());
+  return f.root().open_dataset(dataset).read<T>();
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// One test per example model file: its run with a clang++ plugin equals its
+// run with the plugin of nholo's own compiler, bit for bit.
+class ExampleModelFile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExampleModelFile, ClangPluginGivesTheSameTrajectoriesAsTheDefaultCompilers) {
+  const std::string clang = find_program({"clang++", "clang++-14", "clang++-15", "clang++-16"});
+  if (clang.empty())
+    GTEST_SKIP() << "no clang++ on PATH: the compiler-independence check needs one";
+  const std::string name = GetParam();
+  const fs::path dir = temp_dir("clang_" + name);
+  for (const char* ext : {".toml", ".model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / (name + ext), dir / (name + ext),
+                  fs::copy_options::overwrite_existing);
+  const std::string run = "run " + name + ".toml --backend omp --set 'output.path=\"";
+  const Result a = nholo_test::run_nholo(run + "default.h5\"'", dir, shared_cache_env());
+  ASSERT_EQ(a.code, 0) << a.output;
+  const Result b =
+      nholo_test::run_nholo(run + "clang.h5\"'", dir, shared_cache_env() + " NHOLO_CXX=" + clang);
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_NE(b.output.find("(" + clang + ","), std::string::npos)
+      << "the plugin was not compiled (or found) for " << clang << ":\n"
+      << b.output;
+  auto f = nholo::h5::File::open_ro((dir / "default.h5").string());
+  const std::vector<std::string> forms = f.root().attr_strings("formulations");
+  ASSERT_FALSE(forms.empty());
+  size_t values = 0;
+  for (const auto& form : forms) {
+    for (const char* field : {"q", "qdot"}) {
+      const auto x = read<double>(dir / "default.h5", form + "/" + field);
+      const auto y = read<double>(dir / "clang.h5", form + "/" + field);
+      ASSERT_EQ(x.size(), y.size());
+      ASSERT_FALSE(x.empty());
+      for (size_t i = 0; i < x.size(); ++i)
+        ASSERT_EQ(x[i], y[i]) << name << " " << form << "/" << field << "[" << i << "]";
+      values += x.size();
+    }
+    EXPECT_EQ(read<int32_t>(dir / "default.h5", form + "/status"),
+              read<int32_t>(dir / "clang.h5", form + "/status"));
+  }
+  std::printf(
+      "%s: the %s plugin and the default compiler's give equal q, qdot (%zu values, bit "
+      "for bit)\n",
+      name.c_str(), clang.c_str(), values);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleModelFile,
+                         ::testing::Values(std::string("rolling_disk"),
+                                           std::string("chaplygin_sleigh"),
+                                           std::string("constant_speed")),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+// A stand-in plugin with a chosen interface version, layout and release,
+// compiled by the test: nholo must refuse it before calling any function.
+fs::path fake_plugin(const fs::path& dir, const std::string& name, uint32_t abi, bool bad_layout,
+                     const std::string& release) {
+  const fs::path src = dir / (name + ".cpp"), so = dir / (name + ".so");
+  write_file(src,
+             "#include <cstddef>\n#include \"host/model_files/plugin_abi.h\"\n"
+             "static nholo_layout_entry_c layout[] = {\n"
+             "    NHOLO_PLUGIN_LAYOUT(NHOLO_LAYOUT_SIZE, NHOLO_LAYOUT_OFFSET)};\n"
+             "extern \"C\" __attribute__((visibility(\"default\"))) const nholo_plugin* "
+             "nholo_plugin_entry_v1(void) {\n"
+             "  static nholo_plugin t{};\n"
+             "  t.abi_version = " +
+                 std::to_string(abi) +
+                 "u;\n"
+                 "  t.layout_count = sizeof layout / sizeof layout[0];\n"
+                 "  t.layout = layout;\n" +
+                 (bad_layout ? "  layout[3].value += 8;\n" : "") + "  t.nholo_version = \"" +
+                 release +
+                 "\";\n"
+                 "  t.compiler = \"the test's stand-in\";\n"
+                 "  return &t;\n}\n");
+  const std::string cmd = "c++ -std=c++17 -shared -fPIC -I'" + kSource.string() + "' -o '" +
+                          so.string() + "' '" + src.string() + "' 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return so;
+}
+
+TEST(PluginInterface, PluginsOfAnotherVersionLayoutOrReleaseAreRefusedSayingWhy) {
+  const fs::path dir = temp_dir("refused");
+  fs::copy_file(kSource / "examples" / "models" / "constant_speed.toml", dir / "run.toml",
+                fs::copy_options::overwrite_existing);
+  struct Case {
+    std::string name;
+    uint32_t abi;
+    bool bad_layout;
+    std::string release, says;
+  };
+  const std::vector<Case> cases = {
+      {"old_interface", 5, false, NHOLO_VERSION,
+       "it has plugin interface version 5, this nholo version " +
+           std::to_string(NHOLO_PLUGIN_ABI_VERSION)},
+      {"other_layout", NHOLO_PLUGIN_ABI_VERSION, true, NHOLO_VERSION,
+       "lays the plugin interface out differently"},
+      {"other_release", NHOLO_PLUGIN_ABI_VERSION, false, "0.0.1",
+       "compiled against the headers of nholo 0.0.1, this is nholo " NHOLO_VERSION}};
+  for (const Case& c : cases) {
+    const fs::path so = fake_plugin(dir, c.name, c.abi, c.bad_layout, c.release);
+    const Result r =
+        nholo_test::run_nholo("run run.toml --backend omp --set 'model=\"" + so.string() + "\"'",
+                              dir, cache_env(dir / "cache"));
+    EXPECT_NE(r.code, 0) << c.name << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.name << "\n" << r.output;
+    EXPECT_NE(r.output.find("rebuild it against this nholo"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "constant_speed.h5")) << c.name;
+  }
+}
+
+// A cached plugin of an older interface (a cache kept across an nholo update
+// whose record was rewritten, or a plugin copied in) is refused and rebuilt.
+TEST(PluginInterface, ACachedPluginOfAnOlderInterfaceIsRebuilt) {
+  const fs::path dir = temp_dir("rebuilt");
+  for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / f, dir / f,
+                  fs::copy_options::overwrite_existing);
+  const fs::path cache = dir / "cache";
+  const std::string run = "run constant_speed.toml --backend omp --overwrite";
+  const Result first = nholo_test::run_nholo(run, dir, cache_env(cache));
+  ASSERT_EQ(first.code, 0) << first.output;
+  const auto q_first = read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q");
+  fs::path so;
+  for (const auto& e : fs::directory_iterator(cache))
+    if (e.path().extension() == ".so") so = e.path();
+  ASSERT_FALSE(so.empty());
+  // the stand-in, vouched for by the record (size and checksum)
+  const std::string bytes = read_text(fake_plugin(dir, "old", 5, false, NHOLO_VERSION));
+  write_file(so, bytes);
+  uint64_t h = 1469598103934665603ull;  // the record's checksum: FNV-1a, 64 bits
+  for (unsigned char ch : bytes) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
+  fs::path info = so;
+  info.replace_extension(".info");
+  std::ifstream in(info);
+  std::string rec, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("bytes = ", 0) == 0) line = "bytes = " + std::to_string(bytes.size());
+    if (line.rfind("checksum = ", 0) == 0) line = "checksum = " + std::string(sum);
+    rec += line + "\n";
+  }
+  in.close();
+  write_file(info, rec);
+  const Result second = nholo_test::run_nholo(run, dir, cache_env(cache));
+  ASSERT_EQ(second.code, 0) << second.output;
+  EXPECT_NE(second.output.find("it has plugin interface version 5"), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("refused, rebuilding it"), std::string::npos) << second.output;
+  EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), q_first);
+}
+
+}  // namespace
