@@ -1,8 +1,10 @@
 // Helpers for the tests that run the nholo command (tests/test_cli.cpp,
-// tests/test_pipeline.cpp): run it in a folder with its output captured, make
-// a fresh temporary folder, write a file.
+// tests/test_pipeline.cpp, ...): run it in a folder with its output captured,
+// start it in the background (spawn, wait_for: to signal it), make a fresh
+// temporary folder, write a file.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace nholo_test {
 
@@ -61,6 +64,34 @@ inline Result fault_check(const std::string& mode, const fs::path& ref, const fs
 inline void write_file(const fs::path& p, const std::string& text) {
   std::ofstream f(p);
   f << text;
+}
+
+// Starts nholo in dir with args (output to run.log), after `setup` in the child.
+template <class Setup>
+inline pid_t spawn(const fs::path& dir, const std::vector<std::string>& args, Setup setup) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(99);
+    const int fd = open("run.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    dup2(fd, 1);
+    setup();
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(NHOLO_BINARY));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(NHOLO_BINARY, argv.data());
+    _exit(98);
+  }
+  return pid;
+}
+
+inline int wait_for(pid_t pid, bool* signaled = nullptr, int* sig = nullptr) {
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (signaled) *signaled = WIFSIGNALED(st);
+  if (sig) *sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace nholo_test

@@ -37,6 +37,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using nholo_test::spawn;
+using nholo_test::wait_for;
+
 using nholo_test::fault_check;
 using nholo_test::Result;
 using nholo_test::write_file;
@@ -64,34 +67,6 @@ std::string read_text(const fs::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-// Starts nholo in dir with args (output to run.log), after `setup` in the child.
-template <class Setup>
-pid_t spawn(const fs::path& dir, const std::vector<std::string>& args, Setup setup) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(99);
-    const int fd = open("run.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    dup2(fd, 1);
-    setup();
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(NHOLO_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(NHOLO_BINARY, argv.data());
-    _exit(98);
-  }
-  return pid;
-}
-
-int wait_for(pid_t pid, bool* signaled = nullptr, int* sig = nullptr) {
-  int st = 0;
-  waitpid(pid, &st, 0);
-  if (signaled) *signaled = WIFSIGNALED(st);
-  if (sig) *sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 struct Reference {

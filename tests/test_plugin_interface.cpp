@@ -2,15 +2,21 @@
 // interface"): a plugin compiled by another compiler than nholo's (clang++
 // here, g++ nholo) loads and gives the same trajectories as the g++ plugin;
 // a plugin of another interface version, layout or nholo release is refused
-// with a message naming what differs, and a cached one is rebuilt.
+// with a message naming what differs, and a cached one is rebuilt; the
+// cache clears what a killed build leaves; an interrupt stops a compile.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "host/io/h5.hpp"
@@ -73,7 +79,9 @@ TEST_P(ExampleModelFile, ClangPluginGivesTheSameTrajectoriesAsTheDefaultCompiler
   const Result b =
       nholo_test::run_nholo(run + "clang.h5\"'", dir, shared_cache_env() + " NHOLO_CXX=" + clang);
   ASSERT_EQ(b.code, 0) << b.output;
-  EXPECT_NE(b.output.find("(" + clang + ","), std::string::npos)
+  // "compiling its plugin (clang++, ...", or "(cached), compiled by clang++"
+  EXPECT_TRUE(b.output.find("(" + clang + ",") != std::string::npos ||
+              b.output.find("compiled by " + clang) != std::string::npos)
       << "the plugin was not compiled (or found) for " << clang << ":\n"
       << b.output;
   auto f = nholo::h5::File::open_ro((dir / "default.h5").string());
@@ -206,6 +214,96 @@ TEST(PluginInterface, ACachedPluginOfAnOlderInterfaceIsRebuilt) {
       << second.output;
   EXPECT_NE(second.output.find("refused, rebuilding it"), std::string::npos) << second.output;
   EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), q_first);
+}
+
+}  // namespace
+
+namespace {
+
+// Leftovers of a build killed with SIGKILL (its temporaries) are removed by
+// the next build of the same plugin; a folder where the cached plugin should
+// be is replaced by the rebuilt plugin.
+TEST(PluginCache, KilledBuildsLeftoversAndAFolderInPlaceOfThePluginAreCleared) {
+  const fs::path dir = temp_dir("leftovers");
+  for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / f, dir / f,
+                  fs::copy_options::overwrite_existing);
+  const fs::path cache = dir / "cache";
+  const std::string run = "run constant_speed.toml --backend omp --overwrite";
+  const Result first = nholo_test::run_nholo(run, dir, cache_env(cache));
+  ASSERT_EQ(first.code, 0) << first.output;
+  const auto q_first = read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q");
+  fs::path so;
+  for (const auto& e : fs::directory_iterator(cache))
+    if (e.path().extension() == ".so") so = e.path();
+  ASSERT_FALSE(so.empty());
+  const std::string stem = (so.parent_path() / so.stem()).string();
+  // what a build killed in the compiler and in writing its source leaves
+  const std::vector<fs::path> leftovers = {stem + ".tmp.999999.so", stem + ".cpp.tmp.999999"};
+  for (const auto& l : leftovers) write_file(l, "partial");
+  fs::remove(so);
+  fs::create_directories(so / "inside");
+  const Result second = nholo_test::run_nholo(run, dir, cache_env(cache));
+  ASSERT_EQ(second.code, 0) << second.output;
+  EXPECT_NE(second.output.find("refused, rebuilding it"), std::string::npos) << second.output;
+  for (const auto& l : leftovers) EXPECT_FALSE(fs::exists(l)) << l;
+  EXPECT_TRUE(fs::is_regular_file(so)) << so;
+  EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), q_first);
+}
+
+}  // namespace
+
+namespace {
+
+// true once `text` appears in dir/run.log (within `seconds`)
+bool wait_for_log(const fs::path& log, const std::string& text, double seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+    if (read_text(log).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// SIGINT while a model's plugin compiles, and while another run waits for
+// that compile: each run ends within a second or two, with 128 + SIGINT, the
+// compiler stopped, nothing written and nothing left in the cache.
+TEST(PluginCache, AnInterruptStopsTheCompileOrTheWaitPromptlyAndWritesNothing) {
+  const fs::path a = temp_dir("interrupt_a"), b = temp_dir("interrupt_b");
+  const fs::path cache = a / "cache";
+  for (const fs::path& d : {a, b})
+    for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
+      fs::copy_file(kSource / "examples" / "models" / f, d / f,
+                    fs::copy_options::overwrite_existing);
+  const auto with_cache = [cache] { setenv("NHOLO_CACHE_DIR", cache.c_str(), 1); };
+  const std::vector<std::string> args = {"run", "constant_speed.toml", "--backend", "omp"};
+  const pid_t pa = nholo_test::spawn(a, args, with_cache);
+  ASSERT_TRUE(wait_for_log(a / "run.log", "compiling its plugin", 30)) << read_text(a / "run.log");
+  const pid_t pb = nholo_test::spawn(b, args, with_cache);  // waits for a's compile (the lock)
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  for (const auto& [pid, dir, says] : {std::make_tuple(pb, b, "while waiting for another nholo"),
+                                       std::make_tuple(pa, a, "while compiling")}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    kill(pid, SIGINT);
+    const int code = nholo_test::wait_for(pid);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string log = read_text(dir / "run.log");
+    EXPECT_EQ(code, 128 + SIGINT) << log;
+    EXPECT_LT(took, 3.0) << log;
+    EXPECT_NE(log.find(says), std::string::npos) << log;
+    EXPECT_NE(log.find("nothing was written"), std::string::npos) << log;
+    for (const auto& e : fs::directory_iterator(dir))
+      EXPECT_TRUE(e.path().filename() == "run.log" || e.path().filename() == "cache" ||
+                  e.path().extension() == ".toml")
+          << "left behind: " << e.path();
+    std::printf("SIGINT %s: exit %d after %.2f s\n", says, code, took);
+  }
+  for (const auto& e : fs::directory_iterator(cache)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << "left in the cache: " << name;
+    EXPECT_NE(e.path().extension(), ".so") << "a plugin from an interrupted compile: " << name;
+  }
 }
 
 }  // namespace

@@ -388,6 +388,10 @@ int main(int argc, char** argv) {
   } mpi_session;
   try {
     return dispatch(sub, args);
+  } catch (const nholo::Interrupted& e) {
+    std::fprintf(stderr, "nholo: interrupted %s; nothing was written\n", e.what());
+    const int sig = nholo::interrupt_signal();
+    return 128 + (sig > 0 ? sig : SIGINT);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nholo: error: %s\n", e.what());
     return 2;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,10 +23,12 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 
 #include "host/backends/device_ensemble.hpp"
 #include "host/config/tables.hpp"
+#include "host/run/interrupt.hpp"
 
 extern char** environ;
 
@@ -66,6 +69,32 @@ std::string read_file(const std::string& path, bool* ok = nullptr) {
   return ss.str();
 }
 
+// Something other than a file where a cache file goes (a folder, a link to
+// one: a damaged or tampered cache) is removed, so that the file can be put
+// there by a rename.
+void clear_non_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
+  fs::remove_all(path, ec);
+}
+
+// Under the lock of a cache entry (STEM.lock) no other process builds it:
+// every temporary of STEM (STEM.tmp.PID.so, STEM.cpp.tmp.PID, ...) is left
+// over by a build that was killed or crashed, and is removed.
+void remove_stale_temporaries(const std::string& stem) {
+  const fs::path p(stem);
+  const std::string prefix = p.filename().string() + ".";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".tmp.") != std::string::npos) {
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+    }
+  }
+}
+
 // writes path atomically: a temporary next to it, then rename
 void write_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -75,6 +104,7 @@ void write_atomic(const std::string& path, const std::string& text) {
     out.flush();
     if (!out) throw std::runtime_error("cannot write '" + tmp + "'");
   }
+  clear_non_file(path);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
@@ -94,11 +124,13 @@ std::string header_root() {
     if (fs::exists(inst / "host" / "model_files" / "plugin_define.hpp", ec)) return inst.string();
   }
   const std::string src = NHOLO_PLUGIN_SOURCE_DIR;
-  if (!src.empty() && fs::exists(fs::path(src) / "host" / "model_files" / "plugin_define.hpp", ec)) return src;
-  throw std::runtime_error(
-      "cannot find nholo's headers to compile a model plugin (looked in " +
-      (ec ? std::string("PREFIX/include/nholo") : (exe.parent_path().parent_path() / "include/nholo").string()) +
-      (src.empty() ? "" : " and " + src) + "); set NHOLO_INCLUDE_DIR to the folder holding kernels/, host/");
+  if (!src.empty() && fs::exists(fs::path(src) / "host" / "model_files" / "plugin_define.hpp", ec))
+    return src;
+  throw std::runtime_error("cannot find nholo's headers to compile a model plugin (looked in " +
+                           (ec ? std::string("PREFIX/include/nholo")
+                               : (exe.parent_path().parent_path() / "include/nholo").string()) +
+                           (src.empty() ? "" : " and " + src) +
+                           "); set NHOLO_INCLUDE_DIR to the folder holding kernels/, host/");
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -117,7 +149,11 @@ std::string compiler() {
 
 // the compile command without its input and output files
 std::vector<std::string> compile_flags() {
-  std::vector<std::string> a = {"-std=c++17", "-O3", "-DNDEBUG", "-fPIC", "-shared",
+  std::vector<std::string> a = {"-std=c++17",
+                                "-O3",
+                                "-DNDEBUG",
+                                "-fPIC",
+                                "-shared",
                                 "-fvisibility=hidden",
                                 "-DNHOLO_VERSION=\"" + std::string(NHOLO_VERSION) + "\"",
                                 "-DNHOLO_GIT_REVISION=\"" + std::string(NHOLO_GIT_REVISION) + "\"",
@@ -142,10 +178,24 @@ int run_process(const std::vector<std::string>& argv, const std::string& log_pat
   if (rc != 0)
     throw std::runtime_error("cannot start the compiler '" + argv[0] + "': " + std::strerror(rc) +
                              " (set NHOLO_CXX to a C++17 compiler)");
+  // polled, so that an interrupt (SIGINT, SIGTERM, SIGHUP of `nholo run`)
+  // stops the compiler within a fraction of a second
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waiting for the compiler: " + std::string(std::strerror(errno)));
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR)
+      throw std::runtime_error("waiting for the compiler: " + std::string(std::strerror(errno)));
+    if (interrupt_flag().load()) {
+      ::kill(pid, SIGTERM);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      throw Interrupted("while compiling (the compiler was stopped)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status)
+                           : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 // An exclusive flock held for the life of the object.
@@ -154,8 +204,20 @@ class FileLock {
   explicit FileLock(const std::string& path) {
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) throw std::runtime_error("cannot lock '" + path + "': " + std::strerror(errno));
+    // polled, so that an interrupt ends the wait for another process's build
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        const std::string why = std::strerror(errno);
+        ::close(fd_);
+        throw std::runtime_error("cannot lock '" + path + "': " + why);
+      }
+      if (interrupt_flag().load()) {
+        ::close(fd_);
+        throw Interrupted("while waiting for another nholo building the same cache entry (" + path +
+                          ")");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
   ~FileLock() { ::close(fd_); }
   FileLock(const FileLock&) = delete;
@@ -193,7 +255,8 @@ std::string check_cached(const std::string& so, const std::string& record) {
       r.count("checksum") == 0 || r.at("checksum") != hex16(fnv1a(bytes)))
     return "does not match its record (damaged or replaced after it was built)";
   if (r.count("identity") == 0 || r.at("identity") != plugin_identity())
-    return "was built for " + (r.count("identity") ? r.at("identity") : std::string("another nholo"));
+    return "was built for " +
+           (r.count("identity") ? r.at("identity") : std::string("another nholo"));
   // the identity names a commit; the interface can change without one (a
   // build from a changed tree): the record says which one it was built for
   if (r.count("abi") == 0 || r.at("abi") != std::to_string(NHOLO_PLUGIN_ABI_VERSION))
@@ -231,7 +294,8 @@ const nholo_plugin* open_entry(const std::string& path) {
           ") lays the plugin interface out differently: " + m;
   } else if (!e->nholo_version || std::string(e->nholo_version) != NHOLO_VERSION) {
     why = "it was compiled against the headers of nholo " +
-          std::string(e->nholo_version ? e->nholo_version : "?") + ", this is nholo " + NHOLO_VERSION;
+          std::string(e->nholo_version ? e->nholo_version : "?") + ", this is nholo " +
+          NHOLO_VERSION;
   } else if (!e->model || !e->model->name || !e->system_open || !e->window_run) {
     why = "its table is incomplete";
   }
@@ -418,13 +482,15 @@ std::string plugin_identity() {
 
 std::string plugin_cache_dir() {
   if (const char* e = std::getenv("NHOLO_CACHE_DIR"); e && *e) return e;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "nholo").string();
-  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "nholo").string();
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return (fs::path(x) / "nholo").string();
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return (fs::path(h) / ".cache" / "nholo").string();
   throw std::runtime_error("no folder for the model plugin cache: set NHOLO_CACHE_DIR (or HOME)");
 }
 
-const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const std::string&)>& log,
-                           bool force) {
+const Plugin& model_plugin(const ModelSpec& spec,
+                           const std::function<void(const std::string&)>& log, bool force) {
   auto say = [&](const std::string& s) {
     if (log) log(s);
   };
@@ -433,9 +499,10 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
   // stores (nholo merge, an MPI run's merge) or from another folder is one
   // plugin, compiled once
   const std::string header = neutral_header(spec);
-  const std::string unit =
-      "// generated by nholo: the plugin of model '" + spec.name + "'\n" + header +
-      "\n#include \"host/model_files/plugin_define.hpp\"\nNHOLO_DEFINE_PLUGIN(nholo::user_models::UserModel)\n";
+  const std::string unit = "// generated by nholo: the plugin of model '" + spec.name + "'\n" +
+                           header +
+                           "\n#include \"host/model_files/plugin_define.hpp\"\n"
+                           "NHOLO_DEFINE_PLUGIN(nholo::user_models::UserModel)\n";
   const std::string cxx = compiler();
   const std::vector<std::string> flags = compile_flags();
   std::string key_text = unit + '\0' + plugin_identity() + '\0' + cxx;
@@ -447,17 +514,20 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
   const fs::path dir = plugin_cache_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create the plugin cache '" + dir.string() + "': " + ec.message());
+  if (ec)
+    throw std::runtime_error("cannot create the plugin cache '" + dir.string() +
+                             "': " + ec.message());
   const std::string stem = (dir / (spec.name + "-" + key)).string();
   const std::string so = stem + ".so", record = stem + ".info", src = stem + ".cpp";
   FileLock lock(stem + ".lock");  // one build of a key at a time, across processes
+  remove_stale_temporaries(stem);
   Plugin p;
   p.path = so;
   p.model = spec.name;
   // compiles the plugin into so (and its record)
   auto build = [&] {
-    say("model " + spec.name + ": compiling its plugin (" + cxx + ", nholo's headers in " + header_root() +
-        ") ...");
+    say("model " + spec.name + ": compiling its plugin (" + cxx + ", nholo's headers in " +
+        header_root() + ") ...");
     write_atomic(src, unit);
     const std::string tmp = stem + ".tmp." + std::to_string(::getpid()) + ".so";
     const std::string log_path = stem + ".log";
@@ -467,29 +537,46 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
     argv.push_back(tmp);
     argv.push_back(src);
     const auto t0 = std::chrono::steady_clock::now();
-    const int rc = run_process(argv, log_path);
-    p.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    int rc = 0;
+    try {
+      rc = run_process(argv, log_path);
+    } catch (const Interrupted& e) {
+      std::remove(tmp.c_str());
+      throw Interrupted(std::string(e.what()) + " the plugin of model '" + spec.name + "'");
+    }
+    p.compile_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rc != 0 && interrupt_flag().load()) {
+      // the signal reached the compiler too (Ctrl-C to the process group)
+      std::remove(tmp.c_str());
+      throw Interrupted("while compiling the plugin of model '" + spec.name + "'");
+    }
     if (rc != 0) {
       std::remove(tmp.c_str());
       std::string msg = read_file(log_path);
       if (msg.size() > 4000) msg = msg.substr(0, 4000) + "\n...";
       throw std::runtime_error("compiling the plugin of model '" + spec.name + "' (" + spec.source +
-                               ") failed (exit " + std::to_string(rc) + "; the model file was accepted, so "
+                               ") failed (exit " + std::to_string(rc) +
+                               "; the model file was accepted, so "
                                "this is a problem of the compiler setup or of nholo: see " +
                                log_path + ", source " + src + "):\n" + msg);
     }
     bool ok = false;
     const std::string bytes = read_file(tmp, &ok);
     if (!ok) throw std::runtime_error("cannot read the compiled plugin '" + tmp + "'");
-    if (std::rename(tmp.c_str(), so.c_str()) != 0)
-      throw std::runtime_error("cannot rename '" + tmp + "' to '" + so + "': " + std::strerror(errno));
+    clear_non_file(so);
+    if (std::rename(tmp.c_str(), so.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot rename '" + tmp + "' to '" + so + "': " + why);
+    }
     std::ostringstream rec;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", p.compile_seconds);
-    rec << "model = " << spec.name << "\nsource = " << spec.source << "\nidentity = " << plugin_identity()
-        << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION
-        << "\ncompiler = " << cxx << "\nbytes = " << bytes.size() << "\nchecksum = " << hex16(fnv1a(bytes))
-        << "\ncompile_seconds = " << secs << "\n";
+    rec << "model = " << spec.name << "\nsource = " << spec.source
+        << "\nidentity = " << plugin_identity() << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION
+        << "\ncompiler = " << cxx << "\nbytes = " << bytes.size()
+        << "\nchecksum = " << hex16(fnv1a(bytes)) << "\ncompile_seconds = " << secs << "\n";
     write_atomic(record, rec.str());  // after the plugin: a record vouches for a complete file
     p.compiled = true;
     say("model " + spec.name + ": plugin compiled in " + std::string(secs) + " s: " + so);
@@ -500,18 +587,19 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
     // the compiled model must be the one the config was checked against
     const ModelInfo got = model_info_of_plugin(*p.entry);
     const ModelInfo want = model_info_from_spec(spec);
-    if (got.name != want.name || got.n != want.n || got.m != want.m || got.params.size() != want.params.size() ||
-        got.formulations != want.formulations)
+    if (got.name != want.name || got.n != want.n || got.m != want.m ||
+        got.params.size() != want.params.size() || got.formulations != want.formulations)
       throw std::runtime_error("the plugin '" + so + "' does not describe model '" + spec.name +
                                "' as its file does; remove it (it is rebuilt)");
   };
   const std::string state = check_cached(so, record);
   if (state == "ok" && !force) {
     p.compile_seconds = std::atof(read_record(record)["compile_seconds"].c_str());
-    say("model " + spec.name + ": plugin " + so + " (cached)");
+    say("model " + spec.name + ": plugin " + so + " (cached), compiled by " + cxx);
   } else {
     if (state != "missing" && !force)
-      say("model " + spec.name + ": the cached plugin " + so + " " + state + "; refused, rebuilding it");
+      say("model " + spec.name + ": the cached plugin " + so + " " + state +
+          "; refused, rebuilding it");
     build();
   }
   try {
@@ -645,6 +733,7 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
       (dir / (spec.name + "-gpu-" + formulation + "-" + method + "-" + arch + "-" + key)).string();
   const std::string cubin = stem + ".cubin", record = stem + ".info", src = stem + ".cu";
   FileLock lock(stem + ".lock");
+  remove_stale_temporaries(stem);
   GpuModule g;
   g.path = cubin;
   g.model = spec.name;
@@ -707,10 +796,11 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", g.compile_seconds);
     rec << "model = " << spec.name << "\nsource = " << spec.source
-        << "\nidentity = " << plugin_identity() << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION << "\ncompiler = NVRTC " << nv.version_text
-        << "\nformulation = " << formulation << "\nmethod = " << method << "\narch = " << arch
-        << "\nbytes = " << image.size() << "\nchecksum = " << hex16(fnv1a(image))
-        << "\ncompile_seconds = " << secs << "\nresources = " << g.resources << "\n";
+        << "\nidentity = " << plugin_identity() << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION
+        << "\ncompiler = NVRTC " << nv.version_text << "\nformulation = " << formulation
+        << "\nmethod = " << method << "\narch = " << arch << "\nbytes = " << image.size()
+        << "\nchecksum = " << hex16(fnv1a(image)) << "\ncompile_seconds = " << secs
+        << "\nresources = " << g.resources << "\n";
     write_atomic(record, rec.str());  // after the module: a record vouches for a complete file
     g.image = std::move(image);
     g.compiled = true;
@@ -745,7 +835,8 @@ std::vector<CachedPlugin> cached_plugins() {
     c.state = check_cached(so, record);
     v.push_back(c);
   }
-  std::sort(v.begin(), v.end(), [](const CachedPlugin& a, const CachedPlugin& b) { return a.path < b.path; });
+  std::sort(v.begin(), v.end(),
+            [](const CachedPlugin& a, const CachedPlugin& b) { return a.path < b.path; });
   return v;
 }
 

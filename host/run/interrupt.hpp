@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <stdexcept>
 
 namespace nholo {
 
@@ -15,5 +16,13 @@ std::atomic<bool>& interrupt_flag();
 void install_interrupt_handler();
 // The signal that interrupted the run (0: none).
 int interrupt_signal();
+
+// Thrown where an interrupt stops a command before it has anything to keep
+// (a model's plugin compiling, or waiting for another process compiling it):
+// the command ends with 128 + signal and has written nothing.
+class Interrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace nholo
