@@ -86,11 +86,14 @@ def main():
             _, out = run([nholo, "model", "build", src, "--force"], env, work)
             cold = float(re.search(r"compiled in ([0-9.]+) s", out).group(1))
             warm = min(run([nholo, "model", "build", src], env, work)[0] for _ in range(5))
-            cold_clang = None
+            cold_clang = cold_base = None
             if clang:
                 _, out = run([nholo, "model", "build", src, "--force"], dict(env, NHOLO_CXX=clang), work)
                 cold_clang = float(re.search(r"compiled in ([0-9.]+) s", out).group(1))
-            rows.append((m, cold, warm, cold_clang))
+            if a.baseline:
+                _, out = run([a.baseline, "model", "build", src, "--force"], base_env, work)
+                cold_base = float(re.search(r"compiled in ([0-9.]+) s", out).group(1))
+            rows.append((m, cold, warm, cold_clang, cold_base))
             print(f"{m}: cold {cold:.1f} s (clang++ {cold_clang}), warm {warm * 1000:.0f} ms",
                   file=sys.stderr)
         # GPU modules
@@ -142,11 +145,12 @@ def main():
          "The plugin of a model file holds the model's functions and the integrators of every "
          "formulation and method behind the C plugin interface (docs/models.md), no host code, "
          "compiled with -O3 like the built-in models.",
-         "", "| model file | cold compile, nholo's compiler | cold compile, clang++ | "
-         "warm (cached: check, load) |", "|---|---|---|---|"]
-    for m, cold, warm, cold_clang in rows:
+         "", "| model file | cold compile, nholo's compiler | the same, baseline nholo | "
+         "cold compile, clang++ | warm (cached: check, load) |", "|---|---|---|---|---|"]
+    for m, cold, warm, cold_clang, cold_base in rows:
         cc = f"{cold_clang:.1f} s" if cold_clang is not None else "no clang++"
-        L.append(f"| examples/models/{m} | {cold:.1f} s | {cc} | {warm * 1000:.0f} ms |")
+        cb = f"{cold_base:.1f} s" if cold_base is not None else "-"
+        L.append(f"| examples/models/{m} | {cold:.1f} s | {cb} | {cc} | {warm * 1000:.0f} ms |")
     if gpu_rows:
         L += ["", "GPU modules (NVRTC, for sm_90, DOPRI5; compiled without a GPU): one per formulation, "
               "each compiled by `nholo model build FILE --gpu-arch sm_90 --force`; warm = the same command "
