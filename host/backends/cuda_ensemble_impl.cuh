@@ -278,8 +278,9 @@ std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& d
 #define NHOLO_CUDA_INSTANTIATE_SYSTEM(Sys)                     \
   template std::unique_ptr<DeviceEnsemble> make_ensemble<Sys>( \
       const std::string&, Device&, const Sys&, const IntegratorOptions&, const EnsembleLayout&);
-// Every device ensemble of Model that make_formulation (host/run/runner.hpp) can
-// ask for, conflated and embedded included when the model has them: the
+// Every device ensemble of Model that TypedModelRuntime::make_formulation
+// (host/run/typed_model_runtime.hpp) can ask for, conflated and embedded
+// included when the model has them: the
 // explicit instantiation of this function in the model's generated unit
 // (CMakeLists.txt) stores each make_ensemble<Sys>'s address, which makes the
 // compiler emit them there.

@@ -83,7 +83,7 @@ class Device {
   // device (host/model_files/plugin.hpp, gpu_module). add_module registers the module of
   // one formulation before the run; has_module says whether there is one;
   // module_ensemble makes that formulation's ensemble from it and the
-  // system's host-side hooks (the model plugin's make_formulation calls it).
+  // system's host-side hooks (ModelRuntime::make_formulation calls it).
   virtual void add_module(const std::string& formulation, const std::string& image) {
     (void)formulation;
     (void)image;

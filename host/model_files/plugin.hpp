@@ -25,8 +25,9 @@
 // formulation and method) is compiled by NVRTC into a cubin for the GPU's
 // architecture, cached like the plugin (key: the module's source, nholo's
 // identity, NVRTC's version, the options and the plugin's window layout) and
-// handed to the device (Device::add_module), whose ensembles launch it; the
-// plugin's host code runs the rest of the pipeline. The kernel headers are
+// handed to the device (Device::add_module), whose ensembles launch it; nholo
+// runs the rest of the pipeline, calling the plugin's table (the initial
+// states, the kernel argument's bytes). The kernel headers are
 // NVRTC-clean: NVRTC sees kernels/, models/ and kernels/nvrtc/ (the few
 // standard-library names they use). NVRTC itself (libnvrtc.so) is loaded when
 // a module is first compiled: $NHOLO_NVRTC (a path), else the bundle's lib/,
