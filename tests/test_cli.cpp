@@ -331,20 +331,7 @@ TEST(Cli, UsageErrorsExit2) {
 
 // Starts `nholo args...` in dir with its output in `log`; returns its pid.
 pid_t spawn_nholo(const fs::path& dir, const std::vector<std::string>& args, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(99);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    dup2(fd, 1);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(NHOLO_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(NHOLO_BINARY, argv.data());
-    _exit(98);
-  }
-  return pid;
+  return nholo_test::spawn(dir, args, [] {}, log);
 }
 
 std::string read_text(const fs::path& p) {

@@ -404,25 +404,7 @@ TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
   // not load (as one copied from another machine may not) is rebuilt, once
   {
     const std::string junk = "not a shared object, but the record says it is";
-    write_file(so, junk);
-    uint64_t h = 1469598103934665603ull;  // the record's checksum: FNV-1a, 64 bits
-    for (unsigned char c : junk) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    char sum[17];
-    std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
-    fs::path info = so;
-    info.replace_extension(".info");
-    std::ifstream in(info);
-    std::string rec, line;
-    while (std::getline(in, line)) {
-      if (line.rfind("bytes = ", 0) == 0) line = "bytes = " + std::to_string(junk.size());
-      if (line.rfind("checksum = ", 0) == 0) line = "checksum = " + std::string(sum);
-      rec += line + "\n";
-    }
-    in.close();
-    write_file(info, rec);
+    nholo_test::replace_vouched_plugin(so, junk);
   }
   const Result unloadable = nholo("run run.toml --overwrite", dir, env);
   ASSERT_EQ(unloadable.code, 0) << unloadable.output;

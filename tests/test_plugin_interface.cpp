@@ -171,43 +171,42 @@ TEST(PluginInterface, PluginsOfAnotherVersionLayoutOrReleaseAreRefusedSayingWhy)
   }
 }
 
+// examples/models/constant_speed run in dir with a cache of its own
+// (dir/cache): the run, its result's udwadia_kalaba q and the plugin built.
+struct CachedRun {
+  fs::path cache, so;
+  std::string run;
+  Result result;
+  std::vector<double> q;
+};
+CachedRun cached_run(const fs::path& dir) {
+  for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / f, dir / f,
+                  fs::copy_options::overwrite_existing);
+  CachedRun c;
+  c.cache = dir / "cache";
+  c.run = "run constant_speed.toml --backend omp --overwrite";
+  c.result = nholo_test::run_nholo(c.run, dir, cache_env(c.cache));
+  if (c.result.code != 0) return c;
+  c.q = read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q");
+  for (const auto& e : fs::directory_iterator(c.cache))
+    if (e.path().extension() == ".so") c.so = e.path();
+  return c;
+}
+
 // A cached plugin of an older interface (a cache kept across an nholo update
 // whose record was rewritten, or a plugin copied in) is refused and rebuilt.
 TEST(PluginInterface, ACachedPluginOfAnOlderInterfaceIsRebuilt) {
   const fs::path dir = temp_dir("rebuilt");
-  for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
-    fs::copy_file(kSource / "examples" / "models" / f, dir / f,
-                  fs::copy_options::overwrite_existing);
-  const fs::path cache = dir / "cache";
-  const std::string run = "run constant_speed.toml --backend omp --overwrite";
-  const Result first = nholo_test::run_nholo(run, dir, cache_env(cache));
-  ASSERT_EQ(first.code, 0) << first.output;
-  const auto q_first = read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q");
-  fs::path so;
-  for (const auto& e : fs::directory_iterator(cache))
-    if (e.path().extension() == ".so") so = e.path();
-  ASSERT_FALSE(so.empty());
+  const CachedRun first = cached_run(dir);
+  ASSERT_EQ(first.result.code, 0) << first.result.output;
+  ASSERT_FALSE(first.so.empty());
+  const fs::path cache = first.cache, so = first.so;
+  const std::string run = first.run;
+  const std::vector<double> q_first = first.q;
   // the stand-in, vouched for by the record (size and checksum)
-  const std::string bytes = read_text(fake_plugin(dir, "old", 5, false, NHOLO_VERSION));
-  write_file(so, bytes);
-  uint64_t h = 1469598103934665603ull;  // the record's checksum: FNV-1a, 64 bits
-  for (unsigned char ch : bytes) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  char sum[17];
-  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
-  fs::path info = so;
-  info.replace_extension(".info");
-  std::ifstream in(info);
-  std::string rec, line;
-  while (std::getline(in, line)) {
-    if (line.rfind("bytes = ", 0) == 0) line = "bytes = " + std::to_string(bytes.size());
-    if (line.rfind("checksum = ", 0) == 0) line = "checksum = " + std::string(sum);
-    rec += line + "\n";
-  }
-  in.close();
-  write_file(info, rec);
+  nholo_test::replace_vouched_plugin(so,
+                                     read_text(fake_plugin(dir, "old", 5, false, NHOLO_VERSION)));
   const Result second = nholo_test::run_nholo(run, dir, cache_env(cache));
   ASSERT_EQ(second.code, 0) << second.output;
   EXPECT_NE(second.output.find("it has plugin interface version 5"), std::string::npos)
@@ -225,18 +224,12 @@ namespace {
 // be is replaced by the rebuilt plugin.
 TEST(PluginCache, KilledBuildsLeftoversAndAFolderInPlaceOfThePluginAreCleared) {
   const fs::path dir = temp_dir("leftovers");
-  for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
-    fs::copy_file(kSource / "examples" / "models" / f, dir / f,
-                  fs::copy_options::overwrite_existing);
-  const fs::path cache = dir / "cache";
-  const std::string run = "run constant_speed.toml --backend omp --overwrite";
-  const Result first = nholo_test::run_nholo(run, dir, cache_env(cache));
-  ASSERT_EQ(first.code, 0) << first.output;
-  const auto q_first = read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q");
-  fs::path so;
-  for (const auto& e : fs::directory_iterator(cache))
-    if (e.path().extension() == ".so") so = e.path();
-  ASSERT_FALSE(so.empty());
+  const CachedRun first = cached_run(dir);
+  ASSERT_EQ(first.result.code, 0) << first.result.output;
+  ASSERT_FALSE(first.so.empty());
+  const fs::path cache = first.cache, so = first.so;
+  const std::string run = first.run;
+  const std::vector<double> q_first = first.q;
   const std::string stem = (so.parent_path() / so.stem()).string();
   // what a build killed in the compiler and in writing its source leaves
   const std::vector<fs::path> leftovers = {stem + ".tmp.999999.so", stem + ".cpp.tmp.999999"};
