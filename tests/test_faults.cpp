@@ -153,6 +153,14 @@ TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
       const Result st = nholo_test::run_nholo("stats out.h5.partial", dir);
       EXPECT_EQ(st.code, 0) << st.output;
       EXPECT_NE(st.output.find("INCOMPLETE"), std::string::npos) << st.output;
+    } else if (fs::exists(dir / "out.h5.partial.d" / "master.h5")) {
+      // killed in the last step: no .partial to read (its fields would not
+      // be readable through the half-rewritten result file); readers say so
+      what = "killed in the last step";
+      EXPECT_EQ(sigs[k], SIGKILL) << "a clean stop leaves the .partial\n" << log;
+      const Result st = nholo_test::run_nholo("stats out.h5.partial", dir);
+      EXPECT_EQ(st.code, 2) << st.output;
+      EXPECT_NE(st.output.find("--resume` completes it"), std::string::npos) << st.output;
     } else if (before_main) {
       what = "stopped before main (default action)";
     } else {
@@ -174,6 +182,46 @@ TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
               trials);
   for (const auto& [k, v] : outcome) std::printf("  %-48s %d\n", k.c_str(), v);
   EXPECT_EQ(trials, kTrials);
+}
+
+// A run killed in its last step, while HDF5 completes the result file in
+// place (io/in_place_file.hpp), leaves no .partial whose fields would read
+// through a half-rewritten file: readers say what happened, the next run
+// restores the file and the master, --resume completes it bit for bit.
+TEST(Faults, ARunKilledInItsLastStepIsRestoredAndResumed) {
+  const Reference& ref = reference();
+  ASSERT_TRUE(fs::exists(ref.file));
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "last_step");
+  write_file(dir / "c.toml", kConfig);
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"},
+                          [] { setenv("NHOLO_FAILPOINT_KILL_IN_LAST_STEP", "1", 1); });
+  bool signaled = false;
+  int sig = 0;
+  wait_for(pid, &signaled, &sig);
+  ASSERT_TRUE(signaled && sig == SIGKILL) << read_text(dir / "run.log");
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+  EXPECT_TRUE(fs::exists(dir / "out.h5.partial.d" / "result.h5.undo"));
+  for (const char* name : {"out.h5", "out.h5.partial"}) {
+    const Result st = nholo_test::run_nholo(std::string("stats ") + name, dir);
+    EXPECT_EQ(st.code, 2) << st.output;
+    EXPECT_NE(st.output.find("is in its last step, or was stopped there"), std::string::npos)
+        << st.output;
+  }
+  // a run without --resume restores the master and refuses to overwrite it
+  const Result again = nholo_test::run_nholo("run c.toml --threads 1", dir);
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("was stopped in its last step"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("Pass --resume"), std::string::npos) << again.output;
+  const Result partial = fault_check("partial", ref.file, dir / "out.h5.partial");
+  EXPECT_EQ(partial.code, 0) << partial.output;
+  EXPECT_NE(partial.output.find("finished 2600 not_run 0"), std::string::npos) << partial.output;
+  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const Result same = fault_check("same", ref.file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
 }
 
 namespace {

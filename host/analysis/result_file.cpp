@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "host/io/file_names.hpp"
+#include "host/io/in_place_file.hpp"
 #include "host/io/merge.hpp"
 
 namespace fs = std::filesystem;
@@ -12,7 +14,19 @@ namespace fs = std::filesystem;
 namespace nholo {
 
 h5::File open_result(const std::string& path) {
-  if (!fs::exists(path)) throw std::runtime_error("cannot open '" + path + "': no such file");
+  if (!fs::exists(path)) {
+    // PATH or PATH.partial of a run in its last step (in_place_file.hpp)
+    const std::string suffix = partial_suffix();
+    const bool partial = path.size() > suffix.size() &&
+                         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const std::string output = partial ? path.substr(0, path.size() - suffix.size()) : path;
+    if (last_step_stopped(output))
+      throw std::runtime_error("cannot open '" + path + "': the run writing '" + output +
+                               "' is in its last step, or was stopped there (its pieces are in '" +
+                               pieces_dir_path(output) + "'); `nholo run CONFIG --resume` " +
+                               "completes it");
+    throw std::runtime_error("cannot open '" + path + "': no such file");
+  }
   if (!fs::is_regular_file(path)) throw std::runtime_error("'" + path + "' is not a regular file");
   h5::File f;
   try {

@@ -19,6 +19,7 @@
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
+#include "host/io/in_place_file.hpp"
 #include "host/io/merge.hpp"
 #include "host/io/pieces.hpp"
 #include "host/analysis/result_file.hpp"
@@ -186,6 +187,12 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   std::error_code ec;
   fs::remove(temporary_path(partial), ec);
   fs::remove(assembling_path(path), ec);
+  // a run killed in its last step: its result file restored, its master back
+  if (recover_last_step(path) && !opts.quiet)
+    std::fprintf(stderr,
+                 "nholo: the run that wrote %s was stopped in its last step; its finished "
+                 "slices are restored to %s\n",
+                 path.c_str(), partial.c_str());
   if (!fs::exists(partial)) pieces.remove_all();  // pieces without their master: a run killed at its start or end
   RunSummary sum;
   sum.trajectories = range_end - range_begin;

@@ -258,4 +258,20 @@ bool InPlaceFile::restore_undo() const {
   return true;
 }
 
+bool last_step_stopped(const std::string& output_path) {
+  std::error_code ec;
+  const PieceDir pieces(output_path);
+  return !fs::exists(output_path, ec) && !fs::exists(partial_path(output_path), ec) &&
+         fs::is_regular_file(pieces.path(InPlaceFile::master_name()), ec);
+}
+
+bool recover_last_step(const std::string& output_path) {
+  if (!last_step_stopped(output_path)) return false;
+  const PieceDir pieces(output_path);
+  InPlaceFile(pieces).restore_undo();
+  commit_file(pieces.path(InPlaceFile::master_name()), partial_path(output_path));
+  fsync_path(pieces.dir(), true);
+  return true;
+}
+
 }  // namespace nholo

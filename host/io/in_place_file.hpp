@@ -26,6 +26,15 @@
 // a field chunk is saved in result.h5.undo (committed whole): a run stopped
 // during the step (SIGKILL, power loss) finds the undo file and puts the
 // bytes back (restore_undo), and the file is as it was before the step.
+//
+// During that step the master PATH.partial is not where readers look: it
+// reads the fields through result.h5, whose metadata is half rewritten while
+// HDF5 works (and stays so if the run is killed then). The step moves it into
+// the pieces' folder first (PATH.partial.d/master.h5) and a run killed in the
+// step leaves no PATH.partial that would show finished trajectories with
+// unreadable fields. The next `nholo run` of PATH (holding its lock) restores
+// result.h5 and puts the master back (recover_last_step); readers asked for
+// PATH.partial meanwhile say so (last_step_stopped).
 #pragma once
 
 #include <cstdint>
@@ -74,8 +83,21 @@ class InPlaceFile {
   bool restore_undo() const;
   std::string undo_path() const { return path_ + ".undo"; }
 
+  // The master's place in the pieces' folder during the last step.
+  static const char* master_name() { return "master.h5"; }
+
  private:
   std::string path_;
 };
+
+// The master of the run writing `output_path` was moved into its pieces'
+// folder for the last step and the run stopped there: PATH and PATH.partial
+// are absent, PATH.partial.d/master.h5 is there.
+bool last_step_stopped(const std::string& output_path);
+
+// Undoes a last step that was stopped (last_step_stopped): restores result.h5
+// and moves the master back to PATH.partial, so that `--resume` completes it.
+// Call holding the output's lock. True if there was one to undo.
+bool recover_last_step(const std::string& output_path);
 
 }  // namespace nholo

@@ -3,6 +3,8 @@
 #include "host/io/result_layout.hpp"
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -407,28 +409,48 @@ void OutputLayout::finish_in_place(const PieceDir& pieces, const Outcome& out,
                                    const RunSummary& rs) {
   const InPlaceFile file(pieces);
   file.restore_undo();
+  // the master out of readers' way while result.h5 changes (in_place_file.hpp)
+  const std::string partial = partial_path(src_.path);
+  const std::string master = pieces.path(InPlaceFile::master_name());
+  commit_file(partial, master);
+  const std::filesystem::path out_dir = std::filesystem::path(partial).parent_path();
+  fsync_path(out_dir.empty() ? std::string(".") : out_dir.string(), true);
   std::vector<std::string> fields;
   for (const Spec& sp : specs_)
     if (sp.in_place) fields.push_back(sp.path);
-  file.save_undo(fields);
-  {
-    // without HDF5's lock: a reader of PATH.partial may hold the file open
-    h5::File ff = h5::File::open_rw(file.path(), false);
-    {
-      h5::Group root = ff.root();
-      write_root_attrs(root, cfg_, di_, &rs);
-      for (int f = 0; f < nf_; ++f) {
-        h5::Group sg = root.open_group("statistics/" + cfg_.formulations[f]);
-        h5::Dataset st_time = sg.open_dataset("time"), st_coord = sg.open_dataset("coordinate");
-        ensemble_statistics(sg, f, out, st_time, st_coord);
-      }
-      copy_pieces(root, pieces);
-    }  // every object closed before the file
-    ff.close();
+  try {
+    file.save_undo(fields);
+    write_last_step(file.path(), pieces, out, rs);
+  } catch (...) {
+    recover_last_step(src_.path);  // the master back, for --resume
+    throw;
   }
   commit_file(file.path(), src_.path);
   std::error_code ec;
   std::filesystem::remove(file.undo_path(), ec);
+}
+
+// What finish_in_place adds to the result file with HDF5 (not the fields).
+void OutputLayout::write_last_step(const std::string& file_path, const PieceDir& pieces,
+                                   const Outcome& out, const RunSummary& rs) {
+  // without HDF5's lock: a reader of PATH.partial may hold the file open
+  h5::File ff = h5::File::open_rw(file_path, false);
+  {
+    h5::Group root = ff.root();
+    write_root_attrs(root, cfg_, di_, &rs);
+    for (int f = 0; f < nf_; ++f) {
+      h5::Group sg = root.open_group("statistics/" + cfg_.formulations[f]);
+      h5::Dataset st_time = sg.open_dataset("time"), st_coord = sg.open_dataset("coordinate");
+      ensemble_statistics(sg, f, out, st_time, st_coord);
+    }
+    copy_pieces(root, pieces);
+    // failpoint (testing aid): the run killed in the middle of this step
+    if (std::getenv("NHOLO_FAILPOINT_KILL_IN_LAST_STEP")) {
+      ff.flush();
+      std::raise(SIGKILL);
+    }
+  }  // every object closed before the file
+  ff.close();
 }
 
 // Every piece of every slice into root's datasets (what is not in place).

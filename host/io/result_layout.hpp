@@ -143,6 +143,8 @@ class OutputLayout {
   void copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind kind, int64_t s,
                   int64_t w) const;
   void copy_pieces(h5::Group& root, const PieceDir& pieces) const;
+  void write_last_step(const std::string& file_path, const PieceDir& pieces, const Outcome& out,
+                       const RunSummary& rs);
 
   const RunConfig& cfg_;
   const ModelInfo& mi_;
