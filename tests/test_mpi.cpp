@@ -176,6 +176,53 @@ TEST(Mpi, InterruptedAndKilledRanksLeaveAResumableResult) {
   fs::remove_all(dir);
 }
 
+// The shard files an interrupted MPI run left are continued by one process
+// (`nholo run CONFIG --resume`, as under `mpirun -n 1`): the finished shards
+// adopted, the others resumed, OUT merged bitwise as one process writes it,
+// and nothing left beside it but the shard files it reads.
+TEST(Mpi, OneProcessResumesTheShardFilesOfAnMpiRun) {
+  REQUIRE_MPI();
+  const fs::path dir = nholo_test::temp_dir("nholo_mpi", "resume_alone");
+  write_file(dir / "c.toml", config(10.0, 0.5, 8192));
+  ASSERT_EQ(run_nholo("run -q c.toml --set output.path=single.h5", dir).code, 0);
+  // SIGINT to mpirun once the first shard file is complete
+  const Result a = run_shell(
+      mpi_command(2, "run -q c.toml") +
+          " > mpi.log 2>&1 & MP=$!; for i in $(seq 600); do "
+          "[ $(ls out.shard-*.h5 2>/dev/null | wc -l) -gt 0 ] && break; sleep 0.05; done; "
+          "kill -INT $MP; wait $MP; echo \"mpirun exit $?\"; cat mpi.log",
+      dir);
+  EXPECT_EQ(a.output.find("mpirun exit 0"), std::string::npos) << a.output;
+  ASSERT_FALSE(fs::exists(dir / "out.h5")) << a.output;
+  int complete = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    complete += name.rfind("out.shard-", 0) == 0 && e.path().extension() == ".h5";
+  }
+  EXPECT_GE(complete, 1) << a.output;
+  const Result r = run_nholo("run c.toml --resume", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming the shard files of out.h5 in one process"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("nothing to resume"), std::string::npos) << r.output;
+  const Result same = nholo_test::fault_check("same", dir / "single.h5", dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  // beside OUT only its shard files (its virtual datasets read them)
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("out.", 0) != 0) continue;
+    EXPECT_TRUE(name == "out.h5" || (name.rfind("out.shard-", 0) == 0 && e.path().extension() == ".h5"))
+        << "left beside the result: " << name;
+  }
+  const Result again = run_nholo("run c.toml --resume", dir);
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("is complete (same config); nothing to resume"), std::string::npos)
+      << again.output;
+  std::printf("%d complete shard files after SIGINT; resumed in one process: bitwise one process's result\n",
+              complete);
+  fs::remove_all(dir);
+}
+
 TEST(Mpi, LeftoversAndWrongOptionsAreRefusedBeforeAnythingRuns) {
   REQUIRE_MPI();
   const fs::path dir = nholo_test::temp_dir("nholo_mpi", "refuse");

@@ -7,13 +7,17 @@
 #include <csignal>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "host/cli/chunk_queue.hpp"
 #include "host/cli/commands.hpp"
 #include "host/config/tables.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/cli/mpi_run.hpp"
+#include "host/io/file_names.hpp"
 #include "host/io/root_attributes.hpp"
+#include "host/run/work_plan.hpp"
 
 namespace {
 
@@ -300,6 +304,12 @@ int run_or_check(Args& a, bool check, int world) {
     return 0;
   }
   if (world > 1) return nholo::mpi::run(cfg, opts, a.mpi_opts);
+  // --resume in one process of what an MPI run (or --shard runs) left:
+  // the shard files of OUT, continued and merged as over several ranks
+  if (a.resume && a.shard.empty() && a.range.empty() &&
+      !std::filesystem::exists(nholo::partial_path(cfg.output_path)) &&
+      !nholo::find_shard_files(cfg.output_path).empty())
+    return nholo::chunks::run_alone(cfg, opts);
   const nholo::RunSummary s = nholo::run_command(cfg, opts);
   if (s.already_complete) {
     if (!a.quiet)

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/cli/chunk_queue.hpp"
 #include "host/cli/output_path.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
@@ -87,25 +88,12 @@ namespace {
 
 bool g_initialized = false;
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using namespace chunks;
 
 // Message tags of the work queue.
 constexpr int kTagReport = 11;   // rank -> 0: how its last chunk ended, and a request for the next
 constexpr int kTagMessage = 12;  // rank -> 0: the error message of that chunk
 constexpr int kTagChunk = 13;    // 0 -> rank: the next chunk's index, or -1: no more
-
-enum Outcome : int64_t { kNone = 0, kDone = 1, kInterrupted = 2, kFault = 3, kError = 4 };
-
-// How a chunk ended, as a rank reports it.
-struct Report {
-  int64_t chunk = -1, outcome = kNone, completed = 0, trajectories = 0, steps = 0, micros = 0,
-          message_len = 0, signal = 0;
-};
-constexpr int kReportInts = 8;
-static_assert(sizeof(Report) == kReportInts * sizeof(int64_t), "Report is sent as int64_t[8]");
 
 void quiet_wait(MPI_Request& req);
 
@@ -156,92 +144,6 @@ void quiet_barrier() {
   quiet_wait(req);
 }
 
-std::string chunk_name(const Chunk& c) {
-  return "[" + std::to_string(c.begin) + ", " + std::to_string(c.end) + ")";
-}
-
-// What rank 0 knows of the run: the chunks, who runs what, how they ended.
-class Queue {
- public:
-  Queue(std::vector<Chunk> chunks, int ranks, bool static_partition, bool quiet)
-      : chunks_(std::move(chunks)),
-        state_(chunks_.size(), kNone),
-        message_(chunks_.size()),
-        ranks_(ranks),
-        static_(static_partition),
-        quiet_(quiet),
-        busy_(ranks, 0.0),
-        done_by_(ranks, 0),
-        traj_by_(ranks, 0),
-        steps_by_(ranks, 0) {
-    for (size_t i = 0; i < chunks_.size(); ++i)
-      if (chunks_[i].complete) {
-        state_[i] = kDone;
-        ++done_;
-      }
-  }
-
-  // Records how rank r's last chunk ended and gives it its next one (-1: none).
-  int64_t next(int r, const Report& rep, const std::string& message) {
-    std::lock_guard<std::mutex> g(mu_);
-    if (rep.chunk >= 0 && rep.chunk < static_cast<int64_t>(chunks_.size())) {
-      state_[rep.chunk] = rep.outcome;
-      message_[rep.chunk] = message;
-      busy_[r] += rep.micros * 1e-6;
-      steps_by_[r] += rep.steps;
-      if (rep.outcome == kDone) {
-        ++done_;
-        ++done_by_[r];
-        traj_by_[r] += rep.trajectories;
-        if (!quiet_)
-          std::fprintf(stderr, "nholo: [%lld/%zu chunks] trajectories %s by rank %d in %.2f s\n",
-                       static_cast<long long>(done_), chunks_.size(),
-                       chunk_name(chunks_[rep.chunk]).c_str(), r, rep.micros * 1e-6);
-      } else {
-        stop_ = true;
-        if (rep.signal > 0 && signal_ == 0) signal_ = static_cast<int>(rep.signal);
-      }
-    }
-    if (stop_ || interrupt_signal() != 0) return -1;
-    if (!static_) {
-      while (cursor_ < static_cast<int64_t>(chunks_.size()) && state_[cursor_] != kNone) ++cursor_;
-      if (cursor_ >= static_cast<int64_t>(chunks_.size())) return -1;
-      state_[cursor_] = -1;  // handed out
-      return cursor_++;
-    }
-    for (int64_t i = 0; i < static_cast<int64_t>(chunks_.size()); ++i)
-      if (state_[i] == kNone &&
-          static_owner(i, static_cast<int64_t>(chunks_.size()), ranks_) == r) {
-        state_[i] = -1;
-        return i;
-      }
-    return -1;
-  }
-
-  const std::vector<Chunk>& chunks() const { return chunks_; }
-  int64_t state(size_t i) const { return state_[i]; }
-  const std::string& message(size_t i) const { return message_[i]; }
-  int64_t done() const { return done_; }
-  int signal() const { return signal_; }
-  double busy(int r) const { return busy_[r]; }
-  int64_t done_by(int r) const { return done_by_[r]; }
-  int64_t trajectories_by(int r) const { return traj_by_[r]; }
-  int64_t steps_by(int r) const { return steps_by_[r]; }
-
- private:
-  std::mutex mu_;
-  std::vector<Chunk> chunks_;
-  std::vector<int64_t> state_;  // kNone: not handed out, -1: running, else its Outcome
-  std::vector<std::string> message_;
-  int ranks_;
-  bool static_, quiet_;
-  int64_t cursor_ = 0, done_ = 0;
-  bool stop_ = false;
-  int signal_ = 0;
-  std::vector<double> busy_;
-  std::vector<int64_t> done_by_, traj_by_, steps_by_;
-};
-
 // Rank 0's server: answers the other ranks' requests until each has been
 // told there is no more work.
 void serve(Queue& q, int n) {
@@ -276,133 +178,6 @@ int64_t request(const Report& rep, const std::string& msg) {
   int64_t idx = -1;
   MPI_Recv(&idx, 1, MPI_INT64_T, 0, kTagChunk, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return idx;
-}
-
-// One chunk, as a shard run of its range (resumed when its .partial exists,
-// skipped when its shard file is complete).
-Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string& msg) {
-  Report rep;
-  rep.chunk = idx;
-  CommandOptions o;
-  o.quiet = true;
-  o.resume = true;
-  o.range = std::to_string(c.begin) + ":" + std::to_string(c.end);
-  const auto t0 = Clock::now();
-  try {
-    const RunSummary s = run_command(cfg, o);
-    rep.completed = s.completed;
-    rep.trajectories = s.trajectories;
-    rep.steps = s.steps;
-    if (!s.fault.empty()) {
-      rep.outcome = kFault;
-      msg = s.fault;
-    } else if (s.interrupted) {
-      rep.outcome = kInterrupted;
-    } else {
-      rep.outcome = kDone;
-    }
-  } catch (const std::exception& e) {
-    rep.outcome = kError;
-    msg = e.what();
-  }
-  if (rep.outcome != kDone && interrupt_signal() != 0 && rep.outcome != kError)
-    rep.outcome = kInterrupted;
-  rep.signal = interrupt_signal();
-  rep.micros = static_cast<int64_t>(seconds_since(t0) * 1e6);
-  rep.message_len = static_cast<int64_t>(msg.size());
-  return rep;
-}
-
-struct Plan {
-  std::vector<Chunk> chunks;
-  bool complete = false;  // --resume found OUT complete
-};
-
-std::string hash_of(const std::string& file) {
-  h5::File f = h5::File::open_ro(file);
-  const h5::Group r = f.root();
-  return r.has_attr("config_hash") ? r.attr_string("config_hash") : std::string();
-}
-
-// Rank 0: what there is to do (and whether it may be done).
-Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& mo, int n) {
-  Plan plan;
-  if (opts.resume && opts.overwrite)
-    throw ConfigError("--resume", "--resume and --overwrite exclude each other");
-  const std::string& out = cfg.output_path;
-  check_output_folder(out);
-  prepare_model(cfg, opts.quiet);  // a model file's plugin compiled once, before the ranks load it
-  std::error_code ec;
-  if (fs::exists(out)) {
-    if (opts.resume) {
-      std::string h;
-      try {
-        h = hash_of(out);
-      } catch (const std::exception&) {
-      }
-      if (h != cfg.result_hash)
-        throw ConfigError("--resume", "'" + out +
-                                          "' exists and is not the result of this "
-                                          "configuration; choose another output.path");
-      plan.complete = true;
-      return plan;
-    }
-    if (!opts.overwrite)
-      throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
-  }
-  if (fs::exists(partial_path(out))) {
-    if (!opts.overwrite)
-      throw ConfigError("output.path",
-                        "'" + partial_path(out) +
-                            "' exists: the incomplete result of a "
-                            "single-process run; continue it with `nholo run CONFIG "
-                            "--resume` (one process), or pass --overwrite to discard it");
-    fs::remove(partial_path(out), ec);
-    fs::remove_all(pieces_dir_path(out), ec);
-  }
-  std::vector<ShardFile> found = find_shard_files(out);
-  if (!found.empty() && !opts.resume) {
-    if (!opts.overwrite) {
-      std::string names;
-      for (size_t i = 0; i < found.size() && i < 3; ++i)
-        names += (i ? ", '" : "'") +
-                 (found[i].complete ? found[i].path : partial_path(found[i].path)) + "'";
-      if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
-      throw ConfigError("output.path", "shard files of '" + out + "' exist (" + names +
-                                           "), from an earlier run; pass --resume to continue "
-                                           "them, or --overwrite to discard them");
-    }
-    for (const auto& s : found) {
-      fs::remove(s.path, ec);
-      fs::remove(partial_path(s.path), ec);
-      fs::remove_all(pieces_dir_path(s.path), ec);
-    }
-    found.clear();
-  }
-  for (const auto& s : found) {
-    // a shard of another configuration would only fail later, in its rank
-    const std::string file = s.complete ? s.path : partial_path(s.path);
-    std::string h;
-    try {
-      h = hash_of(file);
-    } catch (const std::exception& e) {
-      if (s.complete)
-        throw ConfigError("--resume", "'" + file + "' cannot be read (" + e.what() +
-                                          "); move it away or pass --overwrite");
-      continue;  // a .partial its rank could not finish writing: its run replaces it
-    }
-    if (h != cfg.result_hash)
-      throw ConfigError("--resume", "'" + file +
-                                        "' is the result of another configuration (config "
-                                        "hash " +
-                                        h + ", this one " + cfg.result_hash +
-                                        "); move it away or pass --overwrite to discard it");
-  }
-  const int64_t blocks = (cfg.size + kStatBlock - 1) / kStatBlock;
-  int64_t cb = mo.chunk_blocks;
-  if (cb <= 0) cb = mo.static_partition ? (blocks + n - 1) / n : default_chunk_blocks(cfg.size, n);
-  plan.chunks = plan_chunks(cfg.size, cb, found);
-  return plan;
 }
 
 }  // namespace
@@ -494,7 +269,7 @@ int share_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
   std::string error;
   if (w.me == 0) {
     try {
-      plan = make_plan(cfg, opts, mo, w.n);
+      plan = make_plan(cfg, opts, mo.chunk_blocks, mo.static_partition, w.n);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -591,74 +366,6 @@ void run_chunks(const RunConfig& cfg, const Plan& plan, Queue& queue, const Worl
     rep = run_chunk(cfg, plan.chunks[idx], idx, msg);
   }
   if (server.joinable()) server.join();
-}
-
-// Rank 0: OUT merged from the complete shard files; the exit status.
-int merge_shards(const RunConfig& cfg, const CommandOptions& opts,
-                 const std::vector<std::string>& files, int n, Clock::time_point t0) {
-  try {
-    const auto tm = Clock::now();
-    const RunSummary s = merge_command(cfg.output_path, files, false, opts.overwrite, true);
-    if (!opts.quiet) {
-      for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
-      std::fprintf(stderr, "nholo: merged %lld shard files in %.2f s\n",
-                   static_cast<long long>(files.size()), seconds_since(tm));
-      std::fprintf(stderr,
-                   "nholo: wrote %s (%lld trajectories by %d ranks, %.2f s; virtual "
-                   "datasets over the shard files: keep them next to it)\n",
-                   cfg.output_path.c_str(), static_cast<long long>(s.trajectories), n,
-                   seconds_since(t0));
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "nholo: error: merging the shard files: %s\n", e.what());
-    return 2;
-  }
-  return 0;
-}
-
-// Rank 0: the outcome — OUT merged from the shard files, or what is missing;
-// the exit status.
-int finish(const RunConfig& cfg, const CommandOptions& opts, const Plan& plan, const Queue& queue,
-           int n, Clock::time_point t0) {
-  const int64_t nc = static_cast<int64_t>(plan.chunks.size());
-  int code = 0;
-  std::vector<std::string> files;
-  int64_t interrupted = 0;
-  for (size_t i = 0; i < plan.chunks.size(); ++i) {
-    const int64_t s = queue.state(i);
-    files.push_back(shard_path(cfg.output_path, plan.chunks[i].begin, plan.chunks[i].end));
-    if (s == kError || s == kFault) {
-      std::fprintf(stderr, "nholo: error: trajectories %s: %s\n",
-                   chunk_name(plan.chunks[i]).c_str(), queue.message(i).c_str());
-      code = s == kFault ? 3 : 2;
-    }
-    interrupted += s == kInterrupted;
-  }
-  const int64_t missing = nc - queue.done();
-  if (!opts.quiet)
-    for (int r = 0; r < n; ++r)
-      std::fprintf(stderr,
-                   "nholo: mpi: rank %d ran %lld chunks, %lld trajectories, %lld steps "
-                   "in %.2f s (%.4g trajectory-steps/s)\n",
-                   r, static_cast<long long>(queue.done_by(r)),
-                   static_cast<long long>(queue.trajectories_by(r)),
-                   static_cast<long long>(queue.steps_by(r)), queue.busy(r),
-                   queue.busy(r) > 0 ? queue.steps_by(r) / queue.busy(r) : 0.0);
-  if (missing == 0) {
-    const int merged = merge_shards(cfg, opts, files, n, t0);
-    return merged != 0 ? merged : code;
-  }
-  std::fprintf(stderr,
-               "nholo: %s: %lld of %lld chunks finished (their shard files are complete); the "
-               "others are not run or their .partial holds what finished. `mpirun -n N nholo "
-               "run CONFIG --resume` (any N) continues them\n",
-               interrupted > 0 || queue.signal() || interrupt_signal() ? "interrupted" : "stopped",
-               static_cast<long long>(queue.done()), static_cast<long long>(nc));
-  if (code == 0) {
-    const int sig = queue.signal() ? queue.signal() : interrupt_signal();
-    code = 128 + (sig > 0 ? sig : SIGINT);
-  }
-  return code;
 }
 
 }  // namespace

@@ -11,7 +11,8 @@
 // datasets over the shard files, statistics merged in block order, bitwise
 // those of a single process. A rank that dies leaves the finished shard
 // files complete and its current one a valid .partial; `--resume` adopts
-// both (with any number of ranks) and runs what is missing.
+// both (with any number of ranks, one included: chunk_queue.hpp, which holds
+// the plan, the queue and the merge without MPI) and runs what is missing.
 //
 // Built with -DNHOLO_WITH_MPI=ON (the default when an MPI library is found);
 // the functions below exist in every build, so that an nholo without MPI

@@ -1,0 +1,307 @@
+// nholo/host/cli/chunk_queue.cpp — chunks of a run as shards, their queue and
+// their merge (chunk_queue.hpp).
+#include "host/cli/chunk_queue.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "host/cli/output_path.hpp"
+#include "host/io/file_names.hpp"
+#include "host/io/h5.hpp"
+#include "host/run/interrupt.hpp"
+
+namespace fs = std::filesystem;
+
+namespace nholo::chunks {
+
+namespace {
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string hash_of(const std::string& file) {
+  h5::File f = h5::File::open_ro(file);
+  const h5::Group r = f.root();
+  return r.has_attr("config_hash") ? r.attr_string("config_hash") : std::string();
+}
+
+// Rank 0: OUT merged from the complete shard files; the exit status.
+int merge_shards(const RunConfig& cfg, const CommandOptions& opts,
+                 const std::vector<std::string>& files, int n, Clock::time_point t0) {
+  try {
+    const auto tm = Clock::now();
+    const RunSummary s = merge_command(cfg.output_path, files, false, opts.overwrite, true);
+    if (!opts.quiet) {
+      for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
+      std::fprintf(stderr, "nholo: merged %lld shard files in %.2f s\n",
+                   static_cast<long long>(files.size()), seconds_since(tm));
+      std::fprintf(stderr,
+                   "nholo: wrote %s (%lld trajectories by %d ranks, %.2f s; virtual "
+                   "datasets over the shard files: keep them next to it)\n",
+                   cfg.output_path.c_str(), static_cast<long long>(s.trajectories), n,
+                   seconds_since(t0));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nholo: error: merging the shard files: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string chunk_name(const Chunk& c) {
+  return "[" + std::to_string(c.begin) + ", " + std::to_string(c.end) + ")";
+}
+
+Queue::Queue(std::vector<Chunk> chunks, int ranks, bool static_partition, bool quiet)
+    : chunks_(std::move(chunks)),
+      state_(chunks_.size(), kNone),
+      message_(chunks_.size()),
+      ranks_(ranks),
+      static_(static_partition),
+      quiet_(quiet),
+      busy_(ranks, 0.0),
+      done_by_(ranks, 0),
+      traj_by_(ranks, 0),
+      steps_by_(ranks, 0) {
+  for (size_t i = 0; i < chunks_.size(); ++i)
+    if (chunks_[i].complete) {
+      state_[i] = kDone;
+      ++done_;
+    }
+}
+
+int64_t Queue::next(int r, const Report& rep, const std::string& message) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (rep.chunk >= 0 && rep.chunk < static_cast<int64_t>(chunks_.size())) {
+    state_[rep.chunk] = rep.outcome;
+    message_[rep.chunk] = message;
+    busy_[r] += rep.micros * 1e-6;
+    steps_by_[r] += rep.steps;
+    if (rep.outcome == kDone) {
+      ++done_;
+      ++done_by_[r];
+      traj_by_[r] += rep.trajectories;
+      if (!quiet_)
+        std::fprintf(stderr, "nholo: [%lld/%zu chunks] trajectories %s by rank %d in %.2f s\n",
+                     static_cast<long long>(done_), chunks_.size(),
+                     chunk_name(chunks_[rep.chunk]).c_str(), r, rep.micros * 1e-6);
+    } else {
+      stop_ = true;
+      if (rep.signal > 0 && signal_ == 0) signal_ = static_cast<int>(rep.signal);
+    }
+  }
+  if (stop_ || interrupt_signal() != 0) return -1;
+  if (!static_) {
+    while (cursor_ < static_cast<int64_t>(chunks_.size()) && state_[cursor_] != kNone) ++cursor_;
+    if (cursor_ >= static_cast<int64_t>(chunks_.size())) return -1;
+    state_[cursor_] = -1;  // handed out
+    return cursor_++;
+  }
+  for (int64_t i = 0; i < static_cast<int64_t>(chunks_.size()); ++i)
+    if (state_[i] == kNone &&
+        static_owner(i, static_cast<int64_t>(chunks_.size()), ranks_) == r) {
+      state_[i] = -1;
+      return i;
+    }
+  return -1;
+}
+
+Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string& msg) {
+  Report rep;
+  rep.chunk = idx;
+  CommandOptions o;
+  o.quiet = true;
+  o.resume = true;
+  o.range = std::to_string(c.begin) + ":" + std::to_string(c.end);
+  const auto t0 = Clock::now();
+  try {
+    const RunSummary s = run_command(cfg, o);
+    rep.completed = s.completed;
+    rep.trajectories = s.trajectories;
+    rep.steps = s.steps;
+    if (!s.fault.empty()) {
+      rep.outcome = kFault;
+      msg = s.fault;
+    } else if (s.interrupted) {
+      rep.outcome = kInterrupted;
+    } else {
+      rep.outcome = kDone;
+    }
+  } catch (const std::exception& e) {
+    rep.outcome = kError;
+    msg = e.what();
+  }
+  if (rep.outcome != kDone && interrupt_signal() != 0 && rep.outcome != kError)
+    rep.outcome = kInterrupted;
+  rep.signal = interrupt_signal();
+  rep.micros = static_cast<int64_t>(seconds_since(t0) * 1e6);
+  rep.message_len = static_cast<int64_t>(msg.size());
+  return rep;
+}
+
+Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_blocks,
+               bool static_partition, int ranks) {
+  Plan plan;
+  if (opts.resume && opts.overwrite)
+    throw ConfigError("--resume", "--resume and --overwrite exclude each other");
+  const std::string& out = cfg.output_path;
+  check_output_folder(out);
+  prepare_model(cfg, opts.quiet);  // a model file's plugin compiled once, before the ranks load it
+  std::error_code ec;
+  if (fs::exists(out)) {
+    if (opts.resume) {
+      std::string h;
+      try {
+        h = hash_of(out);
+      } catch (const std::exception&) {
+      }
+      if (h != cfg.result_hash)
+        throw ConfigError("--resume", "'" + out +
+                                          "' exists and is not the result of this "
+                                          "configuration; choose another output.path");
+      plan.complete = true;
+      return plan;
+    }
+    if (!opts.overwrite)
+      throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
+  }
+  if (fs::exists(partial_path(out))) {
+    if (!opts.overwrite)
+      throw ConfigError("output.path",
+                        "'" + partial_path(out) +
+                            "' exists: the incomplete result of a "
+                            "single-process run; continue it with `nholo run CONFIG "
+                            "--resume` (one process), or pass --overwrite to discard it");
+    fs::remove(partial_path(out), ec);
+    fs::remove_all(pieces_dir_path(out), ec);
+  }
+  std::vector<ShardFile> found = find_shard_files(out);
+  if (!found.empty() && !opts.resume) {
+    if (!opts.overwrite) {
+      std::string names;
+      for (size_t i = 0; i < found.size() && i < 3; ++i)
+        names += (i ? ", '" : "'") +
+                 (found[i].complete ? found[i].path : partial_path(found[i].path)) + "'";
+      if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
+      throw ConfigError("output.path", "shard files of '" + out + "' exist (" + names +
+                                           "), from an earlier run; pass --resume to continue "
+                                           "them, or --overwrite to discard them");
+    }
+    for (const auto& s : found) {
+      fs::remove(s.path, ec);
+      fs::remove(partial_path(s.path), ec);
+      fs::remove_all(pieces_dir_path(s.path), ec);
+    }
+    found.clear();
+  }
+  for (const auto& s : found) {
+    // a shard of another configuration would only fail later, in its rank
+    const std::string file = s.complete ? s.path : partial_path(s.path);
+    std::string h;
+    try {
+      h = hash_of(file);
+    } catch (const std::exception& e) {
+      if (s.complete)
+        throw ConfigError("--resume", "'" + file + "' cannot be read (" + e.what() +
+                                          "); move it away or pass --overwrite");
+      continue;  // a .partial its rank could not finish writing: its run replaces it
+    }
+    if (h != cfg.result_hash)
+      throw ConfigError("--resume", "'" + file +
+                                        "' is the result of another configuration (config "
+                                        "hash " +
+                                        h + ", this one " + cfg.result_hash +
+                                        "); move it away or pass --overwrite to discard it");
+  }
+  const int64_t blocks = (cfg.size + kStatBlock - 1) / kStatBlock;
+  int64_t cb = chunk_blocks;
+  if (cb <= 0)
+    cb = static_partition ? (blocks + ranks - 1) / ranks : default_chunk_blocks(cfg.size, ranks);
+  plan.chunks = plan_chunks(cfg.size, cb, found);
+  return plan;
+}
+
+int finish(const RunConfig& cfg, const CommandOptions& opts, const Plan& plan, const Queue& queue,
+           int ranks, Clock::time_point t0) {
+  const int64_t nc = static_cast<int64_t>(plan.chunks.size());
+  int code = 0;
+  std::vector<std::string> files;
+  int64_t interrupted = 0;
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const int64_t s = queue.state(i);
+    files.push_back(shard_path(cfg.output_path, plan.chunks[i].begin, plan.chunks[i].end));
+    if (s == kError || s == kFault) {
+      std::fprintf(stderr, "nholo: error: trajectories %s: %s\n",
+                   chunk_name(plan.chunks[i]).c_str(), queue.message(i).c_str());
+      code = s == kFault ? 3 : 2;
+    }
+    interrupted += s == kInterrupted;
+  }
+  const int64_t missing = nc - queue.done();
+  if (!opts.quiet)
+    for (int r = 0; r < ranks; ++r)
+      std::fprintf(stderr,
+                   "nholo: mpi: rank %d ran %lld chunks, %lld trajectories, %lld steps "
+                   "in %.2f s (%.4g trajectory-steps/s)\n",
+                   r, static_cast<long long>(queue.done_by(r)),
+                   static_cast<long long>(queue.trajectories_by(r)),
+                   static_cast<long long>(queue.steps_by(r)), queue.busy(r),
+                   queue.busy(r) > 0 ? queue.steps_by(r) / queue.busy(r) : 0.0);
+  if (missing == 0) {
+    const int merged = merge_shards(cfg, opts, files, ranks, t0);
+    return merged != 0 ? merged : code;
+  }
+  std::fprintf(stderr,
+               "nholo: %s: %lld of %lld chunks finished (their shard files are complete); the "
+               "others are not run or their .partial holds what finished. `mpirun -n N nholo "
+               "run CONFIG --resume` (any N) continues them\n",
+               interrupted > 0 || queue.signal() || interrupt_signal() ? "interrupted" : "stopped",
+               static_cast<long long>(queue.done()), static_cast<long long>(nc));
+  if (code == 0) {
+    const int sig = queue.signal() ? queue.signal() : interrupt_signal();
+    code = 128 + (sig > 0 ? sig : SIGINT);
+  }
+  return code;
+}
+
+int run_alone(const RunConfig& cfg, const CommandOptions& opts) {
+  const auto t0 = Clock::now();
+  const Plan plan = make_plan(cfg, opts, 0, false, 1);
+  if (plan.complete) {
+    if (!opts.quiet)
+      std::fprintf(stderr, "nholo: %s is complete (same config); nothing to resume\n",
+                   cfg.output_path.c_str());
+    return 0;
+  }
+  Queue queue(plan.chunks, 1, false, opts.quiet);
+  if (!opts.quiet) {
+    int64_t complete = 0, adopted = 0;
+    for (const auto& c : plan.chunks) {
+      complete += c.complete;
+      adopted += c.found && !c.complete;
+    }
+    std::fprintf(stderr,
+                 "nholo: resuming the shard files of %s in one process: %lld chunks (%lld "
+                 "complete and %lld to continue)\n",
+                 cfg.output_path.c_str(), static_cast<long long>(plan.chunks.size()),
+                 static_cast<long long>(complete), static_cast<long long>(adopted));
+  }
+  Report rep;
+  std::string msg;
+  for (;;) {
+    const int64_t idx = queue.next(0, rep, msg);
+    if (idx < 0) break;
+    msg.clear();
+    rep = run_chunk(cfg, plan.chunks[idx], idx, msg);
+  }
+  return finish(cfg, opts, plan, queue, 1, t0);
+}
+
+}  // namespace nholo::chunks
