@@ -96,7 +96,11 @@ struct RunConfig {
   std::string output_path;
   std::vector<std::string> fields;  // empty: statistics only (output.mode = "statistics")
   double memory_budget_mb = 512.0;
-  int window = 16;  // saves integrated per window
+  int window = 16;  // saves integrated per window (output.window; see window_given)
+  // output.window was given; without it a run of many saves takes windows
+  // of ceil(saves / kAutoWindows) saves when that is more than `window`
+  // (SlicePlan), so that the windows, pieces and chunks of a run stay few
+  bool window_given = false;
   int compression = 0;  // deflate level of every dataset, 0 = off (shuffle + deflate when > 0)
 
   // [backend]

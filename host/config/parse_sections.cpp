@@ -19,8 +19,8 @@ void save_times_at(const toml::node& sa, RunConfig& cfg) {
     throw ConfigError("time.saveat",
                       "is empty; give at least one time in (time.t_start, time.t_end], "
                       "or use time.save_every");
-  if (v.size() > 10000000)
-    throw ConfigError("time.saveat", std::to_string(v.size()) + " saves: at most 10^7");
+  if (v.size() > 1000000)
+    throw ConfigError("time.saveat", std::to_string(v.size()) + " saves: at most 10^6");
   double prev = cfg.t_start;
   for (double t : v) {
     if (!(t > prev))
@@ -39,11 +39,15 @@ void save_times_every(const toml::node* se, RunConfig& cfg) {
   const double span = cfg.t_end - cfg.t_start;
   // counted in floating point: (t_end - t_start) / save_every can exceed any integer
   const double saves = std::floor(span / dt * (1 + 1e-12));
-  if (!(saves <= 1e7)) {
+  if (!(saves <= 1e6)) {
     std::ostringstream os;
     os << "(time.t_end - time.t_start) / time.save_every = " << span << " / " << dt
-       << " would make " << saves
-       << " saves; at most 10^7 (choose a larger save_every, a shorter span, or time.saveat)";
+       << " would make ";
+    if (saves < 1e15)
+      os << static_cast<int64_t>(saves);
+    else
+      os << saves;
+    os << " saves; at most 10^6 (choose a larger save_every, a shorter span, or time.saveat)";
     throw ConfigError("time.save_every", os.str());
   }
   const int64_t k_max = static_cast<int64_t>(saves);
@@ -197,6 +201,7 @@ void parse_output(const toml::table& root, RunConfig& cfg) {
       const int64_t w = as_integer(*n, "output.window");
       if (w < 1 || w > 100000) throw ConfigError("output.window", "must be in [1, 100000]");
       cfg.window = static_cast<int>(w);
+      cfg.window_given = true;
     }
     if (const toml::node* n = ot->get("compression")) {
       const int64_t c = as_integer(*n, "output.compression");

@@ -31,6 +31,12 @@ inline hsize_t H(int64_t v) {
 // that their memory does not grow with the ensemble.
 constexpr int64_t kMergeBlock = int64_t(1) << 16;
 
+// Windows of a run at most, when output.window is not given (RunConfig::
+// window_given): each window is a piece file, synced, and a column of
+// chunks of every field, so a run of 10^6 saves in windows of 16 would
+// write 62,500 pieces and look up as many chunks per field.
+constexpr int64_t kAutoWindows = 1024;
+
 // The slices and windows of a run: `size` trajectories (the run's range, a
 // shard's or the ensemble's) in slices of `slice`, `n_saves` saves in
 // windows of `window`.
@@ -61,7 +67,10 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   SlicePlan p;
   p.size = cfg.size;
   p.n_saves = static_cast<int64_t>(cfg.save_times.size());
-  p.window = static_cast<int>(std::min<int64_t>(cfg.window, p.n_saves));
+  int64_t window = cfg.window;
+  if (!cfg.window_given)  // many saves: at most kAutoWindows windows
+    window = std::max<int64_t>(window, (p.n_saves + kAutoWindows - 1) / kAutoWindows);
+  p.window = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(window, p.n_saves)));
   p.n_windows = (p.n_saves + p.window - 1) / p.window;
   const double W = p.window, nf = static_cast<double>(cfg.formulations.size());
   double fields = 0;  // doubles per save of the fields written
