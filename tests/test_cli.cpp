@@ -598,6 +598,8 @@ void interrupted_run_leaves_valid_file(int sig, int expected_code, const std::st
   // finished trajectories have finite data at the last save
   const auto q = root.open_dataset("udwadia_kalaba/q").read_block<double>({0, 0, 0}, {1, 81, 4});
   EXPECT_TRUE(std::isfinite(q.back()));
+  // its files (hundreds of MB) kept only when something failed, to look at
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
 TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
@@ -636,6 +638,7 @@ TEST(Cli, SigintInsideALongWindowIsHonouredPromptly) {
                           .read<int32_t>();
   ASSERT_EQ(status.size(), 20000u);
   for (int32_t s : status) EXPECT_EQ(s, 5);  // the window did not finish: every trajectory not_run
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
 TEST(Cli, SigtermAndSighupStopLikeSigint) {
