@@ -90,6 +90,17 @@ const Reference& reference() {
   return ref;
 }
 
+// `run --resume` in dir completes kConfig's run: the reference's bytes, and
+// nothing left beside out.h5.
+void expect_resume_gives_the_reference(const fs::path& dir, const Reference& ref) {
+  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const Result same = fault_check("same", ref.file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+}
+
 }  // namespace
 
 // 52 trials (16 in the sanitizer build): SIGKILL, SIGTERM, SIGHUP and SIGINT, each at a random
@@ -169,12 +180,7 @@ TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
     }
     ++outcome[std::string(names[k]) + ": " + what];
     // --resume gives the uninterrupted run's file, whatever the state
-    const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
-    EXPECT_EQ(r.code, 0) << r.output;
-    const Result same = fault_check("same", ref.file, dir / "out.h5");
-    EXPECT_EQ(same.code, 0) << same.output;
-    EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
-    EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+    expect_resume_gives_the_reference(dir, ref);
     ++trials;
     if (::testing::Test::HasFailure()) break;  // one failing trial says enough
   }
@@ -216,12 +222,7 @@ TEST(Faults, ARunKilledInItsLastStepIsRestoredAndResumed) {
   const Result partial = fault_check("partial", ref.file, dir / "out.h5.partial");
   EXPECT_EQ(partial.code, 0) << partial.output;
   EXPECT_NE(partial.output.find("finished 2600 not_run 0"), std::string::npos) << partial.output;
-  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
-  EXPECT_EQ(r.code, 0) << r.output;
-  const Result same = fault_check("same", ref.file, dir / "out.h5");
-  EXPECT_EQ(same.code, 0) << same.output;
-  EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
-  EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+  expect_resume_gives_the_reference(dir, ref);
 }
 
 namespace {
