@@ -105,6 +105,7 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -621,18 +622,26 @@ ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
   return s;
 }
 
-ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names) {
-  if (!std::ifstream(path)) throw ModelFileError(path + ": cannot open the model file");
+ModelSpec load_model_text(const std::string& text, const std::string& source,
+                          const std::vector<std::string>& builtin_names) {
   toml::table tbl;
   try {
-    tbl = toml::parse_file(path);
+    tbl = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     const auto& b = e.source().begin;
-    std::string where = path;
+    std::string where = source;
     if (b.line > 0) where += ":" + std::to_string(b.line) + ":" + std::to_string(b.column);
     throw ModelFileError(where + ": not valid TOML: " + std::string(e.description()));
   }
-  return parse_model_table(tbl, path, builtin_names);
+  return parse_model_table(tbl, source, builtin_names);
+}
+
+ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw ModelFileError(path + ": cannot open the model file");
+  std::stringstream text;
+  text << f.rdbuf();
+  return load_model_text(text.str(), path, builtin_names);
 }
 
 }  // namespace nholo

@@ -116,9 +116,11 @@ struct SymbolicDynamics {
 SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
 }  // namespace model_file
 
-// A model file (TOML) or a [model] table; builtin_names: names a model file
-// may not take. Throws ModelFileError.
+// A model file (TOML), its text (`source` names it in messages) or a [model]
+// table; builtin_names: names a model file may not take. Throws ModelFileError.
 ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names);
+ModelSpec load_model_text(const std::string& text, const std::string& source,
+                          const std::vector<std::string>& builtin_names);
 ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
                             const std::vector<std::string>& builtin_names);
 

@@ -1,13 +1,25 @@
-// A deterministic fuzzer of the configuration parser (the reliability
-// issue): NHOLO_FUZZ_CASES (default 100000) inputs made by mutating a corpus
-// of valid configurations (every examples/*.toml and two made here) — byte
-// flips, insertions of TOML punctuation, deletions, truncations, duplicated
-// and swapped lines, values replaced by extreme numbers or values of another
-// type, random keys, random --set overrides — each parsed and validated
-// in-process exactly as `nholo run`/`check` does (host/config/config.cpp). Every
-// input must be accepted or rejected with a ConfigError (exit 2, a message
-// naming the key): no crash, no other exception, no hang (each case under
-// 2 s). A sample also goes through the nholo binary (`check`): exit 0 or 2.
+// Deterministic fuzzers (the reliability issue), each input made by mutating
+// a corpus of valid inputs: byte flips, insertions of syntax and extreme
+// values, deletions, truncations, duplicated lines and lines of another input,
+// values replaced, random keys, changed digits.
+//
+// The configuration parser: NHOLO_FUZZ_CASES (default 100000) inputs from
+// every examples/*.toml and two made here, with random --set overrides, each
+// parsed and validated in-process exactly as `nholo run`/`check` does
+// (host/config/config.cpp). Every input must be accepted or rejected with a
+// ConfigError (exit 2, a message naming the key): no crash, no other
+// exception, no hang (each case under 2 s). A sample also goes through the
+// nholo binary (`check`): exit 0 or 2.
+//
+// The model-file reader: NHOLO_FUZZ_MODEL_FILES (default 100000; 20000 in the
+// sanitizer build) model files from every examples/models/*.model.toml and
+// tests/model_files/*.toml, with expression syntax among the insertions; each
+// is read from its text as `nholo model check` reads a file
+// (host/model_files/model_file.hpp) and, when accepted, described,
+// differentiated symbolically, printed as a C++ header and evaluated at a
+// state, as a run does before it compiles the plugin. Every input must be
+// accepted or rejected with a ModelFileError: no crash, no other exception,
+// no hang (each case under 2 s).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,6 +33,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/model_files/model_file.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
@@ -89,7 +102,8 @@ const std::vector<std::string> kTokens = {
     "pinv_rtol", "drift", "compare", "threshold", "udwadia_kalaba", "vakonomic", "conflated",
     "rolling_coin", "skate", "appell", "theta", "phi", "x", "/dev/null", "../../etc/passwd"};
 
-std::string mutate(std::string s, std::mt19937_64& rng, const std::vector<std::string>& all) {
+std::string mutate(std::string s, std::mt19937_64& rng, const std::vector<std::string>& all,
+                   const std::vector<std::string>& tokens = kTokens) {
   auto pick = [&](size_t n) { return n ? std::uniform_int_distribution<size_t>(0, n - 1)(rng) : 0; };
   const int rounds = pick(3) == 0 ? 2 + static_cast<int>(pick(3)) : 1;
   for (int r = 0; r < rounds; ++r) {
@@ -98,7 +112,7 @@ std::string mutate(std::string s, std::mt19937_64& rng, const std::vector<std::s
         if (!s.empty()) s[pick(s.size())] = static_cast<char>(pick(256));
         break;
       case 1:  // insert a token
-        s.insert(pick(s.size() + 1), kTokens[pick(kTokens.size())]);
+        s.insert(pick(s.size() + 1), tokens[pick(tokens.size())]);
         break;
       case 2: {  // delete a range
         if (s.empty()) break;
@@ -114,7 +128,7 @@ std::string mutate(std::string s, std::mt19937_64& rng, const std::vector<std::s
         if (eq == std::string::npos) break;
         const size_t end = s.find('\n', eq);
         s.replace(eq + 1, (end == std::string::npos ? s.size() : end) - eq - 1,
-                  " " + kTokens[pick(kTokens.size())]);
+                  " " + tokens[pick(tokens.size())]);
         break;
       }
       case 5: {  // duplicate a line
@@ -136,7 +150,7 @@ std::string mutate(std::string s, std::mt19937_64& rng, const std::vector<std::s
         break;
       }
       case 7: {  // a random key = value line
-        s += "\n" + kTokens[pick(kTokens.size())] + " = " + kTokens[pick(kTokens.size())] + "\n";
+        s += "\n" + tokens[pick(tokens.size())] + " = " + tokens[pick(tokens.size())] + "\n";
         break;
       }
       default: {  // a digit changed (sizes, exponents, counts)
@@ -187,6 +201,7 @@ TEST(Fuzz, ConfigParserAcceptsOrRejectsEveryInputCleanly) {
   long accepted = 0, rejected = 0, other = 0;
   double slowest = 0;
   std::string slowest_input;
+  const auto start = std::chrono::steady_clock::now();
   for (long k = 0; k < cases; ++k) {
     const std::string text = mutate(base[k % base.size()], rng, base);
     const std::vector<std::string> ov = random_overrides(rng);
@@ -209,10 +224,11 @@ TEST(Fuzz, ConfigParserAcceptsOrRejectsEveryInputCleanly) {
     if (other > 5) break;
   }
   fs::current_path(fs::temp_directory_path());
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("fuzzed the config parser: %ld inputs from %zu seed configurations (examples/*.toml "
-              "and 2 more), %ld accepted, %ld rejected with a ConfigError, %ld otherwise; "
+              "and 2 more), %ld accepted, %ld rejected with a ConfigError, %ld otherwise; %.1f s, "
               "slowest case %.3f s\n",
-              accepted + rejected + other, base.size(), accepted, rejected, other, slowest);
+              accepted + rejected + other, base.size(), accepted, rejected, other, total, slowest);
   EXPECT_EQ(other, 0);
   EXPECT_LT(slowest, 2.0) << "slowest input:\n" << slowest_input;
   EXPECT_GT(accepted, 0);
@@ -233,4 +249,100 @@ TEST(Fuzz, CheckCommandExitsZeroOrTwo) {
   }
   std::printf("nholo check on 150 mutated configurations: %d ok (exit 0), %d rejected (exit 2)\n",
               codes[0], codes[2]);
+}
+
+namespace {
+
+std::vector<std::string> model_file_corpus() {
+  std::vector<std::string> c;
+  for (const fs::path& folder : {fs::path(NHOLO_SOURCE_DIR) / "examples" / "models",
+                                fs::path(NHOLO_SOURCE_DIR) / "tests" / "model_files"})
+    for (const auto& e : fs::directory_iterator(folder)) {
+      const std::string name = e.path().filename().string();
+      const bool model = folder.filename() == "models" ? name.find(".model.toml") != std::string::npos
+                                                       : e.path().extension() == ".toml";
+      if (!model) continue;
+      std::ifstream f(e.path());
+      std::stringstream ss;
+      ss << f.rdbuf();
+      c.push_back(ss.str());
+    }
+  return c;
+}
+
+// What the model-file mutations insert: expression syntax and names, odd
+// numbers, TOML syntax, the model file's keys.
+const std::vector<std::string> kModelTokens = {
+    "+", "-", "*", "/", "^", "(", ")", ",", "((((((((((", "))))))))))", "^^", "--", "/0", "*0",
+    "^-1", "^0.5", "^1e308", "sin(", "cos(", "tan(", "exp(", "log(", "sqrt(", "abs(", "sign(",
+    "atan2(", "pow(", "sinh(", "cosh(", "tanh(", "log(0)", "sqrt(-1)", "exp(1000)", "0/0", "1e308",
+    "-1e308", "1e-320", "nan", "inf", "0", "-0.0", "1", "2.5", "1e3", "99999999999999999999", "pi",
+    "t", "x", "y", "x_dot", "y_dot", "theta", "theta_dot", "theta_ddot", "phi_dot", "x_ddot",
+    "q", "m", "R", "g", "J", "lambda", "_dot", "\"", "'", "\"\"", "=", "[", "]", "{", "}", "\n",
+    "#", "[[", "]]", "\\u0000", "true", "false", "[]", "{}", "name", "description", "coordinates",
+    "parameters", "lagrangian", "constraints", "kind", "expr", "velocity", "position",
+    "acceleration", "forces", "nonideal_forces", "energy", "conflated_lagrangian",
+    "constraint_rank", "default", "unit", "positive", "nonnegative", "min", "max", "rolling_coin",
+    "{ name = \"z\" }", "{ name = \"c\", kind = \"velocity\", expr = \"x_dot\" }",
+    "{ name = \"p\", default = \"p\" }"};
+
+}  // namespace
+
+TEST(Fuzz, ModelFileReaderAcceptsOrRejectsEveryInputCleanly) {
+  const char* env = std::getenv("NHOLO_FUZZ_MODEL_FILES");
+#if defined(__SANITIZE_ADDRESS__)
+  // the ASan/UBSan build (CI stage 2) reads model files several times
+  // slower: 20,000 there; the product build reads 100,000
+  const long kDefault = 20000;
+  if (!env) std::printf("sanitizer build: %ld model files, not 100000\n", kDefault);
+#else
+  const long kDefault = 100000;
+#endif
+  const long cases = env ? std::atol(env) : kDefault;
+  const std::vector<std::string> base = model_file_corpus();
+  ASSERT_GE(base.size(), 15u);
+  const std::vector<std::string> builtins = {"rolling_coin", "skate", "appell"};
+  std::mt19937_64 rng(0x6d6f64656c);
+  long accepted = 0, rejected = 0, other = 0, symbolic = 0;
+  double slowest = 0;
+  std::string slowest_input;
+  const auto start = std::chrono::steady_clock::now();
+  for (long k = 0; k < cases; ++k) {
+    const std::string text = mutate(base[k % base.size()], rng, base, kModelTokens);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const nholo::ModelSpec s = nholo::load_model_text(text, "fuzz.model.toml", builtins);
+      // what a run does with an accepted file before it compiles the plugin
+      (void)nholo::model_info_from_spec(s);
+      const auto sym = nholo::model_file::symbolic_dynamics(s);
+      symbolic += sym.refused.empty();
+      (void)nholo::generate_model_header(s);
+      const std::vector<double> q(s.coordinates.size(), 0.3), qd(s.coordinates.size(), -0.7);
+      (void)nholo::model_file::evaluate(s, s.lagrangian, q, qd, {}, 0.5);
+      for (const auto& c : s.constraints) (void)nholo::model_file::evaluate(s, c.expr, q, qd, {}, 0.5);
+      ++accepted;
+    } catch (const nholo::ModelFileError&) {
+      ++rejected;
+    } catch (const std::exception& e) {
+      ++other;
+      ADD_FAILURE() << "case " << k << ": not a ModelFileError: " << e.what() << "\n--- input:\n" << text;
+    }
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (dt > slowest) {
+      slowest = dt;
+      slowest_input = text;
+    }
+    if (other > 5) break;
+  }
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("fuzzed the model-file reader: %ld model files from %zu seed files "
+              "(examples/models, tests/model_files), %ld accepted (%ld differentiated "
+              "symbolically), %ld rejected with a ModelFileError, %ld otherwise; %.1f s, "
+              "slowest case %.3f s\n",
+              accepted + rejected + other, base.size(), accepted, symbolic, rejected, other, total,
+              slowest);
+  EXPECT_EQ(other, 0);
+  EXPECT_LT(slowest, 2.0) << "slowest input:\n" << slowest_input;
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(rejected, 0);
 }
