@@ -38,7 +38,7 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     default_arch="90-real;90-virtual"
   fi
   cuda_args+=("-DCMAKE_CUDA_ARCHITECTURES=${NHOLO_CUDA_ARCH:-$default_arch}")
-  echo "CUDA architectures: ${NHOLO_CUDA_ARCH:-$default_arch}
+  echo "CUDA architectures: ${NHOLO_CUDA_ARCH:-$default_arch}"
 else
   echo "nvcc not found: the CUDA backend cannot be built and checked on this machine" >&2
   exit 1

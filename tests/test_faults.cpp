@@ -313,6 +313,103 @@ TEST(Faults, AStopInTheLastStepIsUndoneByResume) {
 
 namespace {
 
+// Flips one bit in the middle of the chunk of `dataset` (in file `path`) that
+// holds element `at`: what a bad sector or a stray write would do.
+void flip_a_bit(const fs::path& path, const std::string& dataset, const std::vector<hsize_t>& at) {
+  uint64_t address = 0;
+  {
+    const nholo::h5::File f = nholo::h5::File::open_ro(path.string());
+    const nholo::h5::ChunkPlace place = f.root().open_dataset(dataset).chunk_place(at);
+    ASSERT_GT(place.bytes, 16u);
+    address = place.address + place.bytes / 2;
+  }
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekg(static_cast<std::streamoff>(address));
+  char c = 0;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ 0x04);
+  f.seekp(static_cast<std::streamoff>(address));
+  f.write(&c, 1);
+}
+
+}  // namespace
+
+// --resume reads back every piece of the slices it keeps (HDF5's Fletcher-32
+// checksum on every piece dataset) and, fields in place, each window's block
+// in the result file against the checksum its piece recorded: a changed
+// bit, a piece of another slice or another configuration (each piece is
+// stamped), a truncated or a missing piece makes that slice run again (said
+// on stderr), and the result is the reference's, bit for bit. Before, such
+// damage passed silently into the result, or made every --resume fail.
+TEST(Faults, DamagedPiecesAndFieldBlocksAreFoundByResumeAndRunAgain) {
+  for (const int compression : {0, 4}) {
+    SCOPED_TRACE("output.compression = " + std::to_string(compression));
+    const fs::path dir = nholo_test::temp_dir("nholo_faults", "damaged_" + std::to_string(compression));
+    write_file(dir / "c.toml", kConfig);
+    const std::string set = " --set output.compression=" + std::to_string(compression);
+    // three slices of three windows, two formulations: window 6 of the first
+    // formulation is the third slice's first (pipeline test of faults)
+    const Result fault =
+        nholo_test::run_nholo("run -q c.toml --threads 1" + set, dir, "NHOLO_FAILPOINT_DEVICE_FAULT=6");
+    ASSERT_EQ(fault.code, 3) << fault.output;
+    const nholo::PieceDir pieces((dir / "out.h5").string());
+    const nholo::PieceDir named("out.h5");  // as the messages name them
+    ASSERT_TRUE(pieces.has(nholo::PieceDir::slice_name(0)));
+    ASSERT_TRUE(pieces.has(nholo::PieceDir::slice_name(1)));
+    ASSERT_FALSE(pieces.has(nholo::PieceDir::slice_name(2)));
+    std::string expect0;
+    if (compression == 0) {
+      // slice 0: a bit of its second window's qdot in the result file
+      flip_a_bit(pieces.path("result.h5"), "lagrange_multiplier/qdot", {0, 4, 0});
+      expect0 = "its block of 'lagrange_multiplier/qdot' (window 1) in '" + named.path("result.h5") +
+                "' has changed since it was written (checksum mismatch)";
+    } else {
+      // slice 0: a bit of its second window's piece (compressed q)
+      flip_a_bit(pieces.path(nholo::PieceDir::window_name(0, 1)), "udwadia_kalaba/q", {0, 0, 0});
+      expect0 = "its piece '" + named.path(nholo::PieceDir::window_name(0, 1)) +
+                "' is damaged ('udwadia_kalaba/q' cannot be read: data error detected by "
+                "Fletcher32 checksum";
+    }
+    // slice 1: a window piece of slice 0 copied over its own, or one of a
+    // run of another configuration (the same names, another slope)
+    if (compression == 0) {
+      fs::copy_file(pieces.path(nholo::PieceDir::window_name(0, 2)),
+                    pieces.path(nholo::PieceDir::window_name(1, 2)),
+                    fs::copy_options::overwrite_existing);
+    } else {
+      const fs::path other = dir / "other";
+      fs::create_directories(other);
+      write_file(other / "c.toml", kConfig);
+      const Result o = nholo_test::run_nholo("run -q c.toml --threads 1 --set params.slope=0.2" + set,
+                                             other, "NHOLO_FAILPOINT_DEVICE_FAULT=6");
+      ASSERT_EQ(o.code, 3) << o.output;
+      fs::copy_file(other / "out.h5.partial.d" / nholo::PieceDir::window_name(1, 0),
+                    pieces.path(nholo::PieceDir::window_name(1, 0)),
+                    fs::copy_options::overwrite_existing);
+    }
+    const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume" + set, dir);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("nholo: resuming: slice 0 (trajectories [0, 1024)) is integrated again: " +
+                            expect0),
+              std::string::npos)
+        << r.output;
+    const std::string expect1 =
+        compression == 0 ? "its piece '" + named.path(nholo::PieceDir::window_name(1, 2)) +
+                               "' is foreign: it was written for slice 0, window 2, not for slice "
+                               "1, window 2"
+                         : "its piece '" + named.path(nholo::PieceDir::window_name(1, 0)) +
+                               "' is foreign: a piece of another configuration (config hash ";
+    EXPECT_NE(r.output.find("slice 1 (trajectories [1024, 2048)) is integrated again: " + expect1),
+              std::string::npos)
+        << r.output;
+    const Result same = fault_check("same", reference().file, dir / "out.h5");
+    EXPECT_EQ(same.code, 0) << same.output;
+    EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+  }
+}
+
+namespace {
+
 // A run over an existing result (--overwrite) that cannot write all it needs:
 // exit 2 with a message naming the write error, no crash, the previous result
 // intact; then --resume with room to write gives the full result.

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -279,3 +281,69 @@ TEST(InPlaceFile, TheUndoFilePutsBackEveryByteOfTheLastStep) {
 }
 
 }  // namespace
+
+// A piece's datasets carry HDF5's Fletcher-32 checksum: a changed byte makes
+// read_every_dataset fail naming the dataset; an intact piece reads.
+TEST(PieceDir, PieceDatasetsAreChecksummed) {
+  const fs::path dir = nholo_test::temp_dir("nholo_piece_dir", "checksum");
+  const PieceDir pieces((dir / "out.h5").string());
+  pieces.create();
+  {
+    Piece p(pieces, "p.h5");
+    std::vector<double> v(4096);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.001 * static_cast<double>(i));
+    p.write("g/v", {4096}, {}, 0, v.data());
+    p.commit();
+  }
+  EXPECT_NO_THROW(nholo::h5::read_every_dataset(pieces.path("p.h5")));
+  uint64_t at = 0;
+  {
+    const nholo::h5::File f = nholo::h5::File::open_ro(pieces.path("p.h5"));
+    at = f.root().open_dataset("g/v").chunk_place({100}).address + 100;
+  }
+  {
+    std::fstream f(pieces.path("p.h5"), std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put('\x5a');
+  }
+  try {
+    nholo::h5::read_every_dataset(pieces.path("p.h5"));
+    ADD_FAILURE() << "a changed byte was read without error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'g/v' cannot be read: data error detected by Fletcher32"),
+              std::string::npos)
+        << e.what();
+  }
+  fs::resize_file(pieces.path("p.h5"), 1000);
+  try {
+    nholo::h5::read_every_dataset(pieces.path("p.h5"));
+    ADD_FAILURE() << "a truncated piece was read without error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the file cannot be opened: truncated file"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The in-place blocks' checksum (block_checksum): equal values give equal
+// sums; one changed bit anywhere, or two different values swapped, change it.
+TEST(InPlaceFile, BlockChecksumSeesAChangedBitAndSwappedValues) {
+  std::vector<double> v(1000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 1.0 / (1.0 + static_cast<double>(i));
+  const uint64_t sum = nholo::block_checksum(v.data(), static_cast<int64_t>(v.size()));
+  EXPECT_EQ(sum, nholo::block_checksum(std::vector<double>(v).data(), static_cast<int64_t>(v.size())));
+  int unchanged = 0;
+  for (size_t i = 0; i < v.size(); i += 37)
+    for (int bit = 0; bit < 64; bit += 7) {
+      std::vector<double> w = v;
+      uint64_t x;
+      std::memcpy(&x, &w[i], sizeof x);
+      x ^= uint64_t(1) << bit;
+      std::memcpy(&w[i], &x, sizeof x);
+      unchanged += nholo::block_checksum(w.data(), static_cast<int64_t>(w.size())) == sum;
+    }
+  EXPECT_EQ(unchanged, 0);
+  std::vector<double> w = v;
+  std::swap(w[3], w[500]);
+  EXPECT_NE(nholo::block_checksum(w.data(), static_cast<int64_t>(w.size())), sum);
+}

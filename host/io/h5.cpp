@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 namespace nholo::h5 {
@@ -428,7 +429,8 @@ void set_fill_value(hid_t dcpl, Scalar type, double fill, hid_t loc, const std::
 
 Dataset Group::create_dataset_raw(const std::string& name, Scalar type,
                                   const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
-                                  int gzip_level, bool shuffle, const void* fill) {
+                                  int gzip_level, bool shuffle, const void* fill,
+                                  bool checksum) {
   quiet();
   if (gzip_level < 0 || gzip_level > 9)
     throw_error("gzip level " + std::to_string(gzip_level) + " not in [0, 9] for",
@@ -456,6 +458,8 @@ Dataset Group::create_dataset_raw(const std::string& name, Scalar type,
         check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(gzip_level)),
               "cannot set the deflate filter of", id(), name);
       }
+      if (checksum)
+        check(H5Pset_fletcher32(dcpl.get()), "cannot set the Fletcher-32 filter of", id(), name);
     }
   }
   Handle lcpl = intermediate_lcpl(id());
@@ -862,6 +866,58 @@ void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& off
               "cannot write a block " + shape_text(at) + "+" + shape_text(cnt) + " of", dst.id(),
               "");
       });
+}
+
+namespace {
+
+herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* data) {
+  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(data)->push_back(name);
+  return 0;
+}
+
+}  // namespace
+
+void read_every_dataset(const std::string& path, std::size_t max_bytes) {
+  // HDF5's innermost reason ("truncated file", "data error detected by
+  // Fletcher32 checksum") says what is wrong
+  auto innermost = [](const std::string& text) {
+    const size_t at = text.rfind("(): ");
+    return at == std::string::npos ? text : text.substr(at + 4);
+  };
+  std::optional<File> opened;
+  try {
+    opened.emplace(File::open_ro(path));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("the file cannot be opened: " + innermost(e.what()));
+  }
+  const File& f = *opened;
+  std::vector<std::string> names;
+  quiet();
+  check(H5Ovisit2(f.root().id(), H5_INDEX_NAME, H5_ITER_NATIVE, collect_dataset, &names,
+                  H5O_INFO_BASIC),
+        "cannot list the datasets of", f.root().id(), "");
+  std::vector<unsigned char> buf;
+  for (const std::string& name : names) {
+    const Dataset d = f.root().open_dataset(name);
+    const std::vector<hsize_t> dims = d.dims();
+    Handle ftype(check_id(H5Dget_type(d.id()), "cannot read the type of", d.id(), ""), H5Tclose);
+    Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND),
+                          "cannot read the type of", d.id(), ""),
+                 H5Tclose);
+    if (H5Tis_variable_str(mtype.get()) > 0 || H5Tget_class(mtype.get()) == H5T_VLEN) continue;
+    const std::size_t esize = std::max<std::size_t>(H5Tget_size(mtype.get()), 1);
+    for_each_tile(dims, std::max<hsize_t>(max_bytes / esize, 1),
+                  [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
+                    buf.resize(static_cast<std::size_t>(Dataset::product(cnt)) * esize);
+                    Handle sspace = select_block(d.id(), off, cnt);
+                    Handle mspace = simple_space(cnt, d.id(), "");
+                    if (H5Dread(d.id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT,
+                                buf.data()) >= 0)
+                      return;
+                    throw std::runtime_error("'" + name +
+                                             "' cannot be read: " + innermost(take_stack()));
+                  });
+  }
 }
 
 }  // namespace nholo::h5

@@ -33,6 +33,8 @@
 //                                   read as fill (NaN for floating T, 0 else)
 //   g.create_dataset_as(type, name, dims, chunk, gzip, shuffle, fill)
 //                                   the same with the type chosen at run time
+//   g.create_checksummed<T>(name, dims, chunk, gzip)
+//                                   chunked, + Fletcher-32: reads verify it
 //   g.create_allocated(type, name, dims, chunk, fill)
 //                                   chunked, unfiltered, every chunk placed in
 //                                   the file at once and nothing written;
@@ -45,6 +47,7 @@
 //                                   block [offset, offset + count); blocks
 //                                   whose file is missing read as fill
 //   copy_into(src, dst, offset)     src, whole, into dst's block at offset
+//   read_every_dataset(path)        every dataset of a file read (checksums checked)
 //                                   (through a bounded buffer, tile by tile)
 //   for_each_tile(dims, max, fn)    fn(offset, count) for row-major blocks of
 //                                   at most max elements that tile dims
@@ -213,6 +216,13 @@ class Group : public Object {
                          std::vector<hsize_t> chunk = {}, int gzip_level = 4, bool shuffle = true,
                          std::optional<T> fill = std::nullopt);
 
+  // create_dataset with HDF5's Fletcher-32 checksum on every chunk (chunked
+  // always: an empty chunk means one chunk of dims): every read verifies it
+  // and fails ("data error detected by Fletcher32 checksum") on a changed byte.
+  template <class T>
+  Dataset create_checksummed(const std::string& name, std::vector<hsize_t> dims,
+                             std::vector<hsize_t> chunk, int gzip_level);
+
   // create_dataset with the element type given at run time, fill converted from double.
   Dataset create_dataset_as(detail::Scalar type, const std::string& name, std::vector<hsize_t> dims,
                             std::vector<hsize_t> chunk, int gzip_level, bool shuffle, double fill);
@@ -245,7 +255,8 @@ class Group : public Object {
   explicit Group(detail::Handle h) noexcept : Object(std::move(h)) {}
   Dataset create_dataset_raw(const std::string& name, detail::Scalar type,
                              const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
-                             int gzip_level, bool shuffle, const void* fill);
+                             int gzip_level, bool shuffle, const void* fill,
+                             bool checksum = false);
 };
 
 class Dataset : public Object {
@@ -377,6 +388,17 @@ Dataset Group::create_dataset(const std::string& name, std::vector<hsize_t> dims
   return create_dataset_raw(name, type, dims, std::move(chunk), gzip_level, shuffle, &*fill);
 }
 
+template <class T>
+Dataset Group::create_checksummed(const std::string& name, std::vector<hsize_t> dims,
+                                  std::vector<hsize_t> chunk, int gzip_level) {
+  constexpr detail::Scalar type = detail::scalar_of<T>();
+  T fill{};
+  if constexpr (std::is_floating_point_v<T>) fill = std::numeric_limits<T>::quiet_NaN();
+  if (chunk.empty()) chunk = dims;
+  return create_dataset_raw(name, type, dims, std::move(chunk), gzip_level, gzip_level > 0, &fill,
+                            true);
+}
+
 // Keeps the HDF5 library from closing its files at process exit (call first
 // thing in main). After a failed write (a full disk) HDF5 1.10 can leave a
 // file it could not close whose clean-up at exit crashes; nholo closes every
@@ -389,6 +411,13 @@ void skip_library_cleanup_at_exit();
 // the dataset.
 void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
                std::size_t max_bytes = std::size_t(1) << 20);
+
+// Reads every dataset of the file at path (hard links only: external links
+// are not followed) through a buffer of at most max_bytes, so that HDF5
+// checks what it can (the Fletcher-32 checksums of create_checksummed, the
+// chunk index, the file's structure). Throws std::runtime_error, naming the
+// dataset and HDF5's reason, at the first one that cannot be read.
+void read_every_dataset(const std::string& path, std::size_t max_bytes = std::size_t(1) << 22);
 
 // Calls fn(offset, count) for hyperslabs that tile a dataset of shape dims,
 // in row-major order, each of at most max_elements (>= 1) elements: the

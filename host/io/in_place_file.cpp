@@ -157,6 +157,17 @@ void put_u64(std::string& s, uint64_t v) {
 
 }  // namespace
 
+uint64_t block_checksum(const double* data, int64_t values) {
+  uint64_t a = 0, b = 0;
+  for (int64_t i = 0; i < values; ++i) {
+    uint64_t w;
+    std::memcpy(&w, data + i, sizeof w);
+    a += w;
+    b += a;
+  }
+  return a ^ (b << 32 | b >> 32);
+}
+
 InPlaceFile::InPlaceFile(const PieceDir& pieces) : path_(pieces.path(name())) {}
 
 bool InPlaceFile::exists() const {

@@ -54,6 +54,14 @@ struct FieldBlock {
   int64_t row = 0, count = 0, save = 0, saves = 0, components = 1;
 };
 
+// A block's checksum, kept in its window piece (attribute
+// block_checksum_attr(path)) and compared when a run resumes: two running
+// sums (Fletcher's scheme, modulo 2^64) over the values' 64-bit patterns, in
+// the block's row-major order; any changed bit and any two values swapped
+// change it.
+uint64_t block_checksum(const double* data, int64_t values);
+inline std::string block_checksum_attr(const std::string& path) { return "checksum " + path; }
+
 class InPlaceFile {
  public:
   explicit InPlaceFile(const PieceDir& pieces);

@@ -21,7 +21,10 @@
 //                     NAME, the folder fsync'ed: a piece exists whole or not
 //                     at all. A missing piece reads as the fill value (NaN,
 //                     status not_run). slice_S.h5 is written last: it marks
-//                     the slice finished.
+//                     the slice finished. Every piece dataset carries HDF5's
+//                     Fletcher-32 checksum (checked on every read); a
+//                     resumed run reads the pieces it keeps back whole
+//                     (OutputLayout::discard_damaged_slices).
 //   PATH              result.h5 completed and renamed (fields in place), or
 //                     assembled from the master's layout and the pieces (real
 //                     datasets), when every slice is finished; then the master
@@ -65,6 +68,12 @@ class PieceDir {
   std::string dir_, rel_;
 };
 
+// Root attributes of every piece: the configuration (RunConfig::result_hash)
+// and the slice and window (-1: none) it belongs to; a resumed run checks them.
+inline constexpr const char* kPieceConfigAttr = "config_hash";
+inline constexpr const char* kPieceSliceAttr = "slice";
+inline constexpr const char* kPieceWindowAttr = "window";
+
 // One piece being written; commit() makes it visible, whole.
 class Piece {
  public:
@@ -79,7 +88,7 @@ class Piece {
   void write(const std::string& path, const std::vector<hsize_t>& dims,
              const std::vector<hsize_t>& chunk, int gzip, const T* data) {
     h5::Group r = file_.root();
-    h5::Dataset d = r.create_dataset<T>(path, dims, chunk, gzip, gzip > 0);
+    h5::Dataset d = r.create_checksummed<T>(path, dims, chunk, gzip);
     if (h5::Dataset::product(dims) > 0) d.write(data);
   }
   void commit();

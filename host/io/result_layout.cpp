@@ -7,8 +7,12 @@
 #include <cstdlib>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 #include <utility>
+#include <vector>
 
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
@@ -478,6 +482,96 @@ void OutputLayout::copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind
     h5::Dataset dst = root.open_dataset(sp.path);
     h5::copy_into(pr.open_dataset(sp.path), dst, off);
   }
+}
+
+}  // namespace nholo::detail
+
+namespace nholo::detail {
+
+// Whose piece the file at path says it is (pieces.hpp's stamp), against
+// slice s and the window its name says: empty when it matches, or when the
+// piece has no stamp (written by an nholo before stamps).
+std::string OutputLayout::piece_stamp_mismatch(const std::string& path, int64_t s,
+                                               const std::string& name) const {
+  const h5::File f = h5::File::open_ro(path);
+  const h5::Group r = f.root();
+  if (!r.has_attr(kPieceConfigAttr)) return "";
+  if (r.attr_string(kPieceConfigAttr) != cfg_.result_hash)
+    return "a piece of another configuration (config hash " + r.attr_string(kPieceConfigAttr) +
+           ", not " + cfg_.result_hash + ")";
+  int64_t w = -1;
+  for (int64_t k = 0; k < plan_.n_windows; ++k)
+    if (name == PieceDir::window_name(s, k)) w = k;
+  if (r.attr_int64(kPieceSliceAttr) != s || r.attr_int64(kPieceWindowAttr) != w)
+    return "it was written for slice " + std::to_string(r.attr_int64(kPieceSliceAttr)) +
+           (r.attr_int64(kPieceWindowAttr) >= 0
+                ? ", window " + std::to_string(r.attr_int64(kPieceWindowAttr))
+                : std::string()) +
+           ", not for slice " + std::to_string(s) +
+           (w >= 0 ? ", window " + std::to_string(w) : std::string());
+  return "";
+}
+
+// What is wrong with finished slice s's pieces (and, in_place given, its
+// blocks in the result file); empty when nothing is.
+std::string OutputLayout::slice_damage(const PieceDir& pieces, const h5::File* in_place,
+                                       int64_t s) const {
+  std::vector<std::string> names = {PieceDir::init_name(s)};
+  for (int64_t w = 0; w < plan_.n_windows; ++w) names.push_back(PieceDir::window_name(s, w));
+  names.push_back(PieceDir::slice_name(s));
+  for (const std::string& name : names) {
+    const std::string path = pieces.path(name);
+    if (!pieces.has(name)) return "its piece '" + path + "' is missing";
+    try {
+      h5::read_every_dataset(path);
+    } catch (const std::exception& e) {
+      return "its piece '" + path + "' is damaged (" + e.what() + ")";
+    }
+    const std::string foreign = piece_stamp_mismatch(path, s, name);
+    if (!foreign.empty()) return "its piece '" + path + "' is foreign: " + foreign;
+  }
+  if (!in_place) return "";
+  for (int64_t w = 0; w < plan_.n_windows; ++w) {
+    const std::string path = pieces.path(PieceDir::window_name(s, w));
+    const h5::File piece = h5::File::open_ro(path);
+    for (const Spec& sp : specs_) {
+      if (!sp.in_place || sp.kind != PieceKind::window) continue;
+      const std::string attr = block_checksum_attr(sp.path);
+      if (!piece.root().has_attr(attr)) continue;  // a piece of an nholo before checksums
+      std::vector<hsize_t> off, cnt;
+      spec_block(sp, plan_, s, w, off, cnt);
+      const std::vector<double> v = in_place->root().open_dataset(sp.path).read_block<double>(off, cnt);
+      const uint64_t sum = block_checksum(v.data(), static_cast<int64_t>(v.size()));
+      if (static_cast<int64_t>(sum) != piece.root().attr_int64(attr))
+        return "its block of '" + sp.path + "' (window " + std::to_string(w) + ") in '" +
+               pieces.path(InPlaceFile::name()) + "' has changed since it was written " +
+               "(checksum mismatch)";
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> OutputLayout::discard_damaged_slices(const PieceDir& pieces) const {
+  std::vector<std::string> notes;
+  std::optional<h5::File> in_place;
+  if (in_place_ && InPlaceFile(pieces).exists())
+    in_place.emplace(h5::File::open_ro(pieces.path(InPlaceFile::name())));
+  for (int64_t s = 0; s < plan_.n_slices(); ++s) {
+    if (!pieces.has(PieceDir::slice_name(s))) continue;
+    const std::string why = slice_damage(pieces, in_place ? &*in_place : nullptr, s);
+    if (why.empty()) continue;
+    std::error_code ec;
+    std::filesystem::remove(pieces.path(PieceDir::slice_name(s)), ec);
+    if (ec)
+      throw std::runtime_error("slice " + std::to_string(s) + ": " + why +
+                               ", and its slice piece cannot be removed to integrate it again: " +
+                               ec.message());
+    notes.push_back("slice " + std::to_string(s) + " (trajectories [" +
+                    std::to_string(src_.first + plan_.slice_begin(s)) + ", " +
+                    std::to_string(src_.first + plan_.slice_end(s)) + ")) is integrated again: " +
+                    why);
+  }
+  return notes;
 }
 
 }  // namespace nholo::detail

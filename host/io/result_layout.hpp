@@ -123,6 +123,15 @@ class OutputLayout {
   // (kept when it is there: a resumed run; its undo file applied first).
   // Throws when it is missing but windows were committed (their fields lost).
   void create_in_place_file(const PieceDir& pieces);
+  // Before a resumed run: every piece of every finished slice read whole
+  // (h5::read_every_dataset: the pieces' Fletcher-32 checksums), their
+  // stamps checked (config hash, slice, window: pieces.hpp) and, fields
+  // in place, each window's blocks in the result file against the checksums
+  // its piece recorded (block_checksum). A slice with a piece missing,
+  // unreadable or not matching is no longer finished (its slice piece is
+  // removed): it is integrated again. One line per such slice says which
+  // piece or block and why (trajectory numbers from the run's range start).
+  std::vector<std::string> discard_damaged_slices(const PieceDir& pieces) const;
   // Every slice finished, fields in place: the rest into the result file,
   // renamed PATH.
   void finish_in_place(const PieceDir& pieces, const Outcome& out, const RunSummary& rs);
@@ -143,6 +152,9 @@ class OutputLayout {
   void copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind kind, int64_t s,
                   int64_t w) const;
   void copy_pieces(h5::Group& root, const PieceDir& pieces) const;
+  std::string slice_damage(const PieceDir& pieces, const h5::File* in_place, int64_t s) const;
+  std::string piece_stamp_mismatch(const std::string& path, int64_t s,
+                                   const std::string& name) const;
   void write_last_step(const std::string& file_path, const PieceDir& pieces, const Outcome& out,
                        const RunSummary& rs);
 

@@ -75,11 +75,20 @@ class PieceWriters {
  private:
   const std::vector<hsize_t>& chunk(const std::string& path) const { return layout_.chunk(path); }
 
+  // whose piece it is (checked when a run resumes: piece_stamp_attrs)
+  void stamp(Piece& p, int64_t s, int64_t w) {
+    h5::Group r = p.root();
+    r.set_attr(kPieceConfigAttr, cfg_.result_hash);
+    r.set_attr(kPieceSliceAttr, s);
+    r.set_attr(kPieceWindowAttr, w);
+  }
+
   void write_init(int64_t s, int64_t count, const std::vector<double>& q0,
                   const std::vector<double>& qd0, const std::vector<double>& l0,
                   const std::vector<double>& pv, const InitCounts& ic) {
     const int n = shape_.n, m = shape_.m;
     Piece p(pieces_, PieceDir::init_name(s));
+    stamp(p, s, -1);
     p.write("initial/q0", {H(count), H(n)}, chunk("initial/q0"), gz_, q0.data());
     p.write("initial/qdot0", {H(count), H(n)}, chunk("initial/qdot0"), gz_, qd0.data());
     p.write("initial/lambda0", {H(count), H(m)}, chunk("initial/lambda0"), gz_, l0.data());
@@ -100,6 +109,7 @@ class PieceWriters {
     const int n = shape_.n;
     const auto o0 = Clock::now();
     Piece p(pieces_, PieceDir::window_name(s, w));
+    stamp(p, s, w);
     const int64_t blocks = (count + kStatBlock - 1) / kStatBlock;
     const size_t len = static_cast<size_t>(blocks * ns * n);
     std::vector<double> mom(5 * len);
@@ -134,8 +144,12 @@ class PieceWriters {
     // the fields into the result file (durably), then the links to them
     in_place_.write(in_place);
     sink_.release(slot);
-    for (const FieldBlock& b : in_place)
+    for (const FieldBlock& b : in_place) {
       p.root().create_external_link(b.path, InPlaceFile::name(), "/" + b.path);
+      // checked when a run resumes (OutputLayout::discard_damaged_slices)
+      p.root().set_attr(block_checksum_attr(b.path),
+                        static_cast<int64_t>(block_checksum(b.data, b.count * b.saves * b.components)));
+    }
     p.commit();
     sum_.output_seconds += seconds_since(o0);
   }
@@ -143,6 +157,7 @@ class PieceWriters {
   void write_slice(int64_t s, int64_t begin, int64_t end, const SliceOutput& so) {
     const int64_t count = end - begin;
     Piece p(pieces_, PieceDir::slice_name(s));
+    stamp(p, s, -1);
     const std::vector<hsize_t> one = {H(count)};
     for (int f = 0; f < nf_; ++f) {
       SliceResults& R = (*so.results)[f];

@@ -3,6 +3,7 @@
 // in runner.hpp).
 #include "host/run/runner.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -77,6 +78,9 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   layout.index_specs();
   // uncompressed fields go straight into the result file (io/in_place_file.hpp)
   if (layout.in_place()) layout.create_in_place_file(pieces);
+  // a resumed run checks the pieces it keeps: a damaged one's slice runs again
+  const std::vector<std::string> damaged =
+      ro.resume ? layout.discard_damaged_slices(pieces) : std::vector<std::string>();
 
   // ---- 3. device ensembles (state allocated once, for the largest slice)
   detail::DeviceEnsembles ens(cfg, dev, plan, detail::ensemble_layout(cfg, plan, model),
@@ -89,6 +93,8 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   detail::InitialStates initial(cfg, model, first);
   OutputSink sink(true);
   Progress progress = detail::run_progress(plan, pieces, nf, ro, partial);
+  for (const std::string& note : damaged)  // printed also with -q: results were lost
+    std::fprintf(stderr, "nholo: resuming: %s\n", note.c_str());
   detail::PieceWriters writers(cfg, shape, pieces, layout, ens, sink, progress, sum);
   detail::WindowLoop loop(cfg, plan, pieces, ens, initial, writers, sink, progress, sum);
   loop.run();
