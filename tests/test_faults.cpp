@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "host/io/h5.hpp"
@@ -484,4 +486,116 @@ TEST(Faults, AFullDiskIsAClearErrorAndLosesNothing) {
   }
   full_disk_case(mnt, "6 MiB tmpfs", "No space left on device", 0);
   umount(mnt.c_str());
+}
+
+namespace {
+
+// Many saves of cheap trajectories, compressed: a result of about 45 MB of
+// fields whose assembly (or --copy merge) takes more than a second, so that
+// a signal lands in it. RK4 with the save step as its step.
+const std::string kLongAssembly = [] {
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.t_end = 6.0;
+  c.save_every = 0.05;
+  c.size = 6000;
+  c.seed = 5;
+  c.fields = std::vector<std::string>{"q", "qdot"};
+  c.extra = "compression = 4\n[integrator]\nmethod = \"rk4\"\ndt = 0.05\n";
+  return c.text();
+}();
+
+// Waits (at most 10 minutes) until `log` in dir holds `text`; true if it does.
+bool wait_for_text(const fs::path& dir, const std::string& log, const std::string& text) {
+  for (int i = 0; i < 60000; ++i) {
+    if (read_text(dir / log).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// SIGTERM to pid; its exit code and the seconds it took to exit.
+std::pair<int, double> terminate_and_time(pid_t pid) {
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  const int code = wait_for(pid);
+  return {code, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
+}  // namespace
+
+// SIGTERM while the result file is assembled from the pieces (every
+// trajectory finished) stops within a second: no half-assembled file, the
+// .partial with every trajectory, and --resume writes the file, equal to an
+// uninterrupted run's. Before, the signal waited for the assembly's end.
+TEST(Faults, SigtermStopsTheAssemblyWithinASecondAndResumeWritesTheFile) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "stop_assembly");
+  write_file(dir / "c.toml", kLongAssembly);
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+  ASSERT_TRUE(wait_for_text(dir, "run.log", "every trajectory is finished; writing out.h5"))
+      << read_text(dir / "run.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // into the copy
+  const auto [code, seconds] = terminate_and_time(pid);
+  std::printf("SIGTERM during the assembly: exit %d after %.3f s\n", code, seconds);
+  const std::string log = read_text(dir / "run.log");
+  ASSERT_EQ(code, 143) << log;
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_NE(log.find("interrupted while writing out.h5: all 6000 trajectories are finished"),
+            std::string::npos)
+      << log;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  EXPECT_FALSE(fs::exists(dir / "out.h5.assembling"));
+  ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
+  {
+    const nholo::h5::File f = nholo::h5::File::open_ro((dir / "out.h5.partial").string());
+    EXPECT_EQ(f.root().attr_int64("complete"), 0);
+    EXPECT_EQ(f.root().attr_int64("completed_trajectories"), 6000);
+  }
+  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const fs::path ref = dir / "reference";
+  fs::create_directories(ref);
+  write_file(ref / "c.toml", kLongAssembly);
+  ASSERT_EQ(nholo_test::run_nholo("run -q c.toml --threads 1", ref).code, 0);
+  const Result same = fault_check("same", ref / "out.h5", dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);  // kept to look at when it failed
+}
+
+// SIGTERM during `nholo merge --copy` stops it within a second and leaves
+// nothing: no merged file, no temporary; the shards are untouched. Before,
+// merge had no handler: the signal killed it and left OUT.merging.
+TEST(Faults, SigtermStopsACopyMergeWithinASecondAndLeavesNothing) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "stop_merge");
+  write_file(dir / "c.toml", kLongAssembly);
+  for (const char* shard : {"0/2", "1/2"})
+    ASSERT_EQ(nholo_test::run_nholo(std::string("run -q c.toml --shard ") + shard, dir).code, 0);
+  std::vector<std::string> shards;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find("out.shard-") == 0) shards.push_back(e.path().filename());
+  ASSERT_EQ(shards.size(), 2u);
+  std::sort(shards.begin(), shards.end());
+  const uintmax_t bytes0 = fs::file_size(dir / shards[0]);
+  std::vector<std::string> args = {"merge", "--copy", "m.h5"};
+  args.insert(args.end(), shards.begin(), shards.end());
+  const pid_t pid = spawn(dir, args, [] {}, "merge.log");
+  // into the copy: the merge first reads the shards' statistics (a fraction
+  // of a second), then copies 45 MB through the compressor
+  for (int i = 0; i < 1000 && !fs::exists(dir / "m.h5.merging"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(fs::exists(dir / "m.h5.merging")) << read_text(dir / "merge.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto [code, seconds] = terminate_and_time(pid);
+  std::printf("SIGTERM during merge --copy: exit %d after %.3f s\n", code, seconds);
+  const std::string log = read_text(dir / "merge.log");
+  EXPECT_EQ(code, 143) << log;
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_NE(log.find("interrupted while merging into 'm.h5'; nothing was written"), std::string::npos)
+      << log;
+  EXPECT_FALSE(fs::exists(dir / "m.h5"));
+  EXPECT_FALSE(fs::exists(dir / "m.h5.merging"));
+  EXPECT_FALSE(fs::exists(dir / "m.h5.lock"));
+  EXPECT_EQ(fs::file_size(dir / shards[0]), bytes0);
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }

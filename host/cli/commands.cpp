@@ -26,6 +26,7 @@
 #include "host/cli/output_path.hpp"
 #include "host/model_files/plugin.hpp"
 #include "host/run/device_choice.hpp"
+#include "host/run/interrupt.hpp"
 #include "host/run/model_runtime.hpp"
 #include "host/run/runner.hpp"
 
@@ -374,7 +375,12 @@ RunSummary merge_command(const std::string& out, const std::vector<std::string>&
   }
   const RunConfig cfg = parse_config(infos[0].config, {}, infos[0].s.path);
   (void)quiet;  // nothing is compiled or integrated: nothing to report on the way
-  return merge_shards(cfg, shards, out, copy);
+  try {
+    // SIGINT/SIGTERM/SIGHUP stop a --copy merge within a tile of its copy
+    return merge_shards(cfg, shards, out, copy, &interrupt_flag());
+  } catch (const h5::Stopped&) {
+    throw Interrupted("while merging into '" + out + "'");
+  }
 }
 
 }  // namespace nholo

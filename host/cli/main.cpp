@@ -241,6 +241,16 @@ int run_outcome(const nholo::RunSummary& s, const std::string& output_path, bool
                  static_cast<long long>(s.trajectories), output_path.c_str());
     return 3;
   }
+  if (s.interrupted && s.stopped_in_last_step) {
+    std::fprintf(stderr,
+                 "nholo: interrupted while writing %s: all %lld trajectories are finished, in "
+                 "%s.partial (root attribute complete = 0); `nholo run CONFIG --resume` writes "
+                 "%s from it\n",
+                 output_path.c_str(), static_cast<long long>(s.trajectories), output_path.c_str(),
+                 output_path.c_str());
+    const int sig = nholo::interrupt_signal();
+    return 128 + (sig > 0 ? sig : SIGINT);
+  }
   if (s.interrupted) {
     std::fprintf(stderr,
                  "nholo: interrupted: %lld of %lld trajectories finished; the valid but incomplete "
@@ -378,8 +388,10 @@ int dispatch(const Subcommands& s, Args& a) {
 
 int main(int argc, char** argv) {
   nholo::h5::skip_library_cleanup_at_exit();
-  // `run` stops cleanly on SIGINT/SIGTERM/SIGHUP from its first instruction on
-  if (argc > 1 && std::string(argv[1]) == "run") nholo::install_interrupt_handler();
+  // `run` and `merge` stop cleanly on SIGINT/SIGTERM/SIGHUP from their first
+  // instruction on
+  if (argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "merge"))
+    nholo::install_interrupt_handler();
   CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)"};
   Args args;
   const Subcommands sub = build_app(app, args);

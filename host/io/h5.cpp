@@ -1,6 +1,7 @@
 // nholo/host/io/h5.cpp — the compiled part of host/io/h5.hpp: every call into the
 // HDF5 C library, its error handling, and the H5DS (hdf5_hl) dimension scales.
 #include "host/io/h5.hpp"
+#include "host/io/h5_internal.hpp"
 
 #include <hdf5_hl.h>
 
@@ -13,8 +14,9 @@ namespace nholo::h5 {
 
 using detail::Handle;
 using detail::Scalar;
+using namespace internal;  // host/io/h5_internal.hpp
 
-namespace {
+namespace internal {
 
 // Switches off HDF5's automatic error printing for the calling thread (the
 // library is built thread-safe: error stacks and their settings are per thread).
@@ -25,6 +27,10 @@ void quiet() {
     done = true;
   }
 }
+
+}  // namespace internal
+
+namespace {
 
 // One line per entry of an HDF5 error stack, outermost (the API call) first.
 herr_t append_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
@@ -42,6 +48,10 @@ herr_t append_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
   return 0;
 }
 
+}  // namespace
+
+namespace internal {
+
 // The calling thread's HDF5 error stack as text; clears it. Must run before
 // any other HDF5 call after the failure (every API call clears the stack).
 std::string take_stack() {
@@ -53,6 +63,10 @@ std::string take_stack() {
   }
   return text;
 }
+
+}  // namespace internal
+
+namespace {
 
 std::string file_name_of(hid_t loc) {
   ssize_t n = H5Fget_name(loc, nullptr, 0);
@@ -72,6 +86,10 @@ std::string object_path_of(hid_t loc) {
   return s;
 }
 
+}  // namespace
+
+namespace internal {
+
 // "file.h5:/group/name" for messages.
 std::string where(hid_t loc, const std::string& name) {
   std::string p = object_path_of(loc);
@@ -81,6 +99,10 @@ std::string where(hid_t loc, const std::string& name) {
   }
   return file_name_of(loc) + ":" + p;
 }
+
+}  // namespace internal
+
+namespace {
 
 [[noreturn]] void throw_error(const std::string& what, const std::string& place,
                               const std::string& stack) {
@@ -101,6 +123,10 @@ std::string where(hid_t loc, const std::string& name) {
   throw_error(what, path, stack);
 }
 
+}  // namespace
+
+namespace internal {
+
 hid_t check_id(hid_t id, const std::string& what, hid_t loc, const std::string& name) {
   if (id < 0) fail_at(what, loc, name);
   return id;
@@ -109,6 +135,10 @@ hid_t check_id(hid_t id, const std::string& what, hid_t loc, const std::string& 
 void check(herr_t r, const std::string& what, hid_t loc, const std::string& name) {
   if (r < 0) fail_at(what, loc, name);
 }
+
+}  // namespace internal
+
+namespace {
 
 Handle make_plist(hid_t cls, hid_t loc) {
   return Handle(check_id(H5Pcreate(cls), "cannot create a property list at", loc, ""), H5Pclose);
@@ -152,11 +182,19 @@ Handle vlen_utf8(hid_t loc) {
   return t;
 }
 
+}  // namespace
+
+namespace internal {
+
 Handle simple_space(const std::vector<hsize_t>& dims, hid_t loc, const std::string& name) {
   hid_t id = dims.empty() ? H5Screate(H5S_SCALAR)
                           : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
   return Handle(check_id(id, "cannot create a dataspace for", loc, name), H5Sclose);
 }
+
+}  // namespace internal
+
+namespace {
 
 std::vector<hsize_t> extent(hid_t space, hid_t loc, const std::string& name) {
   int rank = H5Sget_simple_extent_ndims(space);
@@ -648,7 +686,7 @@ void Dataset::read_raw(Scalar type, void* out) const {
         id(), "");
 }
 
-namespace {
+namespace internal {
 
 std::string shape_text(const std::vector<hsize_t>& v) {
   std::string s = "(";
@@ -676,7 +714,7 @@ Handle select_block(hid_t d, const std::vector<hsize_t>& offset,
   return space;
 }
 
-}  // namespace
+}  // namespace internal
 
 void Dataset::write_block_raw(Scalar type, const std::vector<hsize_t>& offset,
                               const std::vector<hsize_t>& count, const void* data) {
@@ -835,89 +873,6 @@ void File::close() {
 
 void skip_library_cleanup_at_exit() {
   H5dont_atexit();
-}
-
-void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
-               std::size_t max_bytes) {
-  quiet();
-  const std::vector<hsize_t> dims = src.dims();
-  Handle ftype(check_id(H5Dget_type(src.id()), "cannot read the type of", src.id(), ""), H5Tclose);
-  Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND), "cannot read the type of",
-                        src.id(), ""),
-               H5Tclose);
-  const std::size_t esize = std::max<std::size_t>(H5Tget_size(mtype.get()), 1);
-  // the whole block must fit dst (checked once, also for an empty src)
-  select_block(dst.id(), offset, dims);
-  std::vector<unsigned char> buf;
-  std::vector<hsize_t> at(dims.size());
-  for_each_tile(
-      dims, std::max<hsize_t>(max_bytes / esize, 1),
-      [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
-        const hsize_t n = Dataset::product(cnt);
-        buf.resize(static_cast<std::size_t>(n) * esize);
-        Handle sspace = select_block(src.id(), off, cnt);
-        Handle mspace = simple_space(cnt, src.id(), "");
-        check(H5Dread(src.id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT, buf.data()),
-              "cannot read a block " + shape_text(off) + "+" + shape_text(cnt) + " of", src.id(),
-              "");
-        for (std::size_t i = 0; i < at.size(); ++i) at[i] = offset[i] + off[i];
-        Handle fspace = select_block(dst.id(), at, cnt);
-        check(H5Dwrite(dst.id(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
-              "cannot write a block " + shape_text(at) + "+" + shape_text(cnt) + " of", dst.id(),
-              "");
-      });
-}
-
-namespace {
-
-herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* data) {
-  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(data)->push_back(name);
-  return 0;
-}
-
-}  // namespace
-
-void read_every_dataset(const std::string& path, std::size_t max_bytes) {
-  // HDF5's innermost reason ("truncated file", "data error detected by
-  // Fletcher32 checksum") says what is wrong
-  auto innermost = [](const std::string& text) {
-    const size_t at = text.rfind("(): ");
-    return at == std::string::npos ? text : text.substr(at + 4);
-  };
-  std::optional<File> opened;
-  try {
-    opened.emplace(File::open_ro(path));
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error("the file cannot be opened: " + innermost(e.what()));
-  }
-  const File& f = *opened;
-  std::vector<std::string> names;
-  quiet();
-  check(H5Ovisit2(f.root().id(), H5_INDEX_NAME, H5_ITER_NATIVE, collect_dataset, &names,
-                  H5O_INFO_BASIC),
-        "cannot list the datasets of", f.root().id(), "");
-  std::vector<unsigned char> buf;
-  for (const std::string& name : names) {
-    const Dataset d = f.root().open_dataset(name);
-    const std::vector<hsize_t> dims = d.dims();
-    Handle ftype(check_id(H5Dget_type(d.id()), "cannot read the type of", d.id(), ""), H5Tclose);
-    Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND),
-                          "cannot read the type of", d.id(), ""),
-                 H5Tclose);
-    if (H5Tis_variable_str(mtype.get()) > 0 || H5Tget_class(mtype.get()) == H5T_VLEN) continue;
-    const std::size_t esize = std::max<std::size_t>(H5Tget_size(mtype.get()), 1);
-    for_each_tile(dims, std::max<hsize_t>(max_bytes / esize, 1),
-                  [&](const std::vector<hsize_t>& off, const std::vector<hsize_t>& cnt) {
-                    buf.resize(static_cast<std::size_t>(Dataset::product(cnt)) * esize);
-                    Handle sspace = select_block(d.id(), off, cnt);
-                    Handle mspace = simple_space(cnt, d.id(), "");
-                    if (H5Dread(d.id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT,
-                                buf.data()) >= 0)
-                      return;
-                    throw std::runtime_error("'" + name +
-                                             "' cannot be read: " + innermost(take_stack()));
-                  });
-  }
 }
 
 }  // namespace nholo::h5

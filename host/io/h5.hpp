@@ -66,11 +66,13 @@
 
 #include <hdf5.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -405,12 +407,21 @@ Dataset Group::create_checksummed(const std::string& name, std::vector<hsize_t> 
 // file it writes explicitly, so nothing is lost by skipping it.
 void skip_library_cleanup_at_exit();
 
+// Thrown by copy_into when its stop flag is set: the copy is abandoned
+// between two tiles (what the caller was writing is incomplete).
+class Stopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Writes the whole of src into the block of dst at offset (count =
 // src.dims()), in src's own element type, through a buffer of at most
 // max_bytes (one tile of for_each_tile at a time): memory does not grow with
-// the dataset.
+// the dataset. stop (may be null): checked before each tile; set, it throws
+// Stopped (a signal handler's flag: a long copy stops within a tile).
 void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
-               std::size_t max_bytes = std::size_t(1) << 20);
+               std::size_t max_bytes = std::size_t(1) << 20,
+               const std::atomic<bool>* stop = nullptr);
 
 // Reads every dataset of the file at path (hard links only: external links
 // are not followed) through a buffer of at most max_bytes, so that HDF5

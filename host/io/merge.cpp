@@ -107,7 +107,7 @@ detail::LayoutShape shard_shape(const ModelInfo& mi, const RunConfig& cfg, const
 }  // namespace
 
 RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& shards,
-                        const std::string& out_path, bool copy) {
+                        const std::string& out_path, bool copy, const std::atomic<bool>* stop) {
   const auto t_merge = detail::Clock::now();
   const ModelInfo& mi = *find_model(cfg.model);
   const int nf = static_cast<int>(cfg.formulations.size());
@@ -172,7 +172,7 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
             std::vector<hsize_t> off(sp.dims.size(), 0);
             off[sp.traj_axis] = H(sp.per_block ? sh.begin / kStatBlock : sh.begin);
             h5::Dataset dst = root.open_dataset(sp.path);
-            h5::copy_into(sr.open_dataset(sp.path), dst, off);
+            h5::copy_into(sr.open_dataset(sp.path), dst, off, std::size_t(1) << 20, stop);
           }
         }
     }

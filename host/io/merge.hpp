@@ -6,6 +6,7 @@
 // the files say everything (docs/cluster.md).
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,12 @@ namespace nholo {
 // checks that); copy: real datasets, else virtual ones referring to each
 // shard as its vds_file. Returns the summary of the merged ensemble.
 // ConfigError when a shard's status or block moments are not what its
-// configuration says.
+// configuration says. stop (may be null): a signal handler's flag, checked
+// between the tiles a --copy merge copies; set, the merge throws h5::Stopped
+// and leaves nothing (no OUT, no temporary).
 RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& shards,
-                        const std::string& out, bool copy);
+                        const std::string& out, bool copy,
+                        const std::atomic<bool>* stop = nullptr);
 
 // A virtual merged file's root attributes naming its shards: the file names
 // (relative to the merged file's folder, or absolute), their trajectory

@@ -369,9 +369,9 @@ void OutputLayout::write_master(const Outcome* out, const RunSummary* rs) {
 
 void OutputLayout::assemble(const PieceDir& pieces, const Outcome& out, const RunSummary& rs) {
   const std::string tmp = assembling_path(src_.path);
-  {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  try {
     h5::File ff = h5::File::create(tmp);
     {
       h5::Group root = ff.root();
@@ -379,6 +379,9 @@ void OutputLayout::assemble(const PieceDir& pieces, const Outcome& out, const Ru
       copy_pieces(root, pieces);
     }  // every object closed before the file
     ff.close();
+  } catch (...) {
+    std::filesystem::remove(tmp, ec);  // stopped or failed: no half-assembled file stays
+    throw;
   }
   commit_file(tmp, src_.path);
 }
@@ -480,7 +483,7 @@ void OutputLayout::copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind
     std::vector<hsize_t> off, cnt;
     spec_block(sp, plan_, s, w, off, cnt);
     h5::Dataset dst = root.open_dataset(sp.path);
-    h5::copy_into(pr.open_dataset(sp.path), dst, off);
+    h5::copy_into(pr.open_dataset(sp.path), dst, off, std::size_t(1) << 20, stop_);
   }
 }
 

@@ -8,6 +8,7 @@
 // knows nothing of the model's type: only its sizes (LayoutShape).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -132,6 +133,10 @@ class OutputLayout {
   // removed): it is integrated again. One line per such slice says which
   // piece or block and why (trajectory numbers from the run's range start).
   std::vector<std::string> discard_damaged_slices(const PieceDir& pieces) const;
+  // A flag (a signal handler's) that stops finish_in_place and assemble
+  // between two tiles of the pieces they copy (h5::Stopped; the file as it
+  // was before the step, the master in place: --resume completes it).
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
   // Every slice finished, fields in place: the rest into the result file,
   // renamed PATH.
   void finish_in_place(const PieceDir& pieces, const Outcome& out, const RunSummary& rs);
@@ -170,6 +175,7 @@ class OutputLayout {
   hsize_t chunk_t_ = 0, chunk_k_ = 0;
   bool virt_ = false;  // of the write going on
   bool in_place_ = false;
+  const std::atomic<bool>* stop_ = nullptr;
   std::vector<Spec> specs_;
   std::map<std::string, Spec> spec_of_;
 };

@@ -18,6 +18,7 @@ struct RunSummary {
   // parameters (ModelInfo::check_params): status rejected, not integrated
   int64_t params_rejected = 0;
   bool interrupted = false;
+  bool stopped_in_last_step = false;  // interrupted with every trajectory finished
   bool already_complete = false;  // run --resume found PATH complete: nothing run
   std::string fault;              // non-empty: the device failed; the file is a marked .partial
   double seconds = 0;

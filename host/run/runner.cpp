@@ -116,12 +116,23 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
     return sum;
   }
   // every slice finished: the result file, completed where it is (fields in
-  // place) or assembled from the pieces
+  // place) or assembled from the pieces; a signal stops it between two tiles
+  // of what it copies, and --resume completes it
   const auto as0 = detail::Clock::now();
-  if (layout.in_place())
-    layout.finish_in_place(pieces, out, sum);
-  else
-    layout.assemble(pieces, out, sum);
+  progress.message("every trajectory is finished; writing " + ro.path);
+  layout.set_stop(&interrupt_flag());
+  try {
+    if (layout.in_place())
+      layout.finish_in_place(pieces, out, sum);
+    else
+      layout.assemble(pieces, out, sum);
+  } catch (const h5::Stopped&) {
+    sum.interrupted = true;
+    sum.stopped_in_last_step = true;
+    layout.write_master(&out, &sum);
+    sum.seconds = progress.elapsed();
+    return sum;
+  }
   std::error_code ec;
   std::filesystem::remove(partial, ec);
   pieces.remove_all();
