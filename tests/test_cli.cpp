@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <hdf5.h>
+
 #include "host/io/h5.hpp"
 #include "tests/nholo_cli.hpp"
 #include "tests/coin_config.hpp"
@@ -370,6 +372,78 @@ TEST(Cli, UsageErrorsExit2) {
     EXPECT_EQ(c.code, 2) << what << "\n" << c.output;
     EXPECT_NE(c.output.find("not an nholo result file"), std::string::npos) << what << "\n" << c.output;
   }
+}
+
+// A command that is not one, empty --shard/--range, a comparison of one
+// formulation, a diff of files of other sizes or formulations, symlink
+// loops, result files with a group missing or with declared values stored
+// nowhere: each a clear error naming what is wrong (exit 2), or a DIFFER
+// (exit 1) naming the formulation only in one file. Before: "A subcommand
+// is required", the whole ensemble run, "a single formulation", "0
+// trajectories differ", "agree", raw filesystem and HDF5 call chains, and
+// minutes spent reading fill values.
+TEST(Cli, WrongCommandsAndDamagedOrMismatchedFilesGiveClearErrors) {
+  const fs::path dir = temp_dir("wrong_files");
+  auto expect = [&](const std::string& args, int code, const std::vector<std::string>& words) {
+    const Result r = nholo(args, dir);
+    EXPECT_EQ(r.code, code) << args << "\n" << r.output;
+    for (const auto& w : words) EXPECT_NE(r.output.find(w), std::string::npos) << args << "\n" << r.output;
+    return r;
+  };
+  expect("frobnicate", 2, {"'frobnicate' is not a command of nholo; the commands are: run, check"});
+  expect("model frob x", 2, {"'frob' is not a command of nholo model; the commands are: build, check"});
+  write_file(dir / "coin.toml", kCoinConfig);
+  const std::string quick = " --set time.t_end=0.5 --set ensemble.size=";
+  expect("run coin.toml --shard ''", 2, {"--shard: an empty value; give r/R"});
+  expect("run coin.toml --range ''", 2, {"--range: an empty value; give BEGIN:END"});
+  ASSERT_EQ(nholo("run -q coin.toml --set output.path=a.h5" + quick + "64", dir).code, 0);
+  ASSERT_EQ(nholo("run -q coin.toml --set output.path=b.h5" + quick + "128", dir).code, 0);
+  ASSERT_EQ(nholo("run -q coin.toml --set output.path=two.h5" + quick +
+                      "64 --set formulations='[\"udwadia_kalaba\", \"lagrange_multiplier\"]'",
+                  dir)
+                .code,
+            0);
+  expect("compare two.h5 --formulations udwadia_kalaba", 2,
+         {"--formulations", "a comparison needs two of two.h5's formulations"});
+  expect("diff a.h5 b.h5", 2, {"a.h5 holds 64 trajectories", "b.h5 128"});
+  expect("merge m.h5 a.h5", 2, {"'a.h5' is not a shard file: it has no block moments"});
+  expect("diff a.h5 two.h5", 1, {"lagrange_multiplier: only in two.h5", "DIFFER"});
+  // symlink loops: the system's reason, not "no such file" or a raw exception
+  fs::create_symlink("loop_b.h5", dir / "loop_a.h5");
+  fs::create_symlink("loop_a.h5", dir / "loop_b.h5");
+  expect("stats loop_a.h5", 2, {"cannot open 'loop_a.h5': Too many levels of symbolic links"});
+  fs::create_symlink("loop_d", dir / "loop_c");
+  fs::create_symlink("loop_c", dir / "loop_d");
+  expect("check coin.toml --set output.path=loop_c/x/out.h5", 2,
+         {"output.path", "Too many levels of symbolic links"});
+  // a group gone: what failed and HDF5's reason, not its call chain
+  fs::copy_file(dir / "a.h5", dir / "no_stats.h5");
+  fs::copy_file(dir / "a.h5", dir / "hollow.h5");
+  {
+    nholo::h5::File f = nholo::h5::File::open_rw((dir / "no_stats.h5").string());
+    ASSERT_GE(H5Ldelete(f.root().id(), "statistics", H5P_DEFAULT), 0);
+  }
+  const Result gone = expect("stats no_stats.h5", 2,
+                             {"statistics/udwadia_kalaba", "(HDF5: ", "the file is damaged, incomplete"});
+  EXPECT_EQ(gone.output.find("H5G"), std::string::npos) << gone.output;
+  // --resume finds such a file, or a text file, where its result should be
+  fs::copy_file(dir / "no_stats.h5", dir / "coin.h5");
+  expect("run coin.toml --resume" + quick + "64", 2,
+         {"--resume: 'coin.h5' exists but is not a complete result ('statistics/udwadia_kalaba' "
+          "is missing); move it away, or pass --overwrite"});
+  write_file(dir / "coin.h5", "not hdf5");
+  expect("run coin.toml --resume" + quick + "64", 2,
+         {"'coin.h5' exists but is not a readable result", "[Not an HDF5 file]"});
+  // values declared but stored nowhere (2^34 of them took minutes to read)
+  {
+    nholo::h5::File f = nholo::h5::File::open_rw((dir / "hollow.h5").string());
+    nholo::h5::Group root = f.root();
+    ASSERT_GE(H5Ldelete(root.id(), "statistics/udwadia_kalaba/drift_ratio", H5P_DEFAULT), 0);
+    root.create_dataset<double>("statistics/udwadia_kalaba/drift_ratio", {64}, {16});
+  }
+  expect("stats hollow.h5", 2,
+         {"hollow.h5' is damaged", "drift_ratio declares 64 values but stores none of them"});
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
 // Starts `nholo args...` in dir with its output in `log`; returns its pid.

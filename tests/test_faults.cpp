@@ -176,6 +176,9 @@ TEST(Faults, SignalsAtRandomMomentsLeaveValidResumableFiles) {
       EXPECT_NE(st.output.find("--resume` completes it"), std::string::npos) << st.output;
     } else if (before_main) {
       what = "stopped before main (default action)";
+    } else if (log.find("interrupted while setting up") != std::string::npos) {
+      what = "stopped in the set-up (nothing written)";
+      EXPECT_EQ(code, 128 + sigs[k]) << log;
     } else {
       what = "killed before the output existed";
       EXPECT_EQ(sigs[k], SIGKILL) << "a clean stop always leaves a file\n" << log;
@@ -597,5 +600,66 @@ TEST(Faults, SigtermStopsACopyMergeWithinASecondAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(dir / "m.h5.merging"));
   EXPECT_FALSE(fs::exists(dir / "m.h5.lock"));
   EXPECT_EQ(fs::file_size(dir / shards[0]), bytes0);
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+// SIGTERM while a run sets up the output of a large ensemble (the
+// trajectory index piece, then the result file's skeleton: what grows with
+// the ensemble) stops it within a second and leaves nothing: no master, no
+// pieces, no lock; in the sampling of the first slice, within a second too. Before, the set-up wrote every group's index in full,
+// about 10 GB for 2e8 trajectories, and exited 85-130 s after the signal.
+TEST(Faults, SigtermStopsTheSetUpAndTheSamplingWithinASecond) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "stop_set_up");
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.size = 20000000;
+  c.fields = std::vector<std::string>{};  // statistics only
+  write_file(dir / "c.toml", c.text());
+  for (const char* phase : {"index.h5.tmp", "result.h5.tmp"}) {
+    const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+    const fs::path wait = dir / "out.h5.partial.d" / phase;
+    for (int i = 0; i < 12000 && !fs::exists(wait); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const bool reached = fs::exists(wait);
+    const auto [code, seconds] = terminate_and_time(pid);
+    std::printf("SIGTERM while writing %s: exit %d after %.3f s\n", phase, code, seconds);
+    const std::string log = read_text(dir / "run.log");
+    ASSERT_TRUE(reached) << phase << "\n" << log;
+    EXPECT_EQ(code, 143) << log;
+    EXPECT_LT(seconds, 1.0);
+    EXPECT_NE(log.find("interrupted while setting up the output of 20000000 trajectories in "
+                       "out.h5; nothing was written"),
+              std::string::npos)
+        << log;
+    for (const char* left : {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"})
+      EXPECT_FALSE(fs::exists(dir / left)) << left;
+  }
+  // the next phase: the result file's skeleton committed, the state of a
+  // slice allocated (729,088 trajectories: the memory budget), then slice
+  // 0's initial states sampled and completed from the constraints (about
+  // 0.3 s, the flag looked at every 4096): stopped before the sampling, the
+  // run leaves nothing as above; inside it, it stops as between two windows,
+  // its master with no trajectory finished (--resume continues it)
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+  const fs::path pieces = dir / "out.h5.partial.d";
+  for (int i = 0; i < 12000 && !fs::exists(pieces / "result.h5"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  const auto [code, seconds] = terminate_and_time(pid);
+  const std::string log = read_text(dir / "run.log");
+  const bool in_set_up = log.find("interrupted while setting up") != std::string::npos;
+  std::printf("SIGTERM after the skeleton (%s): exit %d after %.3f s\n",
+              in_set_up ? "before the sampling" : "in the sampling", code, seconds);
+  EXPECT_EQ(code, 143) << log;
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_FALSE(fs::exists(pieces / "init_0.h5")) << "the signal came after the sampling\n" << log;
+  EXPECT_FALSE(fs::exists(dir / "out.h5.lock"));
+  if (in_set_up) {
+    EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+  } else {
+    EXPECT_NE(log.find("interrupted: 0 of 20000000 trajectories finished"), std::string::npos)
+        << log;
+    EXPECT_TRUE(fs::exists(dir / "out.h5.partial"));
+  }
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }

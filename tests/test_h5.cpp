@@ -20,7 +20,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
 #include <limits>
 #include <string>
 #include <vector>
@@ -555,6 +559,42 @@ TEST_F(H5Test, DimensionScales) {
   char name[32] = "";
   H5DSget_scale_name(coord.id(), name, sizeof name);
   EXPECT_STREQ(name, "coordinate");
+}
+
+// Files written the same way a second apart are the same bytes: no object
+// header holds a modification time (HDF5 writes one by default), so two
+// runs of one configuration differ only in their timing attributes.
+TEST_F(H5Test, FilesWrittenAlikeAreTheSameBytesWhenever) {
+  auto write = [&](const std::string& name) {
+    File f = File::create(path(name));
+    Group g = f.root().create_group("udwadia_kalaba");
+    Group s = f.root().create_group("statistics/udwadia_kalaba");
+    Dataset time = dimension(g, "time", std::vector<double>{0.0, 0.5});
+    Dataset q = g.create_dataset<double>("q", {3, 2}, {3, 2});
+    q.write(ramp<double>(6, 0.5));
+    q.attach_scale(time, 1);
+    s.create_checksummed<double>("mean", {2}, {2}, 0).write(ramp<double>(2, 1.0));
+    g.create_string_dataset("names", {"a", "b"});
+    VirtualSource v;
+    v.offset = {0, 0};
+    v.count = {3, 2};
+    v.file = ".";
+    v.dataset = "/udwadia_kalaba/q";
+    g.create_virtual(detail::Scalar::f64, "q_view", {3, 2}, NAN, {v});
+    f.close();
+  };
+  auto bytes = [&](const std::string& name) {
+    std::ifstream in(path(name), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  write("first.h5");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // another second on the clock
+  write("second.h5");
+  const std::string a = bytes("first.h5"), b = bytes("second.h5");
+  ASSERT_EQ(a.size(), b.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+  EXPECT_EQ(differ, 0u) << "of " << a.size() << " bytes";
 }
 
 TEST_F(H5Test, DefaultChunkTilesTheWriteBlocks) {

@@ -2,8 +2,15 @@
 // counter-based sampler (same values whatever the slicing).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <set>
 
 #include "host/config/config.hpp"
@@ -219,6 +226,186 @@ path = "x.h5"
   nd.a = 1;
   nd.b = 2;
   EXPECT_TRUE(std::isinf(distribution_bounds(nd).first) && std::isinf(distribution_bounds(nd).second));
+}
+
+// ---- configuration errors (issue 31's warts): each names its key and what
+// is wrong; the valid neighbours still pass.
+
+const char* const kCoinText = R"(
+model = "rolling_coin"
+[time]
+t_end = 1.0
+[ensemble]
+size = 4
+[output]
+path = "x.h5"
+)";
+
+// f() throws a ConfigError with this key whose message holds every word.
+void expect_config_error(const std::function<void()>& f, const std::string& key,
+                         const std::vector<std::string>& words) {
+  try {
+    f();
+    ADD_FAILURE() << "no ConfigError; expected one for " << key;
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), key) << e.what();
+    for (const auto& w : words)
+      EXPECT_NE(std::string(e.what()).find(w), std::string::npos)
+          << "expected '" << w << "' in: " << e.what();
+  }
+}
+
+void expect_override_error(const std::vector<std::string>& overrides, const std::string& key,
+                           const std::vector<std::string>& words) {
+  expect_config_error([&] { parse_config(kCoinText, overrides); }, key, words);
+}
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("nholo_test_sampling_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+TEST(ConfigErrors, ToleranceBoundsAndStepLimits) {
+  expect_override_error({"integrator.rtol=1e300"}, "integrator.rtol", {"1e+300", "> 0 and < 1"});
+  expect_override_error({"integrator.rtol=1"}, "integrator.rtol", {"> 0 and < 1"});
+  expect_override_error({"integrator.atol=1.0"}, "integrator.atol", {"> 0 and < 1"});
+  expect_override_error({"integrator.atol=0"}, "integrator.atol", {"> 0 and < 1"});
+  expect_override_error(
+      {"integrator.dt_min=0.1", "integrator.dt_max=0.01"}, "integrator.dt_min",
+      {"0.1", "greater than integrator.dt_max = 0.01", "step underflow", "dt_max = 0"});
+  // the default dt_min (1e-13) above a given dt_max
+  expect_override_error({"integrator.dt_max=1e-14"}, "integrator.dt_max",
+                        {"below integrator.dt_min = 1e-13 (the default)"});
+  const RunConfig ok =
+      parse_config(kCoinText, {"integrator.rtol=0.5", "integrator.atol=1e-3",
+                               "integrator.dt_min=0.01", "integrator.dt_max=0.01"});
+  EXPECT_EQ(ok.integrator.rtol, 0.5);
+  EXPECT_EQ(ok.integrator.atol, 1e-3);
+  EXPECT_EQ(ok.integrator.dt_min, ok.integrator.dt_max);
+  // dt_max = 0: no cap, whatever dt_min
+  EXPECT_EQ(
+      parse_config(kCoinText, {"integrator.dt_min=0.1", "integrator.dt_max=0"}).integrator.dt_min,
+      0.1);
+}
+
+TEST(ConfigErrors, SetValueIsTomlOrABareWordOnOneLine) {
+  expect_override_error({"time.t_end=[1,"}, "--set time.t_end",
+                        {"'[1,'", "not a valid TOML value", "bare word"});
+  // refused as bad TOML, before the save_every / saveat conflict is looked at
+  expect_override_error({"time.saveat=[0.1, 0.2"}, "--set time.saveat",
+                        {"'[0.1, 0.2'", "not a valid TOML value"});
+  expect_override_error({"formulations=[\"udwadia_kalaba\","}, "--set formulations",
+                        {"not a valid TOML value"});
+  expect_override_error({"output.path=my file.h5"}, "--set output.path",
+                        {"not a valid TOML value", "\"a string\""});
+  // a newline or carriage return would end the value there (the rest dropped)
+  expect_override_error({"time.t_end=2\nfoo=3"}, "--set time.t_end", {"newline", "one line"});
+  expect_override_error({"time.t_end=2\r[integrator]\rrtol=1e300"}, "--set time.t_end",
+                        {"carriage return"});
+  expect_override_error({"output.path=x.h5\nbar=1"}, "--set output.path", {"newline"});
+  // bare words are strings, TOML values are TOML
+  const RunConfig ok =
+      parse_config(kCoinText, {"integrator.method=rk4", "output.path=runs/a-b_1.2+x.h5",
+                               "ensemble.sampler=sobol", "time.t_end=2", "time.saveat=[0.5, 2.0]",
+                               "output.fields=[\"q\"]"});
+  EXPECT_EQ(ok.integrator.method,
+            parse_config(kCoinText, {"integrator.method=\"rk4\""}).integrator.method);
+  EXPECT_EQ(ok.output_path, "runs/a-b_1.2+x.h5");
+  EXPECT_EQ(ok.sampler, "sobol");
+  EXPECT_EQ(ok.t_end, 2.0);
+  EXPECT_EQ(ok.save_times, (std::vector<double>{0.0, 0.5, 2.0}));
+  EXPECT_EQ(ok.fields, (std::vector<std::string>{"q"}));
+}
+
+const char* const kFileConfig = R"(
+model = "rolling_coin"
+[time]
+t_end = 1.0
+[ensemble]
+sampler = "file"
+file = "states.txt"
+[output]
+path = "x.h5"
+)";
+
+TEST(ConfigErrors, StateFileColumnsOnceAndLambda0OnlyWhereTaken) {
+  const fs::path dir = fresh_dir("columns");
+  const std::string cfg = (dir / "c.toml").string();
+  write_text(dir / "c.toml", kFileConfig);
+  write_text(dir / "states.txt",
+             "q0.theta qd0.theta qd0.phi q0.theta\n0.1 1.0 0.5 0.7\n0.2 2.0 0.5 0.8\n");
+  expect_config_error([&] { load_config(cfg, {}); }, "ensemble.file",
+                      {"states.txt", "column 'q0.theta' appears twice", "columns 1 and 4", "once"});
+  write_text(dir / "states.txt",
+             "q0.theta qd0.theta qd0.phi lambda0.roll_x\n0.1 1.0 0.5 3.0\n0.2 2.0 0.5 4.0\n");
+  expect_config_error([&] { load_config(cfg, {}); }, "ensemble.file",
+                      {"column 'lambda0.roll_x'", "neither a vakonomic nor an embedded"});
+  // with a formulation that takes lambda0 the column is the initial multiplier
+  const RunConfig v = load_config(cfg, {"formulations=[\"vakonomic\"]"});
+  const ModelInfo& mi = *find_model("rolling_coin");
+  std::vector<double> q, qd, l;
+  Sampler(v, mi).fill(0, 2, q, qd, l);
+  ASSERT_EQ(l.size(), 2u * mi.m);
+  EXPECT_EQ(l[0], 3.0);
+  EXPECT_EQ(l[mi.m], 4.0);
+  EXPECT_EQ(q[3], 0.1);  // theta
+  fs::remove_all(dir);
+}
+
+TEST(ConfigErrors, StateFileIsRelativeToTheConfigFolder) {
+  const fs::path dir = fresh_dir("relative");
+  fs::create_directories(dir / "sub");
+  write_text(dir / "sub" / "c.toml", kFileConfig);
+  write_text(dir / "sub" / "states.txt", "q0.theta qd0.theta qd0.phi\n0.1 1.0 0.5\n0.2 2.0 0.5\n");
+  // the current folder holds no states.txt: the config's folder does
+  ASSERT_FALSE(fs::exists("states.txt"));
+  const std::string cfg = (dir / "sub" / "c.toml").string();
+  const RunConfig c = load_config(cfg, {});
+  EXPECT_EQ(c.size, 2);
+  EXPECT_EQ(fs::path(c.file), dir / "sub" / "states.txt");
+  std::vector<double> q, qd, l;
+  Sampler(c, *find_model("rolling_coin")).fill(0, 2, q, qd, l);
+  EXPECT_EQ(q[4 + 3], 0.2);
+  // --set ensemble.file too; an absolute path stays as it is
+  EXPECT_EQ(load_config(cfg, {"ensemble.file=states.txt"}).size, 2);
+  EXPECT_EQ(
+      load_config(cfg, {"ensemble.file=\"" + (dir / "sub" / "states.txt").string() + "\""}).size,
+      2);
+  // unreadable: the full path and the system's reason
+  expect_config_error(
+      [&] { load_config(cfg, {"ensemble.file=absent.txt"}); }, "ensemble.file",
+      {"cannot read '" + (dir / "sub" / "absent.txt").string() + "'", std::strerror(ENOENT)});
+  fs::create_directories(dir / "sub" / "folder.txt");
+  expect_config_error([&] { load_config(cfg, {"ensemble.file=folder.txt"}); }, "ensemble.file",
+                      {(dir / "sub" / "folder.txt").string(), "a folder, not a file"});
+  fs::remove_all(dir);
+}
+
+TEST(ConfigErrors, ConfigFileSymlinkLoopGivesTheSystemsReason) {
+  const fs::path dir = fresh_dir("loop");
+  fs::create_symlink(dir / "b.toml", dir / "a.toml");
+  fs::create_symlink(dir / "a.toml", dir / "b.toml");
+  const std::string a = (dir / "a.toml").string();
+  expect_config_error([&] { load_config(a, {}); }, "", {"'" + a + "'", std::strerror(ELOOP)});
+  try {
+    load_config(a, {});
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).find("no such file"), std::string::npos) << e.what();
+  }
+  const std::string missing = (dir / "missing.toml").string();
+  expect_config_error([&] { load_config(missing, {}); }, "", {missing, std::strerror(ENOENT)});
+  write_text(dir / "ok.toml", kCoinText);
+  EXPECT_EQ(load_config((dir / "ok.toml").string(), {}).size, 4);
+  fs::remove_all(dir);
 }
 
 }  // namespace

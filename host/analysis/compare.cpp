@@ -70,10 +70,13 @@ std::string compare_report(const h5::Group& root, const std::string& path,
       write_pair(os, root, path, all[a], all[b], block);
       ++pairs;
     }
-  if (pairs == 0)
+  if (pairs == 0 && all.size() < 2)
     os << path
        << " holds a single formulation: nothing to compare (run with formulations = [\"a\", "
           "\"b\"])\n";
+  else if (pairs == 0)
+    throw ConfigError("--formulations", "a comparison needs two of " + path + "'s formulations (" +
+                                            join(all) + "), not " + std::to_string(formulations.size()));
   return os.str();
 }
 

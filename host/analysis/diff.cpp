@@ -116,7 +116,11 @@ bool diff_status(std::ostream& os, const h5::Group& ra, const h5::Group& rb,
     for (size_t k = 0; k < sa.size(); ++k) differ += sa[k] != sb[k];
   }
   os << (na == nb && !differ ? "  ok   " : "  FAIL ") << std::left << std::setw(44)
-     << (form + "/status") << " " << differ << " trajectories differ\n";
+     << (form + "/status") << " ";
+  if (na != nb)
+    os << "sizes differ (" << na << " vs " << nb << " trajectories)\n";
+  else
+    os << differ << " trajectories differ\n";
   return na == nb && !differ;
 }
 
@@ -129,8 +133,30 @@ bool diff_results(const h5::Group& ra, const h5::Group& rb, const std::string& p
   if (ra.attr_string("model") != rb.attr_string("model"))
     throw std::runtime_error("diff: " + path_a + " is model " + ra.attr_string("model") + ", " +
                              path_b + " is model " + rb.attr_string("model"));
+  // two runs of one configuration: the same trajectories (a shard's range)
+  const auto trajectories = [](const h5::Group& r) {
+    const auto forms = r.attr_strings("formulations");
+    return forms.empty() || !r.exists(forms[0] + "/status")
+               ? int64_t(-1)
+               : static_cast<int64_t>(r.open_dataset(forms[0] + "/status").size());
+  };
+  const auto range = [](const h5::Group& r) {
+    return r.has_attr("shard_begin") ? std::to_string(r.attr_int64("shard_begin")) + ":" +
+                                           std::to_string(r.attr_int64("shard_end"))
+                                     : std::string("all");
+  };
+  if (trajectories(ra) != trajectories(rb) || range(ra) != range(rb))
+    throw std::runtime_error("diff: " + path_a + " holds " + std::to_string(trajectories(ra)) +
+                             " trajectories (range " + range(ra) + "), " + path_b + " " +
+                             std::to_string(trajectories(rb)) + " (range " + range(rb) +
+                             "): diff compares two runs of one configuration's trajectories");
   bool ok = true;
   int compared = 0;
+  for (const auto& form : rb.attr_strings("formulations"))
+    if (!ra.exists(form)) {
+      os << form << ": only in " << path_b << "\n";
+      ok = false;
+    }
   for (const auto& form : ra.attr_strings("formulations")) {
     if (!rb.exists(form)) {
       os << form << ": only in " << path_a << "\n";
@@ -148,6 +174,8 @@ bool diff_results(const h5::Group& ra, const h5::Group& rb, const std::string& p
         ok = false;
         continue;
       }
+      check_stored(da, path_a);
+      check_stored(db, path_b);
       const double scale = c.scale != Compared::Scale::state ? 0.0
                            : state_scale > 0                 ? state_scale
                                                              : 1.0;

@@ -3,6 +3,7 @@
 #include "host/analysis/result_file.hpp"
 
 #include <filesystem>
+#include <system_error>
 #include <stdexcept>
 
 #include "host/io/file_names.hpp"
@@ -14,7 +15,11 @@ namespace fs = std::filesystem;
 namespace nholo {
 
 h5::File open_result(const std::string& path) {
-  if (!fs::exists(path)) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)  // a symlink loop, a folder not readable
+    throw std::runtime_error("cannot open '" + path + "': " + ec.message());
+  if (!fs::exists(st)) {
     // PATH or PATH.partial of a run in its last step (in_place_file.hpp)
     const std::string suffix = partial_suffix();
     const bool partial = path.size() > suffix.size() &&
@@ -27,13 +32,14 @@ h5::File open_result(const std::string& path) {
                                "completes it");
     throw std::runtime_error("cannot open '" + path + "': no such file");
   }
-  if (!fs::is_regular_file(path)) throw std::runtime_error("'" + path + "' is not a regular file");
+  if (!fs::is_regular_file(st)) throw std::runtime_error("'" + path + "' is not a regular file");
   h5::File f;
   try {
     f = h5::File::open_ro(path);
   } catch (const std::exception& e) {
     throw std::runtime_error(
-        "'" + path + "' is not an nholo result file (not a readable HDF5 file: " + e.what() + ")");
+        "'" + path + "' is not an nholo result file (not a readable HDF5 file: " +
+        h5::innermost_reason(e.what()) + ")");
   }
   const h5::Group root = f.root();
   for (const char* a : {"nholo_version", "model", "formulations", "coordinates", "ensemble_size"})
@@ -65,6 +71,15 @@ void check_per_trajectory(const h5::Dataset& d, int64_t size, const std::string&
   if (d.dims() != std::vector<hsize_t>{static_cast<hsize_t>(size)})
     throw std::runtime_error("'" + path + "' is not an nholo result file (" + d.path() +
                              " does not have the shape (trajectories,))");
+  check_stored(d, path);
+}
+
+void check_stored(const h5::Dataset& d, const std::string& path) {
+  if (d.stores_nothing())
+    throw std::runtime_error("'" + path + "' is damaged or not an nholo result file: " + d.path() +
+                             " declares " + std::to_string(d.size()) +
+                             " values but stores none of them (nholo writes every value of a "
+                             "result; reading them would take long and give only fill values)");
 }
 
 std::vector<double> read_block_moments(const h5::Dataset& d, hsize_t b0, hsize_t nb, hsize_t k0,

@@ -35,6 +35,9 @@ int64_t trajectories_in(const h5::Group& root, const std::string& path);
 // trajectories (a crafted shape cannot make a reader go past what the file
 // says it holds).
 void check_per_trajectory(const h5::Dataset& d, int64_t size, const std::string& path);
+// A dataset a reader goes through value by value must store some of them:
+// a file that declares values it holds none of is refused at once.
+void check_stored(const h5::Dataset& d, const std::string& path);
 
 // Per-trajectory datasets are read `block` values at a time (kReadBlock
 // unless a test asks for less): memory does not grow with the ensemble.

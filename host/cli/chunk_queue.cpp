@@ -134,6 +134,9 @@ Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string&
     } else {
       rep.outcome = kDone;
     }
+  } catch (const Interrupted& e) {
+    rep.outcome = kInterrupted;
+    msg = e.what();
   } catch (const std::exception& e) {
     rep.outcome = kError;
     msg = e.what();

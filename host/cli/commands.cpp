@@ -202,11 +202,28 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   if (opts.resume) {
     if (fs::exists(path)) {
       check_output_folder(path);
-      h5::File f = h5::File::open_ro(path);
+      h5::File f;
+      try {
+        f = open_result(path);
+      } catch (const std::exception& e) {
+        throw ConfigError("--resume", "'" + path + "' exists but is not a readable result (" +
+                                          e.what() + "); move it away, or pass --overwrite");
+      }
       const h5::Group root = f.root();
       if (!root.has_attr("config_hash") || root.attr_string("config_hash") != cfg.result_hash)
         throw ConfigError("--resume", "'" + path + "' exists and is the result of another "
                                       "configuration; choose another output.path");
+      // what a finished run writes (a file damaged or cut down since is run again only on request)
+      std::string missing = root.has_attr("complete") && root.attr_int64("complete") == 1
+                                ? ""
+                                : "its root attribute complete is not 1";
+      for (const auto& form : cfg.formulations)
+        for (const std::string& obj : {form + "/status", "statistics/" + form})
+          if (missing.empty() && !root.exists(obj)) missing = "'" + obj + "' is missing";
+      if (!missing.empty())
+        throw ConfigError("--resume", "'" + path + "' exists but is not a complete result (" +
+                                          missing +
+                                          "); move it away, or pass --overwrite to run it again");
       // complete already (a run killed after writing it leaves its pieces)
       if (fs::exists(partial)) fs::remove(partial, ec);
       pieces.remove_all();
@@ -266,6 +283,16 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
       pieces.remove_all();
     }
     throw;
+  } catch (const Interrupted& e) {
+    // a signal while the output was set up: a new run leaves nothing
+    fs::remove(temporary_path(partial), ec);
+    if (!resuming && finished_slices(pieces) == 0) {
+      fs::remove(partial, ec);
+      pieces.remove_all();
+      throw;
+    }
+    throw Interrupted(std::string(e.what()) + " (" + partial +
+                      " is kept as it was; --resume continues it)");
   } catch (const std::exception& e) {
     // an I/O error (a full disk) or another failure: finished slices are kept
     // for --resume; a run that finished none leaves nothing
@@ -324,6 +351,10 @@ RunSummary merge_command(const std::string& out, const std::vector<std::string>&
         r.open_dataset(forms[0] + "/status").dims() !=
             std::vector<hsize_t>{static_cast<hsize_t>(in.s.end - in.s.begin)})
       throw ConfigError("merge", "'" + p + "' is not an nholo result file (status does not match its range)");
+    if (!r.exists("statistics/" + forms[0] + "/block_moments_q"))
+      throw ConfigError("merge", "'" + p + "' is not a shard file: it has no block moments (a "
+                                 "whole run's result; nholo merge combines the files of nholo "
+                                 "run --shard or --range)");
     infos.push_back(in);
   }
   for (const auto& in : infos) {

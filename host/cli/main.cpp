@@ -82,10 +82,20 @@ CLI::App* add_run(CLI::App& app, Args& a) {
       app.add_subcommand("run", "integrate the ensemble of CONFIG and write its HDF5 file");
   add_config_options(run, a);
   run->add_flag("-q,--quiet", a.quiet, "no progress output");
+  // an empty value would read as "not given" (the whole ensemble)
+  const auto not_empty = [](const char* form) {
+    return CLI::Validator(
+        [form](std::string& v) -> std::string {
+          return v.empty() ? std::string("an empty value; give ") + form : "";
+        },
+        form, "not empty");
+  };
   run->add_option("--shard", a.shard,
                   "run only shard r of R (r/R, r from 0): its share of the blocks of 1024 "
-                  "trajectories, written to OUT.shard-BEGIN-END.h5 (see nholo merge)");
-  run->add_option("--range", a.range, "run only trajectories BEGIN:END (multiples of 1024)");
+                  "trajectories, written to OUT.shard-BEGIN-END.h5 (see nholo merge)")
+      ->check(not_empty("r/R, e.g. 0/4"));
+  run->add_option("--range", a.range, "run only trajectories BEGIN:END (multiples of 1024)")
+      ->check(not_empty("BEGIN:END, e.g. 0:4096"));
   run->add_flag("--resume", a.resume,
                 "continue PATH.partial of an interrupted or killed run of the same config from "
                 "its first unfinished slice (starts the run when there is none)");
@@ -205,6 +215,33 @@ Subcommands build_app(CLI::App& app, Args& a) {
       app.add_subcommand("devices", "list the backends built in and the CUDA devices visible");
   s.diff = add_diff(app, a);
   return s;
+}
+
+// The error for a command line whose command (or `model` subcommand) is not
+// one of nholo's (CLI11 would answer "A subcommand is required"); empty when
+// it is one, or when the line starts with an option (--help, --version).
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* level = &app;
+  std::string path = "nholo";
+  for (int i = 1; i < argc && level->get_require_subcommand_min() > 0; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    const CLI::App* next = nullptr;
+    std::vector<std::string> names;
+    for (const CLI::App* sub : level->get_subcommands({})) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word) next = sub;
+    }
+    if (!next) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      return "'" + word + "' is not a command of " + path + "; the commands are: " + list +
+             " (" + path + " --help)";
+    }
+    path += " " + word;
+    level = next;
+  }
+  return "";
 }
 
 // What a run that wrote its file reports on stderr (unless --quiet): initial
@@ -353,6 +390,26 @@ int devices() {
 }
 
 // The subcommand given, run; its exit status.
+// An error of the HDF5 layer ("nholo::h5: WHAT 'FILE:/object': f(): ...;
+// g(): REASON [MINOR]") as a reader of a result file needs it: what failed
+// where, and HDF5's innermost reason, without the call chain; for the
+// commands that read results, what that means.
+std::string readable_h5_error(const std::string& msg, bool reading_results) {
+  const std::string tag = "nholo::h5: ";
+  if (msg.rfind(tag, 0) != 0) return msg;
+  std::string head = msg.substr(tag.size()), reason;
+  if (const size_t at = head.find("': "); at != std::string::npos) {
+    std::string stack = head.substr(at + 3);
+    head = head.substr(0, at + 1);
+    reason = nholo::h5::innermost_reason(stack);
+  }
+  std::string out = head + (reason.empty() ? "" : " (HDF5: " + reason + ")");
+  if (reading_results)
+    out += ": the file is damaged, incomplete or not a result file of this nholo (nholo "
+           "stats, compare, diff and merge read the files nholo run writes, and their .partial)";
+  return out;
+}
+
 int dispatch(const Subcommands& s, Args& a) {
   const int world = *s.run ? run_world(a) : 1;  // ranks of an MPI run (`mpirun -n N nholo run`)
   if (*s.run || *s.check) return run_or_check(a, static_cast<bool>(*s.check), world);
@@ -395,6 +452,10 @@ int main(int argc, char** argv) {
   CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)"};
   Args args;
   const Subcommands sub = build_app(app, args);
+  if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+    std::fprintf(stderr, "nholo: error: %s\n", unknown.c_str());
+    return 2;
+  }
 
   // usage errors exit 2 like every other user error (CLI11's own codes are
   // 100+); --help and --version exit 0
@@ -415,7 +476,8 @@ int main(int argc, char** argv) {
     const int sig = nholo::interrupt_signal();
     return 128 + (sig > 0 ? sig : SIGINT);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "nholo: error: %s\n", e.what());
+    const bool reading = *sub.stats || *sub.compare || *sub.diff || *sub.merge || args.resume;
+    std::fprintf(stderr, "nholo: error: %s\n", readable_h5_error(e.what(), reading).c_str());
     return 2;
   }
 }

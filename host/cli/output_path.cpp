@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 
 #include "host/config/config.hpp"
 #include "host/io/file_names.hpp"
@@ -82,12 +83,16 @@ std::string OutputLock::read_holder() const {
 void check_output_folder(const std::string& path) {
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir))
+  std::error_code ec;
+  const bool folder = fs::is_directory(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)  // a symlink loop, no permission
+    throw ConfigError("output.path", "folder '" + dir.string() + "': " + ec.message());
+  if (!folder)
     throw ConfigError("output.path",
                       "folder '" + dir.string() + "' does not exist (create it first)");
   if (access(dir.c_str(), W_OK) != 0)
     throw ConfigError("output.path", "folder '" + dir.string() + "' is not writable");
-  if (p.has_filename() == false || fs::is_directory(p))
+  if (p.has_filename() == false || fs::is_directory(p, ec))
     throw ConfigError("output.path", "'" + path + "' is a folder; expected a file name");
 }
 

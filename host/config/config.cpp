@@ -5,7 +5,9 @@
 
 #include <toml++/toml.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -137,17 +139,27 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
   // a regular file of sane size: not /dev/zero, a FIFO or a folder
+  // (the system's reason when it cannot be looked at: no such file, a
+  // symlink loop, no permission)
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(st))
-    throw ConfigError("", "cannot read config file '" + path + "': no such file");
+    throw ConfigError("", "cannot read config file '" + path +
+                              "': " + (ec ? ec.message() : std::string("no such file")));
   if (!std::filesystem::is_regular_file(st))
     throw ConfigError("",
                       "config file '" + path + "' is not a regular file (a TOML file is expected)");
-  if (std::filesystem::file_size(path, ec) > (64u << 20))
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw ConfigError("", "cannot read config file '" + path + "': " + ec.message());
+  if (size > (64u << 20))
     throw ConfigError("", "config file '" + path + "' is larger than 64 MiB; not a configuration");
+  errno = 0;
   std::ifstream f(path);
-  if (!f) throw ConfigError("", "cannot read config file '" + path + "'");
+  if (!f) {
+    const int err = errno;
+    throw ConfigError("", "cannot read config file '" + path + "'" +
+                              (err ? ": " + std::string(std::strerror(err)) : std::string()));
+  }
   std::stringstream ss;
   ss << f.rdbuf();
   return parse_config(ss.str(), overrides, path);

@@ -4,6 +4,7 @@
 // relations).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 #include <tuple>
 
@@ -12,9 +13,21 @@
 #include "host/config/sampling.hpp"
 #include "host/config/tables.hpp"
 
+namespace fs = std::filesystem;
+
 namespace nholo::config_parse {
 
 namespace {
+
+// ensemble.file: a relative path is relative to the config file's folder (as
+// a model file's path is, parse_model.cpp), not to the current folder.
+std::string resolve_state_file(const std::string& file, const std::string& source) {
+  fs::path p(file);
+  std::error_code ec;
+  if (!file.empty() && p.is_relative() && !source.empty() && fs::is_regular_file(source, ec))
+    p = fs::path(source).parent_path() / p;
+  return p.string();
+}
 
 // [ensemble.params]: each name a parameter of the model, none also in [params].
 std::map<std::string, Distribution> parse_param_dists(const toml::node& pn, const ModelInfo& mi,
@@ -67,7 +80,8 @@ bool parse_ensemble_table(const toml::table* et, const ModelInfo& mi,
   if (const toml::node* n = et->get("on_violation"))
     cfg.on_violation =
         as_choice(*n, "ensemble.on_violation", tables::names_of(tables::kOnViolation));
-  if (const toml::node* n = et->get("file")) cfg.file = as_string(*n, "ensemble.file");
+  if (const toml::node* n = et->get("file"))
+    cfg.file = resolve_state_file(as_string(*n, "ensemble.file"), cfg.source);
   cfg.q0 = parse_initial(subtable(*et, "q0"), "ensemble.q0", mi.coordinates);
   cfg.qd0 = parse_initial(subtable(*et, "qd0"), "ensemble.qd0", mi.coordinates);
   cfg.lambda0 = parse_initial(subtable(*et, "lambda0"), "ensemble.lambda0", mi.constraints);
@@ -346,6 +360,13 @@ void parse_ensemble(const toml::table& root, const ModelInfo& mi,
     throw ConfigError("ensemble.lambda0",
                       "given, but neither a vakonomic nor an embedded formulation is selected");
   check_sampler(size_given, cfg);
+  if (cfg.sampler == "file" && !takes_lambda0)
+    for (const std::string& column : state_file_header(cfg.file))
+      if (column.rfind("lambda0.", 0) == 0)
+        throw ConfigError("ensemble.file",
+                          cfg.file + ": column '" + column +
+                              "' given, but neither a vakonomic nor an embedded formulation is "
+                              "selected (lambda0.<constraint> columns need one of them)");
   if (cfg.size > kMaxEnsembleSize)
     throw ConfigError("ensemble.size",
                       std::to_string(cfg.size) + " trajectories" +

@@ -102,13 +102,39 @@ void parse_integrator(const toml::table& root, RunConfig& cfg) {
       if (!(dst > 0)) throw ConfigError(std::string("integrator.") + k, "must be > 0");
     }
   };
-  positive("rtol", o.rtol);
-  positive("atol", o.atol);
+  // the error tolerances of a step: 1 (100 % of the state per step, or 1 in
+  // the state's units) or more accepts steps of any error
+  auto tolerance = [&](const char* k, double& dst, const char* what) {
+    if (const toml::node* n = it->get(k)) {
+      const std::string key = std::string("integrator.") + k;
+      dst = as_number(*n, key);
+      if (!(dst > 0 && dst < 1)) {
+        std::ostringstream os;
+        os << "is " << dst << "; must be > 0 and < 1 (the " << what
+           << " error a step may make; 1 or more accepts any step)";
+        throw ConfigError(key, os.str());
+      }
+    }
+  };
+  tolerance("rtol", o.rtol, "relative");
+  tolerance("atol", o.atol, "absolute");
   positive("dt", o.dt);
   positive("dt_min", o.dt_min);
   if (const toml::node* n = it->get("dt_max")) {
     o.dt_max = as_number(*n, "integrator.dt_max");
     if (o.dt_max < 0) throw ConfigError("integrator.dt_max", "must be >= 0 (0: unbounded)");
+  }
+  // an adaptive step must fit between the underflow guard and the cap
+  if (o.dt_max > 0 && o.dt_min > o.dt_max) {
+    const bool min_given = it->get("dt_min") != nullptr;
+    std::ostringstream os;
+    if (min_given)
+      os << "is " << o.dt_min << ", greater than integrator.dt_max = " << o.dt_max;
+    else
+      os << "is " << o.dt_max << ", below integrator.dt_min = " << o.dt_min << " (the default)";
+    os << ": every adaptive step would be a step underflow (accepted: dt_min <= dt_max, or "
+          "dt_max = 0 for no cap)";
+    throw ConfigError(min_given ? "integrator.dt_min" : "integrator.dt_max", os.str());
   }
   if (const toml::node* n = it->get("max_steps")) {
     o.max_steps = as_integer(*n, "integrator.max_steps");

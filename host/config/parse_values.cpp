@@ -143,9 +143,33 @@ std::map<std::string, Distribution> parse_initial(const toml::table* t, const st
   return out;
 }
 
+namespace {
+
+// A word that is no TOML value but reads as a string: a name or a path
+// (integrator.method=rk4, output.path=runs/a.h5). Letters, digits (and any
+// non-ASCII byte, e.g. UTF-8 letters) and _ - . / + : @ % ~; no blanks, no
+// quotes, brackets, braces, '=', ',' or '#', which belong to TOML values.
+bool is_bare_word(const std::string& s) {
+  if (s.empty()) return false;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c >= 0x80 || std::string("_-./+:@%~").find(ch) != std::string::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 // Insert `value` (TOML text, or a bare string) at the dotted key.
 void apply_override(toml::table& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
+  // one line: TOML would read what follows a newline as more keys (dropped)
+  if (const auto nl = assignment.find_first_of("\n\r"); nl != std::string::npos)
+    throw ConfigError("--set " + assignment.substr(0, std::min(eq, nl)),
+                      "the value contains a newline or carriage return; give one key=value on "
+                      "one line per --set");
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set", "expected key=value, got '" + assignment + "'");
   std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
@@ -158,9 +182,19 @@ void apply_override(toml::table& root, const std::string& assignment) {
   toml::table parsed;
   try {
     parsed = toml::parse("v = " + text);
-  } catch (const toml::parse_error&) {
+  } catch (const toml::parse_error& e) {
+    if (!is_bare_word(text)) {
+      std::ostringstream os;
+      os << "'" << text << "' is not a valid TOML value (" << e.description()
+         << "); accepted: a TOML value (a number, true/false, \"a string\", [an, array], "
+            "{ a = table }) or a bare word of letters, digits and _ - . / + : @ % ~, read as a "
+            "string";
+      throw ConfigError("--set " + key, os.str());
+    }
     parsed = toml::table{{"v", text}};  // a bare word: take it as a string
   }
+  if (parsed.size() != 1 || !parsed.get("v"))
+    throw ConfigError("--set " + key, "'" + text + "' is more than one TOML value");
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string p; std::getline(ss, p, '.');) {

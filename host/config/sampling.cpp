@@ -1,7 +1,10 @@
 #include "host/config/sampling.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -118,11 +121,28 @@ bool is_data_line(const std::string& line) {
   const size_t p = line.find_first_not_of(" \t,\r");
   return p != std::string::npos && line[p] != '#';
 }
+
+// The state file opened for reading; when it cannot be, the error names its
+// full path and the system's reason.
+std::ifstream open_state_file(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec).lexically_normal();
+  const std::string shown = ec ? path : abs.string();
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError("ensemble.file", "cannot read '" + shown + "': a folder, not a file");
+  errno = 0;
+  std::ifstream f(path);
+  if (!f) {
+    const int err = errno;
+    throw ConfigError("ensemble.file", "cannot read '" + shown + "': " +
+                                           (err ? std::strerror(err) : "cannot open the file"));
+  }
+  return f;
+}
 }  // namespace
 
 int64_t state_file_rows(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw ConfigError("ensemble.file", "cannot read '" + path + "'");
+  std::ifstream f = open_state_file(path);
   int64_t lines = 0;
   for (std::string line; std::getline(f, line);) lines += is_data_line(line);
   if (lines < 2)
@@ -144,10 +164,20 @@ std::vector<std::string> words(std::string line) {
 }  // namespace
 
 std::vector<std::string> state_file_header(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw ConfigError("ensemble.file", "cannot read '" + path + "'");
-  for (std::string line; std::getline(f, line);)
-    if (is_data_line(line)) return words(line);
+  std::ifstream f = open_state_file(path);
+  for (std::string line; std::getline(f, line);) {
+    if (!is_data_line(line)) continue;
+    std::vector<std::string> header = words(line);
+    // each column once: a repeated name would be read from one of its columns only
+    for (size_t a = 0; a < header.size(); ++a)
+      for (size_t b = a + 1; b < header.size(); ++b)
+        if (header[a] == header[b])
+          throw ConfigError("ensemble.file",
+                            path + ": column '" + header[a] +
+                                "' appears twice in the header (columns " + std::to_string(a + 1) +
+                                " and " + std::to_string(b + 1) + "); each column may appear once");
+    return header;
+  }
   return {};
 }
 
@@ -156,8 +186,7 @@ std::vector<std::string> for_each_state_row(
     const std::function<bool(int64_t row, const std::vector<double>& values, int64_t line,
                              std::streamoff offset)>& row,
     int64_t first, std::streamoff from, int64_t first_line) {
-  std::ifstream f(path);
-  if (!f) throw ConfigError("ensemble.file", "cannot read '" + path + "'");
+  std::ifstream f = open_state_file(path);
   std::vector<std::string> header = state_file_header(path);
   if (header.empty())
     throw ConfigError("ensemble.file", path + ": expected a header line (q0.<name>, qd0.<name>, "
@@ -337,13 +366,15 @@ double Sampler::value(const Spec& s, int64_t i) const {
 }
 
 void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vector<double>& qd0,
-                   std::vector<double>& lambda0, std::vector<double>* params) const {
+                   std::vector<double>& lambda0, std::vector<double>* params,
+                   const std::atomic<bool>* stop) const {
   const int64_t count = end - begin;
   const int64_t nv = static_cast<int64_t>(varied_.size());
   q0.assign(count * n_, 0.0);
   qd0.assign(count * n_, 0.0);
   lambda0.assign(count * m_, 0.0);
   if (params) params->assign(count * nv, 0.0);
+  auto stopped = [&](int64_t i) { return stop && (i - begin) % 4096 == 0 && stop->load(); };
   auto put = [&](const Spec& s, int64_t i, double v) {
     if (s.group == 0) q0[(i - begin) * n_ + s.index] = v;
     if (s.group == 1) qd0[(i - begin) * n_ + s.index] = v;
@@ -357,7 +388,7 @@ void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vec
     for_each_state_row(
         file_,
         [&](int64_t r, const std::vector<double>& row, int64_t, std::streamoff) {
-          if (r >= end) return false;
+          if (r >= end || stopped(r)) return false;
           if (r >= begin)
             for (const Spec& s : specs_)
               if (s.column >= 0 && (s.group != 3 || params)) put(s, r, row[s.column]);
@@ -365,11 +396,12 @@ void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vec
           return true;
         },
         k * kFileStride, file_offset_[static_cast<size_t>(k)], file_line_[static_cast<size_t>(k)]);
-    if (last != end - 1)
+    if (last != end - 1 && !(stop && stop->load()))
       throw ConfigError("ensemble.file", file_ + " changed while the run read it (row " +
                                              std::to_string(last + 1) + " is missing)");
   }
   for (int64_t i = begin; i < end; ++i) {
+    if (stopped(i)) return;
     for (const Spec& s : specs_) {
       if (s.group == 3 && !params) continue;
       if (s.column >= 0) continue;  // from the file, above

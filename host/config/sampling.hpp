@@ -22,6 +22,7 @@
 // non-constant entries); Sobol uses up to 16, first point skipped.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <ios>
@@ -77,9 +78,11 @@ class Sampler {
   // Fills trajectories [begin, end): q0[(i - begin) * n + c], qd0[...],
   // lambda0[(i - begin) * m + l] and, when params is given,
   // (*params)[(i - begin) * nv + v] for the nv = varied_params().size()
-  // parameters that vary per trajectory
+  // parameters that vary per trajectory. A set *stop (a signal) ends it
+  // early, between two rows (what it filled is then not to be used).
   void fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vector<double>& qd0,
-            std::vector<double>& lambda0, std::vector<double>* params = nullptr) const;
+            std::vector<double>& lambda0, std::vector<double>* params = nullptr,
+            const std::atomic<bool>* stop = nullptr) const;
   std::vector<bool> q_given, qd_given;  // per coordinate
   // the model parameter (index into ModelInfo::params) of each column of the
   // varied parameters, in the model's order ([ensemble.params] entries and,

@@ -141,7 +141,12 @@ void check(herr_t r, const std::string& what, hid_t loc, const std::string& name
 namespace {
 
 Handle make_plist(hid_t cls, hid_t loc) {
-  return Handle(check_id(H5Pcreate(cls), "cannot create a property list at", loc, ""), H5Pclose);
+  Handle p(check_id(H5Pcreate(cls), "cannot create a property list at", loc, ""), H5Pclose);
+  // no modification times in object headers: two runs of one configuration
+  // write the same bytes but for their timing attributes
+  if (cls == H5P_DATASET_CREATE || cls == H5P_GROUP_CREATE)
+    check(H5Pset_obj_track_times(p.get(), 0), "cannot set object properties at", loc, "");
+  return p;
 }
 
 // Link creation: make missing intermediate groups.
@@ -603,8 +608,9 @@ Dataset Group::create_string_dataset(const std::string& name,
   Handle t = vlen_utf8(id());
   Handle space = simple_space({values.size()}, id(), name);
   Handle lcpl = intermediate_lcpl(id());
+  Handle dcpl = make_plist(H5P_DATASET_CREATE, id());
   hid_t d =
-      H5Dcreate2(id(), name.c_str(), t.get(), space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT);
+      H5Dcreate2(id(), name.c_str(), t.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
   Dataset ds(Handle(check_id(d, "cannot create dataset", id(), name), H5Dclose));
   if (!values.empty()) {
     std::vector<const char*> p = c_strings(values);
@@ -663,6 +669,15 @@ ChunkPlace Dataset::chunk_place(const std::vector<hsize_t>& offset) const {
         "cannot find a chunk of", id(), "");
   if (addr == HADDR_UNDEF || bytes == 0) fail_at("a chunk has no place in the file:", id(), "");
   return ChunkPlace{static_cast<std::uint64_t>(addr), static_cast<std::uint64_t>(bytes)};
+}
+
+bool Dataset::stores_nothing() const {
+  quiet();
+  if (size() == 0) return false;
+  const Handle dcpl(check_id(H5Dget_create_plist(id()), "cannot read the properties of", id(), ""),
+                    H5Pclose);
+  if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) return false;
+  return H5Dget_storage_size(id()) == 0;
 }
 
 void Dataset::check_count(std::size_t got, hsize_t want, const char* what) const {
@@ -818,7 +833,8 @@ File File::create(const std::string& path) {
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   if (fcpl < 0) fail_path("cannot create file", path);
   Handle fcpl_h(fcpl, H5Pclose);
-  if (H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0)
+  if (H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
+      H5Pset_obj_track_times(fcpl, 0) < 0)
     fail_path("cannot create file", path);
   const Handle fapl = file_access(path);
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl, fapl.get());

@@ -332,6 +332,9 @@ class Dataset : public Object {
   // The place in the file of the chunk that starts at offset (a multiple of
   // chunk_dims()); throws if it has none (not allocated).
   ChunkPlace chunk_place(const std::vector<hsize_t>& offset) const;
+  // Whether it has elements but not one byte of them is stored (it reads as
+  // its fill value throughout); false for a virtual dataset.
+  bool stores_nothing() const;
 
   static hsize_t product(const std::vector<hsize_t>& v) {
     hsize_t p = 1;
@@ -429,6 +432,11 @@ void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& off
 // chunk index, the file's structure). Throws std::runtime_error, naming the
 // dataset and HDF5's reason, at the first one that cannot be read.
 void read_every_dataset(const std::string& path, std::size_t max_bytes = std::size_t(1) << 22);
+
+// HDF5's innermost reason in the text of an error of this layer (the last
+// call of its stack, e.g. "file signature not found [Not an HDF5 file]"):
+// what is wrong, without the call chain; the text itself when it has none.
+std::string innermost_reason(const std::string& text);
 
 // Calls fn(offset, count) for hyperslabs that tile a dataset of shape dims,
 // in row-major order, each of at most max_elements (>= 1) elements: the

@@ -60,13 +60,13 @@ herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* da
 
 }  // namespace
 
+std::string innermost_reason(const std::string& text) {
+  const size_t at = text.rfind("(): ");
+  return at == std::string::npos ? text : text.substr(at + 4);
+}
+
 void read_every_dataset(const std::string& path, std::size_t max_bytes) {
-  // HDF5's innermost reason ("truncated file", "data error detected by
-  // Fletcher32 checksum") says what is wrong
-  auto innermost = [](const std::string& text) {
-    const size_t at = text.rfind("(): ");
-    return at == std::string::npos ? text : text.substr(at + 4);
-  };
+  const auto innermost = innermost_reason;
   std::optional<File> opened;
   try {
     opened.emplace(File::open_ro(path));

@@ -16,6 +16,8 @@
 //                                       its fields (compressed), or links to
 //                                       them in result.h5 (in_place_file.hpp)
 //                       result.h5       the result file, fields written in place
+//                       index.h5        the trajectory index (the master's scales
+//                                       read it: written once, at the start)
 //                       slice_S.h5      status, steps, comparisons, drift of slice S
 //                     each written as NAME.tmp, flushed, fsync'ed, renamed to
 //                     NAME, the folder fsync'ed: a piece exists whole or not
@@ -58,6 +60,7 @@ class PieceDir {
   static std::string init_name(int64_t slice);
   static std::string window_name(int64_t slice, int64_t window);
   static std::string slice_name(int64_t slice);
+  static std::string index_name() { return "index.h5"; }
 
   bool has(const std::string& name) const;  // committed
   void create() const;                      // the folder (fine if it exists)

@@ -48,16 +48,20 @@ std::string piece_name(PieceKind k, int64_t s, int64_t w) {
                                   : PieceDir::slice_name(s);
 }
 
-h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz, int64_t first) {
-  h5::Dataset d = g.create_dataset<int64_t>("trajectory", {H(size)}, {chunk}, gz, gz > 0);
+h5::Dataset write_trajectory_index(h5::Group& g, const std::string& name, int64_t size,
+                                   hsize_t chunk, int gz, bool checksummed, int64_t first,
+                                   const std::atomic<bool>* stop) {
+  h5::Dataset d = checksummed ? g.create_checksummed<int64_t>(name, {H(size)}, {chunk}, gz)
+                              : g.create_dataset<int64_t>(name, {H(size)}, {chunk}, gz, gz > 0);
   std::vector<int64_t> idx;
   for (int64_t b = 0; b < size; b += kMergeBlock) {
+    if (stop && stop->load())
+      throw h5::Stopped("stopped while writing the trajectory index '" + d.path() + "'");
     const int64_t e = std::min(size, b + kMergeBlock);
     idx.resize(e - b);
     for (int64_t i = b; i < e; ++i) idx[i - b] = first + i;
     d.write_block({H(b)}, {H(e - b)}, idx.data());
   }
-  d.make_scale("trajectory");
   return d;
 }
 
@@ -81,6 +85,7 @@ OutputLayout::OutputLayout(const RunConfig& cfg, const ModelInfo& mi, const Devi
 void OutputLayout::write(h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs) {
   specs_.clear();
   virt_ = virt;
+  index_path_.clear();
   write_root_attrs(root, cfg_, di_, rs);
   root.set_attr("slice_size", plan_.slice);  // what --resume keeps
   if (src_.sharded) {
@@ -137,6 +142,54 @@ h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
   return g.create_virtual(sp.type, name, sp.dims, sp.fill, src);
 }
 
+// The trajectory scale of group g. Written for real once per file, in the
+// first group that has one; every other group's is a virtual dataset over
+// it (the same values, no bytes). The master's read the index piece, so
+// that neither the master at the start nor the one a stopped run writes
+// grows with the ensemble.
+h5::Dataset OutputLayout::trajectory_scale(h5::Group& g) {
+  h5::VirtualSource v;
+  v.offset = {0};
+  v.count = {H(size_)};
+  v.dataset = "trajectory";
+  if (virt_ && src_.merged.empty()) {
+    v.file = pieces_.relative(PieceDir::index_name());
+  } else if (!index_path_.empty()) {
+    v.file = ".";  // this file
+    v.dataset = index_path_;
+  } else {
+    h5::Dataset d =
+        write_trajectory_index(g, "trajectory", size_, chunk_t_, gz_, false, src_.first, stop_);
+    index_path_ = d.path();
+    d.make_scale("trajectory");
+    return d;
+  }
+  h5::Dataset d = g.create_virtual(Scalar::i64, "trajectory", {H(size_)}, -1, {v});
+  d.make_scale("trajectory");
+  return d;
+}
+
+void OutputLayout::write_index_piece(const PieceDir& pieces) const {
+  const char* kFirst = "first_trajectory";
+  if (pieces.has(PieceDir::index_name())) {
+    try {
+      const h5::File f = h5::File::open_ro(pieces.path(PieceDir::index_name()));
+      const h5::Group r = f.root();
+      const h5::Dataset d = r.open_dataset("trajectory");
+      if (d.dims() == std::vector<hsize_t>{H(size_)} && r.has_attr(kFirst) &&
+          r.attr_int64(kFirst) == src_.first)
+        return;
+    } catch (const std::exception&) {  // unreadable: written again
+    }
+  }
+  Piece p(pieces, PieceDir::index_name());
+  h5::Group r = p.root();
+  r.set_attr(kFirst, src_.first);
+  const hsize_t chunk = H(std::max<int64_t>(1, std::min<int64_t>(size_, kMergeBlock)));
+  write_trajectory_index(r, "trajectory", size_, chunk, 0, true, src_.first, stop_);
+  p.commit();
+}
+
 // A per-trajectory dataset of the given dimensions (trajectory first, then
 // the saves for a window dataset), chunked by 1024 trajectories and windows.
 Spec OutputLayout::per_traj(Scalar type, double fill, PieceKind kind,
@@ -163,7 +216,7 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   const int64_t n_saves = plan_.n_saves;
   h5::Group g = root.create_group(cfg_.formulations[f]);
   g.set_attr("formulation", cfg_.formulations[f]);
-  h5::Dataset traj = trajectory_dimension(g, size_, chunk_t_, gz_, src_.first);
+  h5::Dataset traj = trajectory_scale(g);
   h5::Dataset time = h5::dimension(g, "time", cfg_.save_times);
   h5::Dataset coord = h5::dimension(g, "coordinate", mi_.coordinates);
   h5::Dataset cons = h5::dimension(g, "constraint", mi_.constraints);
@@ -210,7 +263,7 @@ void OutputLayout::initial_group(h5::Group& root) {
   const int n = shape_.n, m = shape_.m;
   const int nv = static_cast<int>(cfg_.varied_params.size());
   h5::Group init = root.create_group("initial");
-  h5::Dataset traj = trajectory_dimension(init, size_, chunk_t_, gz_, src_.first);
+  h5::Dataset traj = trajectory_scale(init);
   h5::Dataset icoord = h5::dimension(init, "coordinate", mi_.coordinates);
   h5::Dataset icons = h5::dimension(init, "constraint", mi_.constraints);
   h5::Dataset q0 = make(init, "q0", per_traj(Scalar::f64, NAN, PieceKind::init, {H(size_), H(n)}));
@@ -252,7 +305,7 @@ void OutputLayout::compare_groups(h5::Group& root) {
       g.set_attr("formulation_a", cfg_.formulations[a]);
       g.set_attr("formulation_b", cfg_.formulations[b]);
       g.set_attr("threshold", cfg_.compare_threshold);
-      h5::Dataset traj = trajectory_dimension(g, size_, chunk_t_, gz_, src_.first);
+      h5::Dataset traj = trajectory_scale(g);
       h5::Dataset md =
           make(g, "max_distance", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
       h5::Dataset fe =
@@ -273,7 +326,7 @@ void OutputLayout::statistics_group(h5::Group& root, int f, const Outcome* out) 
   h5::Dataset st_time = h5::dimension(sg, "time", cfg_.save_times);
   h5::Dataset st_coord = h5::dimension(sg, "coordinate", mi_.coordinates);
   if (shape_.has_drift) {
-    h5::Dataset traj = trajectory_dimension(sg, size_, chunk_t_, gz_, src_.first);
+    h5::Dataset traj = trajectory_scale(sg);
     h5::Dataset v =
         make(sg, "drift_velocity", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
     h5::Dataset band = make(sg, "band", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));

@@ -65,10 +65,13 @@ void spec_block(const Spec& sp, const SlicePlan& p, int64_t s, int64_t w, std::v
 // The piece of kind k of slice s (and window w).
 std::string piece_name(PieceKind k, int64_t s, int64_t w);
 
-// A trajectory index scale first..first+size-1 (global indices: a shard's
-// start at its range), written in pieces of kMergeBlock.
-h5::Dataset trajectory_dimension(h5::Group& g, int64_t size, hsize_t chunk, int gz,
-                                 int64_t first = 0);
+// The trajectory index first..first+size-1 (global indices: a shard's
+// start at its range) as the dataset `name` of g, written in blocks of
+// kMergeBlock; a set *stop (a signal) ends it between two blocks
+// (h5::Stopped).
+h5::Dataset write_trajectory_index(h5::Group& g, const std::string& name, int64_t size,
+                                   hsize_t chunk, int gz, bool checksummed, int64_t first,
+                                   const std::atomic<bool>* stop);
 
 // What the layout needs to know of the model: its sizes and whether it has a
 // drift statistic (Model::DriftStatistic, with the text of its prediction).
@@ -113,6 +116,9 @@ class OutputLayout {
     spec_block(sp, plan_, s, w, off, cnt);
   }
 
+  // The trajectory index piece (pieces.hpp: PATH.partial.d/index.h5) that
+  // the master's trajectory scales read, unless it is there for this range.
+  void write_index_piece(const PieceDir& pieces) const;
   // The master PATH.partial (written as PATH.partial.tmp, then committed).
   void write_master(const Outcome* out, const RunSummary* rs);
 
@@ -133,9 +139,10 @@ class OutputLayout {
   // removed): it is integrated again. One line per such slice says which
   // piece or block and why (trajectory numbers from the run's range start).
   std::vector<std::string> discard_damaged_slices(const PieceDir& pieces) const;
-  // A flag (a signal handler's) that stops finish_in_place and assemble
-  // between two tiles of the pieces they copy (h5::Stopped; the file as it
-  // was before the step, the master in place: --resume completes it).
+  // A flag (a signal handler's) that stops the set-up's trajectory indexes
+  // between two blocks, and finish_in_place and assemble between two tiles
+  // of the pieces they copy (h5::Stopped; the file as it was before the
+  // step, the master in place: --resume completes it).
   void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
   // Every slice finished, fields in place: the rest into the result file,
   // renamed PATH.
@@ -148,6 +155,7 @@ class OutputLayout {
   h5::Dataset make(h5::Group& g, const std::string& name, Spec sp);
   Spec per_traj(h5::detail::Scalar type, double fill, PieceKind kind,
                 std::vector<hsize_t> dims) const;
+  h5::Dataset trajectory_scale(h5::Group& g);
   void formulation_group(h5::Group& root, int f);
   void initial_group(h5::Group& root);
   void compare_groups(h5::Group& root);
@@ -174,6 +182,9 @@ class OutputLayout {
   int64_t size_ = 0, last_ = 0;
   hsize_t chunk_t_ = 0, chunk_k_ = 0;
   bool virt_ = false;  // of the write going on
+  // the write going on: where its one real trajectory index is (the other
+  // groups' scales are virtual datasets over it); empty: none yet
+  std::string index_path_;
   bool in_place_ = false;
   const std::atomic<bool>* stop_ = nullptr;
   std::vector<Spec> specs_;

@@ -95,7 +95,9 @@ class InitialStates {
   // The initial states of trajectories [begin, begin + count) of the run's
   // range into st; stops early (the slice will not run) when interrupted.
   void fill(int64_t begin, int64_t count, SliceStates& st, InitCounts& ic) {
-    sampler_.fill(first_ + begin, first_ + begin + count, st.q0, st.qd0, st.l0, &st.pv);
+    sampler_.fill(first_ + begin, first_ + begin + count, st.q0, st.qd0, st.l0, &st.pv,
+                  &interrupt_flag());
+    if (interrupt_flag().load()) return;
     st.rejected.assign(count, 0);
     kernel_params(count, st);
     for (int64_t i = 0; i < count; ++i) {

@@ -74,10 +74,21 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   detail::OutputLayout layout(cfg, mi, dev.info(), plan, shape, sources);
   pieces.create();
   pieces.remove_temporaries();
-  layout.write_master(nullptr, nullptr);
-  layout.index_specs();
-  // uncompressed fields go straight into the result file (io/in_place_file.hpp)
-  if (layout.in_place()) layout.create_in_place_file(pieces);
+  const std::string set_up_stopped = "while setting up the output of " +
+                                     std::to_string(plan.size) + " trajectories in " + ro.path;
+  // a signal stops the set-up between two blocks of its trajectory indexes
+  // (what grows with the ensemble), and the last step between two tiles
+  layout.set_stop(&interrupt_flag());
+  try {
+    layout.write_index_piece(pieces);
+    layout.write_master(nullptr, nullptr);
+    layout.index_specs();
+    // uncompressed fields go straight into the result file (io/in_place_file.hpp)
+    if (layout.in_place()) layout.create_in_place_file(pieces);
+  } catch (const h5::Stopped&) {  // the command removes what a new run wrote
+    throw Interrupted(set_up_stopped);
+  }
+  if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
   // a resumed run checks the pieces it keeps: a damaged one's slice runs again
   const std::vector<std::string> damaged =
       ro.resume ? layout.discard_damaged_slices(pieces) : std::vector<std::string>();
@@ -87,6 +98,7 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
                               [&](const std::string& f, const EnsembleLayout& layout_e) {
                                 return model.make_formulation(f, cfg, dev, layout_e);
                               });
+  if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
 
   // ---- 4. to 7.: per slice its initial states, per window integrate and
   // reduce on the device, the writer thread committing the pieces
@@ -120,7 +132,6 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   // of what it copies, and --resume completes it
   const auto as0 = detail::Clock::now();
   progress.message("every trajectory is finished; writing " + ro.path);
-  layout.set_stop(&interrupt_flag());
   try {
     if (layout.in_place())
       layout.finish_in_place(pieces, out, sum);
