@@ -82,9 +82,9 @@ void add_block_moments(const PieceDir& pieces, const SlicePlan& plan, int64_t s,
 
 Outcome fold_pieces(const PieceDir& pieces, const SlicePlan& plan,
                     const std::vector<std::string>& formulations, int n, bool has_drift,
-                    RunSummary& sum) {
+                    RunSummary& sum, bool save_moments) {
   const int nf = static_cast<int>(formulations.size());
-  Outcome out = Outcome::empty(nf, plan.n_saves, n);
+  Outcome out = Outcome::empty(nf, save_moments ? plan.n_saves : 0, n);
   sum.completed = sum.steps = 0;
   for (int64_t s = 0; s < plan.n_slices(); ++s) {
     const int64_t count = plan.slice_end(s) - plan.slice_begin(s);
@@ -96,7 +96,7 @@ Outcome fold_pieces(const PieceDir& pieces, const SlicePlan& plan,
     }
     sum.completed += count;
     add_slice_results(pieces, s, formulations, has_drift, out, sum);
-    add_block_moments(pieces, plan, s, count, formulations, out);
+    if (save_moments) add_block_moments(pieces, plan, s, count, formulations, out);
   }
   return out;
 }

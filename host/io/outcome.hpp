@@ -30,9 +30,12 @@ struct Outcome {
 // slices, in block order), and into sum: the initial states' counts, the
 // completed trajectories and the steps. has_drift: the model has a drift
 // statistic (statistics/<formulation>/drift_ratio in the slice pieces).
+// save_moments false: no per-save moments (st_q, st_qd empty), only the
+// counts (a stopped run's master with many saves: OutputLayout leaves them
+// to `nholo stats`).
 Outcome fold_pieces(const PieceDir& pieces, const SlicePlan& plan,
                     const std::vector<std::string>& formulations, int n, bool has_drift,
-                    RunSummary& sum);
+                    RunSummary& sum, bool save_moments = true);
 
 // sum.status_lines: per formulation "name: ok 1000 max_steps 2" (statuses
 // with a count only)

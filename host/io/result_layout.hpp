@@ -39,6 +39,10 @@ namespace nholo::detail {
 
 enum class PieceKind { init, window, slice };
 
+// The most values (saves x coordinates) of the per-save statistics a
+// stopped run's master holds; above, `nholo stats` merges the block moments.
+inline constexpr int64_t kStoppedMasterStatistics = int64_t(1) << 18;
+
 // A per-trajectory dataset: its place in the file and in the pieces. Along
 // axis `traj_axis` it is split by slices (in units of trajectories, or of
 // kStatBlock blocks when per_block), along axis `time_axis` (>= 0) by
@@ -162,6 +166,8 @@ class OutputLayout {
   void statistics_group(h5::Group& root, int f, const Outcome* out);
   void ensemble_statistics(h5::Group& sg, int f, const Outcome& out, h5::Dataset& st_time,
                            h5::Dataset& st_coord);
+  void ensemble_save_statistics(h5::Group& sg, int f, const Outcome& out, h5::Dataset& st_time,
+                                h5::Dataset& st_coord);
   void copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind kind, int64_t s,
                   int64_t w) const;
   void copy_pieces(h5::Group& root, const PieceDir& pieces) const;

@@ -116,8 +116,11 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   sum.launches = device_times.launches;
 
   // ---- 8. the outcome, from the pieces of the finished slices, in block order
+  // (a stopped run's master holds per-save statistics only where they are small)
+  const bool save_moments =
+      !sum.interrupted || plan.n_saves * n <= detail::kStoppedMasterStatistics;
   const detail::Outcome out =
-      detail::fold_pieces(pieces, plan, cfg.formulations, n, shape.has_drift, sum);
+      detail::fold_pieces(pieces, plan, cfg.formulations, n, shape.has_drift, sum, save_moments);
   detail::add_status_lines(out, cfg.formulations, sum);
   sum.seconds = progress.elapsed();
 
