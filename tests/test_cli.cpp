@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +417,15 @@ TEST(Cli, WrongCommandsAndDamagedOrMismatchedFilesGiveClearErrors) {
   fs::create_symlink("loop_c", dir / "loop_d");
   expect("check coin.toml --set output.path=loop_c/x/out.h5", 2,
          {"output.path", "Too many levels of symbolic links"});
+  // a model file that is a FIFO or a loop, named by a run config: refused
+  // at once (a FIFO blocked the read)
+  ASSERT_EQ(::mkfifo((dir / "fifo.model.toml").c_str(), 0600), 0);
+  expect("check coin.toml --set model='\"fifo.model.toml\"'", 2,
+         {"fifo.model.toml: not a regular file (a FIFO)"});
+  fs::create_symlink("loop_n.toml", dir / "loop_m.toml");
+  fs::create_symlink("loop_m.toml", dir / "loop_n.toml");
+  expect("check coin.toml --set model='\"loop_m.toml\"'", 2,
+         {"loop_m.toml: cannot open the model file: Too many levels of symbolic links"});
   // a group gone: what failed and HDF5's reason, not its call chain
   fs::copy_file(dir / "a.h5", dir / "no_stats.h5");
   fs::copy_file(dir / "a.h5", dir / "hollow.h5");

@@ -64,6 +64,8 @@ std::string model_file_command(const std::string& path, bool build, bool force,
     os << "model file ok: " << path << " (not compiled; `nholo model build` compiles its plugin)\n";
     return os.str();
   }
+  // a bad or unsupported --gpu-arch is refused before anything is compiled
+  for (const auto& arch : gpu.archs) check_gpu_arch(arch);
   const Plugin& p = model_plugin(spec, log_compile, force);
   os << "plugin: " << p.path << "\n"
      << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)

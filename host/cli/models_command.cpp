@@ -71,7 +71,10 @@ void write_cached_plugins(std::ostream& os) {
   for (const auto& c : plugins)
     os << "  " << std::left << std::setw(24) << c.model << " " << c.path << "\n    from "
        << (c.source.empty() ? "?" : c.source) << ", compiled in " << c.compile_seconds << " s, "
-       << (c.state == "ok" ? std::string("loadable") : "not loadable: it " + c.state) << "\n";
+       << (c.state != "ok" ? "not loadable: it " + c.state
+           : c.loaded      ? std::string("loadable")
+                           : std::string("recorded (an ELF image; loaded by a GPU run)"))
+       << "\n";
 }
 
 }  // namespace

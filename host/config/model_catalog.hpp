@@ -30,6 +30,10 @@ struct ModelFileModel {
 ModelFileModel model_file_model(const toml::table& mt, const std::string& model_source,
                                 const std::vector<std::string>& builtin);
 
+// The text of the model file at path (a regular file of at most 64 MiB);
+// ConfigError (key model) naming the path and the reason otherwise.
+std::string model_file_text(const std::string& path);
+
 // The plugin file `path` loaded (once per process) and its model's
 // description; loaded_path: the path it was loaded from. Throws what loading
 // throws (std::exception).

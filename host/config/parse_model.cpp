@@ -20,16 +20,15 @@ namespace {
 
 // The text of a model file as a TOML table.
 toml::table read_model_file(const fs::path& mp) {
-  std::ifstream in(mp);
-  if (!in)
+  std::error_code ec;
+  if (!fs::exists(mp, ec) && !ec)
     throw ConfigError("model", "cannot read the model file '" + mp.string() +
                                    "' (a built-in model's name or a model file *.toml; built-in: " +
                                    join(model_names()) + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  const std::string text = model_file_text(mp.string());
   toml::table mt;
   try {
-    mt = toml::parse(ss.str(), mp.string());
+    mt = toml::parse(text, mp.string());
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     os << mp.string() << ":" << e.source().begin.line << ":" << e.source().begin.column

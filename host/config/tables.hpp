@@ -22,7 +22,7 @@ namespace nholo::tables {
 
 // The formulations, in the order of kFormulations: the code that builds a
 // formulation's system (host/backends/formulation_system.hpp visit_formulation, a GPU module's
-// system type in host/model_files/plugin.cpp) switches on this.
+// system type in host/model_files/gpu_module.cpp) switches on this.
 enum class Formulation {
   udwadia_kalaba,
   lagrange_multiplier,

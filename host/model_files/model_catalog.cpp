@@ -25,6 +25,14 @@ ModelFileModel model_file_model(const toml::table& mt, const std::string& model_
   return m;
 }
 
+std::string model_file_text(const std::string& path) {
+  try {
+    return read_model_file_text(path);
+  } catch (const ModelFileError& e) {
+    throw ConfigError("model", e.what());
+  }
+}
+
 ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path) {
   const Plugin& pl = load_plugin_file(path);
   loaded_path = pl.path;

@@ -98,14 +98,27 @@
 // table has no source positions); KEY is the path in the model table: name,
 // lagrangian, coordinates[1].unit, parameters[0].default,
 // constraints[2].expr, forces.theta, ... (0-based indices). EXPR is the
-// expression as written (line breaks and tabs shown as spaces).
+// expression as written (line breaks and tabs shown as spaces, other control
+// characters as \u00XX); one longer than 80 characters is shown as the 80
+// around P, cut with "...", followed by "(characters A-B of N)". Names and
+// keys in messages are shown the same way, cut after 80 characters.
+//
+// Limits (docs/models.md, "Limits"): a model file of at most 64 MiB, a
+// regular file; a model name of at most 64 characters; no NUL in any string;
+// at most 1,500 expression nodes (numbers, names, operations, function
+// calls) in all of a model's expressions together.
 #include "host/model_files/model_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
+#include <cstdio>
+#include <cstring>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,12 +137,85 @@ const char* type_name(const toml::node& n) {
   return toml_type_name(n, "a floating-point number");
 }
 
-// expression text in a message: one line
+// The largest model file load_model_file reads (as a config file), and the
+// most expression nodes a model may have (docs/models.md, "Limits").
+constexpr std::uintmax_t kMaxModelFileBytes = 64u << 20;
+constexpr long kMaxModelNodes = 10000;
+constexpr size_t kMaxModelName = 64;
+// How many characters of an expression, a name or a key a message shows.
+constexpr size_t kShown = 80;
+
+// the characters (UTF-8 code points) of s: the byte offset where each begins
+std::vector<size_t> char_starts(const std::string& s) {
+  std::vector<size_t> v;
+  for (size_t b = 0; b < s.size(); ++b)
+    if ((static_cast<unsigned char>(s[b]) & 0xC0) != 0x80) v.push_back(b);
+  return v;
+}
+
+// user text in a message: one line, line breaks and tabs shown as spaces,
+// other control characters as \u00XX (a NUL would end the message)
 std::string one_line(const std::string& s) {
-  std::string r = s;
-  for (char& c : r)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  std::string r;
+  r.reserve(s.size());
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      r += ' ';
+    } else if (u < 0x20 || u == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", u);
+      r += b;
+    } else {
+      r += c;
+    }
+  }
   return r;
+}
+
+// characters [from, to) (0-based) of s, with "..." where it is cut
+std::string cut(const std::string& s, const std::vector<size_t>& starts, size_t from, size_t to) {
+  const size_t n = starts.size();
+  const size_t b = from < n ? starts[from] : s.size();
+  const size_t e = to < n ? starts[to] : s.size();
+  return (from > 0 ? "..." : "") + one_line(s.substr(b, e - b)) + (to < n ? "..." : "");
+}
+
+// a name or key in a message: one line, at most kShown characters (then cut,
+// with its length)
+std::string shown(const std::string& s, bool with_length = true) {
+  const std::vector<size_t> starts = char_starts(s);
+  if (starts.size() <= kShown) return one_line(s);
+  return cut(s, starts, 0, kShown) +
+         (with_length ? " (" + std::to_string(starts.size()) + " characters)" : "");
+}
+
+// an expression in a message: the whole of it when it is short, else about
+// kShown characters around position pos (1-based characters) and which ones
+std::string expr_excerpt(const std::string& text, int pos) {
+  const std::vector<size_t> starts = char_starts(text);
+  const size_t n = starts.size();
+  if (n <= kShown) return "\"" + one_line(text) + "\"";
+  const size_t p = pos < 1 ? 0 : static_cast<size_t>(pos - 1);
+  size_t from = p > kShown / 2 ? p - kShown / 2 : 0;
+  if (from + kShown > n) from = n - kShown;
+  const size_t to = from + kShown;
+  return "\"" + cut(text, starts, from, to) + "\" (characters " + std::to_string(from + 1) + "-" +
+         std::to_string(to) + " of " + std::to_string(n) + ")";
+}
+
+// the nodes of an expression's tree (numbers, names, operations, calls)
+long node_count(const Expr& root) {
+  long n = 0;
+  std::vector<const Expr*> todo = {&root};
+  while (!todo.empty()) {
+    const Expr* e = todo.back();
+    todo.pop_back();
+    ++n;
+    for (const auto& a : e->args)
+      if (a) todo.push_back(a.get());
+  }
+  return n;
 }
 
 class Reader {
@@ -151,15 +237,16 @@ class Reader {
   }
   [[noreturn]] void fail_expr(const toml::node& n, const std::string& key, const std::string& text,
                               int pos, const std::string& reason) const {
-    throw ModelFileError(where(n.source()) + ": " + key + ": \"" + one_line(text) +
-                         "\": position " + std::to_string(pos) + ": " + reason);
+    throw ModelFileError(where(n.source()) + ": " + key + ": " + expr_excerpt(text, pos) +
+                         ": position " + std::to_string(pos) + ": " + reason);
   }
 
   void check_keys(const toml::table& t, const std::string& prefix,
                   const std::vector<std::string>& accepted) const {
     for (auto&& [k, v] : t) {
-      const std::string name = one_line(std::string(k.str()));
-      if (index_of(accepted, name) < 0)
+      const std::string raw(k.str());
+      const std::string name = shown(raw);
+      if (index_of(accepted, raw) < 0)
         fail(k.source().begin.line ? k.source() : v.source(), prefix + name,
              "unknown key '" + name + "' (accepted: " + joined(accepted) + ")");
     }
@@ -174,7 +261,14 @@ class Reader {
 
   std::string string_of(const toml::node& n, const std::string& key) const {
     if (!n.is_string()) fail(n, key, std::string("expected a string, got ") + type_name(n));
-    return *n.value<std::string>();
+    std::string s = *n.value<std::string>();
+    // a NUL (written \u0000 in TOML) would cut the generated C++ and messages
+    if (const size_t at = s.find('\0'); at != std::string::npos)
+      fail(n, key,
+           "the string contains a NUL character (\\u0000) at character " +
+               std::to_string(char_starts(s.substr(0, at)).size() + 1) +
+               ": not accepted in a model file (its strings are text without NUL)");
+    return s;
   }
 
   const toml::table& table_of(const toml::node& n, const std::string& key,
@@ -211,18 +305,32 @@ class Reader {
     } catch (const ExprError& err) {
       fail_expr(n, key, e.text, err.pos, err.reason);
     }
+    // the generated C++ grows with the trees, and its compile time faster
+    const long here = node_count(*e.tree);
+    nodes_ += here;
+    if (nodes_ > kMaxModelNodes)
+      fail(n, key,
+           "the model's expressions are too large: " + std::to_string(nodes_) +
+               " nodes after parsing" +
+               (here == nodes_ ? std::string()
+                               : " (" + std::to_string(here) + " in this expression)") +
+               ", more than the limit of " + std::to_string(kMaxModelNodes) +
+               " (numbers, names, operations and function calls of all expressions "
+               "together): a larger model's plugin takes minutes to compile (docs/models.md, "
+               "\"Limits\")");
     return e;
   }
 
  private:
   std::string source_;
+  mutable long nodes_ = 0;  // of the expressions read so far
 };
 
 // a coordinate's or parameter's name; seen: name -> key of its declaration
 void check_symbol(const Reader& rd, const toml::node& n, const std::string& key,
                   const std::string& name, const char* what,
                   std::map<std::string, std::pair<std::string, std::string>>& seen) {
-  const std::string q = "'" + name + "'";
+  const std::string q = "'" + shown(name) + "'";
   if (!is_identifier(name))
     rd.fail(n, key,
             "invalid " + std::string(what) + " name " + q +
@@ -327,13 +435,13 @@ std::vector<Expression> read_forces(const Reader& rd, const toml::table& top, co
   f.resize(names.coords.size());
   const Scope scope{&names, Context::force, static_cast<int>(names.params.size())};
   for (auto&& [k, v] : t) {
-    const std::string c = one_line(std::string(k.str()));
-    const std::string fk = std::string(key) + "." + c;
+    const std::string c(k.str());
+    const std::string fk = std::string(key) + "." + shown(c);
     const int i = index_of(names.coords, c);
     if (i < 0)
       rd.fail(k.source().begin.line ? k.source() : v.source(), fk,
-              "force for an unknown coordinate '" + c + "' (coordinates: " + joined(names.coords) +
-                  ")");
+              "force for an unknown coordinate '" + shown(c) +
+                  "' (coordinates: " + joined(names.coords) + ")");
     f[static_cast<size_t>(i)] = rd.expression(v, fk, scope);
   }
   return f;
@@ -353,9 +461,15 @@ void read_name(const Reader& rd, const toml::table& tbl,
   for (char c : s.name) ok = ok && ((c >= 'a' && c <= 'z') || is_digit(c) || c == '_');
   if (!ok)
     rd.fail(n, "name",
-            "invalid model name '" + s.name +
+            "invalid model name '" + shown(s.name) +
                 "': it must match [a-z][a-z0-9_]* (lower-case letters, digits and "
                 "_, starting with a letter)");
+  // the name begins the plugin cache's file names (at most 255 bytes)
+  if (s.name.size() > kMaxModelName)
+    rd.fail(n, "name",
+            "the model name '" + shown(s.name, false) + "' is " + std::to_string(s.name.size()) +
+                " characters long: at most " + std::to_string(kMaxModelName) +
+                " are accepted (it names the plugin's files in the cache)");
   if (index_of(builtin_names, s.name) >= 0)
     rd.fail(n, "name",
             "'" + s.name + "' is the name of a built-in model (built-in: " + joined(builtin_names) +
@@ -516,19 +630,19 @@ Constraint read_constraint(const Reader& rd, const toml::node& node, size_t l, c
   const toml::node& nn = rd.require(t, p + ".", "name", kConstraintKeys);
   c.name = rd.string_of(nn, p + ".name");
   if (!is_identifier(c.name))
-    rd.fail(
-        nn, p + ".name",
-        "invalid constraint name '" + c.name + "': letters, digits and _, starting with a letter");
+    rd.fail(nn, p + ".name",
+            "invalid constraint name '" + shown(c.name) +
+                "': letters, digits and _, starting with a letter");
   if (cseen.count(c.name))
     rd.fail(nn, p + ".name",
-            "duplicate constraint name '" + c.name + "' (also " + cseen[c.name] + ")");
+            "duplicate constraint name '" + shown(c.name) + "' (also " + cseen[c.name] + ")");
   cseen[c.name] = p + ".name";
   const toml::node& kn = rd.require(t, p + ".", "kind", kConstraintKeys);
   const std::string kind = rd.string_of(kn, p + ".kind");
   const int k = index_of(kKinds, kind);
   if (k < 0)
     rd.fail(kn, p + ".kind",
-            "unknown constraint kind '" + kind + "' (accepted: " + joined(kKinds) + ")");
+            "unknown constraint kind '" + shown(kind) + "' (accepted: " + joined(kKinds) + ")");
   c.kind = static_cast<ConstraintKind>(k);
   const Context ctx = k == 0   ? Context::position
                       : k == 1 ? Context::velocity
@@ -637,11 +751,50 @@ ModelSpec load_model_text(const std::string& text, const std::string& source,
 }
 
 ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ModelFileError(path + ": cannot open the model file");
-  std::stringstream text;
-  text << f.rdbuf();
-  return load_model_text(text.str(), path, builtin_names);
+  return load_model_text(read_model_file_text(path), path, builtin_names);
+}
+
+std::string read_model_file_text(const std::string& path) {
+  using model_file::kMaxModelFileBytes;
+  // a regular file of sane size (not /dev/zero, a FIFO or a folder), read
+  // through the descriptor that was checked; O_NONBLOCK: a FIFO does not block
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw ModelFileError(path + ": cannot open the model file: " + std::strerror(errno));
+  struct ::stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a file";
+    ::close(fd);
+    throw ModelFileError(path + ": not a regular file (" + kind + "): a model file is a TOML file");
+  }
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxModelFileBytes) {
+    ::close(fd);
+    throw ModelFileError(path + ": larger than 64 MiB (" + std::to_string(st.st_size) +
+                         " bytes); a model file is accepted up to 64 MiB");
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw ModelFileError(path + ": cannot read the model file: " + why);
+    }
+    if (got == 0) break;
+    text.append(buf, static_cast<size_t>(got));
+    if (text.size() > kMaxModelFileBytes) break;
+  }
+  ::close(fd);
+  if (text.size() > kMaxModelFileBytes)  // it grew while it was read
+    throw ModelFileError(path + ": larger than 64 MiB (more than " + std::to_string(text.size()) +
+                         " bytes); a model file is accepted up to 64 MiB");
+  return text;
 }
 
 }  // namespace nholo

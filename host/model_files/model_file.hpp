@@ -118,9 +118,15 @@ SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
 
 // A model file (TOML), its text (`source` names it in messages) or a [model]
 // table; builtin_names: names a model file may not take. Throws ModelFileError.
+// Limits (docs/models.md, "Limits"): a model file is a regular file of at most
+// 64 MiB; a name of at most 64 characters; no NUL in any string; at most 10,000
+// expression nodes in all of a model's expressions together.
 ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names);
 ModelSpec load_model_text(const std::string& text, const std::string& source,
                           const std::vector<std::string>& builtin_names);
+// The text of the model file at path, checked as load_model_file does (a
+// regular file of at most 64 MiB; a FIFO does not block). Throws ModelFileError.
+std::string read_model_file_text(const std::string& path);
 ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
                             const std::vector<std::string>& builtin_names);
 

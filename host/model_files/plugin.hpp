@@ -1,6 +1,8 @@
 // nholo/host/model_files/plugin.hpp — model plugins: a model file compiled on demand into
 // a shared library, cached, and loaded behind the versioned entry table of
 // host/model_files/plugin_abi.h (docs/models.md, "The plugin cache").
+// Defined in plugin.cpp (plugins), gpu_module.cpp (GPU modules, NVRTC) and
+// plugin_cache.cpp (what both share: records, the entry lock, the compiler).
 //
 //   const Plugin& p = model_plugin(spec, log);   // cached, else compiled now
 //   run_model(*p.runtime, cfg, ro, dev);         // the pipeline calls the plugin's table
@@ -12,14 +14,21 @@
 // the compile command, so a plugin of another model text, nholo or compiler
 // is never found, and a new one is built. Loading checks what decides
 // compatibility: the interface version, its layout as the plugin's compiler
-// laid it out, and nholo's release (plugin_abi.h); any C++17 compiler will do. Each plugin file has a record (.json) with its size and checksum,
-// written after it; a plugin whose bytes do not match its record (damaged,
-// replaced) is refused and rebuilt. Builds of one key are serialized with a
+// laid it out, and nholo's release (plugin_abi.h); any C++17 compiler will do. Each plugin file has
+// a record (.info) with its size and checksum, written after it; a plugin whose bytes do not match
+// its record (damaged, replaced) is refused and rebuilt. Builds of one key are serialized with a
 // lock file, and every file appears by an atomic rename: two processes
-// building one model at once both end with the same, complete plugin.
+// building one model at once both end with the same, complete plugin. A
+// valid cached plugin is found and loaded without the lock (a read-only
+// cache serves the plugins built in it); only a build takes the lock, and a
+// build in a cache that is not writable is refused saying so. A freshly
+// compiled plugin must be a non-empty ELF file that loads before it is
+// renamed into place and recorded.
 //
-// The compiler is $NHOLO_CXX, else the one nholo was built with; extra flags
-// $NHOLO_PLUGIN_CXXFLAGS (part of the key).
+// The compiler is $NHOLO_CXX split on blanks (a program and its leading
+// options: "ccache g++", "clang++ -m64"; no quoting), else the one nholo was
+// built with; extra flags $NHOLO_PLUGIN_CXXFLAGS (after nholo's own). All of
+// them are part of the key.
 //
 // GPU modules. On the CUDA backend a model file's integration kernel (one per
 // formulation and method) is compiled by NVRTC into a cubin for the GPU's
@@ -73,10 +82,12 @@ const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const
 const Plugin& load_plugin_file(const std::string& path);
 
 // The plugins in the cache folder, for `nholo models`: model, path and
-// "ok" or why it would not be loaded.
+// "ok" or why it would not be loaded; a plugin (.so) whose record vouches for
+// it is loaded (dlopen and the entry table's checks) to say so.
 struct CachedPlugin {
   std::string model, path, source, state;
   double compile_seconds = 0;
+  bool loaded = false;  // a plugin (.so) that was loaded and passed the entry table's checks
 };
 std::vector<CachedPlugin> cached_plugins();
 
@@ -103,6 +114,14 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
                             const std::string& formulation, const std::string& method,
                             const std::string& arch,
                             const std::function<void(const std::string&)>& log, bool force = false);
+
+// Checks a GPU architecture before anything is compiled for it: its form
+// (sm_ and 2 or 3 digits, optionally a or f: sm_80, sm_90a; compute_XY is
+// refused: a GPU module is a cubin), then that NVRTC compiles for it (its
+// nvrtcGetSupportedArchs, where it has one). Loads NVRTC. Throws naming the
+// architecture, what is accepted and, when NVRTC refuses it, the
+// architectures it supports.
+void check_gpu_arch(const std::string& arch);
 
 // "sm_90" from a compute capability "9.0" (DeviceInfo::compute_capability).
 std::string gpu_arch_of(const std::string& compute_capability);

@@ -1,0 +1,260 @@
+// nholo/host/model_files/plugin_cache.cpp — what the cache's builders share
+// (host/model_files/plugin_cache.hpp).
+#include "host/model_files/plugin_cache.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "host/model_files/plugin.hpp"
+#include "host/run/interrupt.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+// Set by CMakeLists.txt: the source tree nholo was built from (its headers,
+// when not run from an install tree).
+#ifndef NHOLO_PLUGIN_SOURCE_DIR
+#define NHOLO_PLUGIN_SOURCE_DIR ""
+#endif
+
+namespace nholo::plugin_cache {
+
+uint64_t fnv1a(const std::string& s, uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex16(uint64_t h) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+std::string read_file(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  if (ok) *ok = static_cast<bool>(in);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Something other than a file where a cache file goes (a folder, a link to
+// one: a damaged or tampered cache) is removed, so that the file can be put
+// there by a rename.
+void clear_non_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
+  fs::remove_all(path, ec);
+}
+
+// Under the lock of a cache entry (STEM.lock) no other process builds it:
+// every temporary of STEM (STEM.tmp.PID.so, STEM.cpp.tmp.PID, ...) is left
+// over by a build that was killed or crashed, and is removed.
+void remove_stale_temporaries(const std::string& stem) {
+  const fs::path p(stem);
+  const std::string prefix = p.filename().string() + ".";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".tmp.") != std::string::npos) {
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+    }
+  }
+}
+
+// writes path atomically: a temporary next to it, then rename
+void write_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write '" + tmp + "'");
+  }
+  clear_non_file(path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + why);
+  }
+}
+
+// The folder holding nholo's headers (kernels/, models/, host/): an install
+// tree's include/nholo next to the binary, else the source tree it was built
+// from, else $NHOLO_INCLUDE_DIR.
+std::string header_root() {
+  if (const char* e = std::getenv("NHOLO_INCLUDE_DIR"); e && *e) return e;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path inst = exe.parent_path().parent_path() / "include" / "nholo";
+    if (fs::exists(inst / "host" / "model_files" / "plugin_define.hpp", ec)) return inst.string();
+  }
+  const std::string src = NHOLO_PLUGIN_SOURCE_DIR;
+  if (!src.empty() && fs::exists(fs::path(src) / "host" / "model_files" / "plugin_define.hpp", ec))
+    return src;
+  throw std::runtime_error("cannot find nholo's headers to compile a model plugin (looked in " +
+                           (ec ? std::string("PREFIX/include/nholo")
+                               : (exe.parent_path().parent_path() / "include/nholo").string()) +
+                           (src.empty() ? "" : " and " + src) +
+                           "); set NHOLO_INCLUDE_DIR to the folder holding kernels/, host/");
+}
+
+// "ELF" files: a shared library, a cubin
+bool is_elf(const std::string& bytes) {
+  return bytes.size() >= 4 && bytes[0] == '\x7f' && bytes.compare(1, 3, "ELF") == 0;
+}
+
+// errno's text when the folder dir cannot be written (read-only file
+// system, no permission), else ""
+std::string not_writable(const fs::path& dir) {
+  if (::access(dir.c_str(), W_OK) == 0) return "";
+  if (errno == EACCES || errno == EROFS || errno == EPERM) return std::strerror(errno);
+  return "";
+}
+
+int run_process(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    const char* env = std::getenv("NHOLO_CXX");
+    throw std::runtime_error(
+        "cannot start the compiler '" + argv[0] + "'" +
+        (env && *env ? " (NHOLO_CXX = \"" + std::string(env) + "\")" : std::string()) + ": " +
+        std::strerror(rc) +
+        " (set NHOLO_CXX to a C++17 compiler, optionally followed by its options, e.g. "
+        "\"clang++ -m64\")");
+  }
+  // polled, so that an interrupt (SIGINT, SIGTERM, SIGHUP of `nholo run`)
+  // stops the compiler within a fraction of a second
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR)
+      throw std::runtime_error("waiting for the compiler: " + std::string(std::strerror(errno)));
+    if (interrupt_flag().load()) {
+      ::kill(pid, SIGTERM);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      throw Interrupted("while compiling (the compiler was stopped)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status)
+                           : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// the lock file at path, created if need be; the flock polled, so that an
+// interrupt ends the wait for another process's build
+FileLock::FileLock(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const std::string why = std::strerror(errno);
+      ::close(fd_);
+      throw std::runtime_error("cannot lock '" + path + "': " + why);
+    }
+    if (interrupt_flag().load()) {
+      ::close(fd_);
+      throw Interrupted("while waiting for another nholo building the same cache entry (" + path +
+                        ")");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+FileLock::~FileLock() { ::close(fd_); }
+
+// The record written next to a cached plugin: key = value lines.
+std::map<std::string, std::string> read_record(const std::string& path) {
+  std::map<std::string, std::string> r;
+  bool ok = false;
+  const std::string text = read_file(path, &ok);
+  if (!ok) return r;
+  std::istringstream is(text);
+  std::string line;
+  while (std::getline(is, line)) {
+    const auto eq = line.find(" = ");
+    if (eq != std::string::npos) r[line.substr(0, eq)] = line.substr(eq + 3);
+  }
+  return r;
+}
+
+// "ok", or why the plugin at so (with its record) must not be loaded
+std::string check_cached(const std::string& so, const std::string& record) {
+  std::error_code ec;
+  if (!fs::exists(so, ec)) return "missing";
+  const auto r = read_record(record);
+  if (r.empty()) return "has no record (" + record + ")";
+  bool ok = false;
+  const std::string bytes = read_file(so, &ok);
+  if (!ok) return "cannot be read";
+  if (r.count("bytes") == 0 || r.at("bytes") != std::to_string(bytes.size()) ||
+      r.count("checksum") == 0 || r.at("checksum") != hex16(fnv1a(bytes)))
+    return "does not match its record (damaged or replaced after it was built)";
+  if (r.count("identity") == 0 || r.at("identity") != plugin_identity())
+    return "was built for " +
+           (r.count("identity") ? r.at("identity") : std::string("another nholo"));
+  // the identity names a commit; the interface can change without one (a
+  // build from a changed tree): the record says which one it was built for
+  if (r.count("abi") == 0 || r.at("abi") != std::to_string(NHOLO_PLUGIN_ABI_VERSION))
+    return "was built for plugin ABI " + (r.count("abi") ? r.at("abi") : std::string("?")) +
+           ", this nholo has ABI " + std::to_string(NHOLO_PLUGIN_ABI_VERSION);
+  return "ok";
+}
+
+// The model header of spec, independent of the file it came from: the
+// same model read from its model file, from the [model] table a result file
+// stores (nholo merge, an MPI run's merge) or from another folder is one
+// plugin and one set of GPU modules, compiled once.
+std::string neutral_header(const ModelSpec& spec) {
+  ModelSpec neutral = spec;
+  neutral.source = "the [model] table of model '" + spec.name + "'";
+  return generate_model_header(neutral);
+}
+
+void prepare_cache_folder(const fs::path& dir, const std::string& what, const std::string& file,
+                          const std::string& state) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw std::runtime_error("cannot create the plugin cache '" + dir.string() + "': " +
+                             ec.message() + " (set NHOLO_CACHE_DIR to a writable folder)");
+  if (const std::string ro = not_writable(dir); !ro.empty())
+    throw std::runtime_error("cannot build " + what + ": the plugin cache '" + dir.string() +
+                             "' is not writable (" + ro + "), and its " + file + " " + state +
+                             "; set NHOLO_CACHE_DIR to a writable folder (a read-only cache "
+                             "serves only what was already built in it)");
+}
+
+}  // namespace nholo::plugin_cache
