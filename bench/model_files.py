@@ -35,10 +35,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from doc_section import write_section  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- bench/model_files.py: begin -->"
 END = "<!-- bench/model_files.py: end -->"
-KEEP_MARKER = "<!-- bench/report.py keeps what follows: measured outside bench/run.sh -->"
 
 PAIRS = [  # built-in, example config, share of --size, where the built-in's M and F come from
     ("rolling_coin", "rolling_coin.toml", 1.0, "hand-written (hand_dynamics); constant M"),
@@ -182,15 +184,7 @@ def main():
           "state (the skate) the symbolic form skips the second-order jets of 9.3.",
           "", END]
     section = "\n".join(L)
-    text = open(a.out).read() if os.path.exists(a.out) else ""
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-    else:
-        if KEEP_MARKER not in text:
-            text = text.rstrip() + "\n\n" + KEEP_MARKER + "\n"
-        text = text.rstrip() + "\n\n" + section + "\n"
-    with open(a.out, "w") as fo:
-        fo.write(text)
+    write_section(a.out, BEGIN, END, section)
     print(section)
     return 0
 

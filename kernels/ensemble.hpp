@@ -21,6 +21,9 @@
 //                  where neighbouring threads' stores then coalesce)
 //   per-trajectory parameters (optional) params[j * count + i], j < n_params
 //   window progress (optional) save_k[i], interval_start[i]
+//   events (optional) event_count[e * count + i], event_records: per
+//                  trajectory and event a block of max_records records
+//                  (kernels/trajectory_events.hpp), kept for the slice
 // A window may be integrated in parts (launch_steps > 0: the scheduler of
 // host/backends, backend.steps_per_launch, launches described by
 // WindowLaunch): each call of run advances trajectory i by at most
@@ -36,6 +39,7 @@
 
 #include "integrate.hpp"
 #include "system.hpp"
+#include "trajectory_events.hpp"
 #include "window_layout.hpp"
 
 namespace nholo {
@@ -65,6 +69,12 @@ struct EnsembleArrays {
   // window progress, for a window integrated in parts (launch_steps > 0)
   int32_t* save_k = nullptr;
   int64_t* interval_start = nullptr;
+  // events (null: none): the table, the crossings counted and the records
+  // kept for the whole slice (kernels/trajectory_events.hpp)
+  const EventTable* events = nullptr;
+  int64_t* event_count = nullptr;
+  double* event_records = nullptr;
+  double* event_g = nullptr;  // g at the last accepted step's end [e * count + i], NaN: none
 };
 
 // One launch of a window integrated in parts, as a GPU kernel receives it
@@ -110,8 +120,12 @@ struct EnsembleWindow {
   // Trajectory i through the window with the method fixed at compile time
   // (the CUDA backend launches one kernel per method), or through its next
   // part of at most launch_steps steps (> 0; needs arr.save_k and
-  // arr.interval_start); true when it finished the window.
-  template <Method M>
+  // arr.interval_start); true when it finished the window. Events: false
+  // compiles the integration without the events' hook (arr.events must be
+  // null): the CUDA backend's kernel for a run without events, which keeps
+  // its registers and stack (the hook costs a GPU thread about 450 B of
+  // stack even when no event is declared).
+  template <Method M, bool Events = true>
   NHOLO_HD bool run(int64_t i, int64_t launch_steps = 0) const {
     Sys local = sys;
     if (arr.params) {
@@ -138,9 +152,13 @@ struct EnsembleWindow {
     StepBudget budget = whole_interval(ts);
     if (arr.interval_start && arr.interval_start[i] >= 0) budget.interval_start = arr.interval_start[i];
     if (launch_steps > 0) budget.call_left = launch_steps;
+    const TrajectoryEvents<S> ev{arr.events,        i,           count,     n, arr.event_count,
+                                 arr.event_records, arr.event_g, arr.params};
     bool finished = true;
     for (; k < n_saves; ++k) {
-      if (!advance_to_method<M>(run_sys, ts, save_times[k], opt, budget)) {
+      const bool done = Events ? advance_to_method<M>(run_sys, ts, save_times[k], opt, budget, ev)
+                               : advance_to_method<M>(run_sys, ts, save_times[k], opt, budget);
+      if (!done) {
         finished = false;
         break;
       }

@@ -33,6 +33,8 @@
 // sign after the crossing.
 #pragma once
 
+#include <type_traits>
+
 #include "linalg.hpp"
 #include "scalar_math.hpp"
 
@@ -40,24 +42,64 @@ namespace nholo {
 
 enum class EventDirection : int { up = 0, down = 1, both = 2 };
 
+// The cubic Hermite polynomial through (y0, f0) at theta = 0 and (y1, f1)
+// at theta = 1, f scaled by the step h.
+template <class S>
+NHOLO_HDI S hermite(S y0, S f0, S y1, S f1, S h, S theta) {
+  const S one_minus = S(1) - theta;
+  const S h00 = (S(1) + S(2) * theta) * one_minus * one_minus;
+  const S h10 = theta * one_minus * one_minus;
+  const S h01 = theta * theta * (S(3) - S(2) * theta);
+  const S h11 = theta * theta * (theta - S(1));
+  return h00 * y0 + h * (h10 * f0 + h11 * f1) + h01 * y1;
+}
+
+// A step's interpolant holding the step's ends.
 template <class S, int N>
 struct StepInterpolant {
+  using scalar = S;
+  static constexpr int dim = N;
   S t0, h;
   Vec<S, N> y0, f0, y1, f1;
 
   // component c at t0 + theta h, theta in [0, 1]
-  NHOLO_HDI S at(int c, S theta) const {
-    const S one_minus = S(1) - theta;
-    const S h00 = (S(1) + S(2) * theta) * one_minus * one_minus;
-    const S h10 = theta * one_minus * one_minus;
-    const S h01 = theta * theta * (S(3) - S(2) * theta);
-    const S h11 = theta * theta * (theta - S(1));
-    return h00 * y0[c] + h * (h10 * f0[c] + h11 * f1[c]) + h01 * y1[c];
-  }
+  NHOLO_HDI S at(int c, S theta) const { return hermite(y0[c], f0[c], y1[c], f1[c], h, theta); }
+  NHOLO_HDI const Vec<S, N>& start() const { return y0; }
   NHOLO_HDI void state(S theta, Vec<S, N>& y) const {
     for (int c = 0; c < N; ++c) y[c] = at(c, theta);
   }
   NHOLO_HDI S time(S theta) const { return t0 + theta * h; }
+};
+
+// The same over the step's arrays where the integrator keeps them (nothing
+// copied: on a GPU every copy would be more stack per thread).
+template <class S, int N>
+struct StepInterpolantView {
+  using scalar = S;
+  static constexpr int dim = N;
+  S t0, h;
+  const Vec<S, N>* y0;
+  const Vec<S, N>* f0;
+  const Vec<S, N>* y1;
+  const Vec<S, N>* f1;
+
+  NHOLO_HDI S at(int c, S theta) const {
+    return hermite((*y0)[c], (*f0)[c], (*y1)[c], (*f1)[c], h, theta);
+  }
+  NHOLO_HDI const Vec<S, N>& start() const { return *y0; }
+  NHOLO_HDI void state(S theta, Vec<S, N>& y) const {
+    for (int c = 0; c < N; ++c) y[c] = at(c, theta);
+  }
+  NHOLO_HDI S time(S theta) const { return t0 + theta * h; }
+};
+
+// No events: what the integrator is given when none are declared.
+struct NoEvents {
+  NHOLO_HD static constexpr bool active() { return false; }
+  template <class U, class X, class S, int N>
+  NHOLO_HDI bool step(const U&, const X&, S&, Vec<S, N>&) const {
+    return false;
+  }
 };
 
 struct EventCrossing {
@@ -74,21 +116,32 @@ NHOLO_HDI int sign_of(S v) {
   return v > S(0) ? 1 : v < S(0) ? -1 : 0;
 }
 
+// Whether g reads the interpolant itself, g.on(u, theta) (only the
+// components it needs: kernels/trajectory_events.hpp), rather than a whole
+// state g(t, y).
+template <class G, class = void>
+struct reads_interpolant : std::false_type {};
+template <class G>
+struct reads_interpolant<G, std::void_t<decltype(G::reads_interpolant)>> : std::true_type {};
+
 // g on the interpolant at theta
-template <class G, class S, int N>
-NHOLO_HDI S event_value(const G& g, const StepInterpolant<S, N>& u, S theta) {
-  Vec<S, N> y;
-  u.state(theta, y);
-  return g(u.time(theta), y);
+template <class G, class U, class S = typename U::scalar>
+NHOLO_HDI S event_value(const G& g, const U& u, S theta) {
+  if constexpr (reads_interpolant<G>::value) {
+    return g.on(u, theta);
+  } else {
+    Vec<S, U::dim> y;
+    u.state(theta, y);
+    return g(u.time(theta), y);
+  }
 }
 
 // The crossing inside [a, b] (theta), g(a) of sign before (!= 0) and g(b)
 // of the other sign or 0: regula falsi, Illinois variant (a side kept twice
 // in a row has its value halved), a bisection where the secant leaves the
 // bracket; the theta of the bracket's end on the after side.
-template <class G, class S, int N>
-NHOLO_HDI S locate_crossing(const G& g, const StepInterpolant<S, N>& u, S a, S ga, S b, S gb,
-                            int before) {
+template <class G, class U, class S = typename U::scalar>
+NHOLO_HDI S locate_crossing(const G& g, const U& u, S a, S ga, S b, S gb, int before) {
   if (gb == S(0)) return b;
   const S t_scale = max_of(max_of(S(fabs(u.t0)), S(fabs(u.t0 + u.h))), S(1e-300));
   const S width = S(4) * S(2.220446049250313e-16) * t_scale;  // 4 ulp of t, in time
@@ -117,10 +170,12 @@ NHOLO_HDI S locate_crossing(const G& g, const StepInterpolant<S, N>& u, S a, S g
 
 // The crossings of g in (t0, t0 + h] along u, in time order, as the header
 // says: g_start = g(t0, y0) (the previous step's g_end), samples >= 1 parts.
-// At most cap written to x; returns how many there are (all of them).
-template <class G, class S, int N>
-NHOLO_HDI int step_crossings(const G& g, const StepInterpolant<S, N>& u, EventDirection dir,
-                             S g_start, int samples, EventCrossing* x, int cap) {
+// visit(theta, t, up) is called for each; it returns false to end the scan.
+// Returns how many were visited; g_end (when given) receives g at the step's
+// end when the scan got there (the next step's g_start).
+template <class G, class U, class Visit, class S = typename U::scalar>
+NHOLO_HDI int for_each_crossing(const G& g, const U& u, EventDirection dir, S g_start,
+                                int samples, Visit&& visit, S* g_end = nullptr) {
   int found = 0;
   S a = S(0), ga = g_start;
   // the sign before the part (a zero carries the sign it came from)
@@ -133,19 +188,33 @@ NHOLO_HDI int step_crossings(const G& g, const StepInterpolant<S, N>& u, EventDi
       const bool up = before < 0;
       if (dir == EventDirection::both || (dir == EventDirection::up) == up) {
         const S theta = ga == S(0) ? a : detail::locate_crossing(g, u, a, ga, b, gb, before);
-        if (found < cap) {
-          x[found].theta = static_cast<double>(theta);
-          x[found].t = static_cast<double>(u.time(theta));
-          x[found].up = up;
-        }
         ++found;
+        if (!visit(theta, u.time(theta), up)) return found;
       }
     }
     if (after != 0) before = after;
     a = b;
     ga = gb;
   }
+  if (g_end) *g_end = ga;
   return found;
+}
+
+// The same into an array: at most cap written to x; returns how many there
+// are (all of them).
+template <class G, class S, int N>
+NHOLO_HDI int step_crossings(const G& g, const StepInterpolant<S, N>& u, EventDirection dir,
+                             S g_start, int samples, EventCrossing* x, int cap) {
+  int stored = 0;
+  return for_each_crossing(g, u, dir, g_start, samples, [&](S theta, S t, bool up) {
+    if (stored < cap) {
+      x[stored].theta = static_cast<double>(theta);
+      x[stored].t = static_cast<double>(t);
+      x[stored].up = up;
+      ++stored;
+    }
+    return true;
+  });
 }
 
 }  // namespace nholo

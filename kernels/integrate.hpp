@@ -19,6 +19,14 @@
 // right-hand sides (rejected with a quarter step; status non_finite or
 // singular when that cannot get past them).
 //
+// Events (kernels/trajectory_events.hpp): given a trajectory's events, each
+// accepted step hands them its two ends (y0, f0, y1, f1: the step's cubic
+// Hermite interpolant, over the integrator's own arrays); f1 is the last
+// stage for DOPRI5 and is evaluated for DOP853 and RK4 (then reused as the
+// next step's f0, unless a projection moved the state), so the steps are
+// the same bits as without events. A `stop` event ends the interval there with
+// status event. NoEvents (events.hpp) compiles to nothing.
+//
 // A StepBudget lets a caller cut one interval into parts (the ensemble's
 // per-launch step budget, backend.steps_per_launch): advance_* returns false
 // when the budget of the call is spent before t_out, with everything needed to
@@ -29,8 +37,9 @@
 
 #include <stdint.h>
 
-#include "status.hpp"
+#include "events.hpp"
 #include "rk_step.hpp"
+#include "status.hpp"
 #include "tableau_dop853.hpp"
 #include "tableaus.hpp"
 
@@ -105,6 +114,72 @@ NHOLO_HDI bool fail(TrajectoryState<S, N>& ts, Status st) {
   return true;
 }
 
+// What the events of one step did: status ok (go on), event (a stop event
+// ends the trajectory at t_stop, its state written into the step's y0) or
+// why f1 could not be evaluated.
+template <class S>
+struct EventStepResult {
+  Status status;
+  S t_stop;
+};
+
+// The method's own solution inside an accepted step: one step of the tableau
+// from the step's start (t0, y0, f0) of any length tau in [0, h], as
+// accurate as the step itself (a continuous extension of the method's
+// order, at the price of a step). The events refine each crossing found on
+// the cubic interpolant with it (trajectory_events.hpp).
+template <class Tab, class Sys, class S, int N>
+struct StepFromStart {
+  const Sys* sys;
+  S t0;
+  const Vec<S, N>* y0;
+  const Vec<S, N>* f0;
+  StepTolerance tol;
+  // out of line: on a GPU its stages would otherwise add to the registers
+  // of the events' search, which calls it
+  NHOLO_RHS_NOINLINE NHOLO_HD bool operator()(S tau, Vec<S, N>& y) const {
+    if (tau == S(0)) {
+      y = *y0;
+      return true;
+    }
+    Vec<S, N> k_last;
+    S err;
+    return rk_step<Tab>(*sys, t0, *y0, *f0, tau, tol, y, err, k_last) == Status::ok;
+  }
+};
+
+// The events of the accepted step from (t0, y0, f0) to (t1, y1, f1), f1
+// first evaluated there when EvalF1 (RK4, DOP853: no last stage at the
+// step's end). Out of line and given values and the arrays the integrator
+// already keeps in memory, not the trajectory's state: the integration
+// loop's registers and stack do not carry the events' work.
+template <class Tab, bool EvalF1, class Sys, class Ev, class S, int N>
+NHOLO_RHS_NOINLINE NHOLO_HD EventStepResult<S> events_after_step(
+    const Sys& sys, Ev ev, const StepTolerance& tol, S t0, Vec<S, N>& y0, const Vec<S, N>& f0,
+    S t1, const Vec<S, N>& y1, Vec<S, N>& f1) {
+  if constexpr (EvalF1) {
+    const Status st = sys(t1, y1, f1);
+    if (st != Status::ok) return {st, t1};
+  }
+  const StepInterpolantView<S, N> u{t0, t1 - t0, &y0, &f0, &y1, &f1};
+  const StepFromStart<Tab, Sys, S, N> exact{&sys, t0, &y0, &f0, tol};
+  S t_stop = t1;
+  // the state at the stop is written into y0 once the step is done with it
+  if (!ev.step(u, exact, t_stop, y0)) return {Status::ok, t1};
+  return {Status::event, t_stop};
+}
+
+// The interval ends after the events of a step said so (r.status != ok):
+// at the stop, or at the step's end when f1 failed there.
+template <class S, int N>
+NHOLO_HDI bool end_at_event(TrajectoryState<S, N>& ts, const EventStepResult<S>& r,
+                            const Vec<S, N>& y1) {
+  if (r.status != Status::event) ts.y = y1;
+  ts.t = r.t_stop;
+  ++ts.steps;
+  return fail(ts, r.status);
+}
+
 // Fixed step: steps of opt.dt, the last one shortened to land on t_out.
 // Whether the call's budget ends it here (false: go on, one iteration counted).
 NHOLO_HDI bool call_spent(StepBudget& b) {
@@ -123,10 +198,12 @@ NHOLO_HDI bool interval_spent(const TrajectoryState<S, N>& ts, const StepBudget&
 
 // Fixed step: steps of opt.dt, the last one shortened to land on t_out. False:
 // the call's budget ran out first.
-template <class Sys, class S, int N>
+template <class Sys, class S, int N, class Ev>
 NHOLO_HDI bool advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
-                             const IntegratorOptions& opt, StepBudget& b) {
+                             const IntegratorOptions& opt, StepBudget& b, const Ev& ev) {
   const StepTolerance tol{opt.rtol, opt.atol};
+  Vec<S, N> k0;
+  bool k0_valid = false;  // with events: f at the last step's end, evaluated for them
   while (ts.t < t_out) {
     if (call_spent(b)) return false;
     if (interval_spent(ts, b, opt)) return fail(ts, Status::max_steps);
@@ -136,17 +213,27 @@ NHOLO_HDI bool advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
       h = t_out - ts.t;
       landing = true;
     }
-    Vec<S, N> k0;
-    Status st = sys(ts.t, ts.y, k0);
+    Status st = k0_valid ? Status::ok : sys(ts.t, ts.y, k0);
     if (st != Status::ok) return fail(ts, st);
+    k0_valid = false;
     Vec<S, N> y1, klast;
     S err;
     st = rk_step<TableauRK4>(sys, ts.t, ts.y, k0, h, tol, y1, err, klast);
     if (st != Status::ok) return fail(ts, st);
+    const S t1 = landing ? t_out : ts.t + h;
+    if (ev.active()) {
+      // f at the step's end into klast, which RK4 does not use otherwise:
+      // the next step's k0 unless a projection moves the state
+      const EventStepResult<S> r =
+          events_after_step<TableauRK4, true>(sys, ev, tol, ts.t, ts.y, k0, t1, y1, klast);
+      if (r.status != Status::ok) return end_at_event(ts, r, y1);
+      k0 = klast;
+      k0_valid = true;
+    }
     ts.y = y1;
-    ts.t = landing ? t_out : ts.t + h;
+    ts.t = t1;
     ++ts.steps;
-    sys.post_step(ts.t, ts.y);
+    if (sys.post_step(ts.t, ts.y)) k0_valid = false;
     if (!all_finite(ts.y)) return fail(ts, Status::non_finite);
   }
   return true;
@@ -154,9 +241,9 @@ NHOLO_HDI bool advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
 
 // False: the call's budget ran out first (never inside a chain of steps
 // retried after a failed stage, whose status would be lost).
-template <class Tab, class Sys, class S, int N>
+template <class Tab, class Sys, class S, int N, class Ev>
 NHOLO_HDI bool advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
-                                const IntegratorOptions& opt, StepBudget& b) {
+                                const IntegratorOptions& opt, StepBudget& b, const Ev& ev) {
   const StepTolerance tol{opt.rtol, opt.atol};
   const S q = S(Tab::control_order);
   const S expo1 = S(1) / q - S(0.75 * opt.pi_beta);
@@ -196,12 +283,18 @@ NHOLO_HDI bool advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
     }
     last_failure = Status::ok;
     if (err <= S(1)) {
-      // accept
+      // accept (after the events in the step, which may end it earlier)
+      if (ev.active()) {
+        // without a last stage at the step's end, f there (the next step's f0)
+        const EventStepResult<S> r =
+            events_after_step<Tab, !Tab::fsal>(sys, ev, tol, ts.t, ts.y, ts.dydt, t1, y1, klast);
+        if (r.status != Status::ok) return end_at_event(ts, r, y1);
+      }
       ts.t = t1;
       ts.y = y1;
       ++ts.steps;
-      if (Tab::fsal) {
-        ts.dydt = klast;
+      if (Tab::fsal || ev.active()) {
+        ts.dydt = klast;  // f(t1, y1): the last stage, or evaluated for the events
         ts.dydt_valid = true;
       } else {
         ts.dydt_valid = false;
@@ -234,17 +327,25 @@ NHOLO_HDI bool advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
 // no run-time switch holding the registers of all three steppers), within
 // budget b: false when b's call budget ran out before t_out (continue with
 // the same ts and b).
+// ev: the trajectory's events (kernels/trajectory_events.hpp), NoEvents{}
+// when there are none.
+template <Method M, class Sys, class S, int N, class Ev>
+NHOLO_HDI bool advance_to_method(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
+                                 const IntegratorOptions& opt, StepBudget& b, const Ev& ev) {
+  if (ts.status != Status::ok) return true;
+  if constexpr (M == Method::rk4) {
+    return detail::advance_fixed(sys, ts, t_out, opt, b, ev);
+  } else if constexpr (M == Method::dopri5) {
+    return detail::advance_adaptive<TableauDopri5>(sys, ts, t_out, opt, b, ev);
+  } else {
+    return detail::advance_adaptive<TableauDop853>(sys, ts, t_out, opt, b, ev);
+  }
+}
+
 template <Method M, class Sys, class S, int N>
 NHOLO_HDI bool advance_to_method(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
                                  const IntegratorOptions& opt, StepBudget& b) {
-  if (ts.status != Status::ok) return true;
-  if constexpr (M == Method::rk4) {
-    return detail::advance_fixed(sys, ts, t_out, opt, b);
-  } else if constexpr (M == Method::dopri5) {
-    return detail::advance_adaptive<TableauDopri5>(sys, ts, t_out, opt, b);
-  } else {
-    return detail::advance_adaptive<TableauDop853>(sys, ts, t_out, opt, b);
-  }
+  return advance_to_method<M>(sys, ts, t_out, opt, b, NoEvents{});
 }
 
 template <class Sys, class S, int N>

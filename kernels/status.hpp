@@ -13,9 +13,10 @@ enum class Status : int32_t {
   singular = 4,        // singular mass matrix / KKT system that the formulation cannot treat
   not_run = 5,         // not integrated (the run was interrupted before it finished)
   rejected = 6,        // initial state violated the constraints (on_violation = reject)
+  event = 7,           // ended by an event whose action is stop, at fail_time
 };
 
-constexpr int kStatusCount = 7;
+constexpr int kStatusCount = 8;
 
 inline constexpr const char* status_name(Status s) {
   switch (s) {
@@ -26,6 +27,7 @@ inline constexpr const char* status_name(Status s) {
     case Status::singular: return "singular";
     case Status::not_run: return "not_run";
     case Status::rejected: return "rejected";
+    case Status::event: return "event";
   }
   return "unknown";
 }

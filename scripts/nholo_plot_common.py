@@ -30,7 +30,7 @@ BLOCK = 4096
 # Status codes of /<formulation>/status (docs/usage.md), used when a file has
 # no flag_meanings attribute.
 DEFAULT_STATUS_NAMES = ["ok", "max_steps", "step_underflow", "non_finite",
-                        "singular", "not_run", "rejected"]
+                        "singular", "not_run", "rejected", "event"]
 
 # Files written before nholo stored units (root attribute coordinate_units)
 # fall back to these, which follow the parameter units `nholo models` lists.

@@ -52,8 +52,10 @@ struct Compared {
   enum class Scale { own, state, shown } scale = Scale::own;
 };
 
-// The datasets of formulation `form` that diff compares when both files have them.
-std::vector<Compared> compared_datasets(const std::string& form) {
+// The datasets of formulation `form` that diff compares when both files
+// have them (`events`: the names of its events in file a).
+std::vector<Compared> compared_datasets(const std::string& form,
+                                        const std::vector<std::string>& events) {
   std::vector<Compared> names;
   for (const auto& f : known_fields()) {
     const tables::FieldEntry* e = tables::find_field(f);
@@ -62,6 +64,9 @@ std::vector<Compared> compared_datasets(const std::string& form) {
   }
   names.push_back({form + "/fail_time"});
   names.push_back({form + "/euler_poisson_residual", Compared::Scale::shown});
+  for (const auto& ev : events)
+    for (const char* d : {"count", "time", "q", "qdot"})
+      names.push_back({form + "/events/" + ev + "/" + d});
   for (const char* st : {"mean", "variance", "min", "max", "qdot_mean", "qdot_variance"})
     names.push_back({"statistics/" + form + "/" + st});
   return names;
@@ -165,7 +170,10 @@ bool diff_results(const h5::Group& ra, const h5::Group& rb, const std::string& p
     }
     // the state's scale (q and qdot come first), for the residuals
     double state_scale = 0;
-    for (const Compared& c : compared_datasets(form)) {
+    const h5::Group fa = ra.open_group(form);
+    const std::vector<std::string> events =
+        fa.has_attr("events") ? fa.attr_strings("events") : std::vector<std::string>();
+    for (const Compared& c : compared_datasets(form, events)) {
       const std::string& ds = c.path;
       if (!ra.exists(ds) || !rb.exists(ds)) continue;
       const h5::Dataset da = ra.open_dataset(ds), db = rb.open_dataset(ds);

@@ -245,6 +245,48 @@ void write_euler_poisson(std::ostream& os, const h5::Dataset& ed, int64_t size, 
      << me.max << ", mean " << me.mean << " over " << me.count << " trajectories\n";
 }
 
+// The events of formulation fname (`events/<name>`): crossings per
+// trajectory, and the first crossing's time (for a stop event, each
+// trajectory's first passage) by its quantiles, in bounded memory.
+void write_events(std::ostream& os, const h5::Group& fg, int64_t size, int64_t block,
+                  const std::string& path) {
+  for (const std::string& name : fg.attr_strings("events")) {
+    const h5::Group eg = fg.open_group("events/" + name);
+    const h5::Dataset cd = eg.open_dataset("count");
+    check_per_trajectory(cd, size, path);
+    Moments mc;
+    int64_t total = 0, crossed = 0;
+    std::vector<int64_t> c;
+    for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+      read_traj_block(cd, size, block, i, c);
+      for (int64_t v : c) {
+        mc.add(static_cast<double>(v));
+        total += v;
+        crossed += v > 0;
+      }
+    }
+    const std::string action = eg.attr_string("action");
+    os << "  event " << name << " (" << eg.attr_string("expr") << ", " << eg.attr_string("direction")
+       << ", " << action << "): " << total << " crossings, mean " << mc.mean << " (max " << mc.max
+       << ") per trajectory; " << crossed << " of " << size << " trajectories crossed\n";
+    const h5::Dataset td = eg.open_dataset("time");
+    if (crossed == 0 || td.dims().size() != 2 || td.dims()[1] == 0) continue;
+    // column 0 of time: the first crossing (NaN where none: skipped)
+    auto first = [&](int64_t i, std::vector<double>& v) {
+      const int64_t b = i * block, e = std::min(size, b + block);
+      v.resize(static_cast<size_t>(std::max<int64_t>(e - b, 0)));
+      if (e > b)
+        td.read_block({static_cast<hsize_t>(b), 0}, {static_cast<hsize_t>(e - b), 1}, v.data());
+    };
+    const std::vector<double> q = exact_quantiles(traj_blocks(size, block), first,
+                                                  {0.05, 0.5, 0.95},
+                                                  QuantileOptions{static_cast<size_t>(block), 4096});
+    os << "    " << (action == "stop" ? "first passage" : "first crossing") << " time: quantiles 5% "
+       << q[0] << ", 50% " << q[1] << ", 95% " << q[2] << " over the " << crossed
+       << " trajectories that crossed\n";
+  }
+}
+
 // "[FORM]" and everything stats says about formulation fname.
 void write_formulation(std::ostream& os, const h5::Group& root, const std::string& fname,
                        const std::vector<std::string>& coords, int64_t size, int64_t block,
@@ -255,6 +297,8 @@ void write_formulation(std::ostream& os, const h5::Group& root, const std::strin
   write_status_line(os, root, sg, fname, merged, size, block, path);
   write_last_save(os, sg, merged, coords, block, path);
   if (sg.exists("drift_ratio")) write_drift_statistic(os, sg, size, block, path);
+  const h5::Group fg = root.open_group(fname);
+  if (fg.has_attr("events")) write_events(os, fg, size, block, path);
   if (root.exists(fname + "/euler_poisson_residual"))
     write_euler_poisson(os, root.open_dataset(fname + "/euler_poisson_residual"), size, block,
                         path);

@@ -112,6 +112,9 @@ class CpuEnsemble final : public DeviceEnsemble {
     if (L_.line_fit)
       for_each_index(dev_.info().backend, dev_.threads(), count,
                      LineFitResetKernel{count, fit_.data()});
+    event_count_.assign(event_count_size(L_.events, count), 0);
+    event_g_.assign(event_count_size(L_.events, count), NAN);
+    event_records_.assign(event_record_size(L_.events, count, sys_.n), NAN);
   }
 
   void run_window(int64_t k0, int ns, int slot) override {
@@ -133,6 +136,12 @@ class CpuEnsemble final : public DeviceEnsemble {
     arr.rejected = ens_.rejected.data();
     arr.status = ens_.status.data();
     arr.params = params_.empty() ? nullptr : params_.data();
+    if (L_.events) {
+      arr.events = L_.events;
+      arr.event_count = event_count_.data();
+      arr.event_records = event_records_.data();
+      arr.event_g = event_g_.data();
+    }
     // each field into its host slot when the file gets it, else (q and
     // qdot) into scratch, else not computed
     for (size_t i = 0; i < std::size(tables::kFields); ++i) {
@@ -192,6 +201,8 @@ class CpuEnsemble final : public DeviceEnsemble {
       const double* y = ens_.y.data() + sys_.path_residual_index * count_;
       r.path_residual.assign(y, y + count_);
     }
+    r.event_count = event_count_;
+    r.event_records = event_records_;
   }
 
  private:
@@ -272,6 +283,8 @@ class CpuEnsemble final : public DeviceEnsemble {
   HostStates ens_;
   int64_t count_ = 0;
   std::vector<double> params_;  // per trajectory, [j count + i], when they vary
+  std::vector<int64_t> event_count_;  // the slice's events (EnsembleLayout::events)
+  std::vector<double> event_records_, event_g_;
   std::vector<std::vector<double>> slot_data_[2];
   std::vector<double> moments_[2];
   WindowSlot slots_[2];

@@ -215,6 +215,14 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
   }
   if (L_.line_fit) fit_ = DeviceArray(dev_, 7 * cap);
   if (L_.per_trajectory_params) params_ = DeviceArray(dev_, shape_.n_params * cap);
+  if (L_.events) {
+    event_table_ = DeviceArray(dev_, (sizeof(EventTable) + sizeof(double) - 1) / sizeof(double));
+    check(cudaMemcpy(event_table_.get(), L_.events, sizeof(EventTable), cudaMemcpyHostToDevice),
+          "cudaMemcpy(events)");
+    event_count_ = DeviceArray(dev_, event_count_size(L_.events, L_.max_count));
+    event_records_ = DeviceArray(dev_, event_record_size(L_.events, L_.max_count, n));
+    event_g_ = DeviceArray(dev_, event_count_size(L_.events, L_.max_count));
+  }
 }
 
 CudaEnsembleCore::~CudaEnsembleCore() {
@@ -253,6 +261,13 @@ void CudaEnsembleCore::start_slice(int64_t count, const double* q0, const double
   if (slice_params_) up(params_.get(), params, shape_.n_params * count * sizeof(double));
   if (L_.line_fit)
     launch(LineFitResetKernel{count, fit_.get()}, count, dev_.compute(), "line fit reset");
+  if (L_.events) {
+    check(cudaMemsetAsync(event_count_.get(), 0,
+                          event_count_size(L_.events, count) * sizeof(int64_t), dev_.compute()),
+          "cudaMemsetAsync(event counts)");
+    dev_.fill(event_records_.get(), NAN, event_record_size(L_.events, count, shape_.n));
+    dev_.fill(event_g_.get(), NAN, event_count_size(L_.events, count));
+  }
   // pageable sources: wait before they go out of scope
   check(cudaStreamSynchronize(dev_.compute()), "cudaStreamSynchronize(start_slice)");
 }
@@ -275,6 +290,12 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   arr.rejected = reinterpret_cast<int64_t*>(rej_.get());
   arr.status = reinterpret_cast<int32_t*>(status_.get());
   arr.params = slice_params_ ? params_.get() : nullptr;
+  if (L_.events) {
+    arr.events = reinterpret_cast<const EventTable*>(event_table_.get());
+    arr.event_count = reinterpret_cast<int64_t*>(event_count_.get());
+    arr.event_records = event_records_.get();
+    arr.event_g = event_g_.get();
+  }
   for (size_t i = 0; i < std::size(tables::kFields); ++i)
     arr.*tables::kFields[i].array = outputs_[i].get();
   check(cudaEventRecord(started_[slot], cs), "cudaEventRecord");
@@ -413,6 +434,10 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
     down(r.path_residual.data(), y_.get() + shape_.path_residual_index * count,
          count * sizeof(double));
   }
+  r.event_count.resize(event_count_size(L_.events, count));
+  r.event_records.resize(event_record_size(L_.events, count, shape_.n));
+  down(r.event_count.data(), event_count_.get(), r.event_count.size() * sizeof(int64_t));
+  down(r.event_records.data(), event_records_.get(), r.event_records.size() * sizeof(double));
 }
 
 const double* CudaEnsembleCore::field(const std::string& f) const {

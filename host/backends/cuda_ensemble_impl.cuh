@@ -63,13 +63,15 @@ __global__ void __launch_bounds__(kReduceBlock) index_kernel(const F f, const in
 
 // One trajectory per thread, the method fixed at compile time: thread j runs
 // the launch's j-th active trajectory (kernels/ensemble.hpp WindowLaunch).
-template <class Sys, Method M>
+// Events: the kernel of a run with [[events]] (EnsembleWindow::run).
+template <class Sys, Method M, bool Events>
 __global__ void __launch_bounds__(kIntegrateBlock)
     integrate_kernel(const EnsembleWindow<Sys> f, const WindowLaunch a) {
   const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= a.n_active) return;
   const int64_t i = a.active ? a.active[j] : j;
-  if (!f.template run<M>(i, a.launch_steps)) a.unfinished[atomicAdd(a.n_unfinished, 1ull)] = i;
+  if (!f.template run<M, Events>(i, a.launch_steps))
+    a.unfinished[atomicAdd(a.n_unfinished, 1ull)] = i;
 }
 
 // f(i), i in [0, n), on stream s.
@@ -195,6 +197,9 @@ class CudaEnsembleCore : public DeviceEnsemble {
   int64_t count_ = 0;
   bool slice_params_ = false;  // the current slice has per-trajectory parameters (params_)
   DeviceArray y_, t_, h_, err_, ft_, steps_, rej_, status_, params_;
+  // the events (EnsembleLayout::events): the table, the slice's counts
+  // (int64 in double-sized storage) and records
+  DeviceArray event_table_, event_count_, event_records_, event_g_;
   // per field of tables::kFields (null when not computed), SoA [(k nc + c) count + i]
   DeviceArray outputs_[std::size(tables::kFields)];
   DeviceArray fit_;
@@ -246,15 +251,24 @@ class CudaEnsemble final : public CudaEnsembleCore {
   void launch_integrate(const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
                         int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs) override {
     const EnsembleWindow<Sys> f = ensemble_window(sys_, opt_, arr, count, save_times, ns, false);
+    if (arr.events)
+      launch_method<true>(f, a, grid, cs);
+    else
+      launch_method<false>(f, a, grid, cs);
+  }
+
+  template <bool Events>
+  void launch_method(const EnsembleWindow<Sys>& f, const WindowLaunch& a, unsigned grid,
+                     cudaStream_t cs) const {
     switch (opt_.method) {
       case Method::rk4:
-        integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
+        integrate_kernel<Sys, Method::rk4, Events><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
         break;
       case Method::dopri5:
-        integrate_kernel<Sys, Method::dopri5><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
+        integrate_kernel<Sys, Method::dopri5, Events><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
         break;
       case Method::dop853:
-        integrate_kernel<Sys, Method::dop853><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
+        integrate_kernel<Sys, Method::dop853, Events><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
         break;
     }
   }

@@ -156,7 +156,19 @@ struct EnsembleLayout {
   // set asynchronously (an interrupt): a backend stops between launches and
   // chunks of them (the window is then not complete)
   const std::atomic<bool>* stop = nullptr;
+  // the run's events ([[events]], kernels/event_program.hpp; null: none),
+  // owned by the run: each ensemble counts and records them for its slice
+  const EventTable* events = nullptr;
 };
+
+// Per slice: the events' counts [e * count + i] and records (t, q, qd) per
+// trajectory (kernels/trajectory_events.hpp), as sized for a table.
+inline std::size_t event_count_size(const EventTable* ev, int64_t count) {
+  return ev ? static_cast<std::size_t>(ev->n_events) * count : 0;
+}  // also the size of the events' g at each trajectory's last step end
+inline std::size_t event_record_size(const EventTable* ev, int64_t count, int n) {
+  return ev ? static_cast<std::size_t>(ev->records_per_trajectory) * count * (1 + 2 * n) : 0;
+}
 
 // Where an ensemble's time went, for the timing line and the file's root
 // attributes: the device busy integrating and reducing (on a GPU from CUDA
@@ -184,6 +196,9 @@ struct SliceResults {
   // max over the path of the formulation's own residual (embedded: the
   // Euler–Poisson residual, kernels/euler_poisson.hpp), empty for the others
   std::vector<double> path_residual;
+  // the events' counts and records (EnsembleLayout::events; empty: none)
+  std::vector<int64_t> event_count;
+  std::vector<double> event_records;
 };
 
 class DeviceEnsemble {

@@ -2,6 +2,8 @@
 // the output path validated, nothing written.
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "host/cli/commands.hpp"
 #include "host/cli/output_path.hpp"
@@ -9,6 +11,18 @@
 #include "host/run/device_choice.hpp"
 
 namespace nholo {
+
+namespace {
+
+// ", events a (record), b (stop)" or ""
+std::string events_text(const RunConfig& cfg) {
+  if (cfg.events.empty()) return "";
+  std::vector<std::string> v;
+  for (const auto& e : cfg.events) v.push_back(e.name + " (" + e.action + ")");
+  return ", events " + join(v);
+}
+
+}  // namespace
 
 std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
   std::string note;
@@ -25,7 +39,7 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
              : "; parameters varied per trajectory: " + join(cfg.varied_params))
      << "), formulations " << join(cfg.formulations) << ", " << cfg.save_times.size()
      << " saves in [" << cfg.t_start << ", " << cfg.t_end << "], output " << cfg.output_path
-     << (cfg.fields.empty() ? " (statistics only)" : "") << ", backend "
+     << (cfg.fields.empty() ? " (statistics only)" : "") << events_text(cfg) << ", backend "
      << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")") << "\n";
   return os.str();
 }

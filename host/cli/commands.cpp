@@ -148,7 +148,8 @@ void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
   const std::string arch = gpu_arch_of(dev.info().compute_capability);
   const char* method = tables::method_name(cfg.integrator.method);
   for (const auto& f : cfg.formulations)
-    dev.add_module(f, gpu_module(*cfg.model_spec, p, f, method, arch, log).image);
+    dev.add_module(
+        f, gpu_module(*cfg.model_spec, p, f, method, arch, log, false, !cfg.events.empty()).image);
 }
 
 // What the run pipeline needs of cfg's model: built in, or a plugin's (a

@@ -67,6 +67,7 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts);
 struct GpuBuildOptions {
   std::vector<std::string> archs, formulations;
   std::string method = "dopri5";
+  bool events = false;  // the modules with the events' hook (a run with [[events]])
 };
 std::string model_file_command(const std::string& path, bool build, bool force,
                                const GpuBuildOptions& gpu = {});

@@ -145,6 +145,8 @@ CLI::App* add_model(CLI::App& app, Args& a, CLI::App** build) {
   model_build
       ->add_option("--method", a.gpu_build.method, "GPU modules of this method (default dopri5)")
       ->check(CLI::IsMember(nholo::tables::names_of(nholo::tables::kMethods)));
+  model_build->add_flag("--events", a.gpu_build.events,
+                        "GPU modules with the events' hook, as a run with [[events]] uses them");
   CLI::App* model_check = model->add_subcommand(
       "check", "check a model file and describe the model; compiles and writes nothing");
   model_check->add_option("file", a.model_file, "a model file (*.toml)")->required();

@@ -33,8 +33,10 @@ void build_gpu_modules(std::ostream& os, const ModelSpec& spec, const Plugin& p,
   os << nvrtc_description() << "\n";
   for (const auto& arch : gpu.archs)
     for (const auto& f : fs_) {
-      const GpuModule& g = gpu_module(spec, p, f, gpu.method, arch, log_compile, force);
-      os << "GPU module " << f << " " << gpu.method << " " << arch << ": " << g.path << "\n  "
+      const GpuModule& g =
+          gpu_module(spec, p, f, gpu.method, arch, log_compile, force, gpu.events);
+      os << "GPU module " << f << " " << gpu.method << (gpu.events ? " (events)" : "") << " "
+         << arch << ": " << g.path << "\n  "
          << (g.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
          << g.compile_seconds << (g.compiled ? " s" : " s)") << ", " << g.image.size() << " bytes"
          << (g.resources.empty() ? std::string() : "; kernel: " + g.resources) << "\n";

@@ -29,7 +29,7 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
   static const std::map<std::string, std::vector<std::string>> schema = {
       {"",
        {"model", "formulations", "params", "time", "integrator", "ensemble", "output", "backend",
-        "compare"}},
+        "compare", "events"}},
       {"time", {"t_start", "t_end", "save_every", "saveat"}},
       {"integrator",
        {"method", "rtol", "atol", "dt", "dt_min", "dt_max", "max_steps", "drift", "baumgarte_alpha",
@@ -39,6 +39,8 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
       {"output", {"path", "mode", "fields", "memory_budget_mb", "window", "compression"}},
       {"backend", {"device", "gpu", "threads", "steps_per_launch"}},
       {"compare", {"threshold"}},
+      // each table of the [[events]] array
+      {"events", {"name", "expr", "direction", "action", "max_records", "subdivisions"}},
   };
   return schema;
 }
@@ -109,6 +111,7 @@ void check_all_keys(const toml::table& root) {
   check_keys(root, "", "");
   for (const char* t : {"time", "integrator", "ensemble", "output", "backend", "compare"})
     if (const toml::table* st = subtable(root, t)) check_keys(*st, t, std::string(t) + ".");
+  check_event_keys(root);
 }
 
 }  // namespace
@@ -131,6 +134,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
   parse_time(root, cfg);
   parse_integrator(root, cfg);
   parse_ensemble(root, mi, params_given, cfg);
+  parse_events(root, mi, cfg);
   parse_output(root, cfg);
   parse_backend(root, cfg);
   parse_compare(root, cfg);

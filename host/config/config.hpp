@@ -51,6 +51,17 @@ constexpr int64_t kMaxEnsembleSize = int64_t(1) << 34;
 // backend.steps_per_launch when not given (docs/BENCHMARKS.md, the scheduler)
 constexpr int64_t kDefaultStepsPerLaunch = 1000;
 
+// One [[events]] entry: an event function g(t, q, qd) of the model-file
+// expression language, checked after every accepted step.
+struct EventConfig {
+  std::string name;                // [A-Za-z][A-Za-z0-9_]*, unique
+  std::string expr;                // coordinates, rates (x_dot), t, parameters
+  std::string direction = "both";  // up | down | both
+  std::string action = "record";   // record | stop
+  int max_records = 100;           // records kept per trajectory (the count goes on)
+  int subdivisions = 4;            // parts of a step the function is sampled at
+};
+
 struct RunConfig {
   std::string source;  // file name, for messages
   std::string text;    // the effective configuration (after overrides) as TOML
@@ -114,6 +125,10 @@ struct RunConfig {
 
   // [compare]
   double compare_threshold = 1e-3;
+
+  // [[events]], in the order given (kernels/event_program.hpp; compiled for
+  // the kernels by host/config/event_table.hpp)
+  std::vector<EventConfig> events;
 };
 
 // The keys each table accepts (for messages, docs and `nholo check`).

@@ -65,5 +65,16 @@ void parse_output(const toml::table& root, RunConfig& cfg);
 void parse_backend(const toml::table& root, RunConfig& cfg);
 void parse_compare(const toml::table& root, RunConfig& cfg);
 
+// ---- [[events]] (parse_events.cpp)
+
+// the keys of every table of the [[events]] array (with the other tables'
+// keys, before anything else is read)
+void check_event_keys(const toml::table& root);
+// cfg.events, each entry checked and its expression compiled against the
+// model's names (compile_event_table, host/config/event_table.hpp); after
+// parse_params and parse_ensemble (the parameters' values and which of them
+// vary per trajectory)
+void parse_events(const toml::table& root, const ModelInfo& mi, RunConfig& cfg);
+
 }  // namespace config_parse
 }  // namespace nholo

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "kernels/ensemble.hpp"
+#include "kernels/event_program.hpp"
+#include "kernels/events.hpp"
 #include "kernels/integrate.hpp"
 #include "kernels/system.hpp"
 
@@ -199,6 +201,26 @@ constexpr bool indexed_by_enum(const NamedChoice<Enum> (&table)[N]) {
 }
 static_assert(indexed_by_enum(kMethods) && indexed_by_enum(kDriftControls),
               "kMethods / kDriftControls out of enum order");
+
+// ---- events ([[events]]: kernels/events.hpp, kernels/event_program.hpp)
+
+// events[k].direction: the crossings that count (g rising, falling, either)
+inline constexpr NamedChoice<EventDirection> kEventDirections[] = {
+    {"up", EventDirection::up},
+    {"down", EventDirection::down},
+    {"both", EventDirection::both},
+};
+// events[k].action: record the state at each crossing, or end the trajectory
+// at the first one (status "event")
+inline constexpr NamedChoice<EventAction> kEventActions[] = {
+    {"record", EventAction::record},
+    {"stop", EventAction::stop},
+};
+static_assert(indexed_by_enum(kEventDirections) && indexed_by_enum(kEventActions),
+              "kEventDirections / kEventActions out of enum order");
+// events[k].max_records: at most this many records per trajectory and event
+// (the device holds max_records per trajectory of a slice)
+inline constexpr int kMaxEventRecords = 1000000;
 
 inline const char* method_name(Method m) {
   return kMethods[static_cast<size_t>(m)].name;

@@ -253,9 +253,51 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
                 "residual relative to its largest term");
   }
   std::vector<std::string> names;
-  for (int st = 0; st < kStatusCount; ++st) names.push_back(status_name(static_cast<Status>(st)));
+  std::vector<double> values;
+  for (int st = 0; st < kStatusCount; ++st) {
+    names.push_back(status_name(static_cast<Status>(st)));
+    values.push_back(st);
+  }
   status.set_attr("flag_meanings", join(names, " "));
-  status.set_attr("flag_values", std::vector<double>{0, 1, 2, 3, 4, 5, 6});
+  status.set_attr("flag_values", values);
+  std::vector<std::string> event_names;
+  for (const EventConfig& ev : cfg_.events) {
+    event_group(g, ev);
+    event_names.push_back(ev.name);
+  }
+  if (!event_names.empty()) g.set_attr("events", event_names);
+}
+
+// /<formulation>/events/<name>: every crossing counted per trajectory, the
+// first max_records of each stored (time, q, qdot at the crossing; NaN past
+// the stored ones): per trajectory a fixed block, like every other field
+void OutputLayout::event_group(h5::Group& g, const EventConfig& ev) {
+  const int n = shape_.n;
+  h5::Group eg = g.create_group("events/" + ev.name);
+  eg.set_attr("expr", ev.expr);
+  eg.set_attr("direction", ev.direction);
+  eg.set_attr("action", ev.action);
+  eg.set_attr("max_records", static_cast<int64_t>(ev.max_records));
+  eg.set_attr("subdivisions", static_cast<int64_t>(ev.subdivisions));
+  h5::Dataset tr = trajectory_scale(eg);
+  h5::Dataset rec = h5::index_dimension(eg, "record", H(ev.max_records));
+  h5::Dataset cd = h5::dimension(eg, "coordinate", mi_.coordinates);
+  h5::Dataset count = make(eg, "count", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size_)}));
+  count.attach_scale(tr, 0);
+  count.set_attr("long_name", "crossings of " + ev.expr + " (" + ev.direction +
+                                  "), all of them, also those past max_records");
+  h5::Dataset time = make(eg, "time",
+                          per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_), H(ev.max_records)}));
+  time.attach_scale(tr, 0);
+  time.attach_scale(rec, 1);
+  time.set_attr("long_name", "time of each stored crossing (NaN: none)");
+  for (const char* name : {"q", "qdot"}) {
+    h5::Dataset d = make(eg, name, per_traj(Scalar::f64, NAN, PieceKind::slice,
+                                            {H(size_), H(ev.max_records), H(n)}));
+    d.attach_scale(tr, 0);
+    d.attach_scale(rec, 1);
+    d.attach_scale(cd, 2);
+  }
 }
 
 // /initial: the initial states (and the parameters that vary per trajectory)

@@ -161,6 +161,7 @@ class OutputLayout {
                 std::vector<hsize_t> dims) const;
   h5::Dataset trajectory_scale(h5::Group& g);
   void formulation_group(h5::Group& root, int f);
+  void event_group(h5::Group& g, const EventConfig& ev);
   void initial_group(h5::Group& root);
   void compare_groups(h5::Group& root);
   void statistics_group(h5::Group& root, int f, const Outcome* out);

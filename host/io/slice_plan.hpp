@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 
@@ -79,15 +81,34 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   // host bytes per trajectory: initial states, per formulation the state, two
   // output slots, q/qdot scratch, fit sums and per-slice results; pair sums
   const double varied = static_cast<double>(cfg.varied_params.size());
+  // the events' counts and records of a slice ([[events]]): on the device,
+  // and on the host in the ensemble, the slice's results and the writer's
+  double events = 0;
+  for (const auto& e : cfg.events) events += 8.0 + e.max_records * (1.0 + 2 * n) * 8;
   const double host =
       (2.0 * n + m + N + 2) * 8 + (varied + n_params) * 8 +
-      nf * ((N + 8) * 8 + 2 * W * fields * 8 + 2 * W * n * 8 + 7 * 8 + 40 + n_params * 8.0) +
+      nf * ((N + 8) * 8 + 2 * W * fields * 8 + 2 * W * n * 8 + 7 * 8 + 40 + n_params * 8.0 +
+            3 * events) +
       pairs * 16;
   // device bytes (CUDA): state, every observable of a window (SoA), two
   // staging copies in the file layout, fit sums; pair sums
   const double device =
-      nf * ((N + 8) * 8 + W * (3.0 * n + m + 2) * 8 + 2 * W * fields * 8 + 7 * 8 + n_params * 8.0) +
+      nf * ((N + 8) * 8 + W * (3.0 * n + m + 2) * 8 + 2 * W * fields * 8 + 7 * 8 + n_params * 8.0 +
+            events) +
       pairs * 16;
+  // a slice holds at least one block of trajectories, whatever the budget;
+  // but the events' records of one block alone must fit it (a large
+  // max_records is refused, not allocated)
+  const double events_block = nf * 3 * events * kStatBlock;
+  if (events_block > cfg.memory_budget_mb * 1048576.0) {
+    char need[64];
+    std::snprintf(need, sizeof need, "%.1f", events_block / 1048576.0);
+    throw ConfigError("events", "the records of max_records crossings per trajectory need " +
+                                    std::string(need) + " MB for the smallest slice (" +
+                                    std::to_string(kStatBlock) +
+                                    " trajectories), more than output.memory_budget_mb allows: "
+                                    "lower events[k].max_records or raise output.memory_budget_mb");
+  }
   int64_t slice = static_cast<int64_t>(cfg.memory_budget_mb * 1048576.0 / host);
   if (usable_memory > 0)
     slice = std::min<int64_t>(slice, static_cast<int64_t>(usable_memory / device));

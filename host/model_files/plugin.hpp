@@ -106,14 +106,17 @@ struct GpuModule {
 };
 
 // The GPU module of formulation `formulation` of a model file's model, for
-// `method` ("rk4", "dopri5", "dop853") and GPU architecture `arch` ("sm_90"):
+// `method` ("rk4", "dopri5", "dop853") and GPU architecture `arch` ("sm_90"),
+// with the events' hook (EnsembleWindow::run<M, true>) when `events`: a run
+// with [[events]] needs it, one without runs the leaner kernel:
 // from the cache or compiled now by NVRTC. plugin: the model's plugin
 // (model_plugin(spec)), whose window layout the module must share. Throws
 // std::runtime_error naming the model, the formulation and the reason.
 const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
                             const std::string& formulation, const std::string& method,
                             const std::string& arch,
-                            const std::function<void(const std::string&)>& log, bool force = false);
+                            const std::function<void(const std::string&)>& log, bool force = false,
+                            bool events = false);
 
 // Checks a GPU architecture before anything is compiled for it: its form
 // (sm_ and 2 or 3 digits, optionally a or f: sm_80, sm_90a; compute_XY is

@@ -29,8 +29,9 @@
 
 #include <stdint.h>
 
-/* 6: the C interface (was: C++ types across the boundary, 1-5). */
-#define NHOLO_PLUGIN_ABI_VERSION 6u
+/* 7: events in nholo_arrays_c; 6: the C interface (was: C++ types across
+ * the boundary, 1-5). */
+#define NHOLO_PLUGIN_ABI_VERSION 7u
 #define NHOLO_PLUGIN_ENTRY_SYMBOL "nholo_plugin_entry_v1"
 
 #ifdef __cplusplus
@@ -65,6 +66,12 @@ typedef struct nholo_arrays_c {
   const double* params;
   int32_t* save_k;
   int64_t* interval_start;
+  /* a run's events: kernels/event_program.hpp EventTable of the same nholo
+   * release (checked with the release), null when there are none; the
+   * slice's counts, records and g at each step's end (kernels/trajectory_events.hpp) */
+  const void* events;
+  int64_t* event_count;
+  double *event_records, *event_g;
 } nholo_arrays_c;
 
 /* one window of saves over a slice of trajectories */
@@ -210,7 +217,8 @@ typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
   M(nholo_arrays_c, qdot) M(nholo_arrays_c, qddot) M(nholo_arrays_c, force_ideal)               \
   M(nholo_arrays_c, force_nonideal) M(nholo_arrays_c, multiplier)                               \
   M(nholo_arrays_c, constraint_residual) M(nholo_arrays_c, energy) M(nholo_arrays_c, params)    \
-  M(nholo_arrays_c, save_k) M(nholo_arrays_c, interval_start)                                   \
+  M(nholo_arrays_c, save_k) M(nholo_arrays_c, interval_start) M(nholo_arrays_c, events)        \
+  M(nholo_arrays_c, event_count) M(nholo_arrays_c, event_records) M(nholo_arrays_c, event_g)    \
   S(nholo_window_args_c) M(nholo_window_args_c, arrays) M(nholo_window_args_c, count)           \
   M(nholo_window_args_c, save_times) M(nholo_window_args_c, n_saves)                            \
   M(nholo_window_args_c, trajectory_major)                                                      \

@@ -69,6 +69,10 @@ inline nholo_window_args_c window_args(const EnsembleArrays<double>& a, int64_t 
   c.params = a.params;
   c.save_k = a.save_k;
   c.interval_start = a.interval_start;
+  c.events = a.events;
+  c.event_count = a.event_count;
+  c.event_records = a.event_records;
+  c.event_g = a.event_g;
   w.count = count;
   w.save_times = save_times;
   w.n_saves = ns;
@@ -130,6 +134,10 @@ inline EnsembleArrays<double> arrays_of(const nholo_arrays_c& c) {
   a.params = c.params;
   a.save_k = c.save_k;
   a.interval_start = c.interval_start;
+  a.events = static_cast<const EventTable*>(c.events);
+  a.event_count = c.event_count;
+  a.event_records = c.event_records;
+  a.event_g = c.event_g;
   return a;
 }
 

@@ -31,7 +31,7 @@ struct PairState {
 // The ensembles' layout of the host slots: the slice, the window, the fields
 // and what the kernels compute (and, with a drift statistic, the line fit).
 inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan,
-                                      const ModelRuntime& model) {
+                                      const ModelRuntime& model, const EventTable* events) {
   const int n = model.info().n, m = model.info().m;
   EnsembleLayout layout_e;
   layout_e.max_count = plan.slice;
@@ -41,6 +41,7 @@ inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& pla
   layout_e.stop = &interrupt_flag();
   layout_e.steps_per_launch = cfg.steps_per_launch;
   layout_e.per_trajectory_params = !cfg.varied_params.empty();
+  layout_e.events = events;
   if (model.drift().has_drift) {
     layout_e.line_fit = true;
     layout_e.fit_x = model.drift().drift_coordinate;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -170,6 +171,7 @@ class PieceWriters {
         p.write(form + "/euler_poisson_residual", one, chunk(form + "/euler_poisson_residual"), gz_,
                 R.path_residual.data());
       if (shape_.has_drift) write_drift(p, form, count, R, so.pred);
+      if (!cfg_.events.empty()) write_events(p, form, count, R);
     }
     for (size_t q = 0; q < ens_.n_pairs(); ++q) {
       auto& md = (*so.pair_res)[2 * q];
@@ -188,6 +190,33 @@ class PieceWriters {
     std::ostringstream msg;
     msg << "trajectories [" << begin << ", " << end << ") finished";
     progress_.message(msg.str());
+  }
+
+  // the events of formulation form: counts, and the records (t, q, qd per
+  // crossing, kernels/trajectory_events.hpp) split into time, q and qdot
+  void write_events(Piece& p, const std::string& form, int64_t count, const SliceResults& R) {
+    const int n = shape_.n, len = 1 + 2 * n;
+    if (R.event_count.size() != cfg_.events.size() * static_cast<size_t>(count))
+      throw std::logic_error("the slice's event counts do not match its events");
+    int64_t offset = 0;  // records per trajectory of the events before
+    for (size_t e = 0; e < cfg_.events.size(); ++e) {
+      const std::string g = form + "/events/" + cfg_.events[e].name + "/";
+      const int64_t mr = cfg_.events[e].max_records, k_end = count * mr;
+      p.write(g + "count", {H(count)}, chunk(g + "count"), gz_, R.event_count.data() + e * count);
+      std::vector<double> t(k_end), q(k_end * n), qd(k_end * n);
+      const double* rec = R.event_records.data() + offset * count * len;
+      for (int64_t k = 0; k < k_end; ++k) {
+        t[k] = rec[k * len];
+        for (int c = 0; c < n; ++c) {
+          q[k * n + c] = rec[k * len + 1 + c];
+          qd[k * n + c] = rec[k * len + 1 + n + c];
+        }
+      }
+      p.write(g + "time", {H(count), H(mr)}, chunk(g + "time"), gz_, t.data());
+      p.write(g + "q", {H(count), H(mr), H(n)}, chunk(g + "q"), gz_, q.data());
+      p.write(g + "qdot", {H(count), H(mr), H(n)}, chunk(g + "qdot"), gz_, qd.data());
+      offset += mr;
+    }
   }
 
   // the drift statistic of formulation form: slope, band, ratio to the prediction

@@ -5,9 +5,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <system_error>
 
+#include "host/config/event_table.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/outcome.hpp"
 #include "host/io/output_sink.hpp"
@@ -25,6 +27,19 @@ namespace nholo {
 
 namespace detail {
 namespace {
+
+// The kernels' table of the run's events (null: none).
+std::unique_ptr<const EventTable> event_table(const RunConfig& cfg, const ModelInfo& mi) {
+  if (cfg.events.empty()) return nullptr;
+  std::vector<std::string> names;
+  std::vector<double> values;
+  for (const auto& p : mi.params) {
+    names.push_back(p.name);
+    values.push_back(cfg.params.at(p.name));
+  }
+  return std::make_unique<const EventTable>(
+      compile_event_table(cfg.events, mi.coordinates, names, values, cfg.varied_params));
+}
 
 // What the output layout needs of the model: its sizes and drift statistic.
 LayoutShape layout_shape(const ModelRuntime& model) {
@@ -93,8 +108,11 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   const std::vector<std::string> damaged =
       ro.resume ? layout.discard_damaged_slices(pieces) : std::vector<std::string>();
 
-  // ---- 3. device ensembles (state allocated once, for the largest slice)
-  detail::DeviceEnsembles ens(cfg, dev, plan, detail::ensemble_layout(cfg, plan, model),
+  // ---- 3. device ensembles (state allocated once, for the largest slice),
+  // with the events' table they read
+  const std::unique_ptr<const EventTable> events = detail::event_table(cfg, mi);
+  detail::DeviceEnsembles ens(cfg, dev, plan,
+                              detail::ensemble_layout(cfg, plan, model, events.get()),
                               [&](const std::string& f, const EnsembleLayout& layout_e) {
                                 return model.make_formulation(f, cfg, dev, layout_e);
                               });

@@ -406,6 +406,10 @@ class Parser {
         if (scope_.allows_qdd()) return leaf(Op::accel, static_cast<int>(i), pos);
         if (ctx == Context::default_value)
           throw ExprError{pos, q + " is an acceleration: " + kConstantRule};
+        if (ctx == Context::event)
+          throw ExprError{pos, q + " is an acceleration: an event function reads t, the "
+                                   "coordinates, their rates and the parameters only (" +
+                                   accepted_names(scope_) + ")"};
         throw ExprError{pos, q + " is an acceleration: accelerations may appear only in "
                                  "acceleration constraints"};
       }

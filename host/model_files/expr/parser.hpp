@@ -22,6 +22,7 @@ enum class Context {
   velocity,
   acceleration,
   force,
+  event,  // an event function g(t, q, qd) of the run config ([[events]])
 };
 
 struct Names {
