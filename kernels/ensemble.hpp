@@ -90,6 +90,17 @@ struct WindowLaunch {
   unsigned long long* n_unfinished;
 };
 
+// The observables at a save (the formulation's whole right-hand side and
+// more), out of line under nvcc: the CUDA kernels with and without the
+// events' hook (and each method's) share one copy per system instead of
+// inlining one each, which halves their compile time. y by value: the
+// integrator's state stays in registers.
+template <class RunSys, class S, int N, int n, int m>
+NHOLO_RHS_NOINLINE NHOLO_HD void observe_out_of_line(const RunSys& sys, S t, Vec<S, N> y,
+                                                     Observation<S, n, m>& obs) {
+  sys.observe(t, y, obs);
+}
+
 template <class Sys>
 struct EnsembleWindow {
   using S = typename Sys::scalar;
@@ -200,7 +211,7 @@ struct EnsembleWindow {
                           arr.constraint_residual || arr.energy;
     if (!need_obs) return;
     Observation<S, n, m> obs{};
-    if (ok) local.observe(ts.t, ts.y, obs);
+    if (ok) observe_out_of_line(local, ts.t, ts.y, obs);
     for (int c = 0; c < n; ++c) {
       if (arr.qddot) arr.qddot[at(k, c, n, i)] = ok ? obs.qdd[c] : nan;
       if (arr.force_ideal) arr.force_ideal[at(k, c, n, i)] = ok ? obs.force_ideal[c] : nan;

@@ -54,6 +54,27 @@ NHOLO_HDI S hermite(S y0, S f0, S y1, S f1, S h, S theta) {
   return h00 * y0 + h * (h10 * f0 + h11 * f1) + h01 * y1;
 }
 
+// A point where an event function is read, as plain numbers (so that its
+// evaluation is compiled once per scalar type, not once per system): the
+// state y0 itself (f0 null), or the point theta of the cubic Hermite
+// interpolant from (y0, f0) to (y1, f1) over a step h; n coordinates, then
+// n rates.
+template <class S>
+struct EventPoint {
+  S t;
+  const S* y0;
+  const S* f0;
+  const S* y1;
+  const S* f1;
+  S h, theta;
+  int n;
+  NHOLO_HDI S component(int c) const {
+    return f0 ? hermite(y0[c], f0[c], y1[c], f1[c], h, theta) : y0[c];
+  }
+  NHOLO_HDI S coord(int i) const { return component(i); }
+  NHOLO_HDI S rate(int i) const { return component(n + i); }
+};
+
 // A step's interpolant holding the step's ends.
 template <class S, int N>
 struct StepInterpolant {
@@ -69,6 +90,9 @@ struct StepInterpolant {
     for (int c = 0; c < N; ++c) y[c] = at(c, theta);
   }
   NHOLO_HDI S time(S theta) const { return t0 + theta * h; }
+  NHOLO_HDI EventPoint<S> point(S theta, int n) const {
+    return {time(theta), &y0[0], &f0[0], &y1[0], &f1[0], h, theta, n};
+  }
 };
 
 // The same over the step's arrays where the integrator keeps them (nothing
@@ -91,6 +115,9 @@ struct StepInterpolantView {
     for (int c = 0; c < N; ++c) y[c] = at(c, theta);
   }
   NHOLO_HDI S time(S theta) const { return t0 + theta * h; }
+  NHOLO_HDI EventPoint<S> point(S theta, int n) const {
+    return {time(theta), &(*y0)[0], &(*f0)[0], &(*y1)[0], &(*f1)[0], h, theta, n};
+  }
 };
 
 // No events: what the integrator is given when none are declared.

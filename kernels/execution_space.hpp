@@ -31,6 +31,18 @@
 
 #define NHOLO_HDI NHOLO_HD inline
 
+// NHOLO_NOINLINE keeps a function out of line on every compiler: for code
+// that many kernels share and none needs inlined (the events' interpreter,
+// kernels/trajectory_events.hpp), compiled once per scalar type rather than
+// once per system, method and call site.
+#if defined(__CUDACC__)
+#define NHOLO_NOINLINE __noinline__
+#elif defined(__GNUC__)
+#define NHOLO_NOINLINE __attribute__((noinline))
+#else
+#define NHOLO_NOINLINE
+#endif
+
 // Host builds inline a whole right-hand side (the model's Lagrangian and
 // constraints, every jet operation, the linear algebra) into one function
 // (GCC/Clang `flatten`): only then can the compiler keep the jets and the

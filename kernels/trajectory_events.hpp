@@ -35,16 +35,13 @@ namespace nholo {
 
 namespace detail {
 
-// the state on a step's interpolant at theta, component by component
-template <class U>
-struct InterpolatedState {
-  using S = typename U::scalar;
-  const U* u;
-  S theta;
-  int n;
-  NHOLO_HDI S coord(int i) const { return u->at(i, theta); }
-  NHOLO_HDI S rate(int i) const { return u->at(n + i, theta); }
-};
+// g at a point (events.hpp EventPoint): out of line, one copy of the
+// interpreter per scalar type for every system, method and call site
+template <class S>
+NHOLO_NOINLINE NHOLO_HD S event_at(const EventFunction& f, const EventPoint<S>& p,
+                                   const double* varied, int64_t stride) {
+  return event_value_of(f, p.t, p, varied, stride);
+}
 
 // one event function of a trajectory, as g(t, y), or on an interpolant
 // (events.hpp reads_interpolant: only the components g reads are
@@ -57,12 +54,12 @@ struct EventOnState {
   const double* varied;
   int64_t stride;
   NHOLO_HDI S operator()(S t, const Vec<S, N>& y) const {
-    const S* base = &y[0];
-    return event_value_of(*f, EventArgs<S>{t, base, base + n, varied, stride});
+    const EventPoint<S> p{t, &y[0], nullptr, nullptr, nullptr, S(0), S(0), n};
+    return event_at(*f, p, varied, stride);
   }
   template <class U>
   NHOLO_HDI S on(const U& u, S theta) const {
-    return event_value_of(*f, u.time(theta), InterpolatedState<U>{&u, theta, n}, varied, stride);
+    return event_at(*f, u.point(theta, n), varied, stride);
   }
 };
 

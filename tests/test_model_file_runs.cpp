@@ -579,6 +579,11 @@ TEST(ModelFiles, GpuModulesCompileWithNvrtcAreCachedAndDamagedOnesRefused) {
 // part of the model-file grammar) compiles through NVRTC for sm_90, and each
 // method's for one of them.
 TEST(ModelFiles, GpuModulesOfEveryFormulationAndMethodCompile) {
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf("SKIPPED in the sanitizer build: NVRTC compiles the kernel source here and is not "
+              "instrumented; the product build's run of this test checks it\n");
+  GTEST_SKIP() << "sanitizer build: NVRTC's compile is checked by the product build";
+#endif
   const fs::path dir = temp_dir("gpu_all");
   const std::string file = (kSource / "tests" / "model_files" / "skate.toml").string();
   const Result b = nholo("model build '" + file + "' --gpu-arch sm_90", dir);
