@@ -133,7 +133,7 @@ struct TrajectoryEvents {
     for (int e = 0; e < ne; ++e) {
       const EventFunction& f = table->events[e];
       if (f.action != static_cast<int32_t>(EventAction::stop)) continue;
-      const detail::EventOnState<S, N> g{&f, n, varied ? varied + i : nullptr, count};
+      const detail::EventOnState<S, N> g = function<N>(f);
       for_each_crossing(
           g, u, static_cast<EventDirection>(f.direction), start_value(g, u, e), f.subdivisions,
           [&](S theta, S, bool) {
@@ -151,14 +151,14 @@ struct TrajectoryEvents {
     S ts_ = S(0);
     if (stop_event >= 0) {
       const EventFunction& f = table->events[stop_event];
-      const detail::EventOnState<S, N> g{&f, n, varied ? varied + i : nullptr, count};
+      const detail::EventOnState<S, N> g = function<N>(f);
       ts_ = detail::refine_crossing(g, u, exact, stop_theta, ys);
       record(f, stop_event, ts_, &ys);
     }
     for (int e = 0; e < ne; ++e) {
       const EventFunction& f = table->events[e];
       if (f.action == static_cast<int32_t>(EventAction::stop)) continue;
-      const detail::EventOnState<S, N> g{&f, n, varied ? varied + i : nullptr, count};
+      const detail::EventOnState<S, N> g = function<N>(f);
       for_each_crossing(
           g, u, static_cast<EventDirection>(f.direction), start_value(g, u, e), f.subdivisions,
           [&](S theta, S, bool) {
@@ -181,6 +181,12 @@ struct TrajectoryEvents {
   }
 
  private:
+  // event function f of this trajectory
+  template <int N>
+  NHOLO_HDI detail::EventOnState<S, N> function(const EventFunction& f) const {
+    return {&f, n, varied ? varied + i : nullptr, count};
+  }
+
   // g at the step's start: the last step's end value (the sign the step
   // starts from is the one the last step ended with, whatever the drift
   // projection did in between), or from the state when there is none

@@ -16,6 +16,7 @@
 #include "host/config/config.hpp"
 #include "host/config/event_table.hpp"
 #include "host/config/model_info.hpp"
+#include "host/model_files/model_file.hpp"
 #include "kernels/event_program.hpp"
 
 using namespace nholo;
@@ -486,3 +487,75 @@ TEST(EventProgram, TableHoldsTheChoicesAndTheRecordOffsets) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// Events declared in a model file
+
+namespace {
+
+// a harmonic oscillator model with `events` appended to its TOML
+std::string oscillator_model(const std::string& events, const std::string& prefix = "") {
+  return prefix + "name = \"osc\"\n" + prefix +
+         "description = \"a harmonic oscillator\"\n" + prefix +
+         "coordinates = [{ name = \"x\", unit = \"m\" }]\n" + prefix +
+         "parameters = [{ name = \"k\", default = 4.0, unit = \"N/m\" }]\n" + prefix +
+         "lagrangian = \"x_dot^2/2 - k*x^2/2\"\n" + events;
+}
+
+}  // namespace
+
+TEST(ModelFileEvents, AreReadCheckedAndComeBeforeTheConfigurations) {
+  const ModelSpec s = load_model_text(
+      oscillator_model("[[events]]\nname = \"zero\"\nexpr = \"x\"\ndirection = \"up\"\n"
+                       "[[events]]\nname = \"turn\"\nexpr = \"x_dot\"\naction = \"stop\"\n"),
+      "osc.model.toml", {});
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(s.events[0].name, "zero");
+  EXPECT_EQ(s.events[0].direction, "up");
+  EXPECT_EQ(s.events[1].action, "stop");
+  EXPECT_EQ(s.events[1].max_records, 100);  // the default
+  // a configuration of that model (an inline [model] table): the model's
+  // events first, then its own
+  const std::string model =
+      "[model]\n" + oscillator_model("[[model.events]]\nname = \"zero\"\nexpr = \"x\"\n");
+  const std::string rest =
+      "[time]\nt_end = 1.0\n[ensemble]\nsize = 2\n[output]\npath = \"o.h5\"\n";
+  const RunConfig cfg =
+      parse_config(model + rest + "[[events]]\nname = \"fast\"\nexpr = \"x_dot - 1\"\n", {});
+  ASSERT_EQ(cfg.events.size(), 2u);
+  EXPECT_EQ(cfg.events[0].name, "zero");
+  EXPECT_EQ(cfg.events[1].name, "fast");
+  // the same name in both is refused at the configuration's key
+  expect_config_error(
+      [&] { parse_config(model + rest + "[[events]]\nname = \"zero\"\nexpr = \"x_dot\"\n", {}); },
+      "events[0].name", {"'zero' is an event of model osc already", "unique"});
+  // with the model's, more than the kernels' limit
+  std::string many = model + rest;
+  for (int k = 0; k < kMaxEvents; ++k)
+    many += "[[events]]\nname = \"e" + std::to_string(k) + "\"\nexpr = \"x - " +
+            std::to_string(k) + "\"\n";
+  expect_config_error([&] { parse_config(many, {}); }, "events",
+                      {"8 [[events]] tables and 1 of the model file", "at most 8"});
+}
+
+TEST(ModelFileEvents, BadEntriesAreRefusedWhereTheModelFileSaysThem) {
+  const auto refused = [](const std::string& events, const std::vector<std::string>& words) {
+    try {
+      (void)load_model_text(oscillator_model(events), "osc.model.toml", {});
+      ADD_FAILURE() << "no ModelFileError for: " << events;
+    } catch (const ModelFileError& e) {
+      for (const auto& w : words)
+        EXPECT_NE(std::string(e.what()).find(w), std::string::npos)
+            << "expected '" << w << "' in: " << e.what();
+    }
+  };
+  // an unknown name (y), with the file and the line of the array
+  refused("[[events]]\nname = \"a\"\nexpr = \"y + 1\"\n",
+          {"osc.model.toml:6", "events[0].expr", "'y'"});
+  refused("[[events]]\nname = \"a\"\nexpr = \"x\"\ndirection = \"sideways\"\n",
+          {"events[0].direction", "up, down, both"});
+  refused("[[events]]\nname = \"a\"\nexpr = \"x\"\nbogus = 1\n",
+          {"events[0].bogus", "unknown key"});
+  refused("[[events]]\nname = \"a\"\nexpr = \"k\"\n", {"events[0].expr"});  // never changes sign
+  refused("events = 3\n", {"events", "expected an array of tables"});
+}

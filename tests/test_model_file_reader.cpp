@@ -787,7 +787,7 @@ TEST(ModelFileErrors, UnknownKeysNameTheAcceptedOnes) {
   expect_error(md, {md.at(l, "lagrangain") +
                     ": lagrangain: unknown key 'lagrangain' (accepted: name, description, "
                     "coordinates, parameters, lagrangian, constraints, forces, nonideal_forces, "
-                    "energy, conflated_lagrangian, constraint_rank)"});
+                    "energy, conflated_lagrangian, constraint_rank, events)"});
   md = Model();
   md.set(
       Model::kCoordinates,

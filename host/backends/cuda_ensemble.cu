@@ -219,9 +219,9 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
     event_table_ = DeviceArray(dev_, (sizeof(EventTable) + sizeof(double) - 1) / sizeof(double));
     check(cudaMemcpy(event_table_.get(), L_.events, sizeof(EventTable), cudaMemcpyHostToDevice),
           "cudaMemcpy(events)");
-    event_count_ = DeviceArray(dev_, event_count_size(L_.events, L_.max_count));
+    event_count_ = DeviceArray(dev_, per_event_and_trajectory(L_.events, L_.max_count));
     event_records_ = DeviceArray(dev_, event_record_size(L_.events, L_.max_count, n));
-    event_g_ = DeviceArray(dev_, event_count_size(L_.events, L_.max_count));
+    event_g_ = DeviceArray(dev_, per_event_and_trajectory(L_.events, L_.max_count));
   }
 }
 
@@ -263,10 +263,10 @@ void CudaEnsembleCore::start_slice(int64_t count, const double* q0, const double
     launch(LineFitResetKernel{count, fit_.get()}, count, dev_.compute(), "line fit reset");
   if (L_.events) {
     check(cudaMemsetAsync(event_count_.get(), 0,
-                          event_count_size(L_.events, count) * sizeof(int64_t), dev_.compute()),
+                          per_event_and_trajectory(L_.events, count) * sizeof(int64_t), dev_.compute()),
           "cudaMemsetAsync(event counts)");
     dev_.fill(event_records_.get(), NAN, event_record_size(L_.events, count, shape_.n));
-    dev_.fill(event_g_.get(), NAN, event_count_size(L_.events, count));
+    dev_.fill(event_g_.get(), NAN, per_event_and_trajectory(L_.events, count));
   }
   // pageable sources: wait before they go out of scope
   check(cudaStreamSynchronize(dev_.compute()), "cudaStreamSynchronize(start_slice)");
@@ -434,7 +434,7 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
     down(r.path_residual.data(), y_.get() + shape_.path_residual_index * count,
          count * sizeof(double));
   }
-  r.event_count.resize(event_count_size(L_.events, count));
+  r.event_count.resize(per_event_and_trajectory(L_.events, count));
   r.event_records.resize(event_record_size(L_.events, count, shape_.n));
   down(r.event_count.data(), event_count_.get(), r.event_count.size() * sizeof(int64_t));
   down(r.event_records.data(), event_records_.get(), r.event_records.size() * sizeof(double));

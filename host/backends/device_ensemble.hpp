@@ -161,11 +161,13 @@ struct EnsembleLayout {
   const EventTable* events = nullptr;
 };
 
-// Per slice: the events' counts [e * count + i] and records (t, q, qd) per
-// trajectory (kernels/trajectory_events.hpp), as sized for a table.
-inline std::size_t event_count_size(const EventTable* ev, int64_t count) {
+// Per slice: one value per event and trajectory [e * count + i] (the
+// events' counts, and g at each trajectory's last step end), and the records
+// (t, q, qd) per trajectory (kernels/trajectory_events.hpp), as sized for a
+// table.
+inline std::size_t per_event_and_trajectory(const EventTable* ev, int64_t count) {
   return ev ? static_cast<std::size_t>(ev->n_events) * count : 0;
-}  // also the size of the events' g at each trajectory's last step end
+}
 inline std::size_t event_record_size(const EventTable* ev, int64_t count, int n) {
   return ev ? static_cast<std::size_t>(ev->records_per_trajectory) * count * (1 + 2 * n) : 0;
 }

@@ -62,6 +62,13 @@ std::string model_file_command(const std::string& path, bool build, bool force,
                                   std::to_string(sd.nodes) + " distinct expression nodes)"
                             : "by automatic differentiation (symbolic: " + sd.refused + ")")
      << "\n";
+  if (!spec.events.empty()) {
+    os << "  events (every run of the model has them):";
+    for (const auto& e : spec.events)
+      os << "\n    " << e.name << " = " << e.expr << "  (" << e.direction << ", " << e.action
+         << ")";
+    os << "\n";
+  }
   if (!build) {
     os << "model file ok: " << path << " (not compiled; `nholo model build` compiles its plugin)\n";
     return os.str();

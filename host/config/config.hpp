@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/event_config.hpp"
 #include "kernels/integrate.hpp"
 #include "kernels/system.hpp"
 
@@ -26,11 +27,14 @@ class ConfigError : public std::runtime_error {
  public:
   ConfigError(const std::string& key, const std::string& what)
       : std::runtime_error("config error: " + (key.empty() ? std::string() : key + ": ") + what),
-        key_(key) {}
+        key_(key),
+        reason_(what) {}
   const std::string& key() const { return key_; }
+  const std::string& reason() const { return reason_; }  // what() without the key
 
  private:
   std::string key_;
+  std::string reason_;
 };
 
 // How one initial coordinate / velocity / multiplier is given.
@@ -50,17 +54,6 @@ struct Distribution {
 constexpr int64_t kMaxEnsembleSize = int64_t(1) << 34;
 // backend.steps_per_launch when not given (docs/BENCHMARKS.md, the scheduler)
 constexpr int64_t kDefaultStepsPerLaunch = 1000;
-
-// One [[events]] entry: an event function g(t, q, qd) of the model-file
-// expression language, checked after every accepted step.
-struct EventConfig {
-  std::string name;                // [A-Za-z][A-Za-z0-9_]*, unique
-  std::string expr;                // coordinates, rates (x_dot), t, parameters
-  std::string direction = "both";  // up | down | both
-  std::string action = "record";   // record | stop
-  int max_records = 100;           // records kept per trajectory (the count goes on)
-  int subdivisions = 4;            // parts of a step the function is sampled at
-};
 
 struct RunConfig {
   std::string source;  // file name, for messages

@@ -81,14 +81,16 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   // host bytes per trajectory: initial states, per formulation the state, two
   // output slots, q/qdot scratch, fit sums and per-slice results; pair sums
   const double varied = static_cast<double>(cfg.varied_params.size());
-  // the events' counts and records of a slice ([[events]]): on the device,
-  // and on the host in the ensemble, the slice's results and the writer's
+  // the events' counts, g at the last step's end and records of a slice
+  // ([[events]]) per trajectory: on the device once, on the host three times
+  // (in the ensemble, the slice's results and the writer's)
   double events = 0;
-  for (const auto& e : cfg.events) events += 8.0 + e.max_records * (1.0 + 2 * n) * 8;
+  for (const auto& e : cfg.events) events += 16.0 + e.max_records * (1.0 + 2 * n) * 8;
+  constexpr double kHostEventCopies = 3;
   const double host =
       (2.0 * n + m + N + 2) * 8 + (varied + n_params) * 8 +
       nf * ((N + 8) * 8 + 2 * W * fields * 8 + 2 * W * n * 8 + 7 * 8 + 40 + n_params * 8.0 +
-            3 * events) +
+            kHostEventCopies * events) +
       pairs * 16;
   // device bytes (CUDA): state, every observable of a window (SoA), two
   // staging copies in the file layout, fit sums; pair sums
@@ -99,7 +101,7 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   // a slice holds at least one block of trajectories, whatever the budget;
   // but the events' records of one block alone must fit it (a large
   // max_records is refused, not allocated)
-  const double events_block = nf * 3 * events * kStatBlock;
+  const double events_block = nf * kHostEventCopies * events * kStatBlock;
   if (events_block > cfg.memory_budget_mb * 1048576.0) {
     char need[64];
     std::snprintf(need, sizeof need, "%.1f", events_block / 1048576.0);

@@ -49,6 +49,7 @@
 #include "host/config/event_table.hpp"
 #include "host/config/tables.hpp"
 #include "host/model_files/expr/eval.hpp"
+#include "host/model_files/model_file.hpp"
 #include "host/model_files/expr/parser.hpp"
 #include "host/model_files/expr/tree.hpp"
 
@@ -383,6 +384,10 @@ EventTable compile_event_table(const std::vector<EventConfig>& events,
   }
   table.records_per_trajectory = offset;
   return table;
+}
+
+const std::vector<EventConfig>& model_spec_events(const ModelSpec& spec) {
+  return spec.events;
 }
 
 }  // namespace nholo

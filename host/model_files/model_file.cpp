@@ -75,6 +75,10 @@
 //                                    constraint matrix at regular states when
 //                                    rows are redundant (then only
 //                                    udwadia_kalaba, null_space, conflated)
+//   [[events]]                       optional; the model's event functions,
+//                                    the keys of a configuration's [[events]]
+//                                    (docs/events.md); every run of the model
+//                                    has them, before its configuration's own
 //
 // Names. Coordinates and parameters: [A-Za-z][A-Za-z0-9_]*, not ending in
 // _dot or _ddot, not t, pi or a function's name, unique across coordinates
@@ -123,6 +127,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/config/event_table.hpp"
 #include "host/config/toml_type_name.hpp"
 #include "host/model_files/expr/analysis.hpp"
 #include "host/model_files/expr/eval.hpp"
@@ -392,7 +397,7 @@ ParamRange read_range(const Reader& rd, const toml::table& t, const std::string&
 const std::vector<std::string> kTopKeys = {
     "name",       "description",          "coordinates",    "parameters",
     "lagrangian", "constraints",          "forces",         "nonideal_forces",
-    "energy",     "conflated_lagrangian", "constraint_rank"};
+    "energy",     "conflated_lagrangian", "constraint_rank", "events"};
 const std::vector<std::string> kTopRequired = {"name", "description", "coordinates", "lagrangian"};
 const std::vector<std::string> kCoordKeys = {"name", "unit", "description"};
 const std::vector<std::string> kCoordRequired = {"name", "unit"};
@@ -714,6 +719,27 @@ void read_optional_expressions(const Reader& rd, const toml::table& tbl, ModelSp
   }
 }
 
+// [[events]] (docs/events.md): read and checked as a configuration's are,
+// against the model's coordinates and parameters (their defaults), so that
+// a model file is refused when it is read, not when a run compiles them
+void read_events(const Reader& rd, const toml::table& tbl, ModelSpec& s) {
+  const toml::node* n = tbl.get("events");
+  if (!n) return;
+  std::vector<std::string> coords, params;
+  std::vector<double> values;
+  for (const auto& c : s.coordinates) coords.push_back(c.name);
+  for (const auto& p : s.parameters) {
+    params.push_back(p.name);
+    values.push_back(p.default_value);
+  }
+  try {
+    s.events = read_event_tables(*n, "events");
+    (void)compile_event_table(s.events, coords, params, values, {});
+  } catch (const ConfigError& e) {
+    rd.fail(*n, e.key(), e.reason());
+  }
+}
+
 }  // namespace
 }  // namespace model_file
 
@@ -733,6 +759,7 @@ ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
   model_file::read_constraints(rd, tbl, s, names);
   model_file::read_constraint_rank(rd, tbl, s);
   model_file::read_optional_expressions(rd, tbl, s, names);
+  model_file::read_events(rd, tbl, s);
   return s;
 }
 

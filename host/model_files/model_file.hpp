@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/event_config.hpp"
 #include "host/config/model_info.hpp"
 
 namespace nholo {
@@ -86,6 +87,9 @@ struct ModelSpec {
   std::vector<model_file::Expression> nonideal_force;
   model_file::Expression energy;                // empty text: none
   model_file::Expression conflated_lagrangian;  // empty text: none
+  // [[events]] declared by the model (docs/events.md): every run of the
+  // model has them, before its configuration's own
+  std::vector<EventConfig> events;
 };
 
 namespace model_file {

@@ -31,14 +31,7 @@ namespace {
 // The kernels' table of the run's events (null: none).
 std::unique_ptr<const EventTable> event_table(const RunConfig& cfg, const ModelInfo& mi) {
   if (cfg.events.empty()) return nullptr;
-  std::vector<std::string> names;
-  std::vector<double> values;
-  for (const auto& p : mi.params) {
-    names.push_back(p.name);
-    values.push_back(cfg.params.at(p.name));
-  }
-  return std::make_unique<const EventTable>(
-      compile_event_table(cfg.events, mi.coordinates, names, values, cfg.varied_params));
+  return std::make_unique<const EventTable>(compile_run_events(cfg.events, mi, cfg));
 }
 
 // What the output layout needs of the model: its sizes and drift statistic.
