@@ -9,6 +9,7 @@ this script's own markers).
 The rolling coin's ensemble of examples/rolling_coin.toml (t in [0, 20],
 statistics only, one core: backend cpp) runs with each method without
 events and with one event function, sin(theta) in both directions, recorded
+(with the default subdivisions = 1, and with 4)
 (the half turns of the heading: about 13 per coin), alternately, `reps`
 times each. The integrating thread's time (root attribute compute_seconds)
 is divided by the accepted steps of the run (the sum of /udwadia_kalaba/steps),
@@ -55,27 +56,31 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         plain = os.path.join(tmp, "plain.toml")
         with_event = os.path.join(tmp, "event.toml")
+        with_event4 = os.path.join(tmp, "event4.toml")
         text = base.replace("size = 1000", f"size = {a.size}")
         open(plain, "w").write(text)
         open(with_event, "w").write(text + "\n" + EVENT)
+        open(with_event4, "w").write(text + "\n" + EVENT + "subdivisions = 4\n")
         for method in ("rk4", "dopri5", "dop853"):
             best = {}
             info = {}
             n = 0
             for rep in range(a.reps):
-                for kind, cfg in (("plain", plain), ("event", with_event)):
+                for kind, cfg in (("plain", plain), ("event", with_event), ("event4", with_event4)):
                     n += 1
                     out = os.path.join(tmp, f"{kind}_{n}.h5")
                     sec, steps, crossings = run_once(a.nholo, cfg, out, method)
                     os.remove(out)
                     best[kind] = min(best.get(kind, sec), sec)
                     info[kind] = (steps, crossings)
-            if info["plain"][0] != info["event"][0]:
-                sys.exit(f"{method}: the event changed the steps ({info['plain'][0]} vs "
-                         f"{info['event'][0]})")
+            for kind in ("event", "event4"):
+                if info["plain"][0] != info[kind][0]:
+                    sys.exit(f"{method}: the event changed the steps ({info['plain'][0]} vs "
+                             f"{info[kind][0]})")
             steps = info["plain"][0]
             rows.append((method, steps, info["event"][1], 1e9 * best["plain"] / steps,
-                         1e9 * best["event"] / steps, best["event"] / best["plain"]))
+                         1e9 * best["event"] / steps, best["event"] / best["plain"],
+                         1e9 * best["event4"] / steps, best["event4"] / best["plain"]))
             print(rows[-1], flush=True)
     L = [BEGIN, "## Events: the cost of one event function (bench/events_cost.py)", "",
          f"`python3 bench/events_cost.py --size {a.size} --reps {a.reps}` on this machine "
@@ -84,16 +89,21 @@ def main():
          "with one, `sin(theta)` in both directions recorded (docs/events.md), run alternately; "
          "best of the repetitions of the integrating thread's time per accepted step. Goal: at "
          "most 1.20 (the phase-space issue).", "",
-         "| method | accepted steps | crossings | ns/step, no events | ns/step, one event | ratio |",
-         "|---|---|---|---|---|---|"]
-    for method, steps, crossings, t0, t1, r in rows:
-        L.append(f"| {method} | {steps:,} | {crossings:,} | {t0:.0f} | {t1:.0f} | {r:.3f} |")
+         "| method | accepted steps | crossings | ns/step, no events | ns/step, one event "
+         "(subdivisions = 1, the default) | ratio | ns/step, subdivisions = 4 | ratio |",
+         "|---|---|---|---|---|---|---|---|"]
+    for method, steps, crossings, t0, t1, r, t4, r4 in rows:
+        L.append(f"| {method} | {steps:,} | {crossings:,} | {t0:.0f} | {t1:.0f} | {r:.3f} | "
+                 f"{t4:.0f} | {r4:.3f} |")
     L += ["", "The steps are the same with and without the event (checked). DOPRI5's last "
           "stage is f at the step's end, so the event costs its samples and root finding "
           "only; DOP853 and RK4 evaluate f at the end once more and reuse it as the next step's "
-          "first stage (no net evaluation). The rest is the event function sampled on the "
-          "step's interpolant (the start and `subdivisions` = 4 points per step) and, per "
-          "stored crossing, its refinement by steps of the method.",
+          "first stage (no net evaluation). The rest is, per step, one evaluation of the "
+          "event function's program on dual numbers at the step's end (g and dg/dt, kept for "
+          "the next step's start), the points where the cubic through them is stationary "
+          "inside the step (an evaluation on the interpolant each, where there are any), "
+          "the ends of the `subdivisions` equal parts but the last, and, per stored crossing, "
+          "its refinement by steps of the method.",
           "", END]
     section = "\n".join(L)
     write_section(a.out, BEGIN, END, section)

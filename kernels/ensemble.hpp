@@ -74,7 +74,8 @@ struct EnsembleArrays {
   const EventTable* events = nullptr;
   int64_t* event_count = nullptr;
   double* event_records = nullptr;
-  double* event_g = nullptr;  // g at the last accepted step's end [e * count + i], NaN: none
+  double* event_g = nullptr;  // g at the last accepted step's end [e * count + i], and dg/dt
+                              // there [(n_events + e) * count + i]; NaN: none
 };
 
 // One launch of a window integrated in parts, as a GPU kernel receives it

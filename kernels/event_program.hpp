@@ -99,6 +99,13 @@ struct EventArrayState {
   NHOLO_HDI S rate(int i) const { return a->qd[i]; }
 };
 
+// x^y in an event function (an overload for dual numbers:
+// kernels/trajectory_events.hpp)
+template <class S>
+NHOLO_HDI S event_pow(const S& x, const S& y) {
+  return pow(x, y);
+}
+
 // g at time t of the state st (st.coord(i), st.rate(i): only the components
 // the program reads are asked for), the trajectory's varied parameters
 // varied[j * stride]; NaN for a malformed program (the host never makes one)
@@ -127,7 +134,7 @@ NHOLO_HDI S event_value_of(const EventFunction& f, S t, const State& st, const d
       case EventOp::sub: x = x - y; break;
       case EventOp::mul: x = x * y; break;
       case EventOp::div: x = x / y; break;
-      case EventOp::pow: x = pow(x, y); break;
+      case EventOp::pow: x = event_pow(x, y); break;
       case EventOp::sin: x = sin(x); break;
       case EventOp::cos: x = cos(x); break;
       case EventOp::tan: x = tan(x); break;

@@ -195,21 +195,41 @@ NHOLO_HDI S locate_crossing(const G& g, const U& u, S a, S ga, S b, S gb, int be
 
 }  // namespace detail
 
-// The crossings of g in (t0, t0 + h] along u, in time order, as the header
-// says: g_start = g(t0, y0) (the previous step's g_end), samples >= 1 parts.
-// visit(theta, t, up) is called for each; it returns false to end the scan.
-// Returns how many were visited; g_end (when given) receives g at the step's
-// end when the scan got there (the next step's g_start).
+// Where g is sampled in a step (theta in (0, 1], increasing, 1 last): the
+// `parts` equal parts' ends j / parts, and up to two more points inside
+// (kernels/trajectory_events.hpp: where the cubic through g's values and
+// rates at the step's ends is stationary, so that a dip of g between two
+// samples, a tangency pair, is sampled at its bottom).
+template <class S>
+struct StepSamples {
+  int parts;       // >= 1
+  int n_extra;     // 0..2
+  S extra[2];      // in (0, 1), increasing
+};
+
+// The crossings of g in (t0, t0 + h] along u at the samples s, g_start =
+// g(t0) and g_end = g(t0 + h) given (the caller's; the last sample is not
+// evaluated again), in time order; visit as for_each_crossing below.
 template <class G, class U, class Visit, class S = typename U::scalar>
-NHOLO_HDI int for_each_crossing(const G& g, const U& u, EventDirection dir, S g_start,
-                                int samples, Visit&& visit, S* g_end = nullptr) {
+NHOLO_HDI int scan_crossings(const G& g, const U& u, EventDirection dir, S g_start,
+                             const StepSamples<S>& s, S g_end, Visit&& visit) {
   int found = 0;
   S a = S(0), ga = g_start;
   // the sign before the part (a zero carries the sign it came from)
   int before = detail::sign_of(g_start);
-  for (int j = 1; j <= samples; ++j) {
-    const S b = S(j) / S(samples);  // 1 exactly at the last sample
-    const S gb = detail::event_value(g, u, b);
+  int j = 1, x = 0;
+  while (j <= s.parts) {
+    const S uniform = S(j) / S(s.parts);  // 1 exactly at the last part's end
+    S b;
+    if (x < s.n_extra && s.extra[x] < uniform) {
+      b = s.extra[x++];
+      if (!(b > a)) continue;
+    } else {
+      b = uniform;
+      ++j;
+      if (x < s.n_extra && s.extra[x] == b) ++x;
+    }
+    const S gb = b == S(1) ? g_end : detail::event_value(g, u, b);
     const int after = detail::sign_of(gb);
     if (before != 0 && after != before) {
       const bool up = before < 0;
@@ -223,8 +243,21 @@ NHOLO_HDI int for_each_crossing(const G& g, const U& u, EventDirection dir, S g_
     a = b;
     ga = gb;
   }
-  if (g_end) *g_end = ga;
   return found;
+}
+
+// The crossings of g in (t0, t0 + h] along u, in time order, as the header
+// says: g_start = g(t0, y0) (the previous step's g_end), samples >= 1 parts.
+// visit(theta, t, up) is called for each; it returns false to end the scan.
+// Returns how many were visited; g_end (when given) receives g at the step's
+// end (the next step's g_start).
+template <class G, class U, class Visit, class S = typename U::scalar>
+NHOLO_HDI int for_each_crossing(const G& g, const U& u, EventDirection dir, S g_start,
+                                int samples, Visit&& visit, S* g_end = nullptr) {
+  const S g1 = detail::event_value(g, u, S(1));
+  if (g_end) *g_end = g1;
+  const StepSamples<S> s{samples, 0, {S(0), S(0)}};
+  return scan_crossings(g, u, dir, g_start, s, g1, static_cast<Visit&&>(visit));
 }
 
 // The same into an array: at most cap written to x; returns how many there

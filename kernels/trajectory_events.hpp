@@ -18,20 +18,40 @@
 //   records[((offset_e * count + i * max_records_e) + r) * (1 + 2 n) + j]
 // with offset_e the EventTable's record_offset: per trajectory and event a
 // fixed block, the file's order. A crossing inside a step is never lost: the
-// count goes on past max_records. g's value at a step's start is the last
-// step's end value, kept per trajectory (g_end, for the slice: the same
-// however the window is cut into launches), so that the signs along the
-// trajectory's interpolants are continuous across steps even where the drift
-// projection moves the state between them (no crossing at a step boundary
-// reported twice or lost), and g is evaluated once less per step.
+// count goes on past max_records. g and its rate dg/dt are evaluated at
+// each step's end in one run of the program on dual numbers (the state
+// moving with f there) and kept per trajectory for the next step's start
+// (g_end, for the slice: the same however the window is cut into launches),
+// so that the signs along the trajectory's interpolants are continuous
+// across steps even where the drift projection moves the state between them
+// (no crossing at a step boundary reported twice or lost). Besides the ends
+// of the event's equal parts of the step, g is sampled where the cubic
+// through those values and rates is stationary (event_samples): a dip of g
+// between two samples of one sign (a tangency pair) is sampled at its
+// bottom.
 #pragma once
 
 #include <stdint.h>
 
+#include "dual.hpp"
 #include "event_program.hpp"
 #include "events.hpp"
 
 namespace nholo {
+
+// x^y on dual numbers for the event functions' interpreter: the value as
+// pow's, the rate d(x^y) = y x^(y-1) dx + x^y log(x) dy (the second term
+// only where y varies)
+template <class T, int K>
+NHOLO_HDI Dual<T, K> event_pow(const Dual<T, K>& x, const Dual<T, K>& y) {
+  Dual<T, K> r;
+  r.v = pow(x.v, y.v);
+  const T dx = y.v * pow(x.v, y.v - T(1));
+  for (int k = 0; k < K; ++k)
+    r.d[k] = (x.d[k] == T(0) ? T(0) : dx * x.d[k]) +
+             (y.d[k] == T(0) ? T(0) : r.v * log(x.v) * y.d[k]);
+  return r;
+}
 
 namespace detail {
 
@@ -41,6 +61,74 @@ template <class S>
 NHOLO_NOINLINE NHOLO_HD S event_at(const EventFunction& f, const EventPoint<S>& p,
                                    const double* varied, int64_t stride) {
   return event_value_of(f, p.t, p, varied, stride);
+}
+
+// a state y moving with rate dy = f(t, y), component by component as dual
+// numbers (value, d/dt)
+template <class S>
+struct EventRatePoint {
+  const S* y;
+  const S* dy;
+  int n;
+  NHOLO_HDI Dual<S, 1> component(int c) const {
+    Dual<S, 1> r;
+    r.v = y[c];
+    r.d[0] = dy[c];
+    return r;
+  }
+  NHOLO_HDI Dual<S, 1> coord(int i) const { return component(i); }
+  NHOLO_HDI Dual<S, 1> rate(int i) const { return component(n + i); }
+};
+
+// g and dg/dt at (t, y) moving with rate dy: one evaluation of the program
+// on dual numbers, out of line as event_at
+template <class S>
+NHOLO_NOINLINE NHOLO_HD Dual<S, 1> event_and_rate_at(const EventFunction& f, S t, const S* y,
+                                                     const S* dy, int n, const double* varied,
+                                                     int64_t stride) {
+  Dual<S, 1> td;
+  td.v = t;
+  td.d[0] = S(1);
+  return event_value_of(f, td, EventRatePoint<S>{y, dy, n}, varied, stride);
+}
+
+// Where the cubic through g's values g0, g1 and its rates d0, d1 (per unit
+// theta: dg/dt h) at a step's two ends is stationary inside the step: a dip
+// or a bump of g between the ends, sampled there besides the equal parts.
+template <class S>
+NHOLO_HDI StepSamples<S> event_samples(int parts, S g0, S d0, S g1, S d1) {
+  StepSamples<S> s{parts, 0, {S(0), S(0)}};
+  // p'(theta) = a theta^2 + b theta + c for the cubic Hermite polynomial p
+  const S a = S(6) * (g0 - g1) + S(3) * (d0 + d1);
+  const S b = S(-6) * (g0 - g1) - S(4) * d0 - S(2) * d1;
+  const S c = d0;
+  if (!(is_finite(a) && is_finite(b) && is_finite(c))) return s;
+  S r[2];
+  int nr = 0;
+  const S scale = fabs(a) + fabs(b) + fabs(c);
+  if (!(scale > S(0))) return s;
+  if (fabs(a) <= S(1e-12) * scale) {
+    if (b != S(0)) r[nr++] = -c / b;
+  } else {
+    const S disc = b * b - S(4) * a * c;
+    if (disc < S(0)) return s;
+    // the root of larger magnitude first, the other from the product c / a
+    const S q = S(-0.5) * (b + (b < S(0) ? -sqrt(disc) : sqrt(disc)));
+    if (q != S(0)) {
+      r[nr++] = q / a;
+      r[nr++] = c / q;
+    } else {
+      r[nr++] = S(0);
+    }
+  }
+  for (int k = 0; k < nr; ++k)
+    if (r[k] > S(0) && r[k] < S(1)) s.extra[s.n_extra++] = r[k];
+  if (s.n_extra == 2 && s.extra[1] < s.extra[0]) {
+    const S tmp = s.extra[0];
+    s.extra[0] = s.extra[1];
+    s.extra[1] = tmp;
+  }
+  return s;
 }
 
 // one event function of a trajectory, as g(t, y), or on an interpolant
@@ -115,7 +203,8 @@ struct TrajectoryEvents {
   int n;                    // coordinates
   int64_t* counts;          // [e * count + i]
   double* records;          // see the header
-  double* g_end;            // [e * count + i]: g at the last step's end (NaN: not yet)
+  double* g_end;            // [e * count + i]: g at the last step's end, and
+                            // [(n_events + e) * count + i] dg/dt there (NaN: not yet)
   const double* varied;     // params[j * count + i] (null: none vary)
 
   NHOLO_HDI bool active() const { return table != nullptr && table->n_events > 0; }
@@ -133,17 +222,13 @@ struct TrajectoryEvents {
     for (int e = 0; e < ne; ++e) {
       const EventFunction& f = table->events[e];
       if (f.action != static_cast<int32_t>(EventAction::stop)) continue;
-      const detail::EventOnState<S, N> g = function<N>(f);
-      for_each_crossing(
-          g, u, static_cast<EventDirection>(f.direction), start_value(g, u, e), f.subdivisions,
-          [&](S theta, S, bool) {
-            if (theta < stop_theta) {
-              stop_theta = theta;
-              stop_event = e;
-            }
-            return false;  // its first crossing only
-          },
-          &g_end[e * count + i]);
+      scan<N>(u, e, [&](S theta, S, bool) {
+        if (theta < stop_theta) {
+          stop_theta = theta;
+          stop_event = e;
+        }
+        return false;  // its first crossing only
+      });
     }
     // the stop's time and state on the method's solution (written into
     // y_stop last: it may be the step's own start, which u reads)
@@ -159,20 +244,17 @@ struct TrajectoryEvents {
       const EventFunction& f = table->events[e];
       if (f.action == static_cast<int32_t>(EventAction::stop)) continue;
       const detail::EventOnState<S, N> g = function<N>(f);
-      for_each_crossing(
-          g, u, static_cast<EventDirection>(f.direction), start_value(g, u, e), f.subdivisions,
-          [&](S theta, S, bool) {
-            if (theta > stop_theta) return false;
-            if (counts[e * count + i] < f.max_records) {  // stored: refined
-              Vec<S, N> y;
-              const S t = detail::refine_crossing(g, u, exact, theta, y);
-              record(f, e, t, &y);
-            } else {
-              record(f, e, S(0), static_cast<const Vec<S, N>*>(nullptr));
-            }
-            return true;
-          },
-          &g_end[e * count + i]);
+      scan<N>(u, e, [&](S theta, S, bool) {
+        if (theta > stop_theta) return false;
+        if (counts[e * count + i] < f.max_records) {  // stored: refined
+          Vec<S, N> y;
+          const S t = detail::refine_crossing(g, u, exact, theta, y);
+          record(f, e, t, &y);
+        } else {
+          record(f, e, S(0), static_cast<const Vec<S, N>*>(nullptr));
+        }
+        return true;
+      });
     }
     if (stop_event < 0) return false;
     t_stop = ts_;
@@ -187,13 +269,35 @@ struct TrajectoryEvents {
     return {&f, n, varied ? varied + i : nullptr, count};
   }
 
-  // g at the step's start: the last step's end value (the sign the step
-  // starts from is the one the last step ended with, whatever the drift
-  // projection did in between), or from the state when there is none
-  template <class G, class U>
-  NHOLO_HDI S start_value(const G& g, const U& u, int e) const {
-    const double v = g_end[e * count + i];
-    return v == v ? S(v) : g(u.t0, u.start());
+  // The crossings of event e in step u, visited in time order (scan_crossings,
+  // events.hpp). g and dg/dt at the step's end are evaluated once (dual
+  // numbers: the state y1 moving with f1) and kept for the next step; at its
+  // start they are the last step's end values (the sign the step starts
+  // from is the one the last step ended with, whatever the drift projection
+  // did in between), or evaluated at (y0, f0) when there are none. g is
+  // sampled at the event's equal parts of the step and where the cubic
+  // through those values and rates is stationary (detail::event_samples).
+  template <int N, class U, class Visit>
+  NHOLO_HDI void scan(const U& u, int e, Visit&& visit) const {
+    const EventFunction& f = table->events[e];
+    const detail::EventOnState<S, N> g = function<N>(f);
+    const EventPoint<S> p = u.point(S(0), n);
+    const double* vp = varied ? varied + i : nullptr;
+    double& g_last = g_end[e * count + i];
+    double& rate_last = g_end[(table->n_events + e) * count + i];
+    S g0 = S(g_last), r0 = S(rate_last);
+    if (!(g_last == g_last && rate_last == rate_last)) {
+      const Dual<S, 1> at0 = detail::event_and_rate_at(f, u.t0, p.y0, p.f0, n, vp, count);
+      g0 = at0.v;
+      r0 = at0.d[0];
+    }
+    const Dual<S, 1> at1 = detail::event_and_rate_at(f, u.t0 + u.h, p.y1, p.f1, n, vp, count);
+    g_last = static_cast<double>(at1.v);
+    rate_last = static_cast<double>(at1.d[0]);
+    const StepSamples<S> samples =
+        detail::event_samples(f.subdivisions, g0, r0 * u.h, at1.v, at1.d[0] * u.h);
+    scan_crossings(g, u, static_cast<EventDirection>(f.direction), g0, samples, at1.v,
+                   static_cast<Visit&&>(visit));
   }
 
   // one more crossing of event e; stored at time t with state y (q then qd)

@@ -115,7 +115,7 @@ expr = "x - 0.5*t"
   EXPECT_EQ(b.direction, "both");
   EXPECT_EQ(b.action, "record");
   EXPECT_EQ(b.max_records, 100);
-  EXPECT_EQ(b.subdivisions, 4);
+  EXPECT_EQ(b.subdivisions, 1);
   // no [[events]]: none; max_records = 0 (count only) and the limits accepted
   EXPECT_TRUE(parse_config(coin_text(""), {}).events.empty());
   const RunConfig edge = parse_config(

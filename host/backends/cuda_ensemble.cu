@@ -221,7 +221,7 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
           "cudaMemcpy(events)");
     event_count_ = DeviceArray(dev_, per_event_and_trajectory(L_.events, L_.max_count));
     event_records_ = DeviceArray(dev_, event_record_size(L_.events, L_.max_count, n));
-    event_g_ = DeviceArray(dev_, per_event_and_trajectory(L_.events, L_.max_count));
+    event_g_ = DeviceArray(dev_, event_end_values(L_.events, L_.max_count));
   }
 }
 
@@ -266,7 +266,7 @@ void CudaEnsembleCore::start_slice(int64_t count, const double* q0, const double
                           per_event_and_trajectory(L_.events, count) * sizeof(int64_t), dev_.compute()),
           "cudaMemsetAsync(event counts)");
     dev_.fill(event_records_.get(), NAN, event_record_size(L_.events, count, shape_.n));
-    dev_.fill(event_g_.get(), NAN, per_event_and_trajectory(L_.events, count));
+    dev_.fill(event_g_.get(), NAN, event_end_values(L_.events, count));
   }
   // pageable sources: wait before they go out of scope
   check(cudaStreamSynchronize(dev_.compute()), "cudaStreamSynchronize(start_slice)");

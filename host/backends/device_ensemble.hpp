@@ -162,11 +162,16 @@ struct EnsembleLayout {
 };
 
 // Per slice: one value per event and trajectory [e * count + i] (the
-// events' counts, and g at each trajectory's last step end), and the records
+// events' counts), and the records
 // (t, q, qd) per trajectory (kernels/trajectory_events.hpp), as sized for a
 // table.
 inline std::size_t per_event_and_trajectory(const EventTable* ev, int64_t count) {
   return ev ? static_cast<std::size_t>(ev->n_events) * count : 0;
+}
+// the events' g and dg/dt at each trajectory's last step end (two values per
+// event and trajectory, kernels/trajectory_events.hpp)
+inline std::size_t event_end_values(const EventTable* ev, int64_t count) {
+  return 2 * per_event_and_trajectory(ev, count);
 }
 inline std::size_t event_record_size(const EventTable* ev, int64_t count, int n) {
   return ev ? static_cast<std::size_t>(ev->records_per_trajectory) * count * (1 + 2 * n) : 0;

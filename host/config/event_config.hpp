@@ -16,7 +16,8 @@ struct EventConfig {
   std::string direction = "both";  // up | down | both
   std::string action = "record";   // record | stop
   int max_records = 100;           // records kept per trajectory (the count goes on)
-  int subdivisions = 4;            // parts of a step the function is sampled at
+  int subdivisions = 1;            // equal parts of a step g is sampled at (and where
+                                   // the cubic of its end values and rates is stationary)
 };
 
 }  // namespace nholo

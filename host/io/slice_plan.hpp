@@ -81,11 +81,11 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   // host bytes per trajectory: initial states, per formulation the state, two
   // output slots, q/qdot scratch, fit sums and per-slice results; pair sums
   const double varied = static_cast<double>(cfg.varied_params.size());
-  // the events' counts, g at the last step's end and records of a slice
+  // the events' counts, g and dg/dt at the last step's end and records of a slice
   // ([[events]]) per trajectory: on the device once, on the host three times
   // (in the ensemble, the slice's results and the writer's)
   double events = 0;
-  for (const auto& e : cfg.events) events += 16.0 + e.max_records * (1.0 + 2 * n) * 8;
+  for (const auto& e : cfg.events) events += 24.0 + e.max_records * (1.0 + 2 * n) * 8;
   constexpr double kHostEventCopies = 3;
   const double host =
       (2.0 * n + m + N + 2) * 8 + (varied + n_params) * 8 +
