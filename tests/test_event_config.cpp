@@ -467,7 +467,7 @@ TEST(EventProgram, TableHoldsTheChoicesAndTheRecordOffsets) {
   EXPECT_EQ(t.events[0].max_records, 5);
   EXPECT_EQ(t.events[1].max_records, 0);
   EXPECT_EQ(t.events[1].subdivisions, 9);
-  EXPECT_EQ(t.events[2].subdivisions, 4);
+  EXPECT_EQ(t.events[2].subdivisions, 1);  // the default
   // the empty table
   const EventTable none = compile({});
   EXPECT_EQ(none.n_events, 0);
