@@ -11,6 +11,8 @@
 #   --ensemble N     trajectories per example and per agreement run (default
 #                    2048 and 4096)
 #   --sizes "..."    ensemble sizes of the throughput runs (default "1e4 1e5 1e6 1e7")
+#   --systems "..."  the throughput runs' systems (default "rolling_coin
+#                    rolling_coin+q skate appell"; +q: q written)
 #   --out DIR        where files and the report go (default out/gpu_check)
 #   --backend B      the backend checked against OpenMP (default cuda); `cpp`
 #                    runs every step on the serial CPU backend instead, which
@@ -33,10 +35,14 @@
 #      `nholo diff --rtol 1e-10` (bitwise equality is not expected across compilers);
 #      at most 10^5 steps per save interval, so that a trajectory the tight
 #      tolerance cannot carry (Appell's particle near zero speed) ends as
-#      max_steps on both backends instead of holding the check
+#      max_steps on both backends instead of holding the check; Appell only to
+#      t = 0.05, before its zero-speed point, where the motion is not unique;
+#      then events (the coin's example and a model file with an event) on both
+#      backends, and the cache's recovery: a cached GPU module that its
+#      record vouches for but the driver refuses is rebuilt once
 #   5. throughput: rolling coin (t 0..10, 101 saves), skate and Appell at each
-#      size (the examples' configurations; Appell to t = 0.1, before its
-#      zero-speed point), statistics-only output, and the coin with q written,
+#      size (the examples' configurations; Appell to t = 0.1, about when its
+#      first trajectories reach the zero-speed point), statistics-only output, and the coin with q written,
 #      DOPRI5 rtol 1e-10: trajectory-steps/s and the timing line's split (device
 #      busy, copies, writer, waiting for it, assembling the file, host); then
 #      the JAX + diffrax peer (bench/jax_peer_ensemble.py, when python3 has
@@ -48,6 +54,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NHOLO=""
 BUILD=""
 SIZES="1e4 1e5 1e6 1e7"
+SYSTEMS="rolling_coin rolling_coin+q skate appell"
 OUT="$ROOT/out/gpu_check"
 ALLOW_NO_GPU=0
 BACKEND=cuda
@@ -59,6 +66,7 @@ while [ $# -gt 0 ]; do
     --nholo) NHOLO=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --build) BUILD=$(cd "$2" && pwd); shift 2 ;;
     --sizes) SIZES=$2; shift 2 ;;
+    --systems) SYSTEMS=$2; shift 2 ;;
     --ensemble) EX_SIZE=$2; AGREE_SIZE=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --allow-no-gpu) ALLOW_NO_GPU=1; shift ;;
@@ -70,6 +78,8 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+# model files' plugins and GPU modules: nholo's cache, or one of the check's own
+export NHOLO_CACHE_DIR="${NHOLO_CACHE_DIR:-$OUT/cache}"
 log() { echo "[gpu_check] $*"; }
 
 # examples: next to this script in a bundle, else the repository's
@@ -158,6 +168,15 @@ for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
   common=(--set "model=\"$model\"" --set "formulations=$list" "${size_arg[@]}"
           --set integrator.method='"dop853"' --set integrator.rtol=1e-12 --set integrator.atol=1e-12
           --set integrator.max_steps=100000)
+  # Appell's particle: at its zero-speed point the constraint has no tangent
+  # plane and the motion after it is not unique (the backends' rounding picks
+  # the continuation), and near it the step size collapses (~10^5 steps per
+  # trajectory, ~50x slower on one GPU thread than on a CPU core): its
+  # agreement is checked before any trajectory of the ensemble reaches it
+  # (docs/BENCHMARKS.md sections 10 and 12)
+  label=$model
+  [ "$model" = appell ] && common+=(--set time.t_end=0.05 --set time.save_every=0.001) && label="appell (t <= 0.05)"
+
   verdict=""
   for b in "$BACKEND" omp; do
     (cd "$EX" && limited "$NHOLO" run "$cfg" --backend "$b" -q "${common[@]}" \
@@ -175,7 +194,7 @@ for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
     fail=1
   fi
   worst=$(grep -v '^  info' "$WORK/agree_$model.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
-  agree_rows+="| $model | ${forms//,/, } | $worst | $verdict |"$'\n'
+  agree_rows+="| $label | ${forms//,/, } | $worst | $verdict |"$'\n'
 done
 
 # the example model files: on a GPU through their GPU modules (NVRTC,
@@ -205,6 +224,78 @@ for cfg in "$EX"/models/*.toml; do
   agree_rows+="| model file $name | (its config's) | $worst | $verdict |"$'\n'
 done
 
+# events (docs/events.md): crossings recorded and trajectories stopped at
+# them, on a built-in model (the coin's example: a Poincare section and a
+# first passage) and on a model file (its GPU module with the events' hook)
+event_rows=""
+agree_pair() {  # NAME CONFIG_DIR CONFIG [--set ...]: cuda vs omp, nholo diff
+  local name=$1 dir=$2 cfg=$3 b rc verdict=""
+  shift 3
+  for b in "$BACKEND" omp; do
+    (cd "$dir" && limited "$NHOLO" run "$cfg" --backend "$b" --set ensemble.size=$AGREE_SIZE \
+       --set integrator.method='"dop853"' --set integrator.rtol=1e-12 --set integrator.atol=1e-12 \
+       "$@" --set output.path="\"$WORK/${name}_$b.h5\"") >"$WORK/${name}_$b.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || { log "FAILED: $name on $b: $(why $rc)"; verdict+="$b $(why $rc); "; fail=1; }
+  done
+  if [ -z "$verdict" ]; then
+    if "$NHOLO" diff "$WORK/${name}_$BACKEND.h5" "$WORK/${name}_omp.h5" --rtol 1e-10 >"$WORK/$name.txt" 2>&1; then
+      verdict="agree"
+    else
+      verdict="DIFFER"
+      fail=1
+    fi
+  fi
+  local worst crossings
+  worst=$(grep -v '^  info' "$WORK/$name.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
+  crossings=$("$NHOLO" stats "$WORK/${name}_$BACKEND.h5" 2>/dev/null | grep '^  event ' |
+    sed -E 's/^  event ([^ ]+) .*: ([0-9]+) crossings.*/\1: \2 crossings/' | paste -sd ';' -)
+  event_rows+="| $name | $worst | $verdict | ${crossings:-} |"$'\n'
+}
+log "events: $BACKEND vs omp"
+agree_pair events_coin "$EX" "$EX/rolling_coin_events.toml"
+sed -e "s#^model = \"rolling_disk.model.toml\"#model = \"$EX/models/rolling_disk.model.toml\"#" \
+  "$EX/models/rolling_disk.toml" >"$WORK/disk_events.toml"
+cat >>"$WORK/disk_events.toml" <<'EOT'
+
+[[events]]
+name = "heading_pi"
+expr = "sin(phi)"
+direction = "both"
+max_records = 16
+EOT
+agree_pair events_model_file "$WORK" "$WORK/disk_events.toml"
+
+# the cache recovers: a cached GPU module that its record vouches for but the
+# driver refuses (here: its bytes replaced by garbage of the same length) is
+# rebuilt once, and the run goes on (docs/models.md, the plugin cache)
+recovery_row="not run"
+cubin=$(ls -t "$NHOLO_CACHE_DIR"/constant_speed-gpu-*-dop853-sm_*.cubin 2>/dev/null | head -1)
+if [ "$BACKEND" = cuda ] && [ -n "$cubin" ]; then
+  python3 - "$cubin" <<'EOP'
+import os, sys
+cubin = sys.argv[1]
+n = os.path.getsize(cubin)
+junk = bytes((i * 37 + 11) % 256 for i in range(n))
+open(cubin, "wb").write(junk)
+h = 1469598103934665603
+for c in junk:
+    h = ((h ^ c) * 1099511628211) % (1 << 64)
+rec = cubin[:-len(".cubin")] + ".info"
+lines = [("checksum = %016x" % h) if l.startswith("checksum = ") else l for l in open(rec).read().splitlines()]
+open(rec, "w").write("\n".join(lines) + "\n")
+EOP
+  (cd "$EX/models" && limited "$NHOLO" run constant_speed.toml --backend "$BACKEND" --set ensemble.size=256 \
+     --set integrator.method='"dop853"' --set output.path="\"$WORK/recovery.h5\"") >"$WORK/recovery.log" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && grep -q "cannot be used (.*refused, rebuilding it" "$WORK/recovery.log"; then
+    recovery_row="a damaged cached module was refused by the driver and rebuilt: $(grep -o 'cannot be used ([^;]*' "$WORK/recovery.log" | head -1 | cut -c1-160)"
+  else
+    recovery_row="FAILED (exit $rc; see $WORK/recovery.log)"
+    fail=1
+  fi
+fi
+
 # ---- 5. throughput
 log "throughput (sizes: $SIZES)"
 tp_rows=""
@@ -215,7 +306,7 @@ timing() {
 }
 rate_of() { sed -n 's/.*; [0-9]* steps, \([0-9.e+-]*\) trajectory-steps.*/\1/p' "$1"; }
 peer_file=""
-for sys in rolling_coin rolling_coin+q skate appell; do
+for sys in $SYSTEMS; do
   cfgname=${sys%+q}
   extra=()
   # the coin as the issue measured it: t 0..10, 101 saves
@@ -289,6 +380,14 @@ fi
   echo "| model | formulations | worst relative difference | verdict (1e-10) |"
   echo "|---|---|---|---|"
   printf "%s" "$agree_rows"
+  echo
+  echo "Events ($AGREE_SIZE trajectories, DOP853 rtol = atol = 1e-12, $BACKEND vs omp):"
+  echo
+  echo "| run | worst relative difference | verdict (1e-10) | nholo stats |"
+  echo "|---|---|---|---|"
+  printf "%s" "$event_rows"
+  echo
+  echo "GPU module cache recovery: $recovery_row"
   echo
   echo "Throughput (Udwadia–Kalaba, DOPRI5 rtol 1e-10; statistics only, or +q: q written; the timing line's seconds: device busy from CUDA events around the kernels, copies to the host, the writer thread's own, the main thread waiting for it, assembling the file, host = the main thread's time off the device):"
   echo

@@ -497,9 +497,38 @@ class ModuleEnsemble final : public CudaEnsembleCore {
 
 }  // namespace
 
+// The module is loaded here, before the run, so that an image the driver
+// refuses (a damaged cache entry, another architecture) is found while it can
+// still be rebuilt (ModuleLoadError; host/cli/commands.cpp, add_gpu_modules).
 void CudaDevice::add_module(const std::string& formulation, const std::string& image) {
-  if (image.empty()) throw std::runtime_error("GPU module of " + formulation + ": empty image");
-  modules_[formulation] = image;
+  if (image.empty()) throw ModuleLoadError("the GPU module of " + formulation + " is empty");
+  make_current();
+  // a library stays loaded for the life of the process (its kernel may be
+  // launched by ensembles of later runs of the same module)
+  static std::map<std::string, cudaKernel_t> loaded;
+  const std::string key = std::to_string(info_.gpu) + ":" + image;
+  if (const auto k = loaded.find(key); k != loaded.end()) {
+    modules_[formulation] = k->second;
+    return;
+  }
+  auto refused = [&](const char* call, cudaError_t e) {
+    (void)cudaGetLastError();  // not an error of the context: clear it
+    return ModuleLoadError(std::string(call) + " refused the GPU module of " + formulation + " (" +
+                           cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
+  };
+  cudaLibrary_t lib = nullptr;
+  cudaError_t e = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (e != cudaSuccess) throw refused("the driver (cudaLibraryLoadData)", e);
+  cudaKernel_t kernel = nullptr;
+  e = cudaLibraryGetKernel(&kernel, lib, "nholo_integrate");
+  if (e != cudaSuccess) {
+    const ModuleLoadError err = refused("cudaLibraryGetKernel(nholo_integrate)", e);
+    (void)cudaLibraryUnload(lib);
+    (void)cudaGetLastError();
+    throw err;
+  }
+  loaded[key] = kernel;
+  modules_[formulation] = kernel;
 }
 
 std::unique_ptr<DeviceEnsemble> CudaDevice::module_ensemble(const std::string& formulation,
@@ -511,22 +540,7 @@ std::unique_ptr<DeviceEnsemble> CudaDevice::module_ensemble(const std::string& f
   if (!sys.start || !sys.window || sys.window_bytes == 0)
     throw std::logic_error("GPU module of " + formulation + ": the system's hooks are missing");
   make_current();
-  // the library stays loaded for the life of the process (its kernel may be
-  // launched by ensembles of later runs of the same module)
-  static std::map<std::string, cudaKernel_t> loaded;
-  const std::string key = std::to_string(info_.gpu) + ":" + it->second;
-  cudaKernel_t kernel = nullptr;
-  if (const auto k = loaded.find(key); k != loaded.end()) {
-    kernel = k->second;
-  } else {
-    cudaLibrary_t lib = nullptr;
-    check(cudaLibraryLoadData(&lib, it->second.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-          ("cudaLibraryLoadData(GPU module of " + formulation + ")").c_str());
-    check(cudaLibraryGetKernel(&kernel, lib, "nholo_integrate"),
-          ("cudaLibraryGetKernel(nholo_integrate, GPU module of " + formulation + ")").c_str());
-    loaded[key] = kernel;
-  }
-  return std::make_unique<ModuleEnsemble>(formulation, *this, sys, kernel, opt, layout);
+  return std::make_unique<ModuleEnsemble>(formulation, *this, sys, it->second, opt, layout);
 }
 
 // CMakeLists.txt generates one instantiating translation unit per model of

@@ -114,7 +114,7 @@ class CudaDevice final : public Device {
   DeviceInfo info_;
   cudaStream_t compute_ = nullptr, copy_ = nullptr;
   double* times_ = nullptr;
-  std::map<std::string, std::string> modules_;  // formulation -> cubin (add_module)
+  std::map<std::string, cudaKernel_t> modules_;  // formulation -> its loaded kernel (add_module)
 };
 
 // Pinned host memory.

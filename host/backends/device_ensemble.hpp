@@ -80,8 +80,9 @@ class Device {
   virtual void synchronize() = 0;
   // GPU modules (CUDA backend only): the integration kernel of a model that
   // is not built into nholo (a model file's), compiled by NVRTC for this
-  // device (host/model_files/plugin.hpp, gpu_module). add_module registers the module of
-  // one formulation before the run; has_module says whether there is one;
+  // device (host/model_files/plugin.hpp, gpu_module). add_module loads the module of
+  // one formulation before the run (ModuleLoadError: the device refused its
+  // image); has_module says whether there is one;
   // module_ensemble makes that formulation's ensemble from it and the
   // system's host-side hooks (ModelRuntime::make_formulation calls it).
   virtual void add_module(const std::string& formulation, const std::string& image) {
@@ -97,6 +98,13 @@ class Device {
                                                           const FormulationSystem& sys,
                                                           const IntegratorOptions& opt,
                                                           const EnsembleLayout& layout);
+};
+
+// A device could not load a GPU module's image (Device::add_module): the
+// image is damaged or not for this device. A cached module is then rebuilt
+// once (host/cli/commands.cpp, add_gpu_modules).
+struct ModuleLoadError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // Device memory owned by the holder.

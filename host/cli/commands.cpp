@@ -147,9 +147,21 @@ void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
   const Plugin& p = model_plugin(*cfg.model_spec, log);
   const std::string arch = gpu_arch_of(dev.info().compute_capability);
   const char* method = tables::method_name(cfg.integrator.method);
-  for (const auto& f : cfg.formulations)
-    dev.add_module(
-        f, gpu_module(*cfg.model_spec, p, f, method, arch, log, false, !cfg.events.empty()).image);
+  const bool events = !cfg.events.empty();
+  for (const auto& f : cfg.formulations) {
+    const GpuModule& g = gpu_module(*cfg.model_spec, p, f, method, arch, log, false, events);
+    try {
+      dev.add_module(f, g.image);
+    } catch (const ModuleLoadError& e) {
+      // a module compiled just now that the device refuses is nholo's error;
+      // a cached one is rebuilt once (the cache recovers, like a plugin's)
+      if (g.compiled) throw;
+      if (!quiet)
+        std::fprintf(stderr, "nholo: model %s: the cached GPU module %s cannot be used (%s); "
+                     "refused, rebuilding it\n", cfg.model_spec->name.c_str(), g.path.c_str(), e.what());
+      dev.add_module(f, gpu_module(*cfg.model_spec, p, f, method, arch, log, true, events).image);
+    }
+  }
 }
 
 // What the run pipeline needs of cfg's model: built in, or a plugin's (a

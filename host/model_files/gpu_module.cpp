@@ -180,8 +180,13 @@ std::string module_source(const std::string& header, const std::string& model,
   o << "\n// one trajectory per thread, blocks of " << kGpuBlock
     << " threads, thread j the launch's j-th active trajectory\n"
     << "// (kernels/ensemble.hpp WindowLaunch; host/backends/cuda_ensemble.cu launches it)\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << kGpuBlock
-    << ") nholo_integrate(const NholoWindow f, const nholo::WindowLaunch a) {\n"
+    << "// NHOLO_GPU_MIN_BLOCKS (-D in NHOLO_NVRTC_OPTIONS): blocks per SM the registers\n"
+    << "// are planned for (ptxas caps them at 65536 / (blocks x " << kGpuBlock << "))\n"
+    << "#ifdef NHOLO_GPU_MIN_BLOCKS\n#define NHOLO_MODULE_BOUNDS __launch_bounds__(" << kGpuBlock
+    << ", NHOLO_GPU_MIN_BLOCKS)\n#else\n#define NHOLO_MODULE_BOUNDS __launch_bounds__(" << kGpuBlock
+    << ")\n#endif\n"
+    << "extern \"C\" __global__ void NHOLO_MODULE_BOUNDS"
+    << " nholo_integrate(const NholoWindow f, const nholo::WindowLaunch a) {\n"
     << "  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
     << "  if (j >= a.n_active) return;\n"
     << "  const int64_t i = a.active ? a.active[j] : j;\n"
@@ -333,6 +338,14 @@ const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
                                    "--ptxas-options=--verbose",
                                    "-I" + root,
                                    "-I" + (fs::path(root) / "kernels" / "nvrtc").string()};
+  // NHOLO_NVRTC_OPTIONS: options added to NVRTC's (e.g. "-DNHOLO_GPU_MIN_BLOCKS=3",
+  // how docs/BENCHMARKS.md measures occupancy against registers; the kernel's
+  // __launch_bounds__ overrides --maxrregcount); part of the cache key, like
+  // every option
+  if (const char* extra = std::getenv("NHOLO_NVRTC_OPTIONS")) {
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) opts.push_back(word);
+  }
   std::string key_text = source + '\0' + plugin_identity() + '\0' + nv.version_text;
   for (const auto& o : opts) key_text += '\0' + o;
   const std::string key = hex16(fnv1a(key_text));

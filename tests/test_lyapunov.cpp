@@ -1,0 +1,151 @@
+// The largest Lyapunov exponent from the tangent flow (kernels/lyapunov.hpp),
+// against closed forms: a saddle point whose unstable eigenvalue is sqrt(k),
+// and the integrable rolling coin, whose exponent decays like log(t)/t.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "kernels/formulations.hpp"
+#include "kernels/integrate.hpp"
+#include "kernels/lyapunov.hpp"
+#include "kernels/model.hpp"
+#include "models/rolling_coin.hpp"
+
+namespace {
+
+using namespace nholo;
+
+// A particle in space held on the plane z = 0 in the potential
+// V = -k x^2 / 2 + w^2 y^2 / 2: at rest at the origin it stays there, and the
+// linearised flow there has the exponents +-sqrt(k) (x), 0 (y: a centre) and
+// 0 (z: the constraint's direction, neutral under Udwadia-Kalaba).
+struct SaddleOnPlane {
+  static constexpr const char* name = "saddle_on_plane";
+  static constexpr const char* description = "a particle at a saddle point, held on z = 0";
+  static constexpr int n = 3;
+  static constexpr int m_position = 1;
+  static constexpr int m_velocity = 0;
+  static constexpr int m_acceleration = 0;
+  static constexpr int n_params = 2;
+  static constexpr const char* coordinates[n] = {"x", "y", "z"};
+  static constexpr const char* coordinate_units[n] = {"m", "m", "m"};
+  static constexpr const char* constraint_names[1] = {"plane"};
+  static constexpr ParamInfo param_info[n_params] = {
+      {"k", 1.0, "1/s^2", "curvature of the unstable direction", positive()},
+      {"w", 2.0, "1/s", "frequency of the stable direction", positive()},
+  };
+  struct Params {
+    double k, w;
+  };
+  NHOLO_HDI static Params make_params(const double* v) { return Params{v[0], v[1]}; }
+  template <class S>
+  NHOLO_HDI static S lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                const S& /*t*/) {
+    return 0.5 * (qd[0] * qd[0] + qd[1] * qd[1] + qd[2] * qd[2]) + 0.5 * p.k * q[0] * q[0] -
+           0.5 * p.w * p.w * q[1] * q[1];
+  }
+  template <class S>
+  NHOLO_HDI static Vec<S, 1> position_constraints(const Params& /*p*/, const Vec<S, n>& q,
+                                                  const S& /*t*/) {
+    Vec<S, 1> phi;
+    phi[0] = q[2];
+    return phi;
+  }
+  template <class S>
+  NHOLO_HDI static S energy(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd, const S& t) {
+    return 0.5 * (qd[0] * qd[0] + qd[1] * qd[1] + qd[2] * qd[2]) - 0.5 * p.k * q[0] * q[0] +
+           0.5 * p.w * p.w * q[1] * q[1] + 0 * t;
+  }
+};
+
+template <class Sys>
+double exponent_at(const TangentSystem<Sys>& ts_sys, const Vec<double, Sys::n>& q0,
+                   const Vec<double, Sys::n>& qd0, double t_end, Method method) {
+  using T = TangentSystem<Sys>;
+  IntegratorOptions opt;
+  opt.method = method;
+  opt.rtol = 1e-10;
+  opt.atol = 1e-12;
+  opt.dt = 1e-3;
+  Vec<double, T::N> y;
+  ts_sys.pack(q0, qd0, Vec<double, Sys::m>::zero(), y);
+  auto st = start_trajectory<double, T::N>(0.0, y, opt);
+  advance_to(ts_sys, st, t_end, opt);
+  EXPECT_EQ(st.status, Status::ok);
+  EXPECT_NEAR(st.y[T::elapsed_index], t_end, 1e-12 * t_end);  // T' = 1: exact up to rounding
+  return T::lyapunov_estimate(st.y);
+}
+
+using SaddleUK = SecondOrderSystem<SaddleOnPlane, double, UdwadiaKalabaFormulation>;
+
+TangentSystem<SaddleUK> saddle(double k, double renormalize_every) {
+  TangentSystem<SaddleUK> s;
+  s.params = SaddleOnPlane::Params{k, 2.0};
+  s.renormalize_every = renormalize_every;
+  return s;
+}
+
+// At the saddle the tangent's x part solves dx'' = k dx: dx(T) = a e^(sqrt(k) T)
+// + b e^(-sqrt(k) T), a = (dx0 + dxdot0 / sqrt(k)) / 2 from the initial
+// direction, and |delta(T)| -> |a| sqrt(1 + k) e^(sqrt(k) T) (y oscillates, z
+// grows linearly): lambda(T) = sqrt(k) + log(|a| sqrt(1 + k)) / T up to
+// O(T e^(-sqrt(k) T)).
+double saddle_exponent(double k, double T) {
+  double norm2 = 0;
+  for (int c = 0; c < 6; ++c) norm2 += initial_tangent(c) * initial_tangent(c);
+  const double a = 0.5 * (initial_tangent(0) + initial_tangent(3) / std::sqrt(k)) / std::sqrt(norm2);
+  return std::sqrt(k) + std::log(std::fabs(a) * std::sqrt(1 + k)) / T;
+}
+
+TEST(Lyapunov, ASaddlesExponentIsTheSquareRootOfItsCurvature) {
+  const Vec<double, 3> zero = Vec<double, 3>::zero();
+  for (const double k : {1.0, 2.25}) {
+    for (const Method method : {Method::dopri5, Method::dop853}) {
+      const double lambda = exponent_at(saddle(k, 1.0), zero, zero, 400.0, method);
+      EXPECT_NEAR(lambda, saddle_exponent(k, 400.0), 1e-7) << "k " << k;
+      EXPECT_NEAR(lambda, std::sqrt(k), 0.01 * std::sqrt(k)) << "k " << k;
+      std::printf("saddle k %g, %s: lambda(400) = %.8f, closed form %.8f, sqrt(k) = %g\n", k,
+                  method == Method::dopri5 ? "dopri5" : "dop853", lambda, saddle_exponent(k, 400.0),
+                  std::sqrt(k));
+    }
+  }
+}
+
+TEST(Lyapunov, WhereTheTangentIsRenormalisedDoesNotChangeTheEstimate) {
+  const Vec<double, 3> zero = Vec<double, 3>::zero();
+  const double a = exponent_at(saddle(1.0, 0.5), zero, zero, 100.0, Method::dopri5);
+  const double b = exponent_at(saddle(1.0, 7.0), zero, zero, 100.0, Method::dopri5);
+  EXPECT_NEAR(a, b, 1e-9);
+  // without renormalisation delta grows like e^t and overflows by t = 710
+  const double never = exponent_at(saddle(1.0, 1e300), zero, zero, 100.0, Method::dopri5);
+  EXPECT_NEAR(never, a, 1e-9);
+}
+
+TEST(Lyapunov, TheRenormalisationKeepsTheTangentRepresentableOverLongTimes) {
+  const Vec<double, 3> zero = Vec<double, 3>::zero();
+  const double lambda = exponent_at(saddle(1.0, 1.0), zero, zero, 2000.0, Method::dopri5);
+  EXPECT_TRUE(std::isfinite(lambda));
+  EXPECT_NEAR(lambda, saddle_exponent(1.0, 2000.0), 1e-7);
+}
+
+TEST(Lyapunov, TheIntegrableCoinsExponentDecaysLikeLogTOverT) {
+  using Coin = models::RollingCoin;
+  using CoinUK = SecondOrderSystem<Coin, double, UdwadiaKalabaFormulation>;
+  TangentSystem<CoinUK> s;
+  s.params = Coin::Params{1.0, 1.0, 9.81, 0.3};
+  s.renormalize_every = 1.0;
+  // theta = 0.3 + 1.5 t, phi' = 2: x' and y' from the rolling constraints
+  Vec<double, 4> q0{{0.0, 0.0, 0.0, 0.3}};
+  Vec<double, 4> qd0{{2.0 * std::sin(0.3), 2.0 * std::cos(0.3), 2.0, 1.5}};
+  for (const double t : {100.0, 500.0}) {
+    const double lambda = exponent_at(s, q0, qd0, t, Method::dopri5);
+    // the coin's tangent grows polynomially (like t), so lambda(t) ~ c log(t) / t
+    EXPECT_GT(lambda, 0.0) << "t " << t;
+    EXPECT_LT(lambda, 2.0 * std::log(t) / t) << "t " << t;
+    std::printf("coin: lambda(%g) = %.5f, log(t)/t = %.5f\n", t, lambda, std::log(t) / t);
+  }
+  EXPECT_LT(exponent_at(s, q0, qd0, 500.0, Method::dop853), 0.05);
+}
+
+}  // namespace
