@@ -79,6 +79,17 @@ double exponent_at(const TangentSystem<Sys>& ts_sys, const Vec<double, Sys::n>& 
 
 using SaddleUK = SecondOrderSystem<SaddleOnPlane, double, UdwadiaKalabaFormulation>;
 
+// The sanitizer build (tests at -O0 under ASan, ~35x slower) integrates over
+// shorter times; the closed forms hold for any T, and T = 800 still passes
+// the point (lambda T ~ 709) where an unrenormalised tangent overflows.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kShort = true;
+#else
+constexpr bool kShort = false;
+#endif
+const double kSaddleT = kShort ? 100.0 : 400.0;
+const double kLongT = kShort ? 800.0 : 2000.0;
+
 TangentSystem<SaddleUK> saddle(double k, double renormalize_every) {
   TangentSystem<SaddleUK> s;
   s.params = SaddleOnPlane::Params{k, 2.0};
@@ -102,12 +113,12 @@ TEST(Lyapunov, ASaddlesExponentIsTheSquareRootOfItsCurvature) {
   const Vec<double, 3> zero = Vec<double, 3>::zero();
   for (const double k : {1.0, 2.25}) {
     for (const Method method : {Method::dopri5, Method::dop853}) {
-      const double lambda = exponent_at(saddle(k, 1.0), zero, zero, 400.0, method);
-      EXPECT_NEAR(lambda, saddle_exponent(k, 400.0), 1e-7) << "k " << k;
-      EXPECT_NEAR(lambda, std::sqrt(k), 0.01 * std::sqrt(k)) << "k " << k;
-      std::printf("saddle k %g, %s: lambda(400) = %.8f, closed form %.8f, sqrt(k) = %g\n", k,
-                  method == Method::dopri5 ? "dopri5" : "dop853", lambda, saddle_exponent(k, 400.0),
-                  std::sqrt(k));
+      const double lambda = exponent_at(saddle(k, 1.0), zero, zero, kSaddleT, method);
+      EXPECT_NEAR(lambda, saddle_exponent(k, kSaddleT), 1e-7) << "k " << k;
+      EXPECT_NEAR(lambda, std::sqrt(k), (kShort ? 0.04 : 0.01) * std::sqrt(k)) << "k " << k;
+      std::printf("saddle k %g, %s: lambda(%g) = %.8f, closed form %.8f, sqrt(k) = %g\n", k,
+                  method == Method::dopri5 ? "dopri5" : "dop853", kSaddleT, lambda,
+                  saddle_exponent(k, kSaddleT), std::sqrt(k));
     }
   }
 }
@@ -124,9 +135,9 @@ TEST(Lyapunov, WhereTheTangentIsRenormalisedDoesNotChangeTheEstimate) {
 
 TEST(Lyapunov, TheRenormalisationKeepsTheTangentRepresentableOverLongTimes) {
   const Vec<double, 3> zero = Vec<double, 3>::zero();
-  const double lambda = exponent_at(saddle(1.0, 1.0), zero, zero, 2000.0, Method::dopri5);
+  const double lambda = exponent_at(saddle(1.0, 1.0), zero, zero, kLongT, Method::dopri5);
   EXPECT_TRUE(std::isfinite(lambda));
-  EXPECT_NEAR(lambda, saddle_exponent(1.0, 2000.0), 1e-7);
+  EXPECT_NEAR(lambda, saddle_exponent(1.0, kLongT), 1e-7);
 }
 
 TEST(Lyapunov, TheIntegrableCoinsExponentDecaysLikeLogTOverT) {
@@ -138,14 +149,18 @@ TEST(Lyapunov, TheIntegrableCoinsExponentDecaysLikeLogTOverT) {
   // theta = 0.3 + 1.5 t, phi' = 2: x' and y' from the rolling constraints
   Vec<double, 4> q0{{0.0, 0.0, 0.0, 0.3}};
   Vec<double, 4> qd0{{2.0 * std::sin(0.3), 2.0 * std::cos(0.3), 2.0, 1.5}};
+  if (kShort) std::printf("sanitizer build: the coin to t = 100 only\n");
   for (const double t : {100.0, 500.0}) {
+    if (kShort && t > 100.0) continue;
     const double lambda = exponent_at(s, q0, qd0, t, Method::dopri5);
     // the coin's tangent grows polynomially (like t), so lambda(t) ~ c log(t) / t
     EXPECT_GT(lambda, 0.0) << "t " << t;
     EXPECT_LT(lambda, 2.0 * std::log(t) / t) << "t " << t;
     std::printf("coin: lambda(%g) = %.5f, log(t)/t = %.5f\n", t, lambda, std::log(t) / t);
   }
-  EXPECT_LT(exponent_at(s, q0, qd0, 500.0, Method::dop853), 0.05);
+  if (!kShort) {
+    EXPECT_LT(exponent_at(s, q0, qd0, 500.0, Method::dop853), 0.05);
+  }
 }
 
 }  // namespace

@@ -84,6 +84,17 @@ class BuiltInModelAsAModelFile : public ::testing::TestWithParam<std::string> {}
 
 TEST_P(BuiltInModelAsAModelFile, GivesTheSameTrajectories) {
   const std::string name = GetParam();
+#if defined(__SANITIZE_ADDRESS__)
+  // what nholo does with a plugin is the same code for every model; the
+  // plugins themselves (compiled by the plugin compiler, not instrumented)
+  // and the numbers are checked by the product build's run of every model
+  if (name != "rolling_coin" && name != "skate") {
+    std::printf("SKIPPED in the sanitizer build: the rolling_coin and skate instances check "
+                "nholo's side of a model file's run; every model's numbers are checked by the "
+                "product build\n");
+    GTEST_SKIP() << "sanitizer build: rolling_coin and skate only";
+  }
+#endif
   const fs::path file = kSource / "tests" / "model_files" / (name + ".toml");
   ASSERT_TRUE(fs::exists(file)) << "no model file for the built-in model " << name;
   // every formulation both offer (a model file has no embedded form)
@@ -336,7 +347,8 @@ TEST(ModelFiles, CheckSaysWhereMassMatrixAndForcesComeFrom) {
 TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
   const fs::path dir = temp_dir("cache");
   const fs::path cache = dir / "cache";
-  const std::string env = "NHOLO_CACHE_DIR='" + cache.string() + "'";
+  // the cache's logic, not the plugin's code: plugins unoptimized (3x faster)
+  const std::string env = "NHOLO_CACHE_DIR='" + cache.string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
   write_file(dir / "tiny.model.toml", kTinyModel);
   write_file(dir / "run.toml", kTinyRun);
   // `nholo model build` compiles and says how long it took
@@ -429,7 +441,9 @@ TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
 
 TEST(ModelFiles, TwoProcessesBuildingOneModelAtOnceBothSucceed) {
   const fs::path dir = temp_dir("concurrent");
-  const std::string env = "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "'";
+  // the cache's logic, not the plugin's code: plugins unoptimized (3x faster)
+  const std::string env =
+      "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
   std::string text = kTinyModel;
   text.replace(text.find("tiny_oscillator"), 15, "tiny_concurrent");
   write_file(dir / "tiny.model.toml", text);
@@ -506,7 +520,8 @@ std::string nvrtc_missing(const Result& r) {
 TEST(ModelFiles, GpuModulesCompileWithNvrtcAreCachedAndDamagedOnesRefused) {
   const fs::path dir = temp_dir("gpu_cache");
   const fs::path cache = dir / "cache";
-  const std::string env = "NHOLO_CACHE_DIR='" + cache.string() + "'";
+  // the cache's logic, not the plugin's code: plugins unoptimized (3x faster)
+  const std::string env = "NHOLO_CACHE_DIR='" + cache.string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
   write_file(dir / "tiny.model.toml", kTinyModel);
   const Result b = nholo(
       "model build tiny.model.toml --gpu-arch sm_80,sm_90 --formulations udwadia_kalaba", dir, env);

@@ -39,11 +39,15 @@ fs::path temp_dir(const std::string& name) {
   return nholo_test::temp_dir("nholo_plugin_interface", name);
 }
 
+// A test's own plugin cache: these tests check the cache's and the
+// interface's logic, not the plugin's code, so its plugins are compiled
+// unoptimized (NHOLO_PLUGIN_CXXFLAGS=-O0: about 3x faster to build)
 std::string cache_env(const fs::path& cache) {
-  return "NHOLO_CACHE_DIR='" + cache.string() + "'";
+  return "NHOLO_CACHE_DIR='" + cache.string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
 }
+// the tests' shared cache, plugins as nholo builds them (-O3)
 std::string shared_cache_env() {
-  return cache_env(NHOLO_TEST_PLUGIN_CACHE);
+  return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'";
 }
 
 // the first of names found on PATH, "" when none
