@@ -143,7 +143,7 @@ struct StepFromStart {
       return true;
     }
     Vec<S, N> k_last;
-    S err;
+    S err = S(0);
     return rk_step<Tab>(*sys, t0, *y0, *f0, tau, tol, y, err, k_last) == Status::ok;
   }
 };
@@ -217,7 +217,7 @@ NHOLO_HDI bool advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
     if (st != Status::ok) return fail(ts, st);
     k0_valid = false;
     Vec<S, N> y1, klast;
-    S err;
+    S err = S(0);
     st = rk_step<TableauRK4>(sys, ts.t, ts.y, k0, h, tol, y1, err, klast);
     if (st != Status::ok) return fail(ts, st);
     const S t1 = landing ? t_out : ts.t + h;
@@ -271,7 +271,7 @@ NHOLO_HDI bool advance_adaptive(const Sys& sys, TrajectoryState<S, N>& ts, S t_o
       ts.dydt_valid = true;
     }
     Vec<S, N> y1, klast;
-    S err;
+    S err = S(0);  // written by rk_step when it returns ok (GCC -O1 cannot see it)
     const S t1 = lands ? t_out : ts.t + h;
     const Status st = rk_step<Tab>(sys, ts.t, ts.y, ts.dydt, h, tol, y1, err, klast, t1);
     if (st != Status::ok || !is_finite(err)) {
