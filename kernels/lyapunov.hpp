@@ -14,9 +14,9 @@
 // exactly the linearisation of what the stepper integrates, projection and
 // all the formulation's branches included; the stepper controls the error of
 // delta with that of y0. tau and T grow linearly, which every Runge-Kutta
-// method integrates exactly (up to the rounding of the steps' sum). After each accepted step (post_step) with
-// tau >= renormalize_every, delta is divided by its norm |delta| and
-// log(|delta|) is added to log_sum, tau set to 0. The estimate at any time is
+// method integrates exactly (up to the rounding of the steps' sum). After each accepted step
+// (post_step) with tau >= renormalize_every, delta is divided by its norm |delta| and log(|delta|)
+// is added to log_sum, tau set to 0. The estimate at any time is
 //
 //   lambda = (log_sum + log |delta|) / T
 //
@@ -60,7 +60,9 @@ struct has_tangent_system<
 
 // Component c of the initial tangent direction (before normalisation): no
 // component zero, no two alike, none a simple multiple of another.
-NHOLO_HDI double initial_tangent(int c) { return 1.0 + 0.5 * sin(1.7 * c + 0.3); }
+NHOLO_HDI double initial_tangent(int c) {
+  return 1.0 + 0.5 * sin(1.7 * c + 0.3);
+}
 
 template <class Sys>
 struct TangentSystem {

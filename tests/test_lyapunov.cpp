@@ -105,7 +105,8 @@ TangentSystem<SaddleUK> saddle(double k, double renormalize_every) {
 double saddle_exponent(double k, double T) {
   double norm2 = 0;
   for (int c = 0; c < 6; ++c) norm2 += initial_tangent(c) * initial_tangent(c);
-  const double a = 0.5 * (initial_tangent(0) + initial_tangent(3) / std::sqrt(k)) / std::sqrt(norm2);
+  const double a =
+      0.5 * (initial_tangent(0) + initial_tangent(3) / std::sqrt(k)) / std::sqrt(norm2);
   return std::sqrt(k) + std::log(std::fabs(a) * std::sqrt(1 + k)) / T;
 }
 

@@ -157,8 +157,10 @@ void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
       // a cached one is rebuilt once (the cache recovers, like a plugin's)
       if (g.compiled) throw;
       if (!quiet)
-        std::fprintf(stderr, "nholo: model %s: the cached GPU module %s cannot be used (%s); "
-                     "refused, rebuilding it\n", cfg.model_spec->name.c_str(), g.path.c_str(), e.what());
+        std::fprintf(stderr,
+                     "nholo: model %s: the cached GPU module %s cannot be used (%s); refused, "
+                     "rebuilding it\n",
+                     cfg.model_spec->name.c_str(), g.path.c_str(), e.what());
       dev.add_module(f, gpu_module(*cfg.model_spec, p, f, method, arch, log, true, events).image);
     }
   }
