@@ -154,6 +154,32 @@ for cfg in "$EX"/*.toml; do
   fi
 done
 
+# one agreement: CONFIG (run in DIR) on $BACKEND and on omp with the same
+# initial states, DOP853 rtol = atol = 1e-12 and ARGS, compared by nholo diff
+# --rtol 1e-10; sets pair_verdict ("agree", "DIFFER" or what failed) and
+# pair_worst (the largest relative difference nholo diff printed)
+agree_pair() {  # NAME DIR CONFIG [ARGS...]
+  local name=$1 dir=$2 cfg=$3 b rc
+  shift 3
+  pair_verdict=""
+  for b in "$BACKEND" omp; do
+    (cd "$dir" && limited "$NHOLO" run "$cfg" --backend "$b" -q --set integrator.method='"dop853"' \
+       --set integrator.rtol=1e-12 --set integrator.atol=1e-12 "$@" \
+       --set output.path="\"$WORK/${name}_$b.h5\"") >"$WORK/${name}_$b.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || { log "FAILED: $name on $b: $(why $rc)"; pair_verdict+="$b $(why $rc); "; fail=1; }
+  done
+  if [ -n "$pair_verdict" ]; then
+    :
+  elif "$NHOLO" diff "$WORK/${name}_$BACKEND.h5" "$WORK/${name}_omp.h5" --rtol 1e-10 >"$WORK/$name.txt" 2>&1; then
+    pair_verdict="agree"
+  else
+    pair_verdict="DIFFER"
+    fail=1
+  fi
+  pair_worst=$(grep -v '^  info' "$WORK/$name.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
+}
+
 # ---- 4. agreement with the CPU backend, every model and formulation
 log "agreement $BACKEND vs omp (rtol 1e-12, nholo diff --rtol 1e-10)"
 agree_rows=""
@@ -166,7 +192,6 @@ for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
   size_arg=(--set ensemble.size=$AGREE_SIZE)
   grep -qE '^sampler *= *"grid"' "$cfg" && size_arg=()
   common=(--set "model=\"$model\"" --set "formulations=$list" "${size_arg[@]}"
-          --set integrator.method='"dop853"' --set integrator.rtol=1e-12 --set integrator.atol=1e-12
           --set integrator.max_steps=100000)
   # Appell's particle: at its zero-speed point the constraint has no tangent
   # plane and the motion after it is not unique (the backends' rounding picks
@@ -176,25 +201,8 @@ for model in $("$NHOLO" models | sed -n 's/^\([a-z0-9_]*\) — .*/\1/p'); do
   # (docs/BENCHMARKS.md sections 10 and 12)
   label=$model
   [ "$model" = appell ] && common+=(--set time.t_end=0.05 --set time.save_every=0.001) && label="appell (t <= 0.05)"
-
-  verdict=""
-  for b in "$BACKEND" omp; do
-    (cd "$EX" && limited "$NHOLO" run "$cfg" --backend "$b" -q "${common[@]}" \
-       --set output.path="\"$WORK/agree_${model}_$b.h5\"") >"$WORK/agree_${model}_$b.log" 2>&1
-    rc=$?
-    [ $rc = 0 ] || { log "FAILED: $model on $b: $(why $rc)"; verdict+="$b $(why $rc); "; fail=1; }
-  done
-  if [ -n "$verdict" ]; then
-    :
-  elif "$NHOLO" diff "$WORK/agree_${model}_$BACKEND.h5" "$WORK/agree_${model}_omp.h5" --rtol 1e-10 \
-       >"$WORK/agree_$model.txt" 2>&1; then
-    verdict="agree"
-  else
-    verdict="DIFFER"
-    fail=1
-  fi
-  worst=$(grep -v '^  info' "$WORK/agree_$model.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
-  agree_rows+="| $label | ${forms//,/, } | $worst | $verdict |"$'\n'
+  agree_pair "agree_$model" "$EX" "$cfg" "${common[@]}"
+  agree_rows+="| $label | ${forms//,/, } | $pair_worst | $pair_verdict |"$'\n'
 done
 
 # the example model files: on a GPU through their GPU modules (NVRTC,
@@ -202,58 +210,24 @@ done
 for cfg in "$EX"/models/*.toml; do
   case "$cfg" in *.model.toml) continue ;; esac
   name=$(basename "$cfg" .toml)
-  common=(--set ensemble.size=$AGREE_SIZE --set integrator.method='"dop853"' --set integrator.rtol=1e-12
-          --set integrator.atol=1e-12 --set integrator.max_steps=100000)
-  verdict=""
-  for b in "$BACKEND" omp; do
-    (cd "$EX/models" && limited "$NHOLO" run "$cfg" --backend "$b" "${common[@]}" \
-       --set output.path="\"$WORK/agree_file_${name}_$b.h5\"") >"$WORK/agree_file_${name}_$b.log" 2>&1
-    rc=$?
-    [ $rc = 0 ] || { log "FAILED: model file $name on $b: $(why $rc)"; verdict+="$b $(why $rc); "; fail=1; }
-  done
-  if [ -n "$verdict" ]; then
-    :
-  elif "$NHOLO" diff "$WORK/agree_file_${name}_$BACKEND.h5" "$WORK/agree_file_${name}_omp.h5" --rtol 1e-10 \
-       >"$WORK/agree_file_$name.txt" 2>&1; then
-    verdict="agree"
-  else
-    verdict="DIFFER"
-    fail=1
-  fi
-  worst=$(grep -v '^  info' "$WORK/agree_file_$name.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
-  agree_rows+="| model file $name | (its config's) | $worst | $verdict |"$'\n'
+  agree_pair "agree_file_$name" "$EX/models" "$cfg" --set ensemble.size=$AGREE_SIZE \
+    --set integrator.max_steps=100000
+  agree_rows+="| model file $name | (its config's) | $pair_worst | $pair_verdict |"$'\n'
 done
 
 # events (docs/events.md): crossings recorded and trajectories stopped at
 # them, on a built-in model (the coin's example: a Poincare section and a
 # first passage) and on a model file (its GPU module with the events' hook)
 event_rows=""
-agree_pair() {  # NAME CONFIG_DIR CONFIG [--set ...]: cuda vs omp, nholo diff
-  local name=$1 dir=$2 cfg=$3 b rc verdict=""
-  shift 3
-  for b in "$BACKEND" omp; do
-    (cd "$dir" && limited "$NHOLO" run "$cfg" --backend "$b" --set ensemble.size=$AGREE_SIZE \
-       --set integrator.method='"dop853"' --set integrator.rtol=1e-12 --set integrator.atol=1e-12 \
-       "$@" --set output.path="\"$WORK/${name}_$b.h5\"") >"$WORK/${name}_$b.log" 2>&1
-    rc=$?
-    [ $rc = 0 ] || { log "FAILED: $name on $b: $(why $rc)"; verdict+="$b $(why $rc); "; fail=1; }
-  done
-  if [ -z "$verdict" ]; then
-    if "$NHOLO" diff "$WORK/${name}_$BACKEND.h5" "$WORK/${name}_omp.h5" --rtol 1e-10 >"$WORK/$name.txt" 2>&1; then
-      verdict="agree"
-    else
-      verdict="DIFFER"
-      fail=1
-    fi
-  fi
-  local worst crossings
-  worst=$(grep -v '^  info' "$WORK/$name.txt" 2>/dev/null | grep -o '= [0-9.e+-]*' | awk '{ if ($2 > w) w = $2 } END { printf "%.2e", w }')
-  crossings=$("$NHOLO" stats "$WORK/${name}_$BACKEND.h5" 2>/dev/null | grep '^  event ' |
+event_row() {  # NAME: the last agree_pair's row, with nholo stats' crossings
+  local crossings
+  crossings=$("$NHOLO" stats "$WORK/${1}_$BACKEND.h5" 2>/dev/null | grep '^  event ' |
     sed -E 's/^  event ([^ ]+) .*: ([0-9]+) crossings.*/\1: \2 crossings/' | paste -sd ';' -)
-  event_rows+="| $name | $worst | $verdict | ${crossings:-} |"$'\n'
+  event_rows+="| $1 | $pair_worst | $pair_verdict | ${crossings:-} |"$'\n'
 }
 log "events: $BACKEND vs omp"
-agree_pair events_coin "$EX" "$EX/rolling_coin_events.toml"
+agree_pair events_coin "$EX" "$EX/rolling_coin_events.toml" --set ensemble.size=$AGREE_SIZE
+event_row events_coin
 sed -e "s#^model = \"rolling_disk.model.toml\"#model = \"$EX/models/rolling_disk.model.toml\"#" \
   "$EX/models/rolling_disk.toml" >"$WORK/disk_events.toml"
 cat >>"$WORK/disk_events.toml" <<'EOT'
@@ -264,7 +238,8 @@ expr = "sin(phi)"
 direction = "both"
 max_records = 16
 EOT
-agree_pair events_model_file "$WORK" "$WORK/disk_events.toml"
+agree_pair events_model_file "$WORK" "$WORK/disk_events.toml" --set ensemble.size=$AGREE_SIZE
+event_row events_model_file
 
 # the cache recovers: a cached GPU module that its record vouches for but the
 # driver refuses (here: its bytes replaced by garbage of the same length) is
