@@ -58,6 +58,22 @@ struct has_tangent_system<
     Sys, std::void_t<typename rebind_scalar<Sys, Dual<typename Sys::scalar, 1>>::type>>
     : std::true_type {};
 
+// The estimate (log_sum + log |delta|) / T; NaN before any time passed.
+template <class S>
+NHOLO_HDI S lyapunov_from(S log_sum, S tangent_norm, S elapsed) {
+  return elapsed > S(0) ? (log_sum + log(tangent_norm)) / elapsed : S(NAN);
+}
+
+// The estimate of trajectory i of `count` from a slice's states in structure-
+// of-arrays layout (component c of trajectory i at [c count + i]), given from
+// component N0 on: the tangent's N0 rows, then log_sum, tau, T (a run reads
+// the final states so, host/backends/).
+NHOLO_HDI double lyapunov_of_states(const double* from_tangent, int64_t count, int64_t i, int N0) {
+  double s = 0;
+  for (int c = 0; c < N0; ++c) s += from_tangent[c * count + i] * from_tangent[c * count + i];
+  return lyapunov_from(from_tangent[N0 * count + i], sqrt(s), from_tangent[(N0 + 2) * count + i]);
+}
+
 // Component c of the initial tangent direction (before normalisation): no
 // component zero, no two alike, none a simple multiple of another.
 NHOLO_HDI double initial_tangent(int c) {
@@ -173,9 +189,15 @@ struct TangentSystem {
   }
   // the running estimate of the largest exponent (NaN before any time passed)
   NHOLO_HDI static S lyapunov_estimate(const Vec<S, N>& y) {
-    const S T = y[elapsed_index];
-    return T > S(0) ? (y[log_sum_index] + log(tangent_norm(y))) / T : S(NAN);
+    return lyapunov_from(y[log_sum_index], tangent_norm(y), y[elapsed_index]);
   }
 };
+
+// N0 of a tangent system (its base system's state size: where its tangent
+// starts in the state), -1 for any other system.
+template <class Sys>
+struct tangent_base_size : std::integral_constant<int, -1> {};
+template <class Sys>
+struct tangent_base_size<TangentSystem<Sys>> : std::integral_constant<int, Sys::N> {};
 
 }  // namespace nholo

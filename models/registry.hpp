@@ -75,14 +75,39 @@ void for_each_in(ModelList<Ms...>, F& f) {
   (f(ModelTag<Ms>{}), ...);
 }
 
-inline bool same_name(const char* a, const char* b) {
+constexpr bool same_name(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) {
     ++a;
     ++b;
   }
   return *a == *b;
 }
+template <class... Ms>
+constexpr int index_in(ModelList<Ms...>, const char* name) {
+  const char* names[] = {Ms::name...};
+  for (int i = 0; i < static_cast<int>(sizeof...(Ms)); ++i)
+    if (same_name(names[i], name)) return i;
+  return -1;
+}
 }  // namespace detail
+
+// The registered model called `name` as a type, at compile time (a built-in
+// model's plugin names its model so, host/model_files/plugin.cpp):
+//   using M = model_at_t<model_index("rolling_coin")>;   // RollingCoin
+// model_index is -1 for no registered model, and model_at_t<-1> does not compile.
+constexpr int model_index(const char* name) {
+  return detail::index_in(AllModels{}, name);
+}
+template <int I, class List = AllModels>
+struct model_at;
+template <int I, class M, class... Ms>
+struct model_at<I, ModelList<M, Ms...>> : model_at<I - 1, ModelList<Ms...>> {};
+template <class M, class... Ms>
+struct model_at<0, ModelList<M, Ms...>> {
+  using type = M;
+};
+template <int I>
+using model_at_t = typename model_at<I>::type;
 
 // f(ModelTag<Model>{}) for every model of List, in order
 template <class List, class F>

@@ -64,6 +64,7 @@ std::vector<Compared> compared_datasets(const std::string& form,
   }
   names.push_back({form + "/fail_time"});
   names.push_back({form + "/euler_poisson_residual", Compared::Scale::shown});
+  names.push_back({form + "/lyapunov"});
   for (const auto& ev : events)
     for (const char* d : {"count", "time", "q", "qdot"})
       names.push_back({form + "/events/" + ev + "/" + d});

@@ -245,6 +245,30 @@ void write_euler_poisson(std::ostream& os, const h5::Dataset& ed, int64_t size, 
      << me.max << ", mean " << me.mean << " over " << me.count << " trajectories\n";
 }
 
+// The largest Lyapunov exponents of formulation fname (`lyapunov`, one per
+// trajectory): their quantiles over the trajectories where it is defined.
+void write_lyapunov(std::ostream& os, const h5::Dataset& ld, int64_t size, int64_t block,
+                    const std::string& path) {
+  check_per_trajectory(ld, size, path);
+  Moments ml;
+  std::vector<double> v;
+  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+    read_traj_block(ld, size, block, i, v);
+    for (double x : v)
+      if (std::isfinite(x)) ml.add(x);
+  }
+  os << "  largest Lyapunov exponent: ";
+  if (ml.count == 0) {
+    os << "none defined (every trajectory failed)\n";
+    return;
+  }
+  auto part = [&](int64_t i, std::vector<double>& x) { read_traj_block(ld, size, block, i, x); };
+  const std::vector<double> q = exact_quantiles(traj_blocks(size, block), part, {0.05, 0.5, 0.95},
+                                                QuantileOptions{static_cast<size_t>(block), 4096});
+  os << "mean " << ml.mean << ", quantiles 5% " << q[0] << ", 50% " << q[1] << ", 95% " << q[2]
+     << ", max " << ml.max << " over " << ml.count << " trajectories\n";
+}
+
 // The events of formulation fname (`events/<name>`): crossings per
 // trajectory, and the first crossing's time (for a stop event, each
 // trajectory's first passage) by its quantiles, in bounded memory.
@@ -302,6 +326,8 @@ void write_formulation(std::ostream& os, const h5::Group& root, const std::strin
   if (root.exists(fname + "/euler_poisson_residual"))
     write_euler_poisson(os, root.open_dataset(fname + "/euler_poisson_residual"), size, block,
                         path);
+  if (root.exists(fname + "/lyapunov"))
+    write_lyapunov(os, root.open_dataset(fname + "/lyapunov"), size, block, path);
 }
 
 }  // namespace

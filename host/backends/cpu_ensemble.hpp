@@ -201,6 +201,10 @@ class CpuEnsemble final : public DeviceEnsemble {
       const double* y = ens_.y.data() + sys_.path_residual_index * count_;
       r.path_residual.assign(y, y + count_);
     }
+    r.lyapunov.clear();
+    if (sys_.tangent_base_size >= 0)
+      r.lyapunov = slice_lyapunov(ens_.y.data() + sys_.tangent_base_size * count_, count_,
+                                  sys_.tangent_base_size, ens_.status);
     r.event_count = event_count_;
     r.event_records = event_records_;
   }

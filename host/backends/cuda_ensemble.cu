@@ -434,6 +434,13 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
     down(r.path_residual.data(), y_.get() + shape_.path_residual_index * count,
          count * sizeof(double));
   }
+  r.lyapunov.clear();
+  if (shape_.tangent_base_size >= 0) {
+    const int N0 = shape_.tangent_base_size;
+    std::vector<double> rows(static_cast<std::size_t>(N0 + 3) * count);
+    down(rows.data(), y_.get() + N0 * count, rows.size() * sizeof(double));
+    r.lyapunov = slice_lyapunov(rows.data(), count, N0, r.status);
+  }
   r.event_count.resize(per_event_and_trajectory(L_.events, count));
   r.event_records.resize(event_record_size(L_.events, count, shape_.n));
   down(r.event_count.data(), event_count_.get(), r.event_count.size() * sizeof(int64_t));
@@ -488,6 +495,7 @@ class ModuleEnsemble final : public CudaEnsembleCore {
     s.N = m.N;
     s.n_params = m.n_params;
     s.path_residual_index = m.path_residual_index;
+    s.tangent_base_size = m.tangent_base_size;
     return s;
   }
   FormulationSystem sys_;

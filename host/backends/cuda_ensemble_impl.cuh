@@ -154,6 +154,7 @@ class PinnedArray {
 struct SystemShape {
   int n = 0, m = 0, N = 0, n_params = 0;
   int path_residual_index = -1;  // -1: the system has no path residual
+  int tangent_base_size = -1;    // a tangent system's N0 (kernels/lyapunov.hpp), else -1
 };
 
 class CudaEnsembleCore : public DeviceEnsemble {
@@ -240,6 +241,7 @@ class CudaEnsemble final : public CudaEnsembleCore {
     s.N = Sys::N;
     s.n_params = Sys::model_type::n_params;
     if constexpr (has_path_residual<Sys>::value) s.path_residual_index = Sys::path_residual_index;
+    s.tangent_base_size = tangent_base_size<Sys>::value;
     return s;
   }
 

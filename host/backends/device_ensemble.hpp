@@ -42,6 +42,7 @@
 #include "host/backends/ensemble_data.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations/embedded.hpp"
+#include "kernels/lyapunov.hpp"
 #include "kernels/reduce.hpp"
 
 namespace nholo {
@@ -202,6 +203,19 @@ struct WindowSlot {
   double* moments[2][5] = {};
 };
 
+// The largest Lyapunov exponent of each of a slice's count trajectories from
+// their final states, given from component N0 on (SliceResults::lyapunov).
+inline std::vector<double> slice_lyapunov(const double* from_tangent, int64_t count, int N0,
+                                          const std::vector<int32_t>& status) {
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    v[i] = status[i] == static_cast<int32_t>(Status::ok) ||
+                   status[i] == static_cast<int32_t>(Status::event)
+               ? lyapunov_of_states(from_tangent, count, i, N0)
+               : NAN;
+  return v;
+}
+
 // Per-trajectory results of a slice.
 struct SliceResults {
   std::vector<int32_t> status;
@@ -211,6 +225,10 @@ struct SliceResults {
   // max over the path of the formulation's own residual (embedded: the
   // Euler–Poisson residual, kernels/euler_poisson.hpp), empty for the others
   std::vector<double> path_residual;
+  // a tangent system's largest Lyapunov exponent per trajectory over the
+  // time it was integrated (kernels/lyapunov.hpp), NaN where it failed
+  // (a status other than ok and event); empty for the other systems
+  std::vector<double> lyapunov;
   // the events' counts and records (EnsembleLayout::events; empty: none)
   std::vector<int64_t> event_count;
   std::vector<double> event_records;

@@ -39,8 +39,12 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
              : "; parameters varied per trajectory: " + join(cfg.varied_params))
      << "), formulations " << join(cfg.formulations) << ", " << cfg.save_times.size()
      << " saves in [" << cfg.t_start << ", " << cfg.t_end << "], output " << cfg.output_path
-     << (cfg.fields.empty() ? " (statistics only)" : "") << events_text(cfg) << ", backend "
-     << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")") << "\n";
+     << (cfg.fields.empty() ? " (statistics only)" : "") << events_text(cfg);
+  if (cfg.lyapunov)
+    os << ", Lyapunov exponents (tangent renormalised every " << cfg.lyapunov_renormalize_every
+       << ")";
+  os << ", backend " << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")")
+     << "\n";
   return os.str();
 }
 

@@ -136,20 +136,38 @@ std::string shard_path(const std::string& path, int64_t begin, int64_t end) {
   return shard_file_path(path, begin, end);
 }
 
-// A model file on a GPU: the kernel of every formulation of the run, compiled
-// by NVRTC for this GPU (or found in the cache), registered on the device,
-// whose ensembles then launch it (host/model_files/plugin.hpp, GPU modules).
-void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
-  if (dev.info().backend != Backend::cuda || !cfg.model_spec) return;
+// The plugin a run compiles (or finds in the cache) for its model: a model
+// file's, and a built-in model's when the run needs its tangent systems
+// ([lyapunov]: compiled on demand, not into nholo); null for a built-in model
+// without [lyapunov] and for a plugin file.
+const Plugin* run_plugin(const RunConfig& cfg, bool quiet) {
   auto log = [&](const std::string& line) {
     if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
   };
-  const Plugin& p = model_plugin(*cfg.model_spec, log);
+  if (cfg.model_spec) return &model_plugin(model_source(*cfg.model_spec), log, false, cfg.lyapunov);
+  if (cfg.lyapunov && cfg.model_plugin.empty())
+    return &model_plugin(builtin_model_source(cfg.model), log, false, true);
+  return nullptr;
+}
+
+// A model's plugin on a GPU: the kernel of every formulation of the run,
+// compiled by NVRTC for this GPU (or found in the cache), registered on the
+// device, whose ensembles then launch it (host/model_files/plugin.hpp, GPU
+// modules).
+void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
+  if (dev.info().backend != Backend::cuda) return;
+  const Plugin* p = run_plugin(cfg, quiet);
+  if (!p) return;
+  auto log = [&](const std::string& line) {
+    if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
+  };
+  const ModelSource source =
+      cfg.model_spec ? model_source(*cfg.model_spec) : builtin_model_source(cfg.model);
   const std::string arch = gpu_arch_of(dev.info().compute_capability);
   const char* method = tables::method_name(cfg.integrator.method);
-  const bool events = !cfg.events.empty();
+  const GpuModuleKind kind{!cfg.events.empty(), cfg.lyapunov};
   for (const auto& f : cfg.formulations) {
-    const GpuModule& g = gpu_module(*cfg.model_spec, p, f, method, arch, log, false, events);
+    const GpuModule& g = gpu_module(source, *p, f, method, arch, log, false, kind);
     try {
       dev.add_module(f, g.image);
     } catch (const ModuleLoadError& e) {
@@ -160,21 +178,17 @@ void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
         std::fprintf(stderr,
                      "nholo: model %s: the cached GPU module %s cannot be used (%s); refused, "
                      "rebuilding it\n",
-                     cfg.model_spec->name.c_str(), g.path.c_str(), e.what());
-      dev.add_module(f, gpu_module(*cfg.model_spec, p, f, method, arch, log, true, events).image);
+                     source.name.c_str(), g.path.c_str(), e.what());
+      dev.add_module(f, gpu_module(source, *p, f, method, arch, log, true, kind).image);
     }
   }
 }
 
 // What the run pipeline needs of cfg's model: built in, or a plugin's (a
-// model file's, compiled now unless cached, or a plugin file).
+// model file's or a built-in model's with its tangent systems, compiled now
+// unless cached, or a plugin file).
 const ModelRuntime& model_runtime(const RunConfig& cfg, bool quiet) {
-  if (cfg.model_spec) {
-    const Plugin& p = model_plugin(*cfg.model_spec, [&](const std::string& line) {
-      if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
-    });
-    return *p.runtime;
-  }
+  if (const Plugin* p = run_plugin(cfg, quiet)) return *p->runtime;
   if (!cfg.model_plugin.empty()) return *load_plugin_file(cfg.model_plugin).runtime;
   const ModelRuntime* r = builtin_model_runtime(cfg.model);
   if (!r) throw ConfigError("model", "unknown model '" + cfg.model + "'");

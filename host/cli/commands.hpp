@@ -68,6 +68,8 @@ struct GpuBuildOptions {
   std::vector<std::string> archs, formulations;
   std::string method = "dopri5";
   bool events = false;  // the modules with the events' hook (a run with [[events]])
+  // the plugin with the tangent systems and their modules (a run with [lyapunov])
+  bool tangent = false;
 };
 std::string model_file_command(const std::string& path, bool build, bool force,
                                const GpuBuildOptions& gpu = {});

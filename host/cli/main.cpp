@@ -130,7 +130,10 @@ CLI::App* add_model(CLI::App& app, Args& a, CLI::App** build) {
   CLI::App* model_build = model->add_subcommand(
       "build",
       "check a model file and compile its plugin ahead of a run (reports the compile time)");
-  model_build->add_option("file", a.model_file, "a model file (*.toml)")->required();
+  model_build
+      ->add_option("file", a.model_file,
+                   "a model file (*.toml), or a built-in model's name with --lyapunov")
+      ->required();
   model_build->add_flag("--force", a.force, "compile even when a valid plugin is cached");
   model_build
       ->add_option("--gpu-arch", a.gpu_build.archs,
@@ -147,6 +150,9 @@ CLI::App* add_model(CLI::App& app, Args& a, CLI::App** build) {
       ->check(CLI::IsMember(nholo::tables::names_of(nholo::tables::kMethods)));
   model_build->add_flag("--events", a.gpu_build.events,
                         "GPU modules with the events' hook, as a run with [[events]] uses them");
+  model_build->add_flag("--lyapunov", a.gpu_build.tangent,
+                        "the plugin (and GPU modules) with the tangent systems, as a run with "
+                        "[lyapunov] uses them; FILE may also name a built-in model");
   CLI::App* model_check = model->add_subcommand(
       "check", "check a model file and describe the model; compiles and writes nothing");
   model_check->add_option("file", a.model_file, "a model file (*.toml)")->required();

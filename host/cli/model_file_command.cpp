@@ -3,12 +3,14 @@
 // described, its plugin (and GPU modules) compiled or found in the cache.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
 #include "host/cli/commands.hpp"
 #include "host/cli/model_description.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/tables.hpp"
 #include "host/model_files/model_file.hpp"
 #include "host/model_files/plugin.hpp"
 
@@ -22,31 +24,65 @@ void log_compile(const std::string& line) {
 
 // The GPU modules of the model for gpu.archs x gpu.formulations (empty: all
 // of the model's) and gpu.method, compiled or found in the cache.
-void build_gpu_modules(std::ostream& os, const ModelSpec& spec, const Plugin& p,
+void build_gpu_modules(std::ostream& os, const ModelSource& source, const Plugin& p,
                        const GpuBuildOptions& gpu, bool force) {
-  const ModelInfo mi = model_info_from_spec(spec);
+  const ModelInfo& mi = source.info;
   std::vector<std::string> fs_ = gpu.formulations.empty() ? mi.formulations : gpu.formulations;
   for (const auto& f : fs_)
     if (std::find(mi.formulations.begin(), mi.formulations.end(), f) == mi.formulations.end())
-      throw ConfigError("--formulations", "'" + f + "' is not a formulation of model " + spec.name +
-                                              "; accepted: " + join(mi.formulations));
+      throw ConfigError("--formulations", "'" + f + "' is not a formulation of model " +
+                                              source.name + "; accepted: " + join(mi.formulations));
+  if (gpu.tangent) {  // the embedded formulation has none: skipped when not asked for by name
+    std::vector<std::string> with;
+    for (const auto& f : fs_) {
+      const tables::FormulationEntry* e = tables::find_formulation(f);
+      if (e && e->has_tangent_system)
+        with.push_back(f);
+      else if (!gpu.formulations.empty())
+        throw ConfigError("--formulations", "'" + f + "' has no tangent system (--lyapunov)");
+    }
+    fs_ = with;
+  }
   os << nvrtc_description() << "\n";
   for (const auto& arch : gpu.archs)
     for (const auto& f : fs_) {
-      const GpuModule& g =
-          gpu_module(spec, p, f, gpu.method, arch, log_compile, force, gpu.events);
-      os << "GPU module " << f << " " << gpu.method << (gpu.events ? " (events)" : "") << " "
-         << arch << ": " << g.path << "\n  "
+      const GpuModule& g = gpu_module(source, p, f, gpu.method, arch, log_compile, force,
+                                      GpuModuleKind{gpu.events, gpu.tangent});
+      os << "GPU module " << f << (gpu.tangent ? " (tangent system)" : "") << " " << gpu.method
+         << (gpu.events ? " (events)" : "") << " " << arch << ": " << g.path << "\n  "
          << (g.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
          << g.compile_seconds << (g.compiled ? " s" : " s)") << ", " << g.image.size() << " bytes"
          << (g.resources.empty() ? std::string() : "; kernel: " + g.resources) << "\n";
     }
 }
 
+// The plugin (and GPU modules) of source, compiled or found in the cache.
+std::string build_model(const ModelSource& source, bool force, const GpuBuildOptions& gpu) {
+  // a bad or unsupported --gpu-arch is refused before anything is compiled
+  for (const auto& arch : gpu.archs) check_gpu_arch(arch);
+  std::ostringstream os;
+  const Plugin& p = model_plugin(source, log_compile, force, gpu.tangent);
+  os << "plugin" << (gpu.tangent ? " (with the tangent systems)" : "") << ": " << p.path << "\n"
+     << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
+     << p.compile_seconds << (p.compiled ? " s" : " s)") << "\n";
+  if (!gpu.archs.empty()) build_gpu_modules(os, source, p, gpu, force);
+  return os.str();
+}
+
 }  // namespace
 
 std::string model_file_command(const std::string& path, bool build, bool force,
                                const GpuBuildOptions& gpu) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) && find_model(path)) {
+    // a built-in model: compiled into nholo, its tangent systems on demand
+    if (!build || !gpu.tangent)
+      throw ConfigError("model", "'" + path +
+                                     "' is a built-in model, compiled into nholo (`nholo models " +
+                                     path + "` describes it); `nholo model build " + path +
+                                     " --lyapunov` compiles its tangent systems' plugin");
+    return build_model(builtin_model_source(path), force, gpu);
+  }
   ModelSpec spec;
   try {
     spec = load_model_file(path, model_names());
@@ -73,15 +109,7 @@ std::string model_file_command(const std::string& path, bool build, bool force,
     os << "model file ok: " << path << " (not compiled; `nholo model build` compiles its plugin)\n";
     return os.str();
   }
-  // a bad or unsupported --gpu-arch is refused before anything is compiled
-  for (const auto& arch : gpu.archs) check_gpu_arch(arch);
-  const Plugin& p = model_plugin(spec, log_compile, force);
-  os << "plugin: " << p.path << "\n"
-     << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
-     << p.compile_seconds << (p.compiled ? " s" : " s)") << "\n";
-  if (gpu.archs.empty()) return os.str();
-  build_gpu_modules(os, spec, p, gpu, force);
-  return os.str();
+  return os.str() + build_model(model_source(spec), force, gpu);
 }
 
 }  // namespace nholo

@@ -29,7 +29,7 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
   static const std::map<std::string, std::vector<std::string>> schema = {
       {"",
        {"model", "formulations", "params", "time", "integrator", "ensemble", "output", "backend",
-        "compare", "events"}},
+        "compare", "events", "lyapunov"}},
       {"time", {"t_start", "t_end", "save_every", "saveat"}},
       {"integrator",
        {"method", "rtol", "atol", "dt", "dt_min", "dt_max", "max_steps", "drift", "baumgarte_alpha",
@@ -39,6 +39,7 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
       {"output", {"path", "mode", "fields", "memory_budget_mb", "window", "compression"}},
       {"backend", {"device", "gpu", "threads", "steps_per_launch"}},
       {"compare", {"threshold"}},
+      {"lyapunov", {"enabled", "renormalize_every"}},
       // each table of the [[events]] array
       {"events", {"name", "expr", "direction", "action", "max_records", "subdivisions"}},
   };
@@ -109,7 +110,8 @@ void record_effective_config(const toml::table& root, RunConfig& cfg) {
 void check_all_keys(const toml::table& root) {
   using namespace config_parse;
   check_keys(root, "", "");
-  for (const char* t : {"time", "integrator", "ensemble", "output", "backend", "compare"})
+  for (const char* t :
+       {"time", "integrator", "ensemble", "output", "backend", "compare", "lyapunov"})
     if (const toml::table* st = subtable(root, t)) check_keys(*st, t, std::string(t) + ".");
   check_event_keys(root);
 }
@@ -138,6 +140,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
   parse_output(root, cfg);
   parse_backend(root, cfg);
   parse_compare(root, cfg);
+  parse_lyapunov(root, cfg);
   return cfg;
 }
 

@@ -122,6 +122,11 @@ struct RunConfig {
   // [[events]], in the order given (kernels/event_program.hpp; compiled for
   // the kernels by host/config/event_table.hpp)
   std::vector<EventConfig> events;
+
+  // [lyapunov]: the largest Lyapunov exponent of every trajectory from the
+  // tangent flow (kernels/lyapunov.hpp), written as <formulation>/lyapunov
+  bool lyapunov = false;
+  double lyapunov_renormalize_every = 1.0;  // in time; > 0
 };
 
 // The keys each table accepts (for messages, docs and `nholo check`).

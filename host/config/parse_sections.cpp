@@ -277,4 +277,42 @@ void parse_compare(const toml::table& root, RunConfig& cfg) {
   }
 }
 
+void parse_lyapunov(const toml::table& root, RunConfig& cfg) {
+  const toml::table* lt = subtable(root, "lyapunov");
+  if (!lt) return;
+  if (const toml::node* n = lt->get("enabled")) {
+    const auto b = n->value<bool>();
+    if (!n->is_boolean() || !b)
+      throw ConfigError("lyapunov.enabled",
+                        std::string("must be true or false, got ") + type_name(*n));
+    cfg.lyapunov = *b;
+  }
+  if (const toml::node* n = lt->get("renormalize_every")) {
+    const double r = as_number(*n, "lyapunov.renormalize_every");
+    if (!(r > 0))
+      throw ConfigError("lyapunov.renormalize_every",
+                        "must be a time > 0 (the tangent vector is renormalised after the first "
+                        "step that ends at least this long after the last renormalisation)");
+    cfg.lyapunov_renormalize_every = r;
+  }
+  if (!cfg.lyapunov) return;
+  if (!cfg.model_plugin.empty())
+    throw ConfigError("lyapunov.enabled",
+                      "a plugin file (model = \"" + cfg.model_plugin +
+                          "\") cannot be recompiled with the tangent systems; use a built-in "
+                          "model or a model file");
+  std::vector<std::string> with_tangent;
+  for (const auto& e : tables::kFormulations)
+    if (e.has_tangent_system) with_tangent.push_back(e.name);
+  for (const auto& f : cfg.formulations) {
+    const tables::FormulationEntry* e = tables::find_formulation(f);
+    if (e && !e->has_tangent_system)
+      throw ConfigError("lyapunov.enabled",
+                        "formulation " + f +
+                            " has no tangent system (its state is not smooth: the embedded "
+                            "formulation's running maximum); Lyapunov exponents are computed for " +
+                            join(with_tangent) + ": drop " + f + " from formulations");
+  }
+}
+
 }  // namespace nholo::config_parse

@@ -53,17 +53,20 @@ struct FormulationEntry {
   // the result file has its Euler–Poisson check, euler_poisson_residual
   // (kernels/euler_poisson.hpp)
   bool has_euler_poisson_residual;
+  // its right-hand side has a tangent flow (kernels/lyapunov.hpp
+  // has_tangent_system: a smooth state), so [lyapunov] can run it
+  bool has_tangent_system;
 };
 
 // clang-format off
 inline constexpr FormulationEntry kFormulations[] = {
-    // name                 id                                full rank  pos/vel  conflated  embedded  lambda0  Euler-Poisson
-    {"udwadia_kalaba",       Formulation::udwadia_kalaba,      false,     false,   false,     false,    false,   false},
-    {"lagrange_multiplier",  Formulation::lagrange_multiplier, true,      false,   false,     false,    false,   false},
-    {"null_space",           Formulation::null_space,          false,     false,   false,     false,    false,   false},
-    {"vakonomic",            Formulation::vakonomic,           true,      true,    false,     false,    true,    false},
-    {"conflated",            Formulation::conflated,           false,     false,   true,      false,    false,   false},
-    {"embedded",             Formulation::embedded,            false,     false,   false,     true,     true,    true},
+    // name                 id                                full rank  pos/vel  conflated  embedded  lambda0  Euler-Poisson  tangent
+    {"udwadia_kalaba",       Formulation::udwadia_kalaba,      false,     false,   false,     false,    false,   false,         true},
+    {"lagrange_multiplier",  Formulation::lagrange_multiplier, true,      false,   false,     false,    false,   false,         true},
+    {"null_space",           Formulation::null_space,          false,     false,   false,     false,    false,   false,         true},
+    {"vakonomic",            Formulation::vakonomic,           true,      true,    false,     false,    true,    false,         true},
+    {"conflated",            Formulation::conflated,           false,     false,   true,      false,    false,   false,         true},
+    {"embedded",             Formulation::embedded,            false,     false,   false,     true,     true,    true,          false},
 };
 // clang-format on
 

@@ -252,6 +252,17 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
                 "max over the accepted steps of the Euler-Poisson (Wang & Gao eq 26) "
                 "residual relative to its largest term");
   }
+  // the largest Lyapunov exponent from the tangent flow (kernels/lyapunov.hpp)
+  if (cfg_.lyapunov) {
+    h5::Dataset ly = make(g, "lyapunov", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
+    ly.attach_scale(traj, 0);
+    ly.set_attr("long_name",
+                "largest Lyapunov exponent over the integrated time, (sum of log |delta| at the "
+                "renormalisations + log |delta(t)|) / t, from the formulation's tangent flow; "
+                "NaN where the trajectory failed");
+    ly.set_attr("units", "1/time");
+    ly.set_attr("renormalize_every", cfg_.lyapunov_renormalize_every);
+  }
   std::vector<std::string> names;
   std::vector<double> values;
   for (int st = 0; st < kStatusCount; ++st) {

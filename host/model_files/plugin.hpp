@@ -54,6 +54,28 @@
 
 namespace nholo {
 
+// What a model's plugin and GPU modules are compiled from: C++ text that
+// defines the model type `type` (a model file's generated header, or the
+// registry of the built-in models), and what the loaded plugin must describe.
+struct ModelSource {
+  std::string name;    // the model's name
+  std::string origin;  // for messages and records: the model file, or "built-in model"
+  std::string header;  // C++ text that defines `type`
+  std::string type;    // the model type: nholo::user_models::UserModel, ...
+  ModelInfo info;      // what the plugin must describe (name, sizes, parameters, formulations)
+};
+
+// The source of a model file's model (its generated header, independent of
+// the file it came from: the same model read from another folder or from a
+// result file's [model] table is one plugin).
+ModelSource model_source(const ModelSpec& spec);
+
+// The source of the built-in model `name` (models/registry.hpp): a plugin of
+// a built-in model is compiled only for what nholo does not hold compiled,
+// its tangent systems (Lyapunov exponents). Throws std::runtime_error when no
+// built-in model has that name.
+ModelSource builtin_model_source(const std::string& name);
+
 struct Plugin {
   std::string path;           // the shared library
   std::string model;          // the model it runs
@@ -69,12 +91,21 @@ std::string plugin_cache_dir();
 // records and keys).
 std::string plugin_identity();
 
-// The plugin of a model file's spec: loaded from the cache or compiled (log:
+// The plugin of a model's source: loaded from the cache or compiled (log:
 // one line per step, e.g. "compiling model sleigh ... 14.2 s"; may be empty).
-// force: compile even when a valid plugin is cached. Throws
-// std::runtime_error naming the file and the reason on any failure.
-const Plugin& model_plugin(const ModelSpec& spec, const std::function<void(const std::string&)>& log,
-                           bool force = false);
+// force: compile even when a valid plugin is cached. tangent: a plugin that
+// holds the formulations' tangent systems instead (kernels/lyapunov.hpp, a run
+// with [lyapunov]; compiled with NHOLO_PLUGIN_TANGENT, a plugin of its own in
+// the cache). Throws std::runtime_error naming the model, its origin and the
+// reason on any failure.
+const Plugin& model_plugin(const ModelSource& source,
+                           const std::function<void(const std::string&)>& log, bool force = false,
+                           bool tangent = false);
+inline const Plugin& model_plugin(const ModelSpec& spec,
+                                  const std::function<void(const std::string&)>& log,
+                                  bool force = false) {
+  return model_plugin(model_source(spec), log, force);
+}
 
 // A plugin file built outside the cache (CMake's nholo_add_model): loaded
 // once its interface version, layout and nholo release are this nholo's.
@@ -105,18 +136,24 @@ struct GpuModule {
   std::string resources;
 };
 
-// The GPU module of formulation `formulation` of a model file's model, for
-// `method` ("rk4", "dopri5", "dop853") and GPU architecture `arch` ("sm_90"),
-// with the events' hook (EnsembleWindow::run<M, true>) when `events`: a run
-// with [[events]] needs it, one without runs the leaner kernel:
-// from the cache or compiled now by NVRTC. plugin: the model's plugin
-// (model_plugin(spec)), whose window layout the module must share. Throws
-// std::runtime_error naming the model, the formulation and the reason.
-const GpuModule& gpu_module(const ModelSpec& spec, const Plugin& plugin,
+// The GPU module of formulation `formulation` of a model, for `method`
+// ("rk4", "dopri5", "dop853") and GPU architecture `arch` ("sm_90"), with the
+// events' hook (EnsembleWindow::run<M, true>) when `events`: a run with
+// [[events]] needs it, one without runs the leaner kernel; of the
+// formulation's tangent system when `tangent` (a run with [lyapunov]): from
+// the cache or compiled now by NVRTC. plugin: the model's plugin
+// (model_plugin(source), with tangent when tangent), whose window layout the
+// module must share. Throws std::runtime_error naming the model, the
+// formulation and the reason.
+struct GpuModuleKind {
+  bool events = false;   // with the events' hook
+  bool tangent = false;  // the tangent system's
+};
+const GpuModule& gpu_module(const ModelSource& source, const Plugin& plugin,
                             const std::string& formulation, const std::string& method,
                             const std::string& arch,
                             const std::function<void(const std::string&)>& log, bool force = false,
-                            bool events = false);
+                            GpuModuleKind kind = {});
 
 // Checks a GPU architecture before anything is compiled for it: its form
 // (sm_ and 2 or 3 digits, optionally a or f: sm_80, sm_90a; compute_XY is

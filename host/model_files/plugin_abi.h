@@ -29,9 +29,11 @@
 
 #include <stdint.h>
 
-/* 7: events in nholo_arrays_c; 6: the C interface (was: C++ types across
+/* 8: tangent systems (Lyapunov exponents: nholo_eval_c.tangent_renormalize_every,
+ * nholo_system_info_c.tangent_base_size, window_layout's tangent); 7: events in
+ * nholo_arrays_c; 6: the C interface (was: C++ types across
  * the boundary, 1-5). */
-#define NHOLO_PLUGIN_ABI_VERSION 7u
+#define NHOLO_PLUGIN_ABI_VERSION 8u
 #define NHOLO_PLUGIN_ENTRY_SYMBOL "nholo_plugin_entry_v1"
 
 #ifdef __cplusplus
@@ -53,6 +55,10 @@ typedef struct nholo_eval_c {
   int32_t drift; /* 0 none, 1 baumgarte, 2 project */
   int32_t project_iterations;
   double baumgarte_alpha, baumgarte_beta, project_tol, lu_rtol;
+  /* > 0: open the formulation's tangent system (kernels/lyapunov.hpp
+   * TangentSystem, renormalize_every in time) instead of the formulation's
+   * own: a plugin compiled with NHOLO_PLUGIN_TANGENT (plugin_define.hpp) */
+  double tangent_renormalize_every;
 } nholo_eval_c;
 
 /* kernels/ensemble.hpp EnsembleArrays<double>: where a window's state and
@@ -95,6 +101,8 @@ typedef struct nholo_states_c {
 typedef struct nholo_system_info_c {
   int32_t N;                   /* state size */
   int32_t path_residual_index; /* -1: none */
+  int32_t tangent_base_size;   /* a tangent system: its base system's state size; -1: none */
+  int32_t pad0;
   uint64_t window_bytes;       /* sizeof(EnsembleWindow<Sys>): a GPU kernel's argument */
 } nholo_system_info_c;
 
@@ -193,8 +201,9 @@ typedef struct nholo_plugin {
   /* GPU modules: the kernel argument (EnsembleWindow<Sys>, window_bytes) */
   int32_t (*gpu_window)(const nholo_system_c* sys, const nholo_window_args_c* args, void* dst,
                         uint64_t bytes, char* err, uint64_t err_size);
-  /* 1 and out filled; 0 when the model has no such formulation */
-  int32_t (*window_layout)(const char* formulation, nholo_window_layout* out);
+  /* 1 and out filled; 0 when the model has no such formulation (tangent != 0:
+   * its tangent system, of a plugin compiled with NHOLO_PLUGIN_TANGENT) */
+  int32_t (*window_layout)(const char* formulation, int32_t tangent, nholo_window_layout* out);
 } nholo_plugin;
 
 typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
@@ -211,6 +220,7 @@ typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
   M(nholo_eval_c, pinv_chol_rtol) M(nholo_eval_c, pinv_gram_rtol) M(nholo_eval_c, drift)        \
   M(nholo_eval_c, project_iterations) M(nholo_eval_c, baumgarte_alpha)                          \
   M(nholo_eval_c, baumgarte_beta) M(nholo_eval_c, project_tol) M(nholo_eval_c, lu_rtol)         \
+  M(nholo_eval_c, tangent_renormalize_every)                                                    \
   S(nholo_arrays_c) M(nholo_arrays_c, y) M(nholo_arrays_c, t) M(nholo_arrays_c, h)              \
   M(nholo_arrays_c, err_prev) M(nholo_arrays_c, fail_time) M(nholo_arrays_c, steps)             \
   M(nholo_arrays_c, rejected) M(nholo_arrays_c, status) M(nholo_arrays_c, q)                    \
@@ -226,7 +236,7 @@ typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
   M(nholo_states_c, err_prev) M(nholo_states_c, fail_time) M(nholo_states_c, steps)             \
   M(nholo_states_c, rejected) M(nholo_states_c, status)                                         \
   S(nholo_system_info_c) M(nholo_system_info_c, N) M(nholo_system_info_c, path_residual_index)  \
-  M(nholo_system_info_c, window_bytes)                                                          \
+  M(nholo_system_info_c, tangent_base_size) M(nholo_system_info_c, window_bytes)                \
   S(nholo_window_layout) M(nholo_window_layout, bytes) M(nholo_window_layout, align)            \
   M(nholo_window_layout, sys) M(nholo_window_layout, sys_align) M(nholo_window_layout, params)  \
   M(nholo_window_layout, opt) M(nholo_window_layout, opt_align) M(nholo_window_layout, arr)     \

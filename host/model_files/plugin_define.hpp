@@ -20,6 +20,9 @@
 #include "host/config/model_info_of.hpp"
 #include "host/model_files/plugin_abi.h"
 #include "host/model_files/plugin_convert.hpp"
+#ifdef NHOLO_PLUGIN_TANGENT
+#include "kernels/lyapunov.hpp"
+#endif
 
 #if !defined(NHOLO_VERSION) || !defined(NHOLO_GIT_REVISION)
 #error "a model plugin is compiled with -DNHOLO_VERSION and -DNHOLO_GIT_REVISION of its nholo"
@@ -52,6 +55,44 @@ inline void put_error(char* err, uint64_t size, const char* what) {
 template <class T>
 void copy_out(const std::vector<T>& from, T* to) {
   for (std::size_t i = 0; i < from.size(); ++i) to[i] = from[i];
+}
+
+// fn(sys) for formulation f of Model (visit_formulation), or, when tangent,
+// for its tangent system (kernels/lyapunov.hpp) renormalised every
+// renormalize_every. A plugin compiled with NHOLO_PLUGIN_TANGENT holds the
+// tangent systems only (a run with [lyapunov] uses nothing else, and they
+// take as long to compile as the formulations), one without them the
+// formulations only. false when Model has no formulation f; throws when the
+// plugin does not hold the kind asked for or f has no tangent system.
+template <class Model, class Fn>
+bool visit_plugin_system(const char* f, bool tangent, double renormalize_every, Fn&& fn) {
+#ifdef NHOLO_PLUGIN_TANGENT
+  if (!tangent)
+    throw std::runtime_error("this plugin of model " + std::string(Model::name) +
+                             " holds the tangent systems only (NHOLO_PLUGIN_TANGENT)");
+  bool has_tangent = true;
+  const bool found = visit_formulation<Model>(f, [&](auto sys) {
+    using Sys = decltype(sys);
+    if constexpr (has_tangent_system<Sys>::value) {
+      TangentSystem<Sys> ts;
+      ts.renormalize_every = renormalize_every;
+      fn(ts);
+    } else {
+      has_tangent = false;
+    }
+  });
+  if (!has_tangent)
+    throw std::runtime_error("formulation " + std::string(f) +
+                             " has no tangent system (Lyapunov exponents): its state is not "
+                             "smooth (the embedded formulation's running maximum)");
+  return found;
+#else
+  (void)renormalize_every;
+  if (tangent)
+    throw std::runtime_error("this plugin of model " + std::string(Model::name) +
+                             " was compiled without the tangent systems (NHOLO_PLUGIN_TANGENT)");
+  return visit_formulation<Model>(f, fn);
+#endif
 }
 
 // The model's description as C data, built once and kept for the life of
@@ -141,7 +182,8 @@ struct PluginOf {
                              uint64_t err_size) {
     try {
       auto s = std::make_unique<nholo_system_c>();
-      const bool found = visit_formulation<Model>(formulation, [&](auto sys) {
+      const double every = eval->tangent_renormalize_every;
+      const bool found = visit_plugin_system<Model>(formulation, every > 0, every, [&](auto sys) {
         sys.params = params_of_values<Model>(params);
         sys.eval = eval_of(*eval);
         s->sys = formulation_system(sys, integrator_of(*opt));
@@ -155,6 +197,7 @@ struct PluginOf {
       }
       info->N = s->sys.N;
       info->path_residual_index = s->sys.path_residual_index;
+      info->tangent_base_size = s->sys.tangent_base_size;
       info->window_bytes = s->sys.window_bytes;
       *out = s.release();
       return 0;
@@ -213,10 +256,10 @@ struct PluginOf {
     return 0;
   }
 
-  static int32_t window_layout(const char* formulation, nholo_window_layout* out) {
+  static int32_t window_layout(const char* formulation, int32_t tangent, nholo_window_layout* out) {
     bool found = false;
     try {
-      found = visit_formulation<Model>(formulation, [&](auto sys) {
+      found = visit_plugin_system<Model>(formulation, tangent != 0, 1.0, [&](auto sys) {
         using Sys = decltype(sys);
         using W = EnsembleWindow<Sys>;
         out->bytes = sizeof(W);

@@ -118,7 +118,8 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
   std::vector<double> params(std::max<std::size_t>(info_.params.size(), 1), 0.0);
   for (std::size_t j = 0; j < info_.params.size(); ++j)
     params[j] = cfg.params.at(info_.params[j].name);
-  const nholo_eval_c eval = eval_c(cfg.eval);
+  nholo_eval_c eval = eval_c(cfg.eval);
+  eval.tangent_renormalize_every = cfg.lyapunov ? cfg.lyapunov_renormalize_every : 0.0;
   const nholo_integrator_c opt = integrator_c(cfg.integrator);
   nholo_system_c* raw = nullptr;
   nholo_system_info_c si{};
@@ -137,6 +138,7 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
   fs.N = si.N;
   fs.n_params = static_cast<int>(info_.params.size());
   fs.path_residual_index = si.path_residual_index;
+  fs.tangent_base_size = si.tangent_base_size;
   fs.window_bytes = static_cast<std::size_t>(si.window_bytes);
   const int N = si.N;
   fs.start = [t, sys, where, N](int64_t count, const double* q0, const double* qd0,

@@ -170,6 +170,11 @@ class PieceWriters {
       if (!R.path_residual.empty())  // the embedded formulation's residual
         p.write(form + "/euler_poisson_residual", one, chunk(form + "/euler_poisson_residual"), gz_,
                 R.path_residual.data());
+      if (cfg_.lyapunov) {  // the tangent system's exponent (kernels/lyapunov.hpp)
+        if (R.lyapunov.size() != static_cast<size_t>(count))
+          throw std::logic_error("formulation " + form + ": the slice has no Lyapunov exponents");
+        p.write(form + "/lyapunov", one, chunk(form + "/lyapunov"), gz_, R.lyapunov.data());
+      }
       if (shape_.has_drift) write_drift(p, form, count, R, so.pred);
       if (!cfg_.events.empty()) write_events(p, form, count, R);
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "host/backends/cpu_ensemble.hpp"
@@ -44,6 +45,9 @@ class TypedModelRuntime final : public ModelRuntime {
   std::unique_ptr<DeviceEnsemble> make_formulation(const std::string& f, const RunConfig& cfg,
                                                    Device& dev,
                                                    const EnsembleLayout& layout) const override {
+    if (cfg.lyapunov)  // the tangent systems are compiled on demand, into the model's plugin
+      throw std::logic_error("model " + std::string(Model::name) +
+                             ": a run with [lyapunov] runs the model's plugin (built_in_plugin)");
     std::vector<double> values(static_cast<size_t>(Model::n_params > 0 ? Model::n_params : 1), 0.0);
     for (int j = 0; j < Model::n_params; ++j) values[j] = cfg.params.at(Model::param_info[j].name);
     std::unique_ptr<DeviceEnsemble> out;

@@ -1,0 +1,269 @@
+// Lyapunov exponents from a run ([lyapunov], kernels/lyapunov.hpp through a
+// model's plugin compiled with its tangent systems), against closed forms:
+// a particle at a saddle point held on a plane (a model file), whose largest
+// exponent over a time T is sqrt(k) + log(|a| sqrt(1 + k)) / T
+// (tests/test_lyapunov.cpp derives it), and the integrable rolling coin
+// (built in), whose exponent decays like log(t)/t. Then what must not change
+// the result (threads, launches, slices, renormalisation) and the inputs
+// that are refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "host/io/h5.hpp"
+#include "kernels/lyapunov.hpp"
+#include "tests/coin_config.hpp"
+#include "tests/nholo_cli.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using nholo_test::run_nholo;
+using nholo_test::write_file;
+
+fs::path temp_dir(const std::string& name) {
+  return nholo_test::temp_dir("nholo_lyapunov", name);
+}
+
+std::string shared_cache_env() {
+  return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'";
+}
+
+const char* kSaddleModel = R"(
+name = "saddle_on_plane"
+description = "a particle at a saddle point of its potential, held on the plane z = 0"
+coordinates = [
+  { name = "x", unit = "m" }, { name = "y", unit = "m" }, { name = "z", unit = "m" },
+]
+parameters = [
+  { name = "k", default = 1.0, unit = "1/s^2", description = "curvature of the unstable direction", positive = true },
+  { name = "w", default = 2.0, unit = "1/s", description = "frequency of the stable direction", positive = true },
+]
+lagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2 + k*x^2/2 - w^2*y^2/2"
+constraints = [ { name = "plane", kind = "position", expr = "z" } ]
+)";
+
+// The particle at rest at the saddle (every trajectory the same state).
+std::string saddle_config(double k, double t_end, double renormalize_every,
+                          const std::string& extra = "") {
+  return "model = \"saddle.model.toml\"\n"
+         "formulations = [\"udwadia_kalaba\", \"null_space\", \"lagrange_multiplier\"]\n"
+         "[params]\nk = " +
+         nholo_test::toml_number(k) + "\n[time]\nt_end = " + nholo_test::toml_number(t_end) +
+         "\nsave_every = " + nholo_test::toml_number(t_end / 4) +
+         "\n[integrator]\nmethod = \"dopri5\"\nrtol = 1e-10\natol = 1e-12\n"
+         "[ensemble]\nsize = 4\n[ensemble.q0]\nx = 0.0\ny = 0.0\nz = 0.0\n"
+         "[ensemble.qd0]\nx = 0.0\ny = 0.0\nz = 0.0\n"
+         "[output]\nfields = []\n"
+         "[lyapunov]\nenabled = true\nrenormalize_every = " +
+         nholo_test::toml_number(renormalize_every) + "\n" + extra;
+}
+
+// The closed form at time T (tests/test_lyapunov.cpp): the tangent's x part
+// grows like a e^(sqrt(k) T), a = (dx0 + dxdot0 / sqrt(k)) / 2 of the unit
+// initial direction (kernels/lyapunov.hpp initial_tangent; the state is
+// (x, y, z, x_dot, y_dot, z_dot)), and |delta| -> |a| sqrt(1 + k) e^(sqrt(k) T).
+double saddle_exponent(double k, double T) {
+  double norm2 = 0;
+  for (int c = 0; c < 6; ++c) norm2 += nholo::initial_tangent(c) * nholo::initial_tangent(c);
+  const double a = 0.5 * (nholo::initial_tangent(0) + nholo::initial_tangent(3) / std::sqrt(k)) /
+                   std::sqrt(norm2);
+  return std::sqrt(k) + std::log(std::fabs(a) * std::sqrt(1 + k)) / T;
+}
+
+std::vector<double> read_lyapunov(const fs::path& file, const std::string& form) {
+  const auto f = nholo::h5::File::open_ro(file.string());
+  return f.root().open_dataset(form + "/lyapunov").read<double>();
+}
+
+std::vector<int32_t> read_status(const fs::path& file, const std::string& form) {
+  const auto f = nholo::h5::File::open_ro(file.string());
+  return f.root().open_dataset(form + "/status").read<int32_t>();
+}
+
+TEST(LyapunovRuns, ASaddlesExponentFromAModelFileIsItsClosedForm) {
+  const fs::path dir = temp_dir("saddle");
+  write_file(dir / "saddle.model.toml", kSaddleModel);
+  const double T = 400;
+  for (const double k : {1.0, 2.25}) {
+    write_file(dir / "s.toml", saddle_config(k, T, 1.0));
+    const auto r =
+        run_nholo("run s.toml -q --set output.path=s.h5 --overwrite", dir, shared_cache_env());
+    ASSERT_EQ(r.code, 0) << r.output;
+    const double want = saddle_exponent(k, T);
+    for (const std::string form : {"udwadia_kalaba", "null_space", "lagrange_multiplier"}) {
+      const auto st = read_status(dir / "s.h5", form);
+      const auto ly = read_lyapunov(dir / "s.h5", form);
+      ASSERT_EQ(ly.size(), 4u);
+      for (size_t i = 0; i < ly.size(); ++i) {
+        EXPECT_EQ(st[i], 0) << form;
+        EXPECT_NEAR(ly[i], want, 1e-7) << form << " k " << k;
+      }
+      std::printf("saddle k %g, %s: lambda(%g) = %.10f, closed form %.10f\n", k, form.c_str(), T,
+                  ly[0], want);
+    }
+  }
+  // nholo stats reports them
+  const auto s = run_nholo("stats s.h5", dir);
+  ASSERT_EQ(s.code, 0) << s.output;
+  EXPECT_NE(s.output.find("largest Lyapunov exponent: mean 1.49"), std::string::npos) << s.output;
+  fs::remove_all(dir);
+}
+
+// The variational equation is linear: where the tangent is renormalised does
+// not change the exponent (up to rounding); threads, launches and slices do
+// not change a bit of it.
+TEST(LyapunovRuns, NeitherRenormalisationNorSchedulingChangesTheExponent) {
+  const fs::path dir = temp_dir("schedule");
+  write_file(dir / "saddle.model.toml", kSaddleModel);
+  const double T = 300;
+  struct Variant {
+    const char* name;
+    double every;
+    std::string set;
+  };
+  const Variant variants[] = {
+      {"reference", 1.0, ""},
+      {"every_0.25", 0.25, ""},
+      {"every_20", 20.0, ""},
+      {"one_thread", 1.0, " --set backend.threads=1 --set backend.steps_per_launch=7"},
+      {"window_1", 1.0, " --set output.window=1 --set backend.steps_per_launch=0"},
+  };
+  std::vector<std::vector<double>> got;
+  for (const Variant& v : variants) {
+    write_file(dir / (std::string(v.name) + ".toml"), saddle_config(1.0, T, v.every));
+    const auto r = run_nholo(
+        "run " + std::string(v.name) + ".toml -q --set output.path=" + v.name + ".h5" + v.set, dir,
+        shared_cache_env());
+    ASSERT_EQ(r.code, 0) << v.name << ": " << r.output;
+    got.push_back(read_lyapunov(dir / (std::string(v.name) + ".h5"), "udwadia_kalaba"));
+  }
+  for (size_t j = 1; j < got.size(); ++j) {
+    ASSERT_EQ(got[j].size(), got[0].size());
+    for (size_t i = 0; i < got[0].size(); ++i) {
+      if (variants[j].every == variants[0].every)
+        EXPECT_EQ(std::memcmp(&got[j][i], &got[0][i], sizeof(double)), 0)
+            << variants[j].name << ": " << got[j][i] << " vs " << got[0][i];
+      else
+        EXPECT_NEAR(got[j][i], got[0][i], 1e-9) << variants[j].name;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+// The rolling coin is integrable: its largest exponent decays like log(t)/t
+// (0.012 at t = 500 for these coins, tests/test_lyapunov.cpp). Built in, so
+// the run compiles the coin's plugin with its tangent systems.
+TEST(LyapunovRuns, TheIntegrableCoinsExponentDecays) {
+  const fs::path dir = temp_dir("coin");
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.t_end = 500.0;
+  c.save_every = 250.0;
+  c.method = "dopri5";
+  c.rtol = 1e-10;
+  c.atol = 1e-12;
+  c.size = 8;
+  c.seed = 11;
+  c.fields = std::vector<std::string>{};
+  c.extra = "[lyapunov]\nenabled = true\n";
+  write_file(dir / "c.toml", c.text());
+  const auto check = run_nholo("check c.toml", dir);  // compiles nothing
+  ASSERT_EQ(check.code, 0) << check.output;
+  EXPECT_NE(check.output.find("Lyapunov exponents (tangent renormalised every 1)"),
+            std::string::npos)
+      << check.output;
+  const auto r = run_nholo("run c.toml", dir, shared_cache_env());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("plugin (with the tangent systems)"), std::string::npos) << r.output;
+  const auto ly = read_lyapunov(dir / "out.h5", "udwadia_kalaba");
+  ASSERT_EQ(ly.size(), 8u);
+  for (double l : ly) {
+    EXPECT_GT(l, 0.0);
+    EXPECT_LT(l, 0.05);  // log(t)/t at t = 500: 0.0124
+  }
+  std::printf("coin: lambda(500) in [%.4f, %.4f]\n", *std::min_element(ly.begin(), ly.end()),
+              *std::max_element(ly.begin(), ly.end()));
+  fs::remove_all(dir);
+}
+
+// What a run with [lyapunov] on the CUDA backend compiles for a built-in
+// model: its tangent plugin and the GPU module of TangentSystem<...> (NVRTC
+// compiles it, no GPU needed), under their own names.
+TEST(LyapunovRuns, ABuiltInModelsTangentGpuModuleCompiles) {
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf(
+      "SKIPPED in the sanitizer build: NVRTC compiles the kernel source here and is not "
+      "instrumented; the product build's run of this test checks it\n");
+  GTEST_SKIP() << "sanitizer build: NVRTC's compile is checked by the product build";
+#endif
+  const fs::path dir = temp_dir("gpu_module");
+  // the module is what is checked: the plugin (its layout) unoptimized, 3x faster to build
+  const std::string env =
+      "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
+  const auto r = run_nholo(
+      "model build rolling_coin --lyapunov --gpu-arch sm_90 --formulations udwadia_kalaba", dir,
+      env);
+  if (r.code != 0 && r.output.find("cannot be loaded") != std::string::npos) {
+    std::printf("SKIPPED: NVRTC is not available here: %s\n", r.output.c_str());
+    GTEST_SKIP() << r.output;
+  }
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("plugin (with the tangent systems): "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GPU module udwadia_kalaba (tangent system) dopri5 sm_90: "),
+            std::string::npos)
+      << r.output;
+  int modules = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache"))
+    if (e.path().extension() == ".cubin" &&
+        e.path().filename().string().find(
+            "rolling_coin-gpu-udwadia_kalaba-tangent-dopri5-sm_90-") != std::string::npos)
+      ++modules;
+  EXPECT_EQ(modules, 1) << r.output;
+  std::printf("%s", r.output.substr(r.output.find("GPU module")).c_str());
+  // without --lyapunov a built-in model has nothing to build
+  const auto plain = run_nholo("model build rolling_coin", dir, env);
+  EXPECT_EQ(plain.code, 2) << plain.output;
+  EXPECT_NE(plain.output.find("is a built-in model"), std::string::npos) << plain.output;
+  fs::remove_all(dir);
+}
+
+TEST(LyapunovRuns, BadInputIsRefusedNamingTheKey) {
+  const fs::path dir = temp_dir("refused");
+  struct Case {
+    std::string model, lyapunov, key, says;
+  };
+  const Case cases[] = {
+      {"sleigh", "enabled = true", "lyapunov.enabled",
+       "formulation embedded has no tangent system"},
+      {"rolling_coin", "enabled = \"yes\"", "lyapunov.enabled", "must be true or false"},
+      {"rolling_coin", "enabled = true\nrenormalize_every = 0.0", "lyapunov.renormalize_every",
+       "must be a time > 0"},
+      {"rolling_coin", "enabled = true\ncount = 2", "lyapunov.count", "renormalize_every"},
+  };
+  for (const Case& c : cases) {
+    const std::string forms =
+        c.model == "sleigh" ? "formulations = [\"udwadia_kalaba\", \"embedded\"]\n" : "";
+    write_file(dir / "bad.toml", "model = \"" + c.model + "\"\n" + forms +
+                                     "[time]\nt_end = 1.0\n[output]\npath = \"bad.h5\"\n"
+                                     "[lyapunov]\n" +
+                                     c.lyapunov + "\n");
+    const auto r = run_nholo("run bad.toml -q", dir);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(c.key), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "bad.h5"));
+    EXPECT_FALSE(fs::exists(dir / "bad.h5.partial"));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
