@@ -210,8 +210,16 @@ done
 for cfg in "$EX"/models/*.toml; do
   case "$cfg" in *.model.toml) continue ;; esac
   name=$(basename "$cfg" .toml)
+  if grep -qE '^sampler *= *"grid"' "$cfg"; then
+    log "model file $name: a grid of its own size (a survey), not compared; its model's other configs are"
+    continue
+  fi
+  # a chaotic model: GPU and CPU round differently and the difference grows
+  # like e^(0.23 t), so they are compared over a time in which it stays small
+  chaotic=()
+  case "$name" in oscillating_sleigh*) chaotic=(--set time.t_end=10.0) ;; esac
   agree_pair "agree_file_$name" "$EX/models" "$cfg" --set ensemble.size=$AGREE_SIZE \
-    --set integrator.max_steps=100000
+    --set integrator.max_steps=100000 "${chaotic[@]}"
   agree_rows+="| model file $name | (its config's) | $pair_worst | $pair_verdict |"$'\n'
 done
 

@@ -385,6 +385,74 @@ def test_diagnostics_match_the_file(runs, tmp_path, name):
 
 
 # --------------------------------------------------------------------------
+# plot_chaos.py: a section from a run's events, a map of Lyapunov exponents
+
+CHAOS_COIN = """
+model = "rolling_coin"
+[time]
+t_end = 20.0
+save_every = 10.0
+[integrator]
+method = "dopri5"
+rtol = 1e-10
+atol = 1e-12
+[ensemble]
+sampler = "grid"
+[ensemble.qd0]
+theta = { linspace = [1.0, 3.0, 4] }
+phi = { linspace = [-1.0, 1.0, 3] }
+[[events]]
+name = "half_turn"
+expr = "sin(theta)"
+max_records = 20
+[lyapunov]
+enabled = true
+[output]
+path = "chaos.h5"
+fields = []
+"""
+
+
+@pytest.fixture(scope="module")
+def chaos_run(tmp_path_factory):
+    """12 coins on a grid of (theta_dot, phi_dot) with an event and [lyapunov]
+    (the coin's tangent plugin: compiled once, in the tests' plugin cache)."""
+    d = tmp_path_factory.mktemp("nholo_chaos")
+    (d / "chaos.toml").write_text(textwrap.dedent(CHAOS_COIN))
+    subprocess.run([os.environ["NHOLO_BINARY"], "run", "-q", "chaos.toml"], cwd=d, check=True)
+    return d / "chaos.h5"
+
+
+def test_chaos_section_draws_every_stored_crossing(chaos_run, tmp_path):
+    s = draw("plot_chaos.py", chaos_run, tmp_path, "section", "section", "--event", "half_turn",
+             "--after", "5")
+    with h5py.File(chaos_run, "r") as f:
+        t = f["udwadia_kalaba/events/half_turn/time"][:]
+        q = f["udwadia_kalaba/events/half_turn/q"][:]
+        qd = f["udwadia_kalaba/events/half_turn/qdot"][:]
+    keep = np.isfinite(t) & (t >= 5)
+    assert s["points"] == int(keep.sum()) > 12
+    assert s["trajectories"] == 12
+    # (u, omega): the contact point's speed along the heading, and theta_dot
+    u = qd[..., 0] * np.cos(q[..., 3]) + qd[..., 1] * np.sin(q[..., 3])
+    assert s["x_range"] == pytest.approx([u[keep].min(), u[keep].max()], rel=1e-15)
+    assert s["y_range"] == pytest.approx([qd[..., 3][keep].min(), qd[..., 3][keep].max()],
+                                         rel=1e-15)
+
+
+def test_chaos_map_draws_the_exponents_on_the_grid(chaos_run, tmp_path):
+    s = draw("plot_chaos.py", chaos_run, tmp_path, "map", "map")
+    with h5py.File(chaos_run, "r") as f:
+        lam = f["udwadia_kalaba/lyapunov"][:]
+    assert s["grid"] == [3, 4] and s["x"] == "qd0.phi" and s["y"] == "qd0.theta"
+    assert s["finite"] == 12
+    assert s["mean"] == pytest.approx(lam.mean(), rel=1e-15)
+    assert 0 < s["min"] <= s["max"] < 0.5  # integrable: small, decaying like log(t)/t
+    bad = run_script("plot_chaos.py", "map", chaos_run, "--x", "qd0.nope", check=False)
+    assert bad.returncode == 2 and "grid axes" in bad.stderr
+
+
+# --------------------------------------------------------------------------
 # command line (the runs of a test go concurrently: each starts matplotlib)
 
 
@@ -403,7 +471,7 @@ def run_many(calls):
 
 def test_help():
     scripts = ["plot_coin_drift.py", "plot_survey.py", "plot_formulations.py",
-               "plot_diagnostics.py"]
+               "plot_diagnostics.py", "plot_chaos.py"]
     for script, (rc, out, err) in zip(scripts, run_many([(s, "--help") for s in scripts])):
         assert rc == 0, f"{script} --help: {err}"
         assert "usage:" in out and "--summary" in out and "--pdf" in out, script

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Phase-space figures of a chaotic model: a Poincare section from a run's
+events and a chaos map from its Lyapunov exponents (docs/gallery.md).
+
+  plot_chaos.py section FILE --event NAME [--after T] [-o PNG]
+      the state at every stored crossing of event NAME (a stroboscopic
+      section: an event like sin(Omega*t/2), which crosses zero once per
+      period of the drive), over every trajectory of the ensemble, drawn in
+      the body-frame plane (u, omega): u = x_dot cos(theta) + y_dot sin(theta),
+      the forward speed of the blade's contact point, omega = theta_dot (the
+      sleigh models: coordinates x, y, theta); --coords A,B draws two
+      coordinates' rates instead (e.g. --coords phi,theta). Crossings before
+      --after (time) are left out: the transient onto the attractor.
+  plot_chaos.py map FILE [--x SPEC] [--y SPEC] [-o PNG]
+      the largest Lyapunov exponent (/<formulation>/lyapunov, a run with
+      [lyapunov]) over a grid of initial conditions (sampler = "grid"), as an
+      image; SPEC as in plot_survey.py: q0.NAME or qd0.NAME (default: the two
+      initial columns that vary).
+
+Reads the file with h5py (docs/usage.md, "Output (HDF5)"). --summary writes
+the numbers drawn as JSON.
+"""
+
+import sys
+
+import numpy as np
+
+import nholo_plot_common as common
+
+
+def parse_args(argv=None):
+    p = common.base_parser(__doc__.split("\n")[0])
+    p.add_argument("kind", choices=["section", "map"], nargs="?", default=None,
+                   help="section (events) or map (Lyapunov exponents)")
+    p.add_argument("--formulation", default=None,
+                   help="formulation to draw (default: the file's first)")
+    p.add_argument("--event", default=None, help="section: the event whose records are drawn")
+    p.add_argument("--after", type=float, default=0.0,
+                   help="section: leave out crossings before this time (default 0)")
+    p.add_argument("--coords", default=None,
+                   help="section: draw the rates of these two coordinates (A,B) instead of "
+                        "the sleigh's (u, omega)")
+    p.add_argument("--x", default=None, help="map: grid axis drawn horizontally (q0.NAME, qd0.NAME)")
+    p.add_argument("--y", default=None, help="map: grid axis drawn vertically")
+    # the kind may come first or after FILE: accept "section FILE" and "FILE section"
+    args = sys.argv[1:] if argv is None else list(argv)
+    if "-h" in args or "--help" in args:
+        p.parse_args(["--help"])
+    kinds = [a for a in args if a in ("section", "map")]
+    if len(kinds) != 1:
+        common.fail("say which figure: plot_chaos.py section FILE --event NAME, or "
+                    "plot_chaos.py map FILE")
+    kind = kinds[0]
+    rest = [a for a in args if a != kind]
+    ns = p.parse_args(rest)
+    ns.kind = kind
+    return ns
+
+
+def body_frame(f, q, qd):
+    """(u, omega) of the sleigh models from q, qdot [..., 3] (x, y, theta)."""
+    coords = common.coordinates(f)
+    try:
+        ix, iy, it = coords.index("x"), coords.index("y"), coords.index("theta")
+    except ValueError:
+        common.fail("the model's coordinates are " + ", ".join(coords) +
+                    ": (u, omega) needs x, y, theta; pass --coords A,B")
+    th = q[..., it]
+    u = qd[..., ix] * np.cos(th) + qd[..., iy] * np.sin(th)
+    return u, qd[..., it], ("u (forward speed of B)", "omega = theta_dot")
+
+
+def section(args, f, form):
+    g = f.get(form + "/events")
+    names = list(g.keys()) if g is not None else []
+    if not names:
+        common.fail(f"{args.file}: formulation {form} has no events; run with an [[events]] "
+                    "table (docs/events.md)")
+    name = args.event or names[0]
+    if name not in names:
+        common.fail(f"{args.file}: no event '{name}' in {form}; the file has " + ", ".join(names))
+    eg = g[name]
+    t = eg["time"][()]
+    q, qd = eg["q"][()], eg["qdot"][()]
+    keep = np.isfinite(t) & (t >= args.after)
+    if args.coords:
+        parts = [c.strip() for c in args.coords.split(",")]
+        if len(parts) != 2:
+            common.fail(f"--coords: '{args.coords}' is not two coordinates A,B")
+        a, b = parts
+        coords = common.coordinates(f)
+        for c in (a, b):
+            if c not in coords:
+                common.fail(f"--coords: '{c}' is not a coordinate ({', '.join(coords)})")
+        xs, ys = qd[..., coords.index(a)], qd[..., coords.index(b)]
+        labels = (a + "_dot", b + "_dot")
+    else:
+        xs, ys, labels = body_frame(f, q, qd)
+    xs, ys = xs[keep], ys[keep]
+    plt = common.pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    ax.plot(xs, ys, ",", color="black", alpha=0.6, rasterized=True)
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    traj = int(np.count_nonzero(keep.any(axis=1)))
+    ax.set_title(args.title or f"{f.attrs['model']}: section at event {name} "
+                 f"({xs.size} points, {traj} trajectories, t >= {args.after:g})")
+    fig.tight_layout()
+    return fig, {"event": name, "points": int(xs.size), "trajectories": traj,
+                 "x_range": [float(xs.min()), float(xs.max())] if xs.size else None,
+                 "y_range": [float(ys.min()), float(ys.max())] if ys.size else None}
+
+
+def grid_axes(f, args):
+    cols = {}
+    for group, prefix in (("q0", "q0."), ("qdot0", "qd0.")):
+        data = f["initial/" + group][()]
+        for j, c in enumerate(common.coordinates(f)):
+            cols[prefix + c] = data[:, j]
+    varying = [k for k, v in cols.items() if np.unique(v).size > 1]
+    n = next(iter(cols.values())).size
+
+    def is_grid(a, b):  # every pair of levels once (columns completed from a constraint are not)
+        na, nb = np.unique(cols[a]).size, np.unique(cols[b]).size
+        pairs = np.unique(np.stack([cols[a], cols[b]], axis=1), axis=0).shape[0]
+        return na * nb == n and pairs == n
+
+    # the axes the configuration gave as grids (linspace, values) come first:
+    # a column completed from a constraint can form a grid with another too
+    declared = []
+    try:
+        import tomllib
+        ens = tomllib.loads(common.str_list(f.attrs["config"])[0]).get("ensemble", {})
+        for table, prefix in (("q0", "q0."), ("qd0", "qd0.")):
+            for name, v in ens.get(table, {}).items():
+                if isinstance(v, dict) and ("linspace" in v or "values" in v):
+                    declared.append(prefix + name)
+    except (ImportError, KeyError, ValueError):
+        pass
+    varying = [k for k in declared if k in varying] + [k for k in varying if k not in declared]
+    x, y = args.x, args.y
+    if x is None or y is None:
+        candidates = [(a, b) for i, a in enumerate(varying) for b in varying[i + 1:]
+                      if (x is None or a == x or b == x) and (y is None or a == y or b == y)
+                      and is_grid(a, b)]
+        if candidates:
+            a, b = candidates[0]
+            if x is None:
+                x = b if a == y else a
+            if y is None:
+                y = b if x == a else a
+    for spec in (x, y):
+        if spec is None or spec not in cols:
+            common.fail("map: need two grid axes (--x, --y: " + ", ".join(sorted(cols)) +
+                        "); varying in this file: " + ", ".join(varying))
+    return x, y, cols[x], cols[y]
+
+
+def chaos_map(args, f, form):
+    if form + "/lyapunov" not in f:
+        common.fail(f"{args.file}: formulation {form} has no lyapunov dataset; run with "
+                    "[lyapunov] enabled = true")
+    lam = f[form + "/lyapunov"][()]
+    x, y, xv, yv = grid_axes(f, args)
+    xs, ys = np.unique(xv), np.unique(yv)
+    if xs.size * ys.size != lam.size:
+        common.fail(f"map: {x} and {y} do not form a full grid ({xs.size} x {ys.size} levels, "
+                    f"{lam.size} trajectories): run with sampler = \"grid\"")
+    img = np.full((ys.size, xs.size), np.nan)
+    img[np.searchsorted(ys, yv), np.searchsorted(xs, xv)] = lam
+    plt = common.pyplot()
+    fig, ax = plt.subplots(figsize=(6.6, 5.6))
+    dx = (xs[-1] - xs[0]) / max(xs.size - 1, 1) / 2
+    dy = (ys[-1] - ys[0]) / max(ys.size - 1, 1) / 2
+    im = ax.imshow(img, origin="lower", aspect="auto", cmap="magma",
+                   extent=[xs[0] - dx, xs[-1] + dx, ys[0] - dy, ys[-1] + dy])
+    fig.colorbar(im, ax=ax, label="largest Lyapunov exponent (1/time)")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    t_end = float(f[form + "/time"][-1]) if form + "/time" in f else float("nan")
+    ax.set_title(args.title or f"{f.attrs['model']}: largest Lyapunov exponent over "
+                 f"{xs.size} x {ys.size} starts, t = {t_end:g}")
+    fig.tight_layout()
+    fin = lam[np.isfinite(lam)]
+    return fig, {"grid": [int(xs.size), int(ys.size)], "x": x, "y": y,
+                 "finite": int(fin.size), "mean": float(fin.mean()) if fin.size else None,
+                 "min": float(fin.min()) if fin.size else None,
+                 "max": float(fin.max()) if fin.size else None}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    f = common.open_result(args.file)
+    forms = common.formulations(f)
+    form = args.formulation or forms[0]
+    if form not in forms:
+        common.fail(f"{args.file}: no formulation '{form}' ({', '.join(forms)})")
+    fig, summary = section(args, f, form) if args.kind == "section" else chaos_map(args, f, form)
+    output = args.output or common.default_output(args.file, "chaos_" + args.kind)
+    paths = common.save_figure(fig, output, args.pdf, args.dpi)
+    common.write_summary(args.summary, summary)
+    print("wrote " + ", ".join(paths))
+
+
+if __name__ == "__main__":
+    main()
