@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "host/io/block_moments.hpp"
 #include "host/analysis/quantile.hpp"
 #include "host/analysis/result_file.hpp"
+#include "host/io/block_moments.hpp"
 #include "host/io/statistics.hpp"
 #include "kernels/status.hpp"
 
@@ -230,17 +230,23 @@ void write_drift_statistic(std::ostream& os, const h5::Group& sg, int64_t size, 
   os << "\n";
 }
 
+// The moments of a per-trajectory dataset's finite values, read in blocks.
+Moments finite_moments(const h5::Dataset& d, int64_t size, int64_t block, const std::string& path) {
+  check_per_trajectory(d, size, path);
+  Moments m;
+  std::vector<double> v;
+  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+    read_traj_block(d, size, block, i, v);
+    for (double x : v)
+      if (std::isfinite(x)) m.add(x);
+  }
+  return m;
+}
+
 // The embedded formulation's Euler–Poisson check.
 void write_euler_poisson(std::ostream& os, const h5::Dataset& ed, int64_t size, int64_t block,
                          const std::string& path) {
-  check_per_trajectory(ed, size, path);
-  Moments me;
-  std::vector<double> ep;
-  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
-    read_traj_block(ed, size, block, i, ep);
-    for (double v : ep)
-      if (std::isfinite(v)) me.add(v);
-  }
+  const Moments me = finite_moments(ed, size, block, path);
   os << "  Euler-Poisson (eq 26) residual, max over each path relative to its largest term: max "
      << me.max << ", mean " << me.mean << " over " << me.count << " trajectories\n";
 }
@@ -249,14 +255,7 @@ void write_euler_poisson(std::ostream& os, const h5::Dataset& ed, int64_t size, 
 // trajectory): their quantiles over the trajectories where it is defined.
 void write_lyapunov(std::ostream& os, const h5::Dataset& ld, int64_t size, int64_t block,
                     const std::string& path) {
-  check_per_trajectory(ld, size, path);
-  Moments ml;
-  std::vector<double> v;
-  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
-    read_traj_block(ld, size, block, i, v);
-    for (double x : v)
-      if (std::isfinite(x)) ml.add(x);
-  }
+  const Moments ml = finite_moments(ld, size, block, path);
   os << "  largest Lyapunov exponent: ";
   if (ml.count == 0) {
     os << "none defined (every trajectory failed)\n";
@@ -290,9 +289,10 @@ void write_events(std::ostream& os, const h5::Group& fg, int64_t size, int64_t b
       }
     }
     const std::string action = eg.attr_string("action");
-    os << "  event " << name << " (" << eg.attr_string("expr") << ", " << eg.attr_string("direction")
-       << ", " << action << "): " << total << " crossings, mean " << mc.mean << " (max " << mc.max
-       << ") per trajectory; " << crossed << " of " << size << " trajectories crossed\n";
+    os << "  event " << name << " (" << eg.attr_string("expr") << ", "
+       << eg.attr_string("direction") << ", " << action << "): " << total << " crossings, mean "
+       << mc.mean << " (max " << mc.max << ") per trajectory; " << crossed << " of " << size
+       << " trajectories crossed\n";
     const h5::Dataset td = eg.open_dataset("time");
     if (crossed == 0 || td.dims().size() != 2 || td.dims()[1] == 0) continue;
     // column 0 of time: the first crossing (NaN where none: skipped)
@@ -302,12 +302,12 @@ void write_events(std::ostream& os, const h5::Group& fg, int64_t size, int64_t b
       if (e > b)
         td.read_block({static_cast<hsize_t>(b), 0}, {static_cast<hsize_t>(e - b), 1}, v.data());
     };
-    const std::vector<double> q = exact_quantiles(traj_blocks(size, block), first,
-                                                  {0.05, 0.5, 0.95},
-                                                  QuantileOptions{static_cast<size_t>(block), 4096});
-    os << "    " << (action == "stop" ? "first passage" : "first crossing") << " time: quantiles 5% "
-       << q[0] << ", 50% " << q[1] << ", 95% " << q[2] << " over the " << crossed
-       << " trajectories that crossed\n";
+    const std::vector<double> q =
+        exact_quantiles(traj_blocks(size, block), first, {0.05, 0.5, 0.95},
+                        QuantileOptions{static_cast<size_t>(block), 4096});
+    os << "    " << (action == "stop" ? "first passage" : "first crossing")
+       << " time: quantiles 5% " << q[0] << ", 50% " << q[1] << ", 95% " << q[2] << " over the "
+       << crossed << " trajectories that crossed\n";
   }
 }
 
