@@ -5,6 +5,8 @@
 #      runs (-DNHOLO_WITH_MPI, ON when Open MPI is found; the MPI tests run
 #      mpirun -n 2 and -n 3, oversubscribed); warnings are errors. Every test
 #      runs through that binary: without a GPU it integrates on OpenMP.
+#   1b. the Python package (pip install . from the product build's folder:
+#      nothing is compiled again) and its tests against the installed package
 #   2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (CPU backends only: the sanitizers do not instrument device code; MPI
 #      left out, its library is not instrumented: the MPI tests say so).
@@ -44,11 +46,24 @@ else
   exit 1
 fi
 
-echo "== [1/3] product build (OpenMP + CUDA in one nholo) + tests"
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" >/dev/null
+echo "== [1/3] product build (OpenMP + CUDA in one nholo, and the Python module) + tests"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DNHOLO_BUILD_TESTS=ON -DNHOLO_PYTHON=ON \
+  "${cuda_args[@]}" >/dev/null
 cmake --build build/release -j "$JOBS"
 build/release/nholo devices
-ctest --test-dir build/release --output-on-failure -j "$JOBS"
+# python_api runs below, against the installed package
+ctest --test-dir build/release --output-on-failure -j "$JOBS" -E '^python_api$'
+stamp
+
+echo "== [1b] the Python package installed from that build (pip install ., nothing recompiled) + its tests"
+PY=${PYTHON:-python3}
+# (the build folder's generator, Makefiles, also for pip's build step)
+CMAKE_GENERATOR="Unix Makefiles" "$PY" -m pip install --quiet --disable-pip-version-check \
+  --no-build-isolation -Cbuild-dir=build/release -Ccmake.define.NHOLO_BUILD_TESTS=ON .
+# from another folder: the installed package, not the source tree
+root=$PWD
+(cd /tmp && NHOLO_CACHE_DIR="$root/build/test-plugin-cache" "$PY" -m pytest -q -p no:cacheprovider \
+  "$root/tests/python/test_python_api.py")
 stamp
 
 echo "== [2/3] ASan/UBSan build (CPU backends) + tests"

@@ -63,6 +63,16 @@ inline Result fault_check(const std::string& mode, const fs::path& ref, const fs
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
 }
 
+// " NAME.shard-..." for every file of dir whose name starts with stem + ".shard-"
+// (the shards of `--set output.path=STEM.h5 --shard r/R`), for `nholo merge`
+inline std::string shard_files(const fs::path& dir, const std::string& stem) {
+  std::string list;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(stem + ".shard-", 0) == 0)
+      list += " " + e.path().filename().string();
+  return list;
+}
+
 inline void write_file(const fs::path& p, const std::string& text) {
   std::ofstream f(p);
   f << text;

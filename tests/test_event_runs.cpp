@@ -393,10 +393,7 @@ TEST(EventRuns, ShardsMergedAndAResumedRunHoldTheSameEvents) {
                                dir);
     ASSERT_EQ(res.code, 0) << res.output;
   }
-  std::string shards;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind("s.shard-", 0) == 0)
-      shards += " " + e.path().filename().string();
+  const std::string shards = nholo_test::shard_files(dir, "s");
   for (const char* how : {"", "--copy "}) {
     fs::remove(dir / "merged.h5");
     const auto m = run_nholo(std::string("merge ") + how + "merged.h5" + shards, dir);

@@ -362,9 +362,17 @@ TEST(LyapunovRuns, ABuiltInModelsTangentGpuModuleCompiles) {
   // the module is what is checked: the plugin (its layout) unoptimized, 3x faster to build
   const std::string env =
       "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
+  // run from a folder holding another copy of nholo's headers (a checkout):
+  // the module's includes are the headers of nholo's include path, not the
+  // working directory's (which NVRTC once also read, defining every function
+  // twice, when the module's program had a relative name)
+  const fs::path checkout = dir / "checkout";
+  fs::create_directories(checkout);
+  for (const char* room : {"models", "kernels"})
+    fs::copy(fs::path(NHOLO_SOURCE_DIR) / room, checkout / room, fs::copy_options::recursive);
   const auto r = run_nholo(
-      "model build rolling_coin --lyapunov --gpu-arch sm_90 --formulations udwadia_kalaba", dir,
-      env);
+      "model build rolling_coin --lyapunov --gpu-arch sm_90 --formulations udwadia_kalaba",
+      checkout, env);
   if (r.code != 0 && r.output.find("cannot be loaded") != std::string::npos) {
     std::printf("SKIPPED: NVRTC is not available here: %s\n", r.output.c_str());
     GTEST_SKIP() << r.output;
@@ -386,6 +394,61 @@ TEST(LyapunovRuns, ABuiltInModelsTangentGpuModuleCompiles) {
   const auto plain = run_nholo("model build rolling_coin", dir, env);
   EXPECT_EQ(plain.code, 2) << plain.output;
   EXPECT_NE(plain.output.find("is a built-in model"), std::string::npos) << plain.output;
+  fs::remove_all(dir);
+}
+
+// Exponents in shards merged (virtually and copied) and in a run resumed
+// after a device fault are the same bits as in one uninterrupted run (every
+// dataset compared by tests/python/fault_check.py): the tangent state lives
+// in the slice like the state, and the exponent is read from a slice's final
+// states, so cutting the ensemble or the run changes nothing.
+TEST(LyapunovRuns, ShardsMergedAndAResumedRunHoldTheSameExponents) {
+  const fs::path dir = temp_dir("shards");
+  write_file(dir / "saddle.model.toml", kSaddleModel);
+  // 2500 particles near the saddle; slices of 1024 in a budget of 1 MB, three
+  // windows of 4 saves each
+  write_file(
+      dir / "c.toml",
+      "model = \"saddle.model.toml\"\n"
+      "formulations = [\"udwadia_kalaba\", \"null_space\"]\n"
+      "[time]\nt_end = 6.0\nsave_every = 0.5\n"
+      "[integrator]\nmethod = \"dopri5\"\nrtol = 1e-10\natol = 1e-12\n"
+      "[ensemble]\nsize = 2500\nseed = 3\n"
+      "[ensemble.q0]\nx = { uniform = [-0.1, 0.1] }\ny = { uniform = [-0.1, 0.1] }\nz = 0.0\n"
+      "[ensemble.qd0]\nx = { uniform = [-0.1, 0.1] }\ny = { uniform = [-0.1, 0.1] }\n"
+      "z = 0.0\n"
+      "[output]\nfields = [\"q\"]\nwindow = 4\n"
+      "[lyapunov]\nenabled = true\nrenormalize_every = 0.5\n");
+  const std::string env = shared_cache_env();
+  ASSERT_EQ(run_nholo("run -q c.toml --set output.path=single.h5", dir, env).code, 0);
+  for (int r = 0; r < 2; ++r) {
+    const auto res = run_nholo("run -q c.toml --set output.path=s.h5 --shard " + std::to_string(r) +
+                                   "/2 --set output.memory_budget_mb=" + std::to_string(1 + 3 * r),
+                               dir, env);
+    ASSERT_EQ(res.code, 0) << res.output;
+  }
+  const std::string shards = nholo_test::shard_files(dir, "s");
+  for (const char* how : {"", "--copy "}) {
+    fs::remove(dir / "merged.h5");
+    const auto m = run_nholo(std::string("merge ") + how + "merged.h5" + shards, dir, env);
+    ASSERT_EQ(m.code, 0) << m.output;
+    const auto same = nholo_test::fault_check("same", dir / "single.h5", dir / "merged.h5");
+    EXPECT_EQ(same.code, 0) << how << same.output;
+  }
+  // a fault in the second slice's third window (slices of 1024), then --resume
+  const auto f = run_nholo("run -q c.toml --set output.path=r.h5 --set output.memory_budget_mb=1",
+                           dir, env + " NHOLO_FAILPOINT_DEVICE_FAULT=6");
+  ASSERT_EQ(f.code, 3) << f.output;
+  ASSERT_TRUE(fs::exists(dir / "r.h5.partial"));
+  const auto res = run_nholo(
+      "run -q c.toml --set output.path=r.h5 --set output.memory_budget_mb=1 --resume", dir, env);
+  ASSERT_EQ(res.code, 0) << res.output;
+  const auto same = nholo_test::fault_check("same", dir / "single.h5", dir / "r.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  // the exponents are there, finite, near sqrt(k) = 1 for these starts
+  const auto ly = read_lyapunov(dir / "single.h5", "null_space");
+  ASSERT_EQ(ly.size(), 2500u);
+  for (double v : ly) EXPECT_TRUE(std::isfinite(v) && v > 0.5 && v < 1.5) << v;
   fs::remove_all(dir);
 }
 

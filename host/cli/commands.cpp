@@ -284,8 +284,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
     fs::remove(partial, ec);
     pieces.remove_all();
   }
-  // a signal this process received before (an MPI rank between two chunks)
-  // still stops it; tests that set the flag by hand start each run afresh
+  // a signal received before (an MPI rank between chunks) still stops it; else a fresh flag
   interrupt_flag().store(interrupt_signal() != 0);
   RunOptions ro;
   ro.quiet = opts.quiet;
@@ -296,6 +295,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   ro.shard = sharded;
   ro.range_begin = range_begin;
   ro.range_end = range_end;
+  ro.progress = opts.progress;
   if (sharded && !opts.quiet)
     std::fprintf(stderr, "nholo: shard: trajectories [%lld, %lld) of %lld, written to %s\n",
                  static_cast<long long>(range_begin), static_cast<long long>(range_end),

@@ -23,6 +23,9 @@ struct CommandOptions {
   // 1024 trajectories) or "BEGIN:END" (trajectories, block-aligned); empty:
   // the whole ensemble. A shard writes shard_path(output.path, begin, end).
   std::string shard, range;
+  // where `nholo run`'s progress is also counted (host/run/progress.hpp), for
+  // a caller in another thread (the Python module's progress bar)
+  ProgressCounter* progress = nullptr;
 };
 
 // Trajectories [begin, end) of an ensemble of `size` for --shard r/R or

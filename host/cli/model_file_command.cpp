@@ -87,7 +87,7 @@ std::string model_file_command(const std::string& path, bool build, bool force,
   try {
     spec = load_model_file(path, model_names());
   } catch (const ModelFileError& e) {
-    throw ConfigError("model", e.what());
+    throw ModelConfigError("model", e.what());
   }
   std::ostringstream os;
   describe_model(os, model_info_from_spec(spec));

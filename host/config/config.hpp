@@ -37,6 +37,14 @@ class ConfigError : public std::runtime_error {
   std::string reason_;
 };
 
+// A ConfigError caused by the model file a config names (its text or its
+// checks): the command treats it as any ConfigError; the Python module raises
+// it as nholo.ModelError.
+class ModelConfigError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // How one initial coordinate / velocity / multiplier is given.
 struct Distribution {
   enum class Kind { constant, uniform, normal, linspace, values };

@@ -407,7 +407,8 @@ const GpuModule& gpu_module(const ModelSource& source, const Plugin& plugin,
     for (const auto& o : opts) argv.push_back(o.c_str());
     const auto t0 = std::chrono::steady_clock::now();
     Nvrtc::Program prog = nullptr;
-    int rc = nv.create(&prog, source_text.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
+    // named by its path in the cache, where NVRTC looks for its quoted includes (not the cwd)
+    int rc = nv.create(&prog, source_text.c_str(), fs::absolute(src).c_str(), 0, nullptr, nullptr);
     if (rc != 0) throw std::runtime_error(what + ": nvrtcCreateProgram: " + nv.error_string(rc));
     rc = nv.compile(prog, static_cast<int>(argv.size()), argv.data());
     std::size_t log_size = 0;

@@ -17,7 +17,7 @@ ModelFileModel model_file_model(const toml::table& mt, const std::string& model_
   try {
     spec = parse_model_table(mt, model_source, builtin);
   } catch (const ModelFileError& e) {
-    throw ConfigError("model", e.what());
+    throw ModelConfigError("model", e.what());
   }
   ModelFileModel m;
   m.spec = std::make_shared<const ModelSpec>(std::move(spec));
@@ -29,7 +29,7 @@ std::string model_file_text(const std::string& path) {
   try {
     return read_model_file_text(path);
   } catch (const ModelFileError& e) {
-    throw ConfigError("model", e.what());
+    throw ModelConfigError("model", e.what());
   }
 }
 

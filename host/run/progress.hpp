@@ -2,12 +2,20 @@
 // done, trajectories/s, ETA), plain log lines otherwise, nothing when quiet.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
 namespace nholo {
+
+// A run's progress as another thread reads it while the run goes on (the
+// Python module's progress bar): work units done of total, stored at every
+// update whether or not anything is printed.
+struct ProgressCounter {
+  std::atomic<int64_t> done{0}, total{0};
+};
 
 class Progress {
  public:
@@ -19,6 +27,10 @@ class Progress {
 
   // `done` work units of `total` finished
   void update(int64_t done, const std::string& what) {
+    if (counter_) {
+      counter_->total.store(total_);
+      counter_->done.store(done);
+    }
     if (quiet_) return;
     const auto now = clock::now();
     const double since_last = std::chrono::duration<double>(now - last_).count();
@@ -49,6 +61,11 @@ class Progress {
     std::fprintf(out_, "nholo: %s\n", s.c_str());
     std::fflush(out_);
   }
+  // Where update() also stores its count (nullptr: nowhere).
+  void report_to(ProgressCounter* c) {
+    counter_ = c;
+    if (c) c->total.store(total_);
+  }
   double elapsed() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
 
   static std::string format_seconds(double s) {
@@ -65,6 +82,7 @@ class Progress {
   bool quiet_, tty_;
   double per_traj_;
   std::FILE* out_;
+  ProgressCounter* counter_ = nullptr;
   clock::time_point start_, last_;
 };
 

@@ -10,6 +10,8 @@
 
 namespace nholo {
 
+struct ProgressCounter;  // host/run/progress.hpp
+
 struct RunOptions {
   bool quiet = false;
   bool tty = false;
@@ -22,6 +24,9 @@ struct RunOptions {
   // shard_begin, shard_end), for `nholo merge` (host/io/merge.hpp).
   int64_t range_begin = 0, range_end = -1;
   bool shard = false;  // write a shard file (also when the range is the whole ensemble)
+  // where the run's progress is also counted for a reader in another thread
+  // (the Python module); nullptr: nowhere
+  ProgressCounter* progress = nullptr;
 };
 
 }  // namespace nholo

@@ -116,6 +116,7 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   detail::InitialStates initial(cfg, model, first);
   OutputSink sink(true);
   Progress progress = detail::run_progress(plan, pieces, nf, ro, partial);
+  progress.report_to(ro.progress);
   for (const std::string& note : damaged)  // printed also with -q: results were lost
     std::fprintf(stderr, "nholo: resuming: %s\n", note.c_str());
   detail::PieceWriters writers(cfg, shape, pieces, layout, ens, sink, progress, sum);

@@ -1,6 +1,6 @@
 """The include rules of nholo's source tree (docs/architecture.md, "The floor plan of host/").
 
-Every `#include "..."` of a file in kernels/, models/, host/, bench/ is checked
+Every `#include "..."` of a file in kernels/, models/, host/, python/ is checked
 against the rooms it may reach. A violation names the file, the line and the
 rule. Run by ctest (include_rules); exits 1 when a rule is broken.
 
@@ -41,6 +41,10 @@ ALLOWED = {
     # backend, a model or a kernel directly
     "host/cli": {"host/cli", "host/run", "host/analysis", "host/config", "host/io",
                  "host/model_files"},
+    # the Python module (python/src): a caller of the commands, like cli/ (and
+    # the run's interrupt flag and progress counter)
+    "python": {"host/cli", "host/run", "host/analysis", "host/config", "host/io",
+               "host/model_files"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 MAX_FILES_IN_HOST = 8
@@ -51,6 +55,8 @@ def room_of(rel):
     parts = rel.split("/")
     if parts[0] in ("kernels", "models"):
         return parts[0]
+    if parts[0] == "python":
+        return "python"
     if parts[0] == "host" and len(parts) >= 3:
         return "host/" + parts[1]
     return None
@@ -67,7 +73,7 @@ def target_room(inc, here):
 
 def main(root):
     problems = []
-    for top in ("kernels", "models", "host"):
+    for top in ("kernels", "models", "host", "python"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if not name.endswith((".hpp", ".cpp", ".cu", ".cuh", ".h")):
