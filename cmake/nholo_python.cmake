@@ -1,15 +1,9 @@
 # cmake/nholo_python.cmake — the Python module nholo._nholo (python/src/module.cpp,
-# nanobind) over nholo_host: the same objects as the command (the whole
-# build is position-independent), so a build with NHOLO_PYTHON=ON compiles
-# one more unit. ON when pip builds the package (scikit-build-core sets
-# SKBUILD); scripts/test.sh turns it on in the product build and installs
-# the package from that build folder (pip install . -Cbuild-dir=...).
-if(DEFINED SKBUILD)
-  set(_nholo_python_default ON)
-else()
-  set(_nholo_python_default OFF)
-endif()
-option(NHOLO_PYTHON "Build the Python module nholo._nholo (needs nanobind)" ${_nholo_python_default})
+# nanobind) over nholo_host: the same objects as the command (NHOLO_PYTHON,
+# defined at the top of CMakeLists.txt, makes the build position-independent),
+# so a build with it compiles one more unit. scripts/test.sh turns it on in
+# the product build and installs the package from that build folder
+# (pip install . -Cbuild-dir=...).
 if(NOT NHOLO_PYTHON)
   return()
 endif()
