@@ -1,7 +1,8 @@
 // nholo/tests/coin_config.hpp — the rolling coin's run configuration (the TOML
 // that `nholo run` reads), built from named options, for the tests that run
-// the command (tests/test_cli.cpp, test_pipeline.cpp, test_faults.cpp,
-// test_shards.cpp, test_mpi.cpp, test_bounded_memory.cpp, test_params_sweep.cpp).
+// the command (tests/test_cli.cpp, test_pipeline.cpp, test_field_memory.cpp,
+// test_faults.cpp, test_shards.cpp, test_mpi.cpp, test_bounded_memory.cpp,
+// test_params_sweep.cpp).
 //
 //   CoinConfig c = spinning_coins();   // the ensemble most tests integrate
 //   c.formulations = {"udwadia_kalaba", "null_space"};
@@ -61,7 +62,7 @@ struct CoinConfig {
   std::vector<std::pair<std::string, double>> params;  // [params]
   double t_end = 1.0, save_every = 0.25;               // [time]
   std::string method;                                  // [integrator]
-  double rtol = 0, atol = 0;
+  double rtol = 0, atol = 0, dt = 0;                   // dt: rk4's step
   std::string drift;
   int64_t size = 0, seed = -1;  // [ensemble]
   std::string sampler, file;
@@ -80,11 +81,12 @@ struct CoinConfig {
     }
     t += "[time]\nt_end = " + toml_number(t_end) + "\nsave_every = " + toml_number(save_every) +
          "\n";
-    if (!method.empty() || rtol > 0 || atol > 0 || !drift.empty()) {
+    if (!method.empty() || rtol > 0 || atol > 0 || dt > 0 || !drift.empty()) {
       t += "[integrator]\n";
       if (!method.empty()) t += "method = \"" + method + "\"\n";
       if (rtol > 0) t += "rtol = " + toml_number(rtol) + "\n";
       if (atol > 0) t += "atol = " + toml_number(atol) + "\n";
+      if (dt > 0) t += "dt = " + toml_number(dt) + "\n";
       if (!drift.empty()) t += "drift = \"" + drift + "\"\n";
     }
     if (size > 0 || seed >= 0 || !sampler.empty() || !file.empty()) {
@@ -124,6 +126,26 @@ inline CoinConfig spinning_coins() {
   CoinConfig c;
   c.q0 = {{"x", "0.0"}, {"y", "0.0"}, {"phi", "0.0"}, {"theta", uniform(0.0, 2 * M_PI)}};
   c.qd0 = {{"theta", uniform(1.0, 3.0)}, {"phi", normal(0.0, 2.0)}};
+  return c;
+}
+
+// The ensemble of the pipeline tests (tests/test_pipeline.cpp,
+// test_field_memory.cpp): spinning coins under two formulations (so that
+// their comparison runs too), 2,500 of them over t in [0, 3], 13 saves of q,
+// qdot and energy, DOPRI5, on the OpenMP backend, into a.h5.
+inline CoinConfig compared_coins() {
+  CoinConfig c = spinning_coins();
+  c.formulations = {"udwadia_kalaba", "lagrange_multiplier"};
+  c.t_end = 3.0;
+  c.save_every = 0.25;
+  c.method = "dopri5";
+  c.rtol = 1e-9;
+  c.atol = 1e-11;
+  c.size = 2500;
+  c.seed = 11;
+  c.path = "a.h5";
+  c.fields = std::vector<std::string>{"q", "qdot", "energy"};
+  c.extra = "[backend]\ndevice = \"omp\"\n";
   return c;
 }
 

@@ -40,21 +40,7 @@ fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_
 
 // A coin ensemble under two formulations (so that the pairwise comparison
 // runs too), 3 slices of 1024 at a 1 MB budget.
-const std::string kConfig = [] {
-  nholo_test::CoinConfig c = nholo_test::spinning_coins();
-  c.formulations = {"udwadia_kalaba", "lagrange_multiplier"};
-  c.t_end = 3.0;
-  c.save_every = 0.25;
-  c.method = "dopri5";
-  c.rtol = 1e-9;
-  c.atol = 1e-11;
-  c.size = 2500;
-  c.seed = 11;
-  c.path = "a.h5";
-  c.fields = std::vector<std::string>{"q", "qdot", "energy"};
-  c.extra = "[backend]\ndevice = \"omp\"\n";
-  return c.text();
-}();
+const std::string kConfig = nholo_test::compared_coins().text();
 
 std::vector<double> read(const File& f, const std::string& ds) {
   return f.root().open_dataset(ds).read<double>();

@@ -296,6 +296,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   ro.range_begin = range_begin;
   ro.range_end = range_end;
   ro.progress = opts.progress;
+  ro.memory = opts.memory;
   if (sharded && !opts.quiet)
     std::fprintf(stderr, "nholo: shard: trajectories [%lld, %lld) of %lld, written to %s\n",
                  static_cast<long long>(range_begin), static_cast<long long>(range_end),

@@ -26,6 +26,10 @@ struct CommandOptions {
   // where `nholo run`'s progress is also counted (host/run/progress.hpp), for
   // a caller in another thread (the Python module's progress bar)
   ProgressCounter* progress = nullptr;
+  // where the per-save fields go instead of the result file (the Python
+  // module, host/io/field_memory.hpp); nullptr: the file. Not with resume or
+  // a shard.
+  FieldMemory* memory = nullptr;
 };
 
 // Trajectories [begin, end) of an ensemble of `size` for --shard r/R or

@@ -80,7 +80,7 @@ OutputLayout::OutputLayout(const RunConfig& cfg, const ModelInfo& mi, const Devi
       last_(src_.first + plan.size),
       chunk_t_(std::min<hsize_t>(H(plan.size), 1024)),
       chunk_k_(std::min<hsize_t>(H(plan.n_saves), H(plan.window))),
-      in_place_(gz_ == 0 && src_.merged.empty()) {}
+      in_place_(gz_ == 0 && src_.merged.empty() && !src_.fields_in_memory) {}
 
 void OutputLayout::write(h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs) {
   specs_.clear();
@@ -107,7 +107,9 @@ void OutputLayout::index_specs() {
 h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
   sp.path = g.path().substr(1) + "/" + name;
   specs_.push_back(sp);
-  if (!virt_) {
+  if (!virt_ || sp.in_memory) {
+    if (sp.in_memory)
+      return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, 0, false, sp.fill);
     if (sp.in_place) return g.create_allocated(sp.type, name, sp.dims, sp.chunk, sp.fill);
     return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz_, gz_ > 0, sp.fill);
   }
@@ -227,7 +229,8 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
     std::vector<hsize_t> dims = {H(size_), H(n_saves)};
     if (per_coord || per_cons) dims.push_back(per_coord ? H(n) : H(m));
     Spec sp = per_traj(Scalar::f64, NAN, PieceKind::window, dims);
-    sp.in_place = in_place_ && h5::Dataset::product(dims) > 0;
+    sp.in_memory = src_.fields_in_memory && h5::Dataset::product(dims) > 0;
+    sp.in_place = in_place_ && !sp.in_memory && h5::Dataset::product(dims) > 0;
     h5::Dataset d = make(g, fname, sp);
     d.attach_scale(traj, 0);
     d.attach_scale(time, 1);
@@ -592,7 +595,8 @@ void OutputLayout::write_last_step(const std::string& file_path, const PieceDir&
 void OutputLayout::copy_pieces(h5::Group& root, const PieceDir& pieces) const {
   bool window_data = false;  // anything in the window pieces to copy
   for (const Spec& sp : specs_)
-    window_data = window_data || (sp.kind == PieceKind::window && !sp.master_only && !sp.in_place);
+    window_data = window_data || (sp.kind == PieceKind::window && !sp.master_only && !sp.in_place &&
+                                  !sp.in_memory);
   for (int64_t s = 0; s < plan_.n_slices(); ++s)
     for (PieceKind kind : {PieceKind::init, PieceKind::window, PieceKind::slice}) {
       if (kind == PieceKind::window && !window_data) continue;
@@ -607,7 +611,7 @@ void OutputLayout::copy_piece(h5::Group& root, const PieceDir& pieces, PieceKind
   const h5::File pf = h5::File::open_ro(pieces.path(piece_name(kind, s, w)));
   const h5::Group pr = pf.root();
   for (const Spec& sp : specs_) {
-    if (sp.kind != kind || sp.master_only || sp.in_place) continue;
+    if (sp.kind != kind || sp.master_only || sp.in_place || sp.in_memory) continue;
     std::vector<hsize_t> off, cnt;
     spec_block(sp, plan_, s, w, off, cnt);
     h5::Dataset dst = root.open_dataset(sp.path);

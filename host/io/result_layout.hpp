@@ -60,6 +60,9 @@ struct Spec {
   // a field written straight into the result file (host/io/in_place_file.hpp):
   // the window piece links to it
   bool in_place = false;
+  // a field held in memory (host/io/field_memory.hpp): in every file a
+  // dataset with no storage, in no piece
+  bool in_memory = false;
 };
 
 // The block of slice s (and window w) of a dataset: offset and count.
@@ -93,6 +96,9 @@ struct LayoutSources {
   std::vector<ShardSource> merged;
   bool sharded = false;  // a shard's file: its range and its block moments kept
   int64_t first = 0;     // the first trajectory (global index) of the range
+  // the per-save fields held in memory (host/io/field_memory.hpp), not in
+  // the pieces or the file
+  bool fields_in_memory = false;
 };
 
 class OutputLayout {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/io/field_memory.hpp"
 #include "host/io/in_place_file.hpp"
 #include "host/io/output_sink.hpp"
 #include "host/io/pieces.hpp"
@@ -40,7 +41,7 @@ class PieceWriters {
  public:
   PieceWriters(const RunConfig& cfg, const LayoutShape& shape, const PieceDir& pieces,
                const OutputLayout& layout, DeviceEnsembles& ens, OutputSink& sink,
-               Progress& progress, RunSummary& sum)
+               Progress& progress, RunSummary& sum, FieldMemory* memory = nullptr)
       : cfg_(cfg),
         shape_(shape),
         pieces_(pieces),
@@ -52,7 +53,8 @@ class PieceWriters {
         nf_(static_cast<int>(cfg.formulations.size())),
         nv_(static_cast<int>(cfg.varied_params.size())),
         gz_(cfg.compression),
-        in_place_(pieces) {}
+        in_place_(pieces),
+        memory_(memory) {}
 
   // slice s's initial states (copied: the caller reuses st) and counts
   void post_init(int64_t s, int64_t count, const SliceStates& st, const InitCounts& ic) {
@@ -124,6 +126,13 @@ class PieceWriters {
         const std::string path = form + "/" + cfg_.fields[j];
         const Spec& sp = layout_.spec(path);
         sum_.output_bytes += count * ns * nc * static_cast<int64_t>(sizeof(double));
+        if (sp.in_memory) {  // the Python module's arrays (host/io/field_memory.hpp)
+          std::vector<hsize_t> off, cnt;
+          layout_.block(sp, s, w, off, cnt);
+          memory_->write_block(path, static_cast<int64_t>(off[0]), count,
+                               static_cast<int64_t>(off[1]), ns, nc, S.fields[j]);
+          continue;
+        }
         if (sp.in_place) {
           std::vector<hsize_t> off, cnt;
           layout_.block(sp, s, w, off, cnt);
@@ -253,6 +262,7 @@ class PieceWriters {
   RunSummary& sum_;
   int nf_, nv_, gz_;
   InPlaceFile in_place_;
+  FieldMemory* memory_;  // the fields held in memory (nullptr: none)
 };
 
 }  // namespace nholo::detail

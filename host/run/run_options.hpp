@@ -11,6 +11,7 @@
 namespace nholo {
 
 struct ProgressCounter;  // host/run/progress.hpp
+class FieldMemory;       // host/io/field_memory.hpp
 
 struct RunOptions {
   bool quiet = false;
@@ -27,6 +28,10 @@ struct RunOptions {
   // where the run's progress is also counted for a reader in another thread
   // (the Python module); nullptr: nowhere
   ProgressCounter* progress = nullptr;
+  // where the per-save fields go instead of the pieces and the file (the
+  // Python module's results); nullptr: into the file. Not with resume or a
+  // shard.
+  FieldMemory* memory = nullptr;
 };
 
 }  // namespace nholo

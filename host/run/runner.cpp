@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
 #include "host/config/event_table.hpp"
+#include "host/config/tables.hpp"
+#include "host/io/field_memory.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/outcome.hpp"
 #include "host/io/output_sink.hpp"
@@ -46,6 +49,28 @@ LayoutShape layout_shape(const ModelRuntime& model) {
   return shape;
 }
 
+// A run whose per-save fields are held in memory (ro.memory) is refused,
+// before anything is written, when they need more than the machine has
+// available: they are its result, not bounded by output.memory_budget_mb.
+void check_field_memory(const RunConfig& cfg, const LayoutShape& shape, const SlicePlan& plan) {
+  double bytes = 0;
+  for (const std::string& field : cfg.fields)
+    bytes += static_cast<double>(plan.size) * static_cast<double>(plan.n_saves) *
+             tables::field_components(field, shape.n, shape.m) * sizeof(double);
+  bytes *= static_cast<double>(cfg.formulations.size());
+  const int64_t available = available_memory_bytes();
+  if (available < 0 || bytes <= 0.9 * static_cast<double>(available)) return;
+  char what[320];
+  std::snprintf(what, sizeof what,
+                "the fields of %lld trajectories x %lld saves (%zu field(s), %zu formulation(s)) "
+                "need %.3g GB in memory, more than the %.3g GB this machine has available; "
+                "write them to a file instead (nholo.run(..., output=PATH)), or ask for fewer "
+                "fields, saves or trajectories",
+                static_cast<long long>(plan.size), static_cast<long long>(plan.n_saves),
+                cfg.fields.size(), cfg.formulations.size(), bytes / 1e9, available / 1e9);
+  throw ConfigError("output.fields", what);
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -75,10 +100,14 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   // pieces, at the start), again with the outcome when the run stops, or as
   // the result file (real datasets) when every slice is finished
   const detail::LayoutShape shape = detail::layout_shape(model);
+  if (ro.memory) detail::check_field_memory(cfg, shape, plan);
   detail::LayoutSources sources;
   sources.path = ro.path;
   sources.sharded = ro.shard;
   sources.first = first;
+  sources.fields_in_memory = ro.memory != nullptr;
+  if (ro.memory && (ro.resume || ro.shard))
+    throw std::logic_error("run_model: fields in memory are for a whole, new run");
   detail::OutputLayout layout(cfg, mi, dev.info(), plan, shape, sources);
   pieces.create();
   pieces.remove_temporaries();
@@ -91,6 +120,9 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
     layout.write_index_piece(pieces);
     layout.write_master(nullptr, nullptr);
     layout.index_specs();
+    if (ro.memory)  // the per-save fields' arrays (host/io/field_memory.hpp)
+      for (const detail::Spec& sp : layout.specs())
+        if (sp.in_memory) ro.memory->allocate(sp.path, {sp.dims.begin(), sp.dims.end()});
     // uncompressed fields go straight into the result file (io/in_place_file.hpp)
     if (layout.in_place()) layout.create_in_place_file(pieces);
   } catch (const h5::Stopped&) {  // the command removes what a new run wrote
@@ -119,7 +151,7 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   progress.report_to(ro.progress);
   for (const std::string& note : damaged)  // printed also with -q: results were lost
     std::fprintf(stderr, "nholo: resuming: %s\n", note.c_str());
-  detail::PieceWriters writers(cfg, shape, pieces, layout, ens, sink, progress, sum);
+  detail::PieceWriters writers(cfg, shape, pieces, layout, ens, sink, progress, sum, ro.memory);
   detail::WindowLoop loop(cfg, plan, pieces, ens, initial, writers, sink, progress, sum);
   loop.run();
   const DeviceTimes device_times = ens.times();

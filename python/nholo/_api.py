@@ -208,21 +208,43 @@ def _progress_callback(progress: ProgressArg) -> tuple[Callable[[int, int], None
     return update, state
 
 
-def _load_tree(path: str):
+def _load_tree(path: str, fields: Mapping[str, np.ndarray] | None = None):
     """The result file as a DataTree whose every node's own variables are in
     memory (each node read without inheritance: an event group's own `time`,
     the crossing times, is loaded too, though its parent's `time`, the save
-    times, shadows it in the node's inherited view)."""
+    times, shadows it in the node's inherited view).
+
+    fields: the per-save fields the run held in memory ("udwadia_kalaba/q"
+    -> array); the file has them as datasets without storage, whose
+    dimensions and attributes the arrays take, without a copy."""
     import xarray as xr
 
+    fields = dict(fields or {})
     # nholo's files carry no CF encoding (_FillValue, scale_factor, time
     # units): the arrays come back as stored, integers as integers
     tree = xr.open_datatree(path, engine="h5netcdf", phony_dims="access", mask_and_scale=False,
                             decode_times=False, decode_timedelta=False)
     try:
-        nodes = {node.path: node.to_dataset(inherit=False).load() for node in tree.subtree}
+        nodes = {}
+        for node in tree.subtree:
+            ds = node.to_dataset(inherit=False)
+            order = list(ds.data_vars)
+            prefix = node.path.strip("/")
+            held = {name: fields.pop(f"{prefix}/{name}") for name in list(ds.data_vars)
+                    if f"{prefix}/{name}" in fields}
+            shells = {name: ds[name].variable for name in held}
+            ds = ds.drop_vars(list(held)).load()
+            for name, values in held.items():
+                shell = shells[name]
+                if values.shape != shell.shape:
+                    raise RuntimeError(f"nholo: the field {prefix}/{name} came back with shape "
+                                       f"{values.shape}, the file says {shell.shape}")
+                ds[name] = xr.Variable(shell.dims, values, attrs=dict(shell.attrs))
+            nodes[node.path] = ds[order] if held else ds  # the file's order
     finally:
         tree.close()
+    if fields:
+        raise RuntimeError(f"nholo: fields held in memory that the file does not have: {sorted(fields)}")
     return xr.DataTree.from_dict(nodes)
 
 
@@ -261,8 +283,11 @@ def run(
         OpenMP threads (0: all cores); None: the config's.
     output
         Also keep the result file at this path (as ``nholo run`` writes it;
-        refused if it exists unless ``overwrite``). None: the results pass
-        through a temporary file that is removed once they are in memory.
+        refused if it exists unless ``overwrite``). None: no result file;
+        the per-save fields (q, qdot, ...) are written by the run straight
+        into the numpy arrays the tree holds (no copy), the rest of the
+        results (initial states, statuses, statistics) pass through a small
+        temporary file, removed once they are loaded.
     overwrite
         Replace an existing ``output`` file.
     q0, qdot0
@@ -314,14 +339,19 @@ def run(
         overrides.append(f"output.path={_toml.value(os.path.abspath(path))}")
         callback, state = _progress_callback(progress)
         try:
+            # without a file to keep, the per-save fields are written into
+            # arrays that become the tree's (host/io/field_memory.hpp)
             summary = _nholo.run(*src.args(), overrides, bool(overwrite) or output is None,
-                                 bool(quiet), callback)
+                                 bool(quiet), output is None, callback)
         finally:
             if state and state.get("bar") is not None:
                 state["bar"].close()
         if summary["fault"]:
             raise DeviceError(f"the device failed: {summary['fault']}")
-        tree = _load_tree(summary["path"])
+        if summary["interrupted"] or summary["completed"] < summary["trajectories"]:
+            raise KeyboardInterrupt(f"the run was stopped after {summary['completed']} of "
+                                    f"{summary['trajectories']} trajectories")
+        tree = _load_tree(summary["path"], summary["fields"])
     return tree
 
 

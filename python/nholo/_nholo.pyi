@@ -12,6 +12,7 @@ def run(
     overrides: list[str],
     overwrite: bool,
     quiet: bool,
+    fields_in_memory: bool,
     on_progress: Callable[[int, int], None] | None,
 ) -> dict[str, Any]: ...
 def check(config: str, is_text: bool, source: str, overrides: list[str]) -> str: ...

@@ -1,12 +1,15 @@
 // nholo/python/src/module.cpp — nholo._nholo, the Python module over the
 // commands (host/cli/commands.hpp): what `import nholo` calls (python/nholo/).
 //
-//   _nholo.run(config, is_text, source, overrides, overwrite, quiet, on_progress)
-//       -> dict (the run's summary); the run on a thread of its own while the
-//       calling thread, without the GIL, waits for it, and every 0.1 s takes
-//       the GIL to let Python handle its signals (Ctrl-C: KeyboardInterrupt
-//       stops the run at its next safe point, then is raised) and to report
-//       the progress.
+//   _nholo.run(config, is_text, source, overrides, overwrite, quiet,
+//              fields_in_memory, on_progress)
+//       -> dict (the run's summary; with fields_in_memory, "fields": path ->
+//       numpy array owning the field's values, host/io/field_memory.hpp,
+//       which the result file then holds without storage); the run on a
+//       thread of its own while the calling thread, without the GIL, waits
+//       for it, and every 0.1 s takes the GIL to let Python handle its
+//       signals (Ctrl-C: KeyboardInterrupt stops the run at its next safe
+//       point, then is raised) and to report the progress.
 //   _nholo.check(...) -> str, config_info(...) -> dict, models(name, json),
 //   model_file(path, build), version()
 // Errors are the command's messages, raised as nholo.ConfigError (a bad
@@ -17,6 +20,7 @@
 // of this process holds the HDF5 library at a time: runs from several Python
 // threads take turns, each releasing the GIL while it waits or runs.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -32,6 +36,7 @@
 #include "host/cli/commands.hpp"
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
+#include "host/io/field_memory.hpp"
 #include "host/io/root_attributes.hpp"
 #include "host/model_files/model_file.hpp"
 #include "host/run/interrupt.hpp"
@@ -141,16 +146,30 @@ std::unique_lock<std::mutex> hold_run_mutex() {
   return lock;
 }
 
+// The arrays of a run's fields as numpy arrays that own them (no copy).
+nb::dict field_arrays(nholo::FieldMemory& memory) {
+  nb::dict d;
+  for (nholo::FieldMemory::Array& a : memory.release()) {
+    std::vector<size_t> shape(a.dims.begin(), a.dims.end());
+    double* data = a.data.release();
+    nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+    d[a.path.c_str()] = nb::ndarray<nb::numpy, double>(data, shape.size(), shape.data(), owner);
+  }
+  return d;
+}
+
 nb::dict run(const std::string& config, bool is_text, const std::string& source,
              const std::vector<std::string>& overrides, bool overwrite, bool quiet,
-             nb::object on_progress) {
+             bool fields_in_memory, nb::object on_progress) {
   const nholo::RunConfig cfg = read_config(config, is_text, source, overrides);
   const auto lock = hold_run_mutex();
   nholo::ProgressCounter counter;
+  nholo::FieldMemory memory;
   nholo::CommandOptions opts;
   opts.overwrite = overwrite;
   opts.quiet = quiet;
   opts.progress = &counter;
+  if (fields_in_memory) opts.memory = &memory;
   const std::function<void()> tick = [&] {
     if (!on_progress.is_none()) on_progress(counter.done.load(), counter.total.load());
   };
@@ -158,7 +177,9 @@ nb::dict run(const std::string& config, bool is_text, const std::string& source,
       run_beside_python<nholo::RunSummary>([&] { return nholo::run_command(cfg, opts); }, tick);
   if (!on_progress.is_none() && s.completed == s.trajectories && !s.interrupted)
     on_progress(counter.total.load(), counter.total.load());
-  return summary_dict(s, cfg.output_path);
+  nb::dict d = summary_dict(s, cfg.output_path);
+  d["fields"] = field_arrays(memory);
+  return d;
 }
 
 std::string check(const std::string& config, bool is_text, const std::string& source,
@@ -222,7 +243,8 @@ NB_MODULE(_nholo, m) {
     }
   });
   m.def("run", &run, nb::arg("config"), nb::arg("is_text"), nb::arg("source"), nb::arg("overrides"),
-        nb::arg("overwrite"), nb::arg("quiet"), nb::arg("on_progress").none());
+        nb::arg("overwrite"), nb::arg("quiet"), nb::arg("fields_in_memory"),
+        nb::arg("on_progress").none());
   m.def("check", &check, nb::arg("config"), nb::arg("is_text"), nb::arg("source"),
         nb::arg("overrides"));
   m.def("config_info", &config_info, nb::arg("config"), nb::arg("is_text"), nb::arg("source"),

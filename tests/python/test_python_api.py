@@ -98,6 +98,33 @@ def test_results_are_bitwise_those_of_the_command(tmp_path):
     assert q.sel(coordinate="x").shape == (96, 11)
 
 
+def test_fields_come_from_the_run_without_a_copy(tmp_path):
+    """Without output=, the run writes the per-save fields into the arrays
+    the tree holds (host/io/field_memory.hpp); the tree is the one a kept
+    file gives: the same variables in the same order, dims, attrs, bits."""
+    held = nholo.run(COIN, set=SMALL)
+    kept = nholo.run(COIN, set=SMALL, output=tmp_path / "coin.h5")
+    for node in kept.subtree:
+        a, b = held[node.path].to_dataset(inherit=False), node.to_dataset(inherit=False)
+        assert list(a.data_vars) == list(b.data_vars), node.path
+        for name in b.data_vars:
+            assert a[name].dims == b[name].dims, (node.path, name)
+            assert a[name].attrs.keys() == b[name].attrs.keys(), (node.path, name)
+            for key, value in b[name].attrs.items():
+                assert equal_bits(a[name].attrs[key], value), (node.path, name, key)
+            assert equal_bits(a[name].values, b[name].values), (node.path, name)
+    for form in ("udwadia_kalaba", "null_space"):
+        for name in ("q", "qdot"):
+            values = held[form].ds[name].values
+            # no copy: a view of the buffer the run wrote (the module's
+            # nanobind ndarray), where the kept file's are arrays read from it
+            assert not values.flags.owndata and isinstance(values.base, memoryview), (form, name)
+            assert type(values.base.obj).__qualname__ == "nb_ndarray", (form, name)
+            assert not isinstance(kept[form].ds[name].values.base, memoryview)
+    with h5py.File(tmp_path / "coin.h5", "r") as f:
+        assert f["udwadia_kalaba/q"].id.get_storage_size() > 0
+
+
 def test_a_dict_config_and_text_give_the_same_results():
     text = COIN.read_text()
     a = nholo.run(text, set=SMALL)
@@ -153,6 +180,14 @@ def test_bad_input_raises_with_the_message_and_writes_nothing(tmp_path, kwargs, 
         nholo.run(COIN, output=out, **kw)
     assert message in str(e.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fields_that_do_not_fit_in_memory_are_refused_before_the_run():
+    # 2e8 coins x 11 saves x 4 coordinates: far more than any test machine has
+    with pytest.raises(nholo.ConfigError) as e:
+        nholo.run(COIN, set={**SMALL, "ensemble.size": 200_000_000})
+    assert "output.fields" in str(e.value) and "more than the" in str(e.value)
+    assert "output=PATH" in str(e.value)
 
 
 def test_check_models_and_errors():
