@@ -219,7 +219,8 @@ NHOLO_HDI int scan_crossings(const G& g, const U& u, EventDirection dir, S g_sta
   int before = detail::sign_of(g_start);
   int j = 1, x = 0;
   while (j <= s.parts) {
-    const S uniform = S(j) / S(s.parts);  // 1 exactly at the last part's end
+    // 1 exactly at the last part's end (no division for the default one part)
+    const S uniform = j == s.parts ? S(1) : S(j) / S(s.parts);
     S b;
     if (x < s.n_extra && s.extra[x] < uniform) {
       b = s.extra[x++];

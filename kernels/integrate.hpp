@@ -22,9 +22,10 @@
 // Events (kernels/trajectory_events.hpp): given a trajectory's events, each
 // accepted step hands them its two ends (y0, f0, y1, f1: the step's cubic
 // Hermite interpolant, over the integrator's own arrays); f1 is the last
-// stage for DOPRI5 and is evaluated for DOP853 and RK4 (then reused as the
-// next step's f0, unless a projection moved the state), so the steps are
-// the same bits as without events. A `stop` event ends the interval there with
+// stage for DOPRI5 (f(t1, y1)) and RK4 (f(t1, y0 + h k3), f(t1, y1) to
+// O(h^3)) and is evaluated for DOP853 (then reused as the next step's f0,
+// unless a projection moved the state), so the steps are the same bits as
+// without events. A `stop` event ends the interval there with
 // status event. NoEvents (events.hpp) compiles to nothing.
 //
 // A StepBudget lets a caller cut one interval into parts (the ensemble's
@@ -203,7 +204,6 @@ NHOLO_HDI bool advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
                              const IntegratorOptions& opt, StepBudget& b, const Ev& ev) {
   const StepTolerance tol{opt.rtol, opt.atol};
   Vec<S, N> k0;
-  bool k0_valid = false;  // with events: f at the last step's end, evaluated for them
   while (ts.t < t_out) {
     if (call_spent(b)) return false;
     if (interval_spent(ts, b, opt)) return fail(ts, Status::max_steps);
@@ -213,27 +213,27 @@ NHOLO_HDI bool advance_fixed(const Sys& sys, TrajectoryState<S, N>& ts, S t_out,
       h = t_out - ts.t;
       landing = true;
     }
-    Status st = k0_valid ? Status::ok : sys(ts.t, ts.y, k0);
+    Status st = sys(ts.t, ts.y, k0);
     if (st != Status::ok) return fail(ts, st);
-    k0_valid = false;
     Vec<S, N> y1, klast;
     S err = S(0);
     st = rk_step<TableauRK4>(sys, ts.t, ts.y, k0, h, tol, y1, err, klast);
     if (st != Status::ok) return fail(ts, st);
     const S t1 = landing ? t_out : ts.t + h;
     if (ev.active()) {
-      // f at the step's end into klast, which RK4 does not use otherwise:
-      // the next step's k0 unless a projection moves the state
+      // the interpolant's end slope: the last stage k4 = f(t1, y0 + h k3),
+      // f(t1, y1) to O(h^3), so the cubic keeps its O(h^4) error and no
+      // right-hand side is added (f(t1, y1) itself would be reused as the
+      // next k0 only where no projection moves the state; the crossings are
+      // refined by steps of the method, integrate.hpp's StepFromStart)
       const EventStepResult<S> r =
-          events_after_step<TableauRK4, true>(sys, ev, tol, ts.t, ts.y, k0, t1, y1, klast);
+          events_after_step<TableauRK4, false>(sys, ev, tol, ts.t, ts.y, k0, t1, y1, klast);
       if (r.status != Status::ok) return end_at_event(ts, r, y1);
-      k0 = klast;
-      k0_valid = true;
     }
     ts.y = y1;
     ts.t = t1;
     ++ts.steps;
-    if (sys.post_step(ts.t, ts.y)) k0_valid = false;
+    sys.post_step(ts.t, ts.y);
     if (!all_finite(ts.y)) return fail(ts, Status::non_finite);
   }
   return true;

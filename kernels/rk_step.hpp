@@ -5,7 +5,8 @@
 //     k0      f(t, y) (given: FSAL or evaluated by the caller)
 //     y1      the propagated solution at t + h
 //     err     scaled RMS error norm (<= 1: acceptable); 0 for fixed-step tableaus
-//     k_last  f(t + h, y1) when Tab::fsal
+//     k_last  f(t + h, y1) when Tab::fsal; a fixed-step tableau's last
+//             stage (RK4: f(t + h, y + h k3))
 //   st != ok: a stage evaluation failed (non-finite or singular); y1 is unusable.
 //
 // Error norm, sc_i = atol + rtol max(|y_i|, |y1_i|):
@@ -97,6 +98,11 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     if (!all_finite(y1)) return Status::non_finite;
     const Status st = sys(is_finite(t1) ? t1 : t + h, y1, k[s - 1]);
     if (st != Status::ok) return st;
+    k_last = k[s - 1];
+  } else if constexpr (Tab::error_order == 0) {
+    // a fixed-step tableau's last stage (RK4: k4 = f(t + h, y + h k3), f at
+    // the step's end to O(h^3): the end slope of the events' interpolant,
+    // integrate.hpp)
     k_last = k[s - 1];
   }
   if constexpr (Tab::error_order == 0) {

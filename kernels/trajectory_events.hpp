@@ -103,6 +103,16 @@ NHOLO_HDI StepSamples<S> event_samples(int parts, S g0, S d0, S g1, S d1) {
   const S b = S(-6) * (g0 - g1) - S(4) * d0 - S(2) * d1;
   const S c = d0;
   if (!(is_finite(a) && is_finite(b) && is_finite(c))) return s;
+  // p'(0) = d0 and p'(1) = d1 of one sign: a root inside needs two, around
+  // p's vertex -b / (2 a) inside the step, with p' of the other sign there
+  // (disc > 0); else none, and no root is computed (the usual step: g
+  // monotone across it)
+  if (d0 * d1 > S(0)) {
+    const S twice_a = S(2) * a;
+    const bool vertex_inside =
+        twice_a > S(0) ? (-b > S(0) && -b < twice_a) : (-b < S(0) && -b > twice_a);
+    if (!vertex_inside || !(b * b - S(4) * a * c > S(0))) return s;
+  }
   S r[2];
   int nr = 0;
   const S scale = fabs(a) + fabs(b) + fabs(c);

@@ -4,13 +4,14 @@
 // and event functions whose zeros are known.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <tuple>
 #include <vector>
 
 #include "kernels/events.hpp"
+#include "kernels/trajectory_events.hpp"
 
 namespace {
 
@@ -149,4 +150,35 @@ TEST(Events, TheCrossingTimeIsTheInterpolantsZeroToAFewUlp) {
   EXPECT_NEAR(x[0].t, zero, 8 * 2.2e-16 * zero);
   EXPECT_FALSE(x[0].up);
   EXPECT_NEAR(x[0].t, kPi, 1e-6);
+}
+
+// Where g is sampled besides the parts' ends: the stationary points inside
+// the step of the cubic through g's values and rates (per unit theta) at its
+// ends, for cubics whose p'(theta) = 3 (theta - r1)(theta - r2) is written
+// out by hand: both roots inside (p' of one sign at the ends), one inside
+// (p' changes sign), none inside with the vertex inside (p' > 0 throughout)
+// or outside (g monotone: the usual step).
+TEST(Events, GIsSampledWhereItsCubicIsStationaryInsideTheStep) {
+  // p(theta) = theta^3 - 1.5 (r1 + r2) theta^2 + 3 r1 r2 theta + g0
+  auto samples = [](double r1, double r2, double g0) {
+    const double b = -1.5 * (r1 + r2), c = 3 * r1 * r2;
+    const double g1 = 1 + b + c + g0, d0 = c, d1 = 3 + 2 * b + c;
+    return nholo::detail::event_samples(1, g0, d0, g1, d1);
+  };
+  const auto both = samples(0.25, 0.75, 0.1);
+  ASSERT_EQ(both.n_extra, 2);
+  EXPECT_NEAR(both.extra[0], 0.25, 1e-15);
+  EXPECT_NEAR(both.extra[1], 0.75, 1e-15);
+  const auto one = samples(0.4, 1.7, -0.2);
+  ASSERT_EQ(one.n_extra, 1);
+  EXPECT_NEAR(one.extra[0], 0.4, 1e-15);
+  const auto one_late = samples(-0.6, 0.9, 0.3);
+  ASSERT_EQ(one_late.n_extra, 1);
+  EXPECT_NEAR(one_late.extra[0], 0.9, 1e-15);
+  EXPECT_EQ(samples(1.2, 1.9, 0.0).n_extra, 0);    // both after the step
+  EXPECT_EQ(samples(-0.8, -0.1, 0.0).n_extra, 0);  // both before it
+  // p' = 3 ((theta - 0.5)^2 + 0.01) > 0: the vertex inside, no root
+  const double g0 = 0.0, d0 = 3 * 0.26, d1 = 3 * 0.26, g1 = 1 - 1.5 + d0 + g0;
+  EXPECT_EQ(nholo::detail::event_samples(1, g0, d0, g1, d1).n_extra, 0);
+  EXPECT_EQ(nholo::detail::event_samples(4, g0, d0, g1, d1).parts, 4);
 }

@@ -8,7 +8,12 @@
 //   y' = t^k: a step is a quadrature, exact for k < order (RK4 4, DOPRI5 5,
 //     DOP853 8); the embedded estimates of DOPRI5 and DOP853 vanish with it
 //     while their lower-order solutions are exact too;
-//   FSAL: k_last is f(t + h, y1) itself; a failing stage's status is returned.
+//   FSAL: k_last is f(t + h, y1) itself; a failing stage's status is returned;
+//   RK4's k_last is its last stage k4 = f(t + h, y + h k3), for y' = lambda y
+//     lambda y (1 + z + z^2/2 + z^3/4) (z = h lambda, the stages written out
+//     by hand), f(t + h, y1) to O(h^3), so that the cubic Hermite
+//     interpolant with it as its end slope (the events' interpolant of an
+//     RK4 step) is off the exact solution by O(h^4) at mid-step.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -105,6 +110,29 @@ TEST(RkStep, PolynomialsBelowTheOrderAreIntegratedExactly) {
   quadrature_exactness<TableauRK4>(4, false);
   quadrature_exactness<TableauDopri5>(5, true);
   quadrature_exactness<TableauDop853>(8, true);
+}
+
+TEST(RkStep, Rk4sLastStageIsAnEndSlopeThatKeepsTheInterpolantFourthOrder) {
+  const double lambda = -1.3, y0 = 0.7;
+  double mid_error[3];
+  for (int r = 0; r < 3; ++r) {
+    const double h = 0.2 / (1 << r), z = h * lambda;
+    double y1, err, k4;
+    ASSERT_EQ(one_step<TableauRK4>(Linear{lambda}, 0.0, y0, h, y1, err, k4), Status::ok);
+    const double want = lambda * y0 * (1 + z + z * z / 2 + z * z * z / 4);
+    EXPECT_NEAR(k4, want, 1e-15 * std::fabs(want)) << "h " << h;
+    // its distance to f(t + h, y1): lambda^4 y0 h^3 / 12 to leading order
+    EXPECT_NEAR(k4 - lambda * y1, lambda * y0 * (z * z * z / 12),
+                0.3 * std::fabs(lambda * y0 * z * z * z / 12));
+    const double mid = hermite(y0, lambda * y0, y1, k4, h, 0.5);
+    mid_error[r] = std::fabs(mid - y0 * std::exp(lambda * h / 2));
+  }
+  // halving h divides the error by 2^4 (order 4: 16), not 2^3
+  for (int r = 0; r < 2; ++r) {
+    const double ratio = mid_error[r] / mid_error[r + 1];
+    EXPECT_GT(ratio, 14.0) << "h " << 0.2 / (1 << r);
+    EXPECT_LT(ratio, 18.0) << "h " << 0.2 / (1 << r);
+  }
 }
 
 TEST(RkStep, FailingStageStatusIsReturned) {
