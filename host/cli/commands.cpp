@@ -197,6 +197,23 @@ const ModelRuntime& model_runtime(const RunConfig& cfg, bool quiet) {
 
 void prepare_model(const RunConfig& cfg, bool quiet) { (void)model_runtime(cfg, quiet); }
 
+namespace {
+
+// A failed run's message, the system's reason first (HDF5 buries it in its
+// error stack).
+std::string output_error(const std::exception& e) {
+  std::string what = e.what();
+  const std::string tag = "error message = '";
+  if (const size_t at = what.find(tag); at != std::string::npos) {
+    const size_t end = what.find('\'', at + tag.size());
+    what = "cannot write the output (" + what.substr(at + tag.size(), end - at - tag.size()) +
+           "): " + what;
+  }
+  return what;
+}
+
+}  // namespace
+
 RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   const auto [range_begin, range_end] = shard_range(opts.shard, opts.range, cfg_in.size);
   const bool sharded = !opts.shard.empty() || !opts.range.empty();
@@ -328,14 +345,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
     // for --resume; a run that finished none leaves nothing
     fs::remove(temporary_path(partial), ec);
     fs::remove(assembling_path(path), ec);
-    // the system's reason first (HDF5 buries it in its error stack)
-    std::string what = e.what();
-    const std::string tag = "error message = '";
-    if (const size_t at = what.find(tag); at != std::string::npos) {
-      const size_t end = what.find('\'', at + tag.size());
-      what = "cannot write the output (" + what.substr(at + tag.size(), end - at - tag.size()) +
-             "): " + what;
-    }
+    const std::string what = output_error(e);
     const int64_t kept = finished_slices(pieces);
     if (!resuming && kept == 0) {
       fs::remove(partial, ec);
