@@ -35,7 +35,9 @@ fs::path temp_dir(const std::string& name) {
   return nholo_test::temp_dir("nholo_events", name);
 }
 
-// Coins with headings theta0 ~ U(0, 2 pi) turning at Omega ~ U(1, 3), t in [0, 20].
+// Coins with headings theta0 ~ U(0, 2 pi) turning at Omega ~ U(1, 3), t in
+// [0, 20]; RK4 with dt = 0.01 under the drift projection (its interpolant's
+// end slope is its last stage, not f at the projected end: integrate.hpp).
 nholo_test::CoinConfig turning_coins(const std::string& method, const std::string& events) {
   nholo_test::CoinConfig c = nholo_test::spinning_coins();
   c.formulations = {"udwadia_kalaba"};
@@ -48,6 +50,10 @@ nholo_test::CoinConfig turning_coins(const std::string& method, const std::strin
   c.seed = 7;
   c.fields = std::vector<std::string>{"q"};
   c.extra = events;
+  if (method == "rk4") {
+    c.dt = 0.01;
+    c.drift = "project";
+  }
   return c;
 }
 
@@ -126,17 +132,10 @@ void expect_every_half_turn(const RunData& d, double t_end) {
 
 }  // namespace
 
-// RK4 (dt = 0.01) under drift projection: its interpolant's end slope is
-// its last stage, not f at the projected end (integrate.hpp).
 TEST(EventRuns, EveryHalfTurnOfTheCoinIsFoundOnceAtItsTimeWithDopri5Dop853AndRk4) {
   for (const std::string method : {"dopri5", "dop853", "rk4"}) {
     const fs::path dir = temp_dir(method);
-    nholo_test::CoinConfig c = turning_coins(method, sine_event(100));
-    if (method == "rk4") {
-      c.dt = 0.01;
-      c.drift = "project";
-    }
-    write_file(dir / "c.toml", c.text());
+    write_file(dir / "c.toml", turning_coins(method, sine_event(100)).text());
     const auto r = run_nholo("run c.toml -q", dir);
     ASSERT_EQ(r.code, 0) << r.output;
     SCOPED_TRACE(method);
@@ -154,21 +153,18 @@ TEST(EventRuns, EveryHalfTurnOfTheCoinIsFoundOnceAtItsTimeWithDopri5Dop853AndRk4
 // values and rates at the step's ends (sampled where it is stationary): every
 // crossing, in order, at (asin(c) + 2 pi k - theta0) / Omega and
 // (pi - asin(c) + 2 pi k - theta0) / Omega.
-// With RK4 (dt = 0.01, projected) the same pairs, 0.009 s apart or more:
-// some inside one step, found from its last stage as the end slope.
+// With RK4 (turning_coins: dt = 0.01, projected) the same pairs, 0.009 s
+// apart or more: some inside one step, found from its last stage as the end
+// slope.
 TEST(EventRuns, TangencyPairsInsideOneStepAreFoundWithoutSubdivisions) {
   const double c = 0.9999;
   for (const std::string method : {"dop853", "rk4"}) {
     SCOPED_TRACE(method);
     const fs::path dir = temp_dir("tangency_" + method);
-    nholo_test::CoinConfig cfg = turning_coins(method,
-                                               "[[events]]\nname = \"near_top\"\nexpr = "
-                                               "\"sin(theta) - 0.9999\"\nsubdivisions = 1\n");
-    if (method == "rk4") {
-      cfg.dt = 0.01;
-      cfg.drift = "project";
-    }
-    write_file(dir / "c.toml", cfg.text());
+    write_file(dir / "c.toml", turning_coins(method,
+                                             "[[events]]\nname = \"near_top\"\nexpr = "
+                                             "\"sin(theta) - 0.9999\"\nsubdivisions = 1\n")
+                                   .text());
     const auto r = run_nholo("run c.toml -q", dir);
     ASSERT_EQ(r.code, 0) << r.output;
     const RunData d = read_run(dir / "out.h5", "near_top");
