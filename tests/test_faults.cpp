@@ -339,6 +339,31 @@ void flip_a_bit(const fs::path& path, const std::string& dataset, const std::vec
 
 }  // namespace
 
+// Each window piece records the checksum of its blocks in result.h5; the
+// writer must take it before it hands the window's host slot back to the
+// integrating thread, which overwrites it with the next window at once
+// (before, under load, a checksum was now and then taken of the next
+// window's values, and --resume integrated an intact slice again). The
+// failpoint fills a released slot with NaN, as that overwrite would: the
+// two finished slices of a faulted run are kept by --resume, every block's
+// checksum matching, and the result is the reference's.
+TEST(Faults, ResumeKeepsIntactSlicesWhoseSlotsWereOverwrittenAtOnce) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "poisoned_slots");
+  write_file(dir / "c.toml", kConfig);
+  const Result fault = nholo_test::run_nholo(
+      "run -q c.toml --threads 1", dir,
+      "NHOLO_FAILPOINT_DEVICE_FAULT=6 NHOLO_FAILPOINT_POISON_RELEASED_SLOTS=1");
+  ASSERT_EQ(fault.code, 3) << fault.output;
+  const nholo::PieceDir pieces((dir / "out.h5").string());
+  ASSERT_TRUE(pieces.has(nholo::PieceDir::slice_name(1)));
+  ASSERT_TRUE(fs::exists(pieces.path("result.h5")));  // fields in place (compression 0)
+  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("is integrated again"), std::string::npos) << r.output;
+  const Result same = fault_check("same", reference().file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+}
+
 // --resume reads back every piece of the slices it keeps (HDF5's Fletcher-32
 // checksum on every piece dataset) and, fields in place, each window's block
 // in the result file against the checksum its piece recorded: a changed
@@ -354,8 +379,9 @@ TEST(Faults, DamagedPiecesAndFieldBlocksAreFoundByResumeAndRunAgain) {
     const std::string set = " --set output.compression=" + std::to_string(compression);
     // three slices of three windows, two formulations: window 6 of the first
     // formulation is the third slice's first (pipeline test of faults)
-    const Result fault =
-        nholo_test::run_nholo("run -q c.toml --threads 1" + set, dir, "NHOLO_FAILPOINT_DEVICE_FAULT=6");
+    const Result fault = nholo_test::run_nholo(
+        "run -q c.toml --threads 1" + set, dir,
+        "NHOLO_FAILPOINT_DEVICE_FAULT=6 NHOLO_FAILPOINT_POISON_RELEASED_SLOTS=1");
     ASSERT_EQ(fault.code, 3) << fault.output;
     const nholo::PieceDir pieces((dir / "out.h5").string());
     const nholo::PieceDir named("out.h5");  // as the messages name them

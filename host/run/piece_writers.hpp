@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -54,7 +55,8 @@ class PieceWriters {
         nv_(static_cast<int>(cfg.varied_params.size())),
         gz_(cfg.compression),
         in_place_(pieces),
-        memory_(memory) {}
+        memory_(memory),
+        poison_released_slots_(std::getenv("NHOLO_FAILPOINT_POISON_RELEASED_SLOTS") != nullptr) {}
 
   // slice s's initial states (copied: the caller reuses st) and counts
   void post_init(int64_t s, int64_t count, const SliceStates& st, const InitCounts& ic) {
@@ -153,15 +155,30 @@ class PieceWriters {
     }
     // the fields into the result file (durably), then the links to them
     in_place_.write(in_place);
+    // checked when a run resumes (OutputLayout::discard_damaged_slices); taken
+    // before the slot is released: its buffers then take the next window
+    std::vector<uint64_t> sums;
+    for (const FieldBlock& b : in_place)
+      sums.push_back(block_checksum(b.data, b.count * b.saves * b.components));
+    if (poison_released_slots_) poison_slot(slot, count, ns);
     sink_.release(slot);
-    for (const FieldBlock& b : in_place) {
+    for (size_t i = 0; i < in_place.size(); ++i) {
+      const FieldBlock& b = in_place[i];
       p.root().create_external_link(b.path, InPlaceFile::name(), "/" + b.path);
-      // checked when a run resumes (OutputLayout::discard_damaged_slices)
-      p.root().set_attr(block_checksum_attr(b.path),
-                        static_cast<int64_t>(block_checksum(b.data, b.count * b.saves * b.components)));
+      p.root().set_attr(block_checksum_attr(b.path), static_cast<int64_t>(sums[i]));
     }
     p.commit();
     sum_.output_seconds += seconds_since(o0);
+  }
+
+  // failpoint (testing aid): NHOLO_FAILPOINT_POISON_RELEASED_SLOTS fills a
+  // window's fields with NaN as the writer hands the slot back, as the next
+  // window overwriting it at once would: whatever the writer still reads
+  // from a released slot then shows (tests/test_faults.cpp)
+  void poison_slot(int slot, int64_t count, int64_t ns) {
+    for (int f = 0; f < nf_; ++f)
+      for (size_t j = 0; j < cfg_.fields.size(); ++j)
+        std::fill_n(ens_[f].slot(slot).fields[j], count * ns * ens_.layout().components[j], NAN);
   }
 
   void write_slice(int64_t s, int64_t begin, int64_t end, const SliceOutput& so) {
@@ -263,6 +280,7 @@ class PieceWriters {
   int nf_, nv_, gz_;
   InPlaceFile in_place_;
   FieldMemory* memory_;  // the fields held in memory (nullptr: none)
+  bool poison_released_slots_;
 };
 
 }  // namespace nholo::detail
