@@ -520,8 +520,13 @@ TEST(Faults, AFullDiskIsAClearErrorAndLosesNothing) {
 namespace {
 
 // Many saves of cheap trajectories, compressed: a result of about 45 MB of
-// fields whose assembly (or --copy merge) takes more than a second, so that
-// a signal lands in it. RK4 with the save step as its step.
+// fields, assembled (or merged with --copy) chunk by chunk as the pieces
+// stored them. RK4 with the save step as its step. The copy takes about 0.2 s
+// here, so slow_copy (in the child) makes each chunk wait 10 ms first (about 1.8 s in
+// all): a signal sent 0.2-0.3 s into it lands inside it.
+void slow_copy() {
+  setenv("NHOLO_FAILPOINT_COPY_PAUSE_MS", "10", 1);
+}
 const std::string kLongAssembly = [] {
   nholo_test::CoinConfig c = nholo_test::spinning_coins();
   c.formulations = {"udwadia_kalaba"};
@@ -560,7 +565,7 @@ std::pair<int, double> terminate_and_time(pid_t pid) {
 TEST(Faults, SigtermStopsTheAssemblyWithinASecondAndResumeWritesTheFile) {
   const fs::path dir = nholo_test::temp_dir("nholo_faults", "stop_assembly");
   write_file(dir / "c.toml", kLongAssembly);
-  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, slow_copy);
   ASSERT_TRUE(wait_for_text(dir, "run.log", "every trajectory is finished; writing out.h5"))
       << read_text(dir / "run.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // into the copy
@@ -608,9 +613,9 @@ TEST(Faults, SigtermStopsACopyMergeWithinASecondAndLeavesNothing) {
   const uintmax_t bytes0 = fs::file_size(dir / shards[0]);
   std::vector<std::string> args = {"merge", "--copy", "m.h5"};
   args.insert(args.end(), shards.begin(), shards.end());
-  const pid_t pid = spawn(dir, args, [] {}, "merge.log");
+  const pid_t pid = spawn(dir, args, slow_copy, "merge.log");
   // into the copy: the merge first reads the shards' statistics (a fraction
-  // of a second), then copies 45 MB through the compressor
+  // of a second), then copies their chunks (slow_copy)
   for (int i = 0; i < 1000 && !fs::exists(dir / "m.h5.merging"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(fs::exists(dir / "m.h5.merging")) << read_text(dir / "merge.log");

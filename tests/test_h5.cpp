@@ -735,3 +735,150 @@ TEST_F(H5Test, InterruptedLayoutMarksTheUnfinished) {
       }
   }
 }
+
+// ---------------------------------------------------------------- 7. copies
+
+namespace {
+
+// Values that deflate to chunks of many sizes, odd ones among them.
+std::vector<double> varied(std::size_t n, unsigned seed) {
+  std::vector<double> v(n);
+  uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v[i] = (i % 5 == 0) ? double(x % 1000) : double(i % 17) * 0.25;  // partly compressible
+  }
+  return v;
+}
+
+// The stored bytes of the chunk of `dataset` (in the closed file `file`) at offset.
+std::string stored_chunk(const std::string& file, const std::string& dataset,
+                         const std::vector<hsize_t>& offset) {
+  ChunkPlace place{};
+  {
+    const File f = File::open_ro(file);
+    place = f.root().open_dataset(dataset).chunk_place(offset);
+  }
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(place.address));
+  std::string bytes(place.bytes, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return bytes;
+}
+
+}  // namespace
+
+// copy_into copies src's chunks as they are stored (no decoding, no filter
+// run again) exactly where they are dst's chunks, and copies values
+// otherwise; the values arrive either way.
+TEST_F(H5Test, CopyIntoCopiesStoredChunksWhereTheyAreTheDestinationsChunks) {
+  const std::vector<double> whole = varied(2048 * 3, 1), edge = varied(1476 * 3, 2);
+  std::vector<std::int64_t> ints(2048);
+  for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = std::int64_t(i * i);
+  {
+    File f = File::create(path("src.h5"));
+    Group r = f.root();
+    r.create_checksummed<double>("whole", {2048, 3}, {1024, 3}, 4).write(whole);
+    r.create_checksummed<double>("edge", {1476, 3}, {1024, 3}, 4).write(edge);
+    r.create_checksummed<std::int64_t>("ints", {2048}, {1024}, 0).write(ints);
+  }
+  using detail::Scalar;
+  {
+    const File sf = File::open_ro(path("src.h5"));
+    const Group s = sf.root();
+    const Dataset sw = s.open_dataset("whole"), se = s.open_dataset("edge");
+    File df = File::create(path("dst.h5"));
+    Group d = df.root();
+    // as the result file's datasets are made (OutputLayout::make)
+    auto like = [&](const std::string& name, hsize_t rows, bool checksum, int gzip = 4) {
+      return d.create_dataset_as(Scalar::f64, name, {rows, 3}, {1024, 3}, gzip, gzip > 0, NAN,
+                                 checksum);
+    };
+    Dataset a = like("a", 4548, true);
+    EXPECT_TRUE(copy_into(sw, a, {1024, 0}));  // whole chunks on a's grid
+    EXPECT_TRUE(copy_into(se, a, {3072, 0}));  // its partial chunk is a's last
+    Dataset b = like("b", 5120, true);
+    EXPECT_FALSE(copy_into(se, b, {0, 0}));     // its partial chunk is not b's last
+    EXPECT_FALSE(copy_into(sw, b, {2000, 0}));  // off b's chunk grid
+    Dataset c = like("c", 2048, false);
+    EXPECT_FALSE(copy_into(sw, c, {0, 0}));  // c has no checksum
+    Dataset g = like("g", 2048, true, 2);
+    EXPECT_FALSE(copy_into(sw, g, {0, 0}));  // another gzip level
+    Dataset i = d.create_dataset_as(Scalar::i64, "i", {4096}, {1024}, 0, false, -1, true);
+    EXPECT_TRUE(copy_into(s.open_dataset("ints"), i, {1024}));
+    Dataset x = d.create_dataset_as(Scalar::f32, "x", {2048, 3}, {1024, 3}, 4, true, NAN, true);
+    EXPECT_FALSE(copy_into(sw, x, {0, 0}));  // another element type
+
+    EXPECT_EQ(a.read_block<double>({1024, 0}, {2048, 3}), whole);
+    EXPECT_EQ(a.read_block<double>({3072, 0}, {1476, 3}), edge);
+    EXPECT_EQ(b.read_block<double>({0, 0}, {1476, 3}), edge);
+    EXPECT_EQ(b.read_block<double>({2000, 0}, {2048, 3}), whole);
+    EXPECT_EQ(c.read<double>(), whole);
+    EXPECT_EQ(g.read<double>(), whole);
+    EXPECT_EQ(i.read_block<std::int64_t>({1024}, {2048}), ints);
+    EXPECT_EQ(i.read_block<std::int64_t>({0}, {1024}), std::vector<std::int64_t>(1024, -1));
+    const std::vector<float> xf = x.read<float>();
+    for (std::size_t k = 0; k < whole.size(); ++k) ASSERT_EQ(xf[k], float(whole[k])) << k;
+  }
+  // the stored chunks are src's, byte for byte (a decoded and recompressed
+  // copy would also be, with the same zlib: c's are not, having no checksum)
+  EXPECT_EQ(stored_chunk(path("dst.h5"), "a", {2048, 0}),
+            stored_chunk(path("src.h5"), "whole", {1024, 0}));
+  EXPECT_EQ(stored_chunk(path("dst.h5"), "a", {4096, 0}),
+            stored_chunk(path("src.h5"), "edge", {1024, 0}));
+  EXPECT_NE(stored_chunk(path("dst.h5"), "c", {0, 0}),
+            stored_chunk(path("src.h5"), "whole", {0, 0}));
+}
+
+// Each chunk copied as stored has its Fletcher-32 checksum checked first
+// (fletcher32_matches, which agrees with HDF5's on chunks of odd and even
+// lengths): a damaged chunk of src is refused as HDF5's reading refuses it,
+// and does not reach dst.
+TEST_F(H5Test, ChunksCopiedAsStoredHaveTheirChecksumsChecked) {
+  const std::vector<double> v = varied(64 * 64 * 3, 3);
+  {
+    File f = File::create(path("src.h5"));
+    f.root().create_checksummed<double>("v", {4096, 3}, {64, 3}, 6).write(v);
+  }
+  int odd = 0;
+  for (hsize_t r = 0; r < 4096; r += 64) {
+    std::string chunk = stored_chunk(path("src.h5"), "v", {r, 0});
+    odd += chunk.size() % 2;
+    const auto* p = reinterpret_cast<const unsigned char*>(chunk.data());
+    ASSERT_TRUE(fletcher32_matches(p, chunk.size()))
+        << "chunk at " << r << ", " << chunk.size() << " bytes";
+    chunk[chunk.size() / 3] = static_cast<char>(chunk[chunk.size() / 3] ^ 0x10);
+    EXPECT_FALSE(fletcher32_matches(p, chunk.size())) << "chunk at " << r;
+  }
+  EXPECT_GT(odd, 0) << "no chunk of odd length: the test lost half its cases";
+  // a bit of the chunk at row 128 changed in the file
+  uint64_t address = 0;
+  {
+    const File f = File::open_ro(path("src.h5"));
+    const ChunkPlace place = f.root().open_dataset("v").chunk_place({128, 0});
+    address = place.address + place.bytes / 2;
+  }
+  {
+    std::fstream f(path("src.h5"), std::ios::binary | std::ios::in | std::ios::out);
+    f.seekg(static_cast<std::streamoff>(address));
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x01);
+    f.seekp(static_cast<std::streamoff>(address));
+    f.write(&c, 1);
+  }
+  const File sf = File::open_ro(path("src.h5"));
+  File df = File::create(path("dst.h5"));
+  Group d = df.root();
+  Dataset dst =
+      d.create_dataset_as(detail::Scalar::f64, "v", {4096, 3}, {64, 3}, 6, true, NAN, true);
+  const std::string e = error_of([&] { copy_into(sf.root().open_dataset("v"), dst, {0, 0}); });
+  EXPECT_TRUE(contains(e, "Fletcher32")) << e;
+  EXPECT_TRUE(contains(e, "(128, 0)")) << e;  // the block, named
+  const std::vector<double> got = dst.read_block<double>({128, 0}, {64, 3});
+  for (double x : got) EXPECT_TRUE(std::isnan(x));  // the damaged chunk is not in dst
+  EXPECT_EQ(dst.read_block<double>({0, 0}, {128, 3}),
+            std::vector<double>(v.begin(), v.begin() + 128 * 3));
+}

@@ -513,23 +513,23 @@ Dataset Group::create_dataset_raw(const std::string& name, Scalar type,
 
 Dataset Group::create_dataset_as(Scalar type, const std::string& name, std::vector<hsize_t> dims,
                                  std::vector<hsize_t> chunk, int gzip_level, bool shuffle,
-                                 double fill) {
+                                 double fill, bool checksum) {
+  union {
+    double f64;
+    float f32;
+    std::int32_t i32;
+    std::int64_t i64;
+    std::uint8_t u8;
+  } value{};
   switch (type) {
-    case Scalar::f64: return create_dataset<double>(name, dims, chunk, gzip_level, shuffle, fill);
-    case Scalar::f32:
-      return create_dataset<float>(name, dims, chunk, gzip_level, shuffle,
-                                   static_cast<float>(fill));
-    case Scalar::i32:
-      return create_dataset<std::int32_t>(name, dims, chunk, gzip_level, shuffle,
-                                          static_cast<std::int32_t>(fill));
-    case Scalar::i64:
-      return create_dataset<std::int64_t>(name, dims, chunk, gzip_level, shuffle,
-                                          static_cast<std::int64_t>(fill));
-    case Scalar::u8:
-      return create_dataset<std::uint8_t>(name, dims, chunk, gzip_level, shuffle,
-                                          static_cast<std::uint8_t>(fill));
+    case Scalar::f64: value.f64 = fill; break;
+    case Scalar::f32: value.f32 = static_cast<float>(fill); break;
+    case Scalar::i32: value.i32 = static_cast<std::int32_t>(fill); break;
+    case Scalar::i64: value.i64 = static_cast<std::int64_t>(fill); break;
+    case Scalar::u8: value.u8 = static_cast<std::uint8_t>(fill); break;
   }
-  throw_error("unknown element type for", where(id(), name), "");
+  return create_dataset_raw(name, type, dims, std::move(chunk), gzip_level, shuffle, &value,
+                            checksum);
 }
 
 Dataset Group::create_virtual(Scalar type, const std::string& name,

@@ -31,7 +31,7 @@
 //                                   fixed dims; chunk non-empty -> chunked
 //                                   (+ shuffle + deflate); unwritten elements
 //                                   read as fill (NaN for floating T, 0 else)
-//   g.create_dataset_as(type, name, dims, chunk, gzip, shuffle, fill)
+//   g.create_dataset_as(type, name, dims, chunk, gzip, shuffle, fill[, checksum])
 //                                   the same with the type chosen at run time
 //   g.create_checksummed<T>(name, dims, chunk, gzip)
 //                                   chunked, + Fletcher-32: reads verify it
@@ -47,6 +47,7 @@
 //                                   block [offset, offset + count); blocks
 //                                   whose file is missing read as fill
 //   copy_into(src, dst, offset)     src, whole, into dst's block at offset
+//                                   (chunk by chunk as stored where they fit)
 //   read_every_dataset(path)        every dataset of a file read (checksums checked)
 //                                   (through a bounded buffer, tile by tile)
 //   for_each_tile(dims, max, fn)    fn(offset, count) for row-major blocks of
@@ -225,9 +226,11 @@ class Group : public Object {
   Dataset create_checksummed(const std::string& name, std::vector<hsize_t> dims,
                              std::vector<hsize_t> chunk, int gzip_level);
 
-  // create_dataset with the element type given at run time, fill converted from double.
+  // create_dataset with the element type given at run time, fill converted
+  // from double; checksum: with Fletcher-32 (as create_checksummed) where chunked.
   Dataset create_dataset_as(detail::Scalar type, const std::string& name, std::vector<hsize_t> dims,
-                            std::vector<hsize_t> chunk, int gzip_level, bool shuffle, double fill);
+                            std::vector<hsize_t> chunk, int gzip_level, bool shuffle, double fill,
+                            bool checksum = false);
   // A virtual dataset of shape dims over sources (blocks that do not
   // overlap); elements no source covers, or whose file does not exist (yet),
   // read as fill.
@@ -418,13 +421,25 @@ class Stopped : public std::runtime_error {
 };
 
 // Writes the whole of src into the block of dst at offset (count =
-// src.dims()), in src's own element type, through a buffer of at most
-// max_bytes (one tile of for_each_tile at a time): memory does not grow with
-// the dataset. stop (may be null): checked before each tile; set, it throws
-// Stopped (a signal handler's flag: a long copy stops within a tile).
-void copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
+// src.dims()). Where src's chunks are dst's chunks (the same chunk shape,
+// filters and file type, offset on dst's chunk grid, every chunk of src
+// written), each chunk is copied as it is stored: nothing decoded, no filter
+// run again, a Fletcher-32 checksum carried into dst unchecked (it is checked
+// wherever dst is read); returns true. Otherwise the values are copied in
+// src's own element type through a buffer of at most max_bytes (one tile of
+// for_each_tile at a time), the checksums checked on reading; returns false.
+// Memory does not grow with the dataset either way. stop (may be null):
+// checked before each chunk or tile; set, it throws Stopped (a signal
+// handler's flag: a long copy stops within a tile).
+bool copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
                std::size_t max_bytes = std::size_t(1) << 20,
                const std::atomic<bool>* stop = nullptr);
+
+// Whether a chunk as stored with Fletcher-32 as its last filter (its bytes,
+// then their 4-byte checksum) is intact: HDF5's Fletcher-32 of the bytes
+// equals the stored one. copy_into's check of the chunks it copies as
+// stored; HDF5's own reading of a chunk decides where this says no.
+bool fletcher32_matches(const unsigned char* bytes, std::size_t n);
 
 // Reads every dataset of the file at path (hard links only: external links
 // are not followed) through a buffer of at most max_bytes, so that HDF5

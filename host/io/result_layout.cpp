@@ -111,7 +111,7 @@ h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
     if (sp.in_memory)
       return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, 0, false, sp.fill);
     if (sp.in_place) return g.create_allocated(sp.type, name, sp.dims, sp.chunk, sp.fill);
-    return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz_, gz_ > 0, sp.fill);
+    return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz_, gz_ > 0, sp.fill, true);
   }
   std::vector<h5::VirtualSource> src;
   if (!src_.merged.empty()) {
@@ -161,7 +161,7 @@ h5::Dataset OutputLayout::trajectory_scale(h5::Group& g) {
     v.dataset = index_path_;
   } else {
     h5::Dataset d =
-        write_trajectory_index(g, "trajectory", size_, chunk_t_, gz_, false, src_.first, stop_);
+        write_trajectory_index(g, "trajectory", size_, chunk_t_, gz_, true, src_.first, stop_);
     index_path_ = d.path();
     d.make_scale("trajectory");
     return d;

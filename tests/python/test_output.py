@@ -103,3 +103,35 @@ def test_xarray_named_dimensions(result):
     assert root.attrs["model"] == "rolling_coin"
     stats = xr.open_dataset(result, engine="h5netcdf", group="statistics/udwadia_kalaba")
     assert stats["mean"].dims == ("time", "coordinate")
+
+
+def test_every_chunk_carries_a_checksum_that_readers_check(result, tmp_path):
+    # every chunked dataset carries HDF5's Fletcher-32 (the per-trajectory
+    # ones copied with the pieces' chunks as they were stored) but the fields
+    # written in place (output.compression = 0)
+    fields = {"q", "qdot", "multiplier", "constraint_residual", "energy"}
+    with h5py.File(result, "r") as f:
+        chunked = []
+        f.visititems(lambda n, o: chunked.append(n)
+                     if isinstance(o, h5py.Dataset) and o.chunks else None)
+        assert "initial/q0" in chunked and "udwadia_kalaba/status" in chunked
+        assert "compare/udwadia_kalaba__lagrange_multiplier/max_distance" in chunked
+        for name in chunked:
+            assert f[name].fletcher32 == (name.split("/")[-1] not in fields), name
+        info = f["initial/q0"].id.get_chunk_info(0)
+        steps = f["udwadia_kalaba/steps"][:]
+    damaged = tmp_path / "damaged.h5"
+    data = bytearray(result.read_bytes())
+    data[info.byte_offset + info.size // 2] ^= 0x08
+    damaged.write_bytes(bytes(data))
+    with h5py.File(damaged, "r") as f:
+        np.testing.assert_array_equal(f["udwadia_kalaba/steps"][:], steps)  # other chunks read
+        with pytest.raises(OSError):
+            f["initial/q0"][:]
+    # compressed, the fields carry it too
+    binary = os.environ["NHOLO_BINARY"]
+    (tmp_path / "coin.toml").write_text(CONFIG + "compression = 4\n")
+    subprocess.run([binary, "run", "-q", "coin.toml"], cwd=tmp_path, check=True)
+    with h5py.File(tmp_path / "out.h5", "r") as f, h5py.File(result, "r") as g:
+        assert f["udwadia_kalaba/q"].fletcher32 and f["udwadia_kalaba/q"].compression == "gzip"
+        np.testing.assert_array_equal(f["udwadia_kalaba/q"][:], g["udwadia_kalaba/q"][:])
