@@ -230,7 +230,7 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
     if (per_coord || per_cons) dims.push_back(per_coord ? H(n) : H(m));
     Spec sp = per_traj(Scalar::f64, NAN, PieceKind::window, dims);
     sp.in_memory = src_.fields_in_memory && h5::Dataset::product(dims) > 0;
-    sp.in_place = in_place_ && !sp.in_memory && h5::Dataset::product(dims) > 0;
+    sp.in_place = in_place_ && h5::Dataset::product(dims) > 0;
     h5::Dataset d = make(g, fname, sp);
     d.attach_scale(traj, 0);
     d.attach_scale(time, 1);
