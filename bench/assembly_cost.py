@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from doc_section import write_section  # noqa: E402
+from doc_section import publish_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- bench/assembly_cost.py: begin -->"
@@ -114,9 +114,7 @@ def main():
           "into the result (the pieces hold them until the end), and writing them through the "
           "page cache and syncing them is most of what is left; with the fields in place "
           "there was no field to copy before either.", "", END]
-    section = "\n".join(L)
-    write_section(a.out, BEGIN, END, section)
-    print(section)
+    publish_section(a.out, L)
     return 0
 
 

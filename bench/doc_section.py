@@ -17,3 +17,11 @@ def write_section(out, begin, end, section):
         text = text.rstrip() + "\n\n" + section + "\n"
     with open(out, "w") as fo:
         fo.write(text)
+
+
+def publish_section(out, lines):
+    """Writes the section made of `lines` (its begin marker first, its end
+    marker last) into `out` and prints it."""
+    section = "\n".join(lines)
+    write_section(out, lines[0], lines[-1], section)
+    print(section)

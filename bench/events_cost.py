@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from doc_section import write_section  # noqa: E402
+from doc_section import publish_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- bench/events_cost.py: begin -->"
@@ -109,9 +109,7 @@ def main():
           "cosine (about 20 ns here) are the largest part: RK4's step, four right-hand sides "
           "with one sine and cosine each, is the cheapest to add them to.",
           "", END]
-    section = "\n".join(L)
-    write_section(a.out, BEGIN, END, section)
-    print(section)
+    publish_section(a.out, L)
     return 0
 
 

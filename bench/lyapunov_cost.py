@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from doc_section import write_section  # noqa: E402
+from doc_section import publish_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- bench/lyapunov_cost.py: begin -->"
@@ -90,9 +90,7 @@ def main():
         L.append(f"| {name} | {s0:,} | {s1:,} | {t0:.0f} | {t1:.0f} | {r:.2f} |")
     L += ["", "The coin without `[lyapunov]` runs nholo's own kernels, with it the coin's "
           "plugin of tangent systems (both -O3); the sleigh runs its plugins in both.", "", END]
-    section = "\n".join(L)
-    write_section(a.out, BEGIN, END, section)
-    print(section)
+    publish_section(a.out, L)
     return 0
 
 

@@ -36,7 +36,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from doc_section import write_section  # noqa: E402
+from doc_section import publish_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- bench/model_files.py: begin -->"
@@ -183,9 +183,7 @@ def main():
           "noise of a shared machine (the shortest runs are the noisiest); where M depends on the "
           "state (the skate) the symbolic form skips the second-order jets of 9.3.",
           "", END]
-    section = "\n".join(L)
-    write_section(a.out, BEGIN, END, section)
-    print(section)
+    publish_section(a.out, L)
     return 0
 
 

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from doc_section import write_section  # noqa: E402
+from doc_section import publish_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- bench/python_overhead.py: begin -->"
@@ -102,9 +102,7 @@ def main():
           "(no file, no copy) and the rest (initial states, statuses, statistics) "
           "passes through a small temporary file; with `output=` q goes into the kept "
           "file as the command writes it and is read back from it.", "", END]
-    section = "\n".join(L)
-    write_section(a.out, BEGIN, END, section)
-    print(section)
+    publish_section(a.out, L)
     return 0
 
 

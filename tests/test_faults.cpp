@@ -32,6 +32,7 @@
 #include "host/io/h5.hpp"
 #include "host/io/in_place_file.hpp"
 #include "host/io/pieces.hpp"
+#include "tests/chunk_damage.hpp"
 #include "tests/coin_config.hpp"
 #include "tests/nholo_cli.hpp"
 
@@ -316,29 +317,6 @@ TEST(Faults, AStopInTheLastStepIsUndoneByResume) {
   EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
 }
 
-namespace {
-
-// Flips one bit in the middle of the chunk of `dataset` (in file `path`) that
-// holds element `at`: what a bad sector or a stray write would do.
-void flip_a_bit(const fs::path& path, const std::string& dataset, const std::vector<hsize_t>& at) {
-  uint64_t address = 0;
-  {
-    const nholo::h5::File f = nholo::h5::File::open_ro(path.string());
-    const nholo::h5::ChunkPlace place = f.root().open_dataset(dataset).chunk_place(at);
-    ASSERT_GT(place.bytes, 16u);
-    address = place.address + place.bytes / 2;
-  }
-  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
-  f.seekg(static_cast<std::streamoff>(address));
-  char c = 0;
-  f.read(&c, 1);
-  c = static_cast<char>(c ^ 0x04);
-  f.seekp(static_cast<std::streamoff>(address));
-  f.write(&c, 1);
-}
-
-}  // namespace
-
 // Each window piece records the checksum of its blocks in result.h5; the
 // writer must take it before it hands the window's host slot back to the
 // integrating thread, which overwrites it with the next window at once
@@ -391,12 +369,13 @@ TEST(Faults, DamagedPiecesAndFieldBlocksAreFoundByResumeAndRunAgain) {
     std::string expect0;
     if (compression == 0) {
       // slice 0: a bit of its second window's qdot in the result file
-      flip_a_bit(pieces.path("result.h5"), "lagrange_multiplier/qdot", {0, 4, 0});
+      nholo_test::flip_a_bit(pieces.path("result.h5"), "lagrange_multiplier/qdot", {0, 4, 0});
       expect0 = "its block of 'lagrange_multiplier/qdot' (window 1) in '" + named.path("result.h5") +
                 "' has changed since it was written (checksum mismatch)";
     } else {
       // slice 0: a bit of its second window's piece (compressed q)
-      flip_a_bit(pieces.path(nholo::PieceDir::window_name(0, 1)), "udwadia_kalaba/q", {0, 0, 0});
+      nholo_test::flip_a_bit(pieces.path(nholo::PieceDir::window_name(0, 1)), "udwadia_kalaba/q",
+                             {0, 0, 0});
       expect0 = "its piece '" + named.path(nholo::PieceDir::window_name(0, 1)) +
                 "' is damaged ('udwadia_kalaba/q' cannot be read: data error detected by "
                 "Fletcher32 checksum";

@@ -17,19 +17,20 @@
 #include <hdf5_hl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <thread>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host/io/h5.hpp"
+#include "tests/chunk_damage.hpp"
 
 #define NHOLO_H5_LAYOUT_NO_MAIN
 #include "h5_layout_writer.cpp"
@@ -853,22 +854,7 @@ TEST_F(H5Test, ChunksCopiedAsStoredHaveTheirChecksumsChecked) {
     EXPECT_FALSE(fletcher32_matches(p, chunk.size())) << "chunk at " << r;
   }
   EXPECT_GT(odd, 0) << "no chunk of odd length: the test lost half its cases";
-  // a bit of the chunk at row 128 changed in the file
-  uint64_t address = 0;
-  {
-    const File f = File::open_ro(path("src.h5"));
-    const ChunkPlace place = f.root().open_dataset("v").chunk_place({128, 0});
-    address = place.address + place.bytes / 2;
-  }
-  {
-    std::fstream f(path("src.h5"), std::ios::binary | std::ios::in | std::ios::out);
-    f.seekg(static_cast<std::streamoff>(address));
-    char c = 0;
-    f.read(&c, 1);
-    c = static_cast<char>(c ^ 0x01);
-    f.seekp(static_cast<std::streamoff>(address));
-    f.write(&c, 1);
-  }
+  nholo_test::flip_a_bit(path("src.h5"), "v", {128, 0}, 0x01);  // in the file
   const File sf = File::open_ro(path("src.h5"));
   File df = File::create(path("dst.h5"));
   Group d = df.root();
