@@ -1,10 +1,11 @@
 // Helpers for the tests that run the nholo command (tests/test_cli.cpp,
 // tests/test_pipeline.cpp, ...): run it in a folder with its output captured,
 // start it in the background (spawn, wait_for: to signal it), make a fresh
-// temporary folder, write a file.
+// temporary folder (removed when the tests pass), write a file.
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,12 +40,45 @@ inline Result run_nholo(const std::string& args, const fs::path& dir, const std:
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
 }
 
-// An empty folder under the system's temporary folder, unique to this process.
+// The folders temp_dir made in this test process: removed at its end when
+// every test passed, kept (and named) to look at when one failed. Before,
+// every run of the tests left its folders behind (tens of GB over a few
+// hundred runs).
+class TempDirs : public ::testing::EmptyTestEventListener {
+ public:
+  // The process's list, handed to gtest's listeners when first used.
+  static TempDirs& of_this_process() {
+    static TempDirs* dirs = [] {
+      auto* d = new TempDirs;  // owned by gtest's listeners from here on
+      ::testing::UnitTest::GetInstance()->listeners().Append(d);
+      return d;
+    }();
+    return *dirs;
+  }
+  void add(const fs::path& d) { dirs_.push_back(d); }
+  void OnTestProgramEnd(const ::testing::UnitTest& tests) override {
+    for (const fs::path& d : dirs_) {
+      if (!tests.Passed()) {
+        std::fprintf(stderr, "kept to look at: %s\n", d.c_str());
+        continue;
+      }
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  }
+
+ private:
+  std::vector<fs::path> dirs_;
+};
+
+// An empty folder under the system's temporary folder, unique to this
+// process (removed at its end if every test passed: TempDirs).
 inline fs::path temp_dir(const std::string& prefix, const std::string& name) {
   const fs::path d =
       fs::temp_directory_path() / (prefix + "_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
+  TempDirs::of_this_process().add(d);
   return d;
 }
 
