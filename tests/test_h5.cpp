@@ -775,7 +775,8 @@ std::string stored_chunk(const std::string& file, const std::string& dataset,
 // run again) exactly where they are dst's chunks, and copies values
 // otherwise; the values arrive either way.
 TEST_F(H5Test, CopyIntoCopiesStoredChunksWhereTheyAreTheDestinationsChunks) {
-  const std::vector<double> whole = varied(2048 * 3, 1), edge = varied(1476 * 3, 2);
+  const std::vector<double> whole = varied(2048 * 3, 1), edge = varied(1476 * 3, 2),
+                            tail = varied(452 * 3, 4);
   std::vector<std::int64_t> ints(2048);
   for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = std::int64_t(i * i);
   {
@@ -783,6 +784,8 @@ TEST_F(H5Test, CopyIntoCopiesStoredChunksWhereTheyAreTheDestinationsChunks) {
     Group r = f.root();
     r.create_checksummed<double>("whole", {2048, 3}, {1024, 3}, 4).write(whole);
     r.create_checksummed<double>("edge", {1476, 3}, {1024, 3}, 4).write(edge);
+    // smaller than a chunk: the chunk keeps its shape (a short last slice or window)
+    r.create_checksummed<double>("short", {452, 3}, {1024, 3}, 4).write(tail);
     r.create_checksummed<std::int64_t>("ints", {2048}, {1024}, 0).write(ints);
   }
   using detail::Scalar;
@@ -800,6 +803,9 @@ TEST_F(H5Test, CopyIntoCopiesStoredChunksWhereTheyAreTheDestinationsChunks) {
     Dataset a = like("a", 4548, true);
     EXPECT_TRUE(copy_into(sw, a, {1024, 0}));  // whole chunks on a's grid
     EXPECT_TRUE(copy_into(se, a, {3072, 0}));  // its partial chunk is a's last
+    Dataset t = like("t", 2500, true);
+    EXPECT_TRUE(copy_into(sw, t, {0, 0}));
+    EXPECT_TRUE(copy_into(s.open_dataset("short"), t, {2048, 0}));  // t's last chunk
     Dataset b = like("b", 5120, true);
     EXPECT_FALSE(copy_into(se, b, {0, 0}));     // its partial chunk is not b's last
     EXPECT_FALSE(copy_into(sw, b, {2000, 0}));  // off b's chunk grid
@@ -814,6 +820,8 @@ TEST_F(H5Test, CopyIntoCopiesStoredChunksWhereTheyAreTheDestinationsChunks) {
 
     EXPECT_EQ(a.read_block<double>({1024, 0}, {2048, 3}), whole);
     EXPECT_EQ(a.read_block<double>({3072, 0}, {1476, 3}), edge);
+    EXPECT_EQ(t.read_block<double>({0, 0}, {2048, 3}), whole);
+    EXPECT_EQ(t.read_block<double>({2048, 0}, {452, 3}), tail);
     EXPECT_EQ(b.read_block<double>({0, 0}, {1476, 3}), edge);
     EXPECT_EQ(b.read_block<double>({2000, 0}, {2048, 3}), whole);
     EXPECT_EQ(c.read<double>(), whole);

@@ -472,17 +472,26 @@ void set_fill_value(hid_t dcpl, Scalar type, double fill, hid_t loc, const std::
 
 Dataset Group::create_dataset_raw(const std::string& name, Scalar type,
                                   const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
-                                  int gzip_level, bool shuffle, const void* fill,
-                                  bool checksum) {
+                                  int gzip_level, bool shuffle, const void* fill, bool checksum,
+                                  bool whole_chunks) {
   quiet();
   if (gzip_level < 0 || gzip_level > 9)
     throw_error("gzip level " + std::to_string(gzip_level) + " not in [0, 9] for",
                 where(id(), name), "");
-  Handle space = simple_space(dims, id(), name);
+  // whole_chunks: chunks of the given shape also where the dataset is
+  // smaller (its largest shape a whole chunk there)
+  const bool any_zero = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
+  std::vector<hsize_t> maxdims = dims;
+  if (whole_chunks && chunk.size() == dims.size() && !any_zero)
+    for (std::size_t i = 0; i < dims.size(); ++i) maxdims[i] = std::max(dims[i], chunk[i]);
+  Handle space(check_id(dims.empty() ? H5Screate(H5S_SCALAR)
+                                     : H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
+                                                        maxdims.data()),
+                        "cannot create a dataspace for", id(), name),
+               H5Sclose);
   Handle dcpl = make_plist(H5P_DATASET_CREATE, id());
   check(H5Pset_fill_value(dcpl.get(), mem_type(type), fill), "cannot set the fill value of", id(),
         name);
-  bool any_zero = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
   if (!chunk.empty()) {
     if (chunk.size() != dims.size())
       throw_error("chunk rank " + std::to_string(chunk.size()) + " != dataset rank " +
@@ -490,7 +499,7 @@ Dataset Group::create_dataset_raw(const std::string& name, Scalar type,
                   where(id(), name), "");
     if (!any_zero) {  // an empty dataset stays contiguous (chunk dims must be >= 1)
       for (std::size_t i = 0; i < dims.size(); ++i)
-        chunk[i] = std::clamp<hsize_t>(chunk[i], 1, dims[i]);
+        chunk[i] = std::clamp<hsize_t>(chunk[i], 1, maxdims[i]);
       check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
             "cannot set the chunk shape of", id(), name);
       if (shuffle)

@@ -222,6 +222,9 @@ class Group : public Object {
   // create_dataset with HDF5's Fletcher-32 checksum on every chunk (chunked
   // always: an empty chunk means one chunk of dims): every read verifies it
   // and fails ("data error detected by Fletcher32 checksum") on a changed byte.
+  // Chunks keep their shape where dims are smaller (the dataset's maximum
+  // shape is then one chunk along that axis): a piece's chunks are those of
+  // the result it is copied into, also for a short last window or slice.
   template <class T>
   Dataset create_checksummed(const std::string& name, std::vector<hsize_t> dims,
                              std::vector<hsize_t> chunk, int gzip_level);
@@ -260,8 +263,8 @@ class Group : public Object {
   explicit Group(detail::Handle h) noexcept : Object(std::move(h)) {}
   Dataset create_dataset_raw(const std::string& name, detail::Scalar type,
                              const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
-                             int gzip_level, bool shuffle, const void* fill,
-                             bool checksum = false);
+                             int gzip_level, bool shuffle, const void* fill, bool checksum = false,
+                             bool whole_chunks = false);
 };
 
 class Dataset : public Object {
@@ -404,7 +407,7 @@ Dataset Group::create_checksummed(const std::string& name, std::vector<hsize_t> 
   if constexpr (std::is_floating_point_v<T>) fill = std::numeric_limits<T>::quiet_NaN();
   if (chunk.empty()) chunk = dims;
   return create_dataset_raw(name, type, dims, std::move(chunk), gzip_level, gzip_level > 0, &fill,
-                            true);
+                            true, true);
 }
 
 // Keeps the HDF5 library from closing its files at process exit (call first
