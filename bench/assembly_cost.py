@@ -105,9 +105,9 @@ def main():
     for name, size, b, f in rows:
         L.append(f"| {name} | {size:,.0f} | {b[0]:.3f} | {f[0]:.3f} | {f[0] / b[0]:.2f} | "
                  f"{b[1]:.2f} | {f[1]:.2f} |")
-    L += ["", "Where chunks of the window and slice pieces are the result's chunks (the same "
-          "shape, filters and type, on its chunk grid: every piece but a slice shorter than a "
-          "chunk or a last window shorter than the others), the end of the run copies them as "
+    L += ["", "The chunks of the window and slice pieces are the result's chunks (the same "
+          "shape, filters and type, on its chunk grid; a short last window or slice keeps whole "
+          "chunks), so the end of the run copies them as "
           "they are stored (`H5Dread_chunk`/`H5Dwrite_chunk`), checking each one's Fletcher-32, "
           "instead of inflating and deflating them again: compressed fields gain the most. "
           "Statistics only, the per-trajectory datasets still have to be written once more "

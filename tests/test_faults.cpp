@@ -500,7 +500,7 @@ namespace {
 
 // Many saves of cheap trajectories, compressed: a result of about 45 MB of
 // fields, assembled (or merged with --copy) chunk by chunk as the pieces
-// stored them. RK4 with the save step as its step. The copy takes about 0.2 s
+// stored them. RK4 with the save step as its step. The copy takes a fraction of a second
 // here, so slow_copy (in the child) makes each chunk wait 10 ms first (about 1.8 s in
 // all): a signal sent 0.2-0.3 s into it lands inside it.
 void slow_copy() {
