@@ -657,38 +657,6 @@ hsize_t Dataset::size() const {
   return product(dims());
 }
 
-std::vector<hsize_t> Dataset::chunk_dims() const {
-  quiet();
-  Handle dcpl(check_id(H5Dget_create_plist(id()), "cannot read the properties of", id(), ""),
-              H5Pclose);
-  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return {};
-  const int rank = H5Pget_chunk(dcpl.get(), 0, nullptr);
-  if (rank < 0) fail_at("cannot read the chunk shape of", id(), "");
-  std::vector<hsize_t> c(static_cast<std::size_t>(rank));
-  check(H5Pget_chunk(dcpl.get(), rank, c.data()), "cannot read the chunk shape of", id(), "");
-  return c;
-}
-
-ChunkPlace Dataset::chunk_place(const std::vector<hsize_t>& offset) const {
-  quiet();
-  unsigned filter_mask = 0;
-  haddr_t addr = HADDR_UNDEF;
-  hsize_t bytes = 0;
-  check(H5Dget_chunk_info_by_coord(id(), offset.data(), &filter_mask, &addr, &bytes),
-        "cannot find a chunk of", id(), "");
-  if (addr == HADDR_UNDEF || bytes == 0) fail_at("a chunk has no place in the file:", id(), "");
-  return ChunkPlace{static_cast<std::uint64_t>(addr), static_cast<std::uint64_t>(bytes)};
-}
-
-bool Dataset::stores_nothing() const {
-  quiet();
-  if (size() == 0) return false;
-  const Handle dcpl(check_id(H5Dget_create_plist(id()), "cannot read the properties of", id(), ""),
-                    H5Pclose);
-  if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) return false;
-  return H5Dget_storage_size(id()) == 0;
-}
-
 void Dataset::check_count(std::size_t got, hsize_t want, const char* what) const {
   if (static_cast<hsize_t>(got) != want)
     throw_error(std::string(what) + ": " + std::to_string(got) + " values given, " +

@@ -1,7 +1,8 @@
-// nholo/host/io/h5_copy.cpp — the parts of host/io/h5.hpp that move a
-// dataset's contents: copy_into (the assembly of a result, `nholo merge
-// --copy`: chunks as they are stored where they fit, values by tiles
-// otherwise), fletcher32_matches (its check of a stored chunk) and
+// nholo/host/io/h5_copy.cpp — the parts of host/io/h5.hpp about a dataset's
+// stored chunks and moving its contents: chunk_dims, chunk_place and
+// stores_nothing (how it is stored), copy_into (the assembly of a result,
+// `nholo merge --copy`: chunks as they are stored where they fit, values by
+// tiles otherwise), fletcher32_matches (its check of a stored chunk) and
 // read_every_dataset (a piece read back whole, its checksums checked).
 #include <hdf5.h>
 
@@ -23,6 +24,40 @@ namespace nholo::h5 {
 
 using detail::Handle;
 using namespace internal;
+
+// ---- how a dataset's chunks are stored
+
+std::vector<hsize_t> Dataset::chunk_dims() const {
+  quiet();
+  Handle dcpl(check_id(H5Dget_create_plist(id()), "cannot read the properties of", id(), ""),
+              H5Pclose);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return {};
+  const int rank = H5Pget_chunk(dcpl.get(), 0, nullptr);
+  check(rank, "cannot read the chunk shape of", id(), "");
+  std::vector<hsize_t> c(static_cast<std::size_t>(rank));
+  check(H5Pget_chunk(dcpl.get(), rank, c.data()), "cannot read the chunk shape of", id(), "");
+  return c;
+}
+
+ChunkPlace Dataset::chunk_place(const std::vector<hsize_t>& offset) const {
+  quiet();
+  unsigned filter_mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  hsize_t bytes = 0;
+  check(H5Dget_chunk_info_by_coord(id(), offset.data(), &filter_mask, &addr, &bytes),
+        "cannot find a chunk of", id(), "");
+  if (addr == HADDR_UNDEF || bytes == 0) check(-1, "a chunk has no place in the file:", id(), "");
+  return ChunkPlace{static_cast<std::uint64_t>(addr), static_cast<std::uint64_t>(bytes)};
+}
+
+bool Dataset::stores_nothing() const {
+  quiet();
+  if (size() == 0) return false;
+  const Handle dcpl(check_id(H5Dget_create_plist(id()), "cannot read the properties of", id(), ""),
+                    H5Pclose);
+  if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) return false;
+  return H5Dget_storage_size(id()) == 0;
+}
 
 bool fletcher32_matches(const unsigned char* bytes, std::size_t n) {
   if (n < 4) return false;
