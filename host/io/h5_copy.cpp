@@ -149,28 +149,31 @@ Storage storage_of(hid_t d) {
 // offset: the same chunk shape, filters and file type, offset on dst's
 // chunk grid, src's edge chunks (if partial) also dst's edge chunks, and
 // every chunk of src written (an unwritten one reads as src's fill, which
-// dst's may not be).
-bool stored_chunks_fit(const Dataset& src, const Dataset& dst, const std::vector<hsize_t>& offset) {
+// dst's may not be): src's storage where they are, nothing where not.
+std::optional<Storage> stored_chunks_fit(const Dataset& src, const Dataset& dst,
+                                         const std::vector<hsize_t>& offset) {
   const std::vector<hsize_t> dims = src.dims(), ddims = dst.dims();
-  if (dims.empty() || dims.size() != ddims.size() || Dataset::product(dims) == 0) return false;
-  const Storage s = storage_of(src.id()), d = storage_of(dst.id());
-  if (s.chunk.empty() || s.chunk != d.chunk || !(s.filters == d.filters)) return false;
+  if (dims.empty() || dims.size() != ddims.size() || Dataset::product(dims) == 0) return {};
+  Storage s = storage_of(src.id());
+  const Storage d = storage_of(dst.id());
+  if (s.chunk.empty() || s.chunk != d.chunk || !(s.filters == d.filters)) return {};
   hsize_t chunks = 1;
   for (std::size_t a = 0; a < dims.size(); ++a) {
     const hsize_t c = s.chunk[a];
-    if (offset[a] % c != 0 || offset[a] + dims[a] > ddims[a]) return false;
-    if (dims[a] % c != 0 && offset[a] + dims[a] != ddims[a]) return false;
+    if (offset[a] % c != 0 || offset[a] + dims[a] > ddims[a]) return {};
+    if (dims[a] % c != 0 && offset[a] + dims[a] != ddims[a]) return {};
     chunks *= (dims[a] + c - 1) / c;
   }
   Handle st(check_id(H5Dget_type(src.id()), "cannot read the type of", src.id(), ""), H5Tclose);
   Handle dt(check_id(H5Dget_type(dst.id()), "cannot read the type of", dst.id(), ""), H5Tclose);
-  if (H5Tequal(st.get(), dt.get()) <= 0) return false;
+  if (H5Tequal(st.get(), dt.get()) <= 0) return {};
   Handle space(check_id(H5Dget_space(src.id()), "cannot read the shape of", src.id(), ""),
                H5Sclose);
   hsize_t written = 0;
   check(H5Dget_num_chunks(src.id(), space.get(), &written), "cannot count the chunks of", src.id(),
         "");
-  return written == chunks;
+  if (written != chunks) return {};
+  return s;
 }
 
 // Reads the values of src's chunk at `at` through HDF5's filters, which
@@ -197,10 +200,9 @@ void read_chunk_values(const Dataset& src, const std::vector<hsize_t>& at,
 // filter, each chunk's checksum is checked first (fletcher32_matches); a
 // chunk that fails it is read through HDF5's filters, which decide: a
 // damaged chunk throws as the copy by values would, and none reaches dst.
-void copy_stored_chunks(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
-                        const std::atomic<bool>* stop) {
+void copy_stored_chunks(const Dataset& src, const Storage& storage, Dataset& dst,
+                        const std::vector<hsize_t>& offset, const std::atomic<bool>* stop) {
   const std::vector<hsize_t> dims = src.dims();
-  const Storage storage = storage_of(src.id());
   const std::vector<hsize_t>& chunk = storage.chunk;
   const int last = static_cast<int>(storage.filters.size()) - 1;
   const bool checksummed = last >= 0 && storage.filters.back().id == H5Z_FILTER_FLETCHER32;
@@ -238,10 +240,11 @@ void copy_stored_chunks(const Dataset& src, Dataset& dst, const std::vector<hsiz
 bool copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
                std::size_t max_bytes, const std::atomic<bool>* stop) {
   quiet();
-  if (offset.size() == src.dims().size() && stored_chunks_fit(src, dst, offset)) {
-    copy_stored_chunks(src, dst, offset, stop);
-    return true;
-  }
+  if (offset.size() == src.dims().size())
+    if (const std::optional<Storage> storage = stored_chunks_fit(src, dst, offset)) {
+      copy_stored_chunks(src, *storage, dst, offset, stop);
+      return true;
+    }
   const std::vector<hsize_t> dims = src.dims();
   Handle ftype(check_id(H5Dget_type(src.id()), "cannot read the type of", src.id(), ""), H5Tclose);
   Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND), "cannot read the type of",

@@ -49,10 +49,9 @@ std::string piece_name(PieceKind k, int64_t s, int64_t w) {
 }
 
 h5::Dataset write_trajectory_index(h5::Group& g, const std::string& name, int64_t size,
-                                   hsize_t chunk, int gz, bool checksummed, int64_t first,
+                                   hsize_t chunk, int gz, int64_t first,
                                    const std::atomic<bool>* stop) {
-  h5::Dataset d = checksummed ? g.create_checksummed<int64_t>(name, {H(size)}, {chunk}, gz)
-                              : g.create_dataset<int64_t>(name, {H(size)}, {chunk}, gz, gz > 0);
+  h5::Dataset d = g.create_checksummed<int64_t>(name, {H(size)}, {chunk}, gz);
   std::vector<int64_t> idx;
   for (int64_t b = 0; b < size; b += kMergeBlock) {
     if (stop && stop->load())
@@ -161,7 +160,7 @@ h5::Dataset OutputLayout::trajectory_scale(h5::Group& g) {
     v.dataset = index_path_;
   } else {
     h5::Dataset d =
-        write_trajectory_index(g, "trajectory", size_, chunk_t_, gz_, true, src_.first, stop_);
+        write_trajectory_index(g, "trajectory", size_, chunk_t_, gz_, src_.first, stop_);
     index_path_ = d.path();
     d.make_scale("trajectory");
     return d;
@@ -188,7 +187,7 @@ void OutputLayout::write_index_piece(const PieceDir& pieces) const {
   h5::Group r = p.root();
   r.set_attr(kFirst, src_.first);
   const hsize_t chunk = H(std::max<int64_t>(1, std::min<int64_t>(size_, kMergeBlock)));
-  write_trajectory_index(r, "trajectory", size_, chunk, 0, true, src_.first, stop_);
+  write_trajectory_index(r, "trajectory", size_, chunk, 0, src_.first, stop_);
   p.commit();
 }
 

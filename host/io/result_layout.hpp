@@ -74,10 +74,10 @@ std::string piece_name(PieceKind k, int64_t s, int64_t w);
 
 // The trajectory index first..first+size-1 (global indices: a shard's
 // start at its range) as the dataset `name` of g, written in blocks of
-// kMergeBlock; a set *stop (a signal) ends it between two blocks
-// (h5::Stopped).
+// kMergeBlock, with Fletcher-32 as every chunked dataset of a result or
+// piece; a set *stop (a signal) ends it between two blocks (h5::Stopped).
 h5::Dataset write_trajectory_index(h5::Group& g, const std::string& name, int64_t size,
-                                   hsize_t chunk, int gz, bool checksummed, int64_t first,
+                                   hsize_t chunk, int gz, int64_t first,
                                    const std::atomic<bool>* stop);
 
 // What the layout needs to know of the model: its sizes and whether it has a
