@@ -27,10 +27,20 @@
 // A window may be integrated in parts (launch_steps > 0: the scheduler of
 // host/backends, backend.steps_per_launch, launches described by
 // WindowLaunch): each call of run advances trajectory i by at most
-// launch_steps steps and returns whether it finished the window; save_k (saves of the window done) and interval_start (steps +
-// rejected when the current output interval began; < 0: the window has not
-// started) carry the rest, and the host resets them to 0 and -1 before each
-// window. The results are the same bits however the window is cut.
+// launch_steps steps and returns whether it finished the window; save_k
+// (saves of the window done) and interval_start (steps + rejected when the
+// current output interval began; < 0: the window has not started) carry the
+// rest, and the host resets them to 0 and -1 before each window. The results
+// are the same bits however the window is cut.
+//
+// A lean launch (run_part<M, Events, true>, for a system with a checked
+// cache: the CUDA backend's lean kernels) integrates a trajectory only when
+// its cache is usable and returns LaunchOutcome::general, having changed
+// nothing, for the others, which the host then integrates with the general
+// code (run_part<M, Events, false>): the lean code leaves out the general
+// path and its registers, and a trajectory's results do not depend on which
+// code ran it.
+//
 // A null output pointer means "not requested". After a failure the remaining
 // saves of that trajectory are NaN and its status says why.
 #pragma once
@@ -91,6 +101,20 @@ struct WindowLaunch {
   unsigned long long* n_unfinished;
 };
 
+// What one launch did with a trajectory (EnsembleWindow::run_part).
+enum class LaunchOutcome : int {
+  finished = 0,    // it reached the window's last save (or ended: status)
+  unfinished = 1,  // the launch's step budget ran out first: launch it again
+  general = 2,     // a lean launch left it, untouched, to the general code
+};
+
+// Where a lean launch (host/backends/cuda_ensemble_impl.cuh) appends the
+// trajectories it leaves to the general code, and their count.
+struct GeneralList {
+  int64_t* index;
+  unsigned long long* count;
+};
+
 // The observables at a save (the formulation's whole right-hand side and
 // more), out of line under nvcc: the CUDA kernels with and without the
 // events' hook (and each method's) share one copy per system instead of
@@ -139,13 +163,39 @@ struct EnsembleWindow {
   // stack even when no event is declared).
   template <Method M, bool Events = true>
   NHOLO_HD bool run(int64_t i, int64_t launch_steps = 0) const {
+    return run_part<M, Events, false>(i, launch_steps) == LaunchOutcome::finished;
+  }
+
+  // The same as one launch sees it. Lean (for a system with a checked cache,
+  // has_checked_prepare): the trajectory is integrated with the cache's
+  // checked form when its cache is usable; otherwise nothing is written (its
+  // state and parameters were read), and the outcome is `general`.
+  template <Method M, bool Events = true, bool Lean = false>
+  NHOLO_HD LaunchOutcome run_part(int64_t i, int64_t launch_steps = 0) const {
     Sys local = sys;
     if (arr.params) {
       double pv[Model::n_params > 0 ? Model::n_params : 1];
       for (int j = 0; j < Model::n_params; ++j) pv[j] = arr.params[j * count + i];
       local.params = Model::make_params(pv);
     }
-    // load
+    TrajectoryState<S, N> ts = load(i);
+    // the system with its per-trajectory cache (system.hpp, prepare_system;
+    // `local` itself when it has none), prepared with this trajectory's
+    // parameters at the window's first state
+    if constexpr (Lean) {
+      static_assert(has_checked_prepare<Sys>::value, "a lean launch needs a checked cache");
+      const auto run_sys = local.prepare_checked(ts.t, ts.y);
+      if (!run_sys.cache.usable()) return LaunchOutcome::general;
+      return integrate_loaded<M, Events>(run_sys, ts, i, launch_steps);
+    } else {
+      const auto& run_sys = prepare_system(local, ts.t, ts.y);
+      return integrate_loaded<M, Events>(run_sys, ts, i, launch_steps);
+    }
+  }
+
+ private:
+  // trajectory i's integration state, as the last launch left it
+  NHOLO_HDI TrajectoryState<S, N> load(int64_t i) const {
     TrajectoryState<S, N> ts;
     for (int c = 0; c < N; ++c) ts.y[c] = arr.y[c * count + i];
     ts.t = arr.t[i];
@@ -156,10 +206,14 @@ struct EnsembleWindow {
     ts.rejected = arr.rejected[i];
     ts.status = static_cast<Status>(arr.status[i]);
     ts.dydt_valid = false;
-    // the system with its per-trajectory cache (system.hpp, prepare_system;
-    // `local` itself when it has none), prepared with this trajectory's
-    // parameters at the window's first state
-    const auto& run_sys = prepare_system(local, ts.t, ts.y);
+    return ts;
+  }
+
+  // run_part after the load: the saves of the window (from save_k) with
+  // run_sys, and the state written back
+  template <Method M, bool Events, class RunSys>
+  NHOLO_HDI LaunchOutcome integrate_loaded(const RunSys& run_sys, TrajectoryState<S, N>& ts,
+                                           int64_t i, int64_t launch_steps) const {
     int k = arr.save_k ? arr.save_k[i] : 0;
     StepBudget budget = whole_interval(ts);
     if (arr.interval_start && arr.interval_start[i] >= 0) budget.interval_start = arr.interval_start[i];
@@ -190,10 +244,9 @@ struct EnsembleWindow {
     arr.steps[i] = ts.steps;
     arr.rejected[i] = ts.rejected;
     arr.status[i] = static_cast<int32_t>(ts.status);
-    return finished;
+    return finished ? LaunchOutcome::finished : LaunchOutcome::unfinished;
   }
 
- private:
   // index of component c (of nc) of save k of trajectory i in an output array
   NHOLO_HDI int64_t at(int k, int c, int nc, int64_t i) const {
     return window_index(trajectory_major, k, c, nc, i, n_saves, count);

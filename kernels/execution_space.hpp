@@ -31,6 +31,19 @@
 
 #define NHOLO_HDI NHOLO_HD inline
 
+// NHOLO_DEVICE_ROLLED_LOOP before a loop keeps it rolled in device code
+// (`#pragma unroll 1`) and leaves host code to the compiler. For the loops
+// over a state's components around a right-hand side (rk_step.hpp): unrolled,
+// ptxas loads every stage's values ahead into registers (rolled, the DOP853
+// kernels of the skate 182 -> 162 registers, the coin's lean one 238 -> 140:
+// docs/BENCHMARKS.md, section 14); registers per thread decide how many warps
+// share an SM, while the loops' few additions per component are not the cost.
+#if defined(__CUDA_ARCH__)
+#define NHOLO_DEVICE_ROLLED_LOOP _Pragma("unroll 1")
+#else
+#define NHOLO_DEVICE_ROLLED_LOOP
+#endif
+
 // NHOLO_NOINLINE keeps a function out of line on every compiler: for code
 // that many kernels share and none needs inlined (the events' interpreter,
 // kernels/trajectory_events.hpp), compiled once per scalar type rather than

@@ -32,6 +32,8 @@ namespace detail {
 // so that every Butcher coefficient Tab::a(I, J), b(I), e(I), c(I) is a
 // constant in the generated code: indexed at run time, the tableau's local
 // constexpr tables were rebuilt on the stack at every step (tableaus.hpp).
+// The loops over the components stay rolled in device code
+// (NHOLO_DEVICE_ROLLED_LOOP, execution_space.hpp: fewer registers).
 // Each component is summed in a register, terms with a zero coefficient
 // skipped, in the order of the plain loops (j = 0, 1, ...), so the results
 // are the same bits.
@@ -53,6 +55,7 @@ template <class Tab, int I, int Last, class Sys, class S, int N>
 NHOLO_HDI Status run_stages(const Sys& sys, S t, const Vec<S, N>& y, Vec<S, N>* k, S h) {
   if constexpr (I < Last) {
     Vec<S, N> yi;
+    NHOLO_DEVICE_ROLLED_LOOP
     for (int c = 0; c < N; ++c) yi[c] = stage_sum<Tab, I, 0>(y[c], k, h, c);
     const Status st = sys(t + S(Tab::c(I)) * h, yi, k[I]);
     if (st != Status::ok) return st;
@@ -92,6 +95,7 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
   const Status stage_status = detail::run_stages<Tab, 1, explicit_stages>(sys, t, y, k, h);
   if (stage_status != Status::ok) return stage_status;
   // y1 = y + h sum_i b_i k_i   (b_{s-1} = 0 for FSAL tableaus)
+  NHOLO_DEVICE_ROLLED_LOOP
   for (int c = 0; c < N; ++c)
     y1[c] = y[c] + h * detail::weighted_sum<Tab, 0, 0, explicit_stages>(S(0), k, c);
   if constexpr (Tab::fsal) {
@@ -109,6 +113,7 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     err = S(0);
   } else if constexpr (!Tab::two_estimates) {
     S sum = S(0);
+    NHOLO_DEVICE_ROLLED_LOOP
     for (int c = 0; c < N; ++c) {
       const S e = detail::weighted_sum<Tab, 1, 0, s>(S(0), k, c);
       const S sc = S(tol.atol) + S(tol.rtol) * max_of(S(fabs(y[c])), S(fabs(y1[c])));
@@ -118,6 +123,7 @@ NHOLO_HDI Status rk_step(const Sys& sys, S t, const Vec<S, N>& y, const Vec<S, N
     err = sqrt(sum / S(N));
   } else {
     S e5 = S(0), e3 = S(0);
+    NHOLO_DEVICE_ROLLED_LOOP
     for (int c = 0; c < N; ++c) {
       const S a5 = detail::weighted_sum<Tab, 1, 0, s>(S(0), k, c);
       const S a3 = detail::weighted_sum<Tab, 2, 0, s>(S(0), k, c);

@@ -60,6 +60,12 @@ struct formulation_cache<
       std::declval<const EvalOptions&>()));
 };
 
+// The checked form of that cache (its as_checked(): for code that integrates
+// only trajectories whose cache is usable), where F has one for Model.
+template <class Formulation, class Model, class S>
+using checked_cache_t =
+    decltype(std::declval<typename formulation_cache<Formulation, Model, S>::type>().as_checked());
+
 namespace detail {
 struct NoCache {};
 }  // namespace detail
@@ -118,6 +124,21 @@ struct SecondOrderSystem {
     Vec<S, n> q, qd;
     split(y, q, qd);
     ps.cache = F::template prepare<Model, S>(params, q, qd, t, eval);
+    return ps;
+  }
+
+  // The same for code that integrates only trajectories whose cache is usable
+  // (the CUDA backend's lean kernels, EnsembleWindow::run_part): the cache's
+  // checked form (ps.cache.usable() says whether this trajectory may be
+  // integrated with it), where the formulation has one.
+  template <class F = Formulation, std::enable_if_t<formulation_cache<F, Model, S>::value, int> = 0>
+  NHOLO_HDI PreparedSystem<SecondOrderSystem, checked_cache_t<F, Model, S>> prepare_checked(
+      S t, const Vec<S, N>& y) const {
+    PreparedSystem<SecondOrderSystem, checked_cache_t<F, Model, S>> ps;
+    static_cast<SecondOrderSystem&>(ps) = *this;
+    Vec<S, n> q, qd;
+    split(y, q, qd);
+    ps.cache = F::template prepare<Model, S>(params, q, qd, t, eval).as_checked();
     return ps;
   }
 

@@ -185,4 +185,16 @@ NHOLO_HDI decltype(auto) prepare_system(const Sys& sys, typename Sys::scalar t,
   }
 }
 
+// has_checked_prepare<Sys>: Sys binds a cache with a checked form
+// (sys.prepare_checked(t, y), second_order_system.hpp), so that a kernel for
+// the trajectories whose cache is usable leaves out the code for the others
+// (EnsembleWindow::run_part, Lean)
+template <class Sys, class = void>
+struct has_checked_prepare : std::false_type {};
+template <class Sys>
+struct has_checked_prepare<Sys, std::void_t<decltype(std::declval<const Sys&>().prepare_checked(
+                                    std::declval<typename Sys::scalar>(),
+                                    std::declval<const Vec<typename Sys::scalar, Sys::N>&>()))>>
+    : std::true_type {};
+
 }  // namespace nholo

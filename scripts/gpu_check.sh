@@ -12,7 +12,9 @@
 #                    2048 and 4096)
 #   --sizes "..."    ensemble sizes of the throughput runs (default "1e4 1e5 1e6 1e7")
 #   --systems "..."  the throughput runs' systems (default "rolling_coin
-#                    rolling_coin+q skate appell"; +q: q written)
+#                    rolling_coin/general rolling_coin+q skate appell"; +q: q
+#                    written; /general: every launch takes the general kernel,
+#                    NHOLO_CUDA_FULL_KERNELS=1, beside the lean one)
 #   --out DIR        where files and the report go (default out/gpu_check)
 #   --backend B      the backend checked against OpenMP (default cuda); `cpp`
 #                    runs every step on the serial CPU backend instead, which
@@ -54,7 +56,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NHOLO=""
 BUILD=""
 SIZES="1e4 1e5 1e6 1e7"
-SYSTEMS="rolling_coin rolling_coin+q skate appell"
+SYSTEMS="rolling_coin rolling_coin/general rolling_coin+q skate appell"
 OUT="$ROOT/out/gpu_check"
 ALLOW_NO_GPU=0
 BACKEND=cuda
@@ -291,6 +293,10 @@ rate_of() { sed -n 's/.*; [0-9]* steps, \([0-9.e+-]*\) trajectory-steps.*/\1/p' 
 peer_file=""
 for sys in $SYSTEMS; do
   cfgname=${sys%+q}
+  cfgname=${cfgname%/general}
+  # /general: the general kernels where a system has lean ones (docs/architecture.md)
+  kernels=()
+  [ "$sys" != "${sys%/general}" ] && kernels=(env NHOLO_CUDA_FULL_KERNELS=1)
   extra=()
   # the coin as the issue measured it: t 0..10, 101 saves
   [ "$cfgname" = rolling_coin ] && extra=(--set time.t_end=10.0 --set time.save_every=0.1)
@@ -306,10 +312,10 @@ for sys in $SYSTEMS; do
   for size in $SIZES; do
     n=$(awk -v s="$size" 'BEGIN { printf "%d", s }')
     n=$(( (n + 1023) / 1024 * 1024 ))
-    logf="$WORK/tp_${sys}_$n.log"
-    (cd "$EX" && limited "$NHOLO" run "$EX/$cfgname.toml" --backend "$BACKEND" --set ensemble.size=$n \
+    logf="$WORK/tp_${sys//\//_}_$n.log"
+    (cd "$EX" && limited "${kernels[@]}" "$NHOLO" run "$EX/$cfgname.toml" --backend "$BACKEND" --set ensemble.size=$n \
         --set 'formulations=["udwadia_kalaba"]' --set integrator.method='"dopri5"' \
-        --set integrator.rtol=1e-10 --set output.path="\"$WORK/tp_${sys}_$n.h5\"" "${extra[@]}") \
+        --set integrator.rtol=1e-10 --set output.path="\"$WORK/tp_${sys//\//_}_$n.h5\"" "${extra[@]}") \
         >"$logf" 2>&1
     rc=$?
     if [ $rc = 0 ]; then
@@ -321,7 +327,7 @@ for sys in $SYSTEMS; do
       tp_rows+="| $sys | $n | $(why $rc) | | | | | | | | | |"$'\n'
       fail=1
     fi
-    rm -f "$WORK/tp_${sys}_$n.h5"  # up to 3 GB each with q
+    rm -f "$WORK/tp_${sys//\//_}_$n.h5"  # up to 3 GB each with q
   done
 done
 # the peer, on the largest coin ensemble up to 10^6 with q written (kept for it)

@@ -19,7 +19,7 @@
 # GPU is visible, stops there: ptxas, the slowest half of each unit, would
 # make code nothing here can run. ptxas still runs, at -O3 for sm_90, on the
 # rolling coin's Udwadia-Kalaba kernels (ctest cuda_kernel_resources: no
-# spills, the stack within budget). Where a GPU is visible, step 1 adds sm_90
+# spills, the stack within budget, the lean kernels 3 blocks per SM). Where a GPU is visible, step 1 adds sm_90
 # real code, so that the GPU check runs what the product runs;
 # NHOLO_CUDA_ARCH="80-real;90-real;90-virtual" builds the product's list. Step 2 keeps line tables only (-g1: the sanitizers' reports
 # name file and line) and compiles the tests' own code unoptimized

@@ -4,7 +4,9 @@
 // one, at random states (including the time argument).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
+#include <vector>
 
 #include "kernels/dynamics.hpp"
 #include "models/appell.hpp"
@@ -371,6 +373,204 @@ TEST(DeclaredStructure, EnsemblePreparesPerTrajectoryParameters) {
   }
   // and the two trajectories did differ (different parameters)
   EXPECT_GT(std::abs(y[1 * count + 0] - y[1 * count + 1]), 1e-3);
+}
+
+// ---------------------------------------------------------------------------
+// Lean launches (kernels/ensemble.hpp, EnsembleWindow::run_part with Lean: the
+// CUDA backend's lean kernels, which leave out the general path of a system
+// with a checked cache). Here on the CPU, the same code: a lean launch must
+// give a usable trajectory the general code's bits, and leave a trajectory
+// whose cache is unusable untouched, for the general code to integrate as if
+// the lean launch had not been.
+
+// Appell's particle with a z mass of its own, the parameter g_amplitude
+// (unused by the constraint, alpha = 0): M = diag(1, 1, g_amplitude), constant
+// as Appell declares; at g_amplitude = 0 the cache is unusable and the general
+// path takes the singular-mass form (rank [M | A^T] = 3 while zd != 0).
+struct ZMassAppell : Appell {
+  template <class S>
+  NHOLO_HDI static S lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
+                                const S& /*t*/) {
+    return 0.5 * (qd[0] * qd[0] + qd[1] * qd[1] + p.g_amplitude * qd[2] * qd[2]) +
+           p.force_x * q[0] + p.force_y * q[1] + p.force_z * q[2];
+  }
+  static void conflated_lagrangian() = delete;
+};
+
+static_assert(has_checked_prepare<UdwadiaKalabaSystem<RollingCoin>>::value, "");
+static_assert(has_checked_prepare<UdwadiaKalabaSystem<ZMassAppell>>::value, "");
+static_assert(!has_checked_prepare<UdwadiaKalabaSystem<Skate>>::value, "no cache, no lean code");
+static_assert(!has_checked_prepare<LagrangeMultiplierSystem<RollingCoin>>::value, "");
+
+// A slice's arrays on the host, as the CUDA backend keeps them (SoA, outputs
+// [(k n + c) count + i]), every entry of the outputs set to a sentinel.
+template <class Sys>
+struct HostSlice {
+  static constexpr int n = Sys::n, N = Sys::N, n_params = Sys::model_type::n_params;
+  int64_t count;
+  std::vector<double> y, t, h, err, ft, params, q, qdot;
+  std::vector<int64_t> steps, rej, interval_start;
+  std::vector<int32_t> status, save_k;
+
+  HostSlice(const std::vector<Vec<double, N>>& y0, const std::vector<double>& p, int ns,
+            const IntegratorOptions& opt)
+      : count(static_cast<int64_t>(y0.size())), params(p) {
+    y.resize(N * count);
+    for (int64_t i = 0; i < count; ++i) {
+      const auto ts = start_trajectory<double, N>(0.0, y0[i], opt);
+      for (int c = 0; c < N; ++c) y[c * count + i] = ts.y[c];
+      t.push_back(ts.t);
+      h.push_back(ts.h);
+      err.push_back(ts.err_prev);
+      ft.push_back(ts.fail_time);
+      steps.push_back(ts.steps);
+      rej.push_back(ts.rejected);
+      status.push_back(static_cast<int32_t>(ts.status));
+    }
+    q.assign(static_cast<std::size_t>(ns) * n * count, -7.0);
+    qdot = q;
+    save_k.assign(count, 0);
+    interval_start.assign(count, -1);
+  }
+  // in parts of at most a budget of steps (save_k, interval_start) or whole
+  EnsembleWindow<Sys> window(const Sys& sys, const IntegratorOptions& opt, const double* saves,
+                             int ns, bool in_parts) {
+    EnsembleWindow<Sys> w;
+    w.sys = sys;
+    w.opt = opt;
+    w.arr.y = y.data();
+    w.arr.t = t.data();
+    w.arr.h = h.data();
+    w.arr.err_prev = err.data();
+    w.arr.fail_time = ft.data();
+    w.arr.steps = steps.data();
+    w.arr.rejected = rej.data();
+    w.arr.status = status.data();
+    w.arr.params = params.data();
+    w.arr.q = q.data();
+    w.arr.qdot = qdot.data();
+    if (in_parts) {
+      w.arr.save_k = save_k.data();
+      w.arr.interval_start = interval_start.data();
+    }
+    w.count = count;
+    w.save_times = saves;
+    w.n_saves = ns;
+    return w;
+  }
+  // trajectory i's entries of every array, as bytes
+  std::vector<unsigned char> bytes_of(int64_t i) const {
+    std::vector<unsigned char> b;
+    auto add = [&](const auto& v, int per) {
+      for (int c = 0; c < per; ++c) {
+        const auto* p = reinterpret_cast<const unsigned char*>(&v[c * count + i]);
+        b.insert(b.end(), p, p + sizeof v[0]);
+      }
+    };
+    add(y, N);
+    for (const auto* v : {&t, &h, &err, &ft}) add(*v, 1);
+    add(steps, 1);
+    add(rej, 1);
+    add(status, 1);
+    add(save_k, 1);
+    add(interval_start, 1);
+    add(q, static_cast<int>(q.size() / count));
+    add(qdot, static_cast<int>(qdot.size() / count));
+    return b;
+  }
+};
+
+// launches of at most budget steps (0: whole) until every trajectory of
+// `indices` finished the window; Lean: the lean code, the trajectories it
+// leaves returned
+template <bool Lean, class Sys>
+std::vector<int64_t> launch_until_done(const EnsembleWindow<Sys>& w, std::vector<int64_t> indices,
+                                       int64_t budget) {
+  std::vector<int64_t> general;
+  int launches = 0;
+  while (!indices.empty()) {
+    std::vector<int64_t> unfinished;
+    for (const int64_t i : indices) {
+      const LaunchOutcome r = w.template run_part<Method::dopri5, false, Lean>(i, budget);
+      if (r == LaunchOutcome::unfinished) unfinished.push_back(i);
+      if (r == LaunchOutcome::general) general.push_back(i);
+      EXPECT_TRUE(budget > 0 || r != LaunchOutcome::unfinished);
+    }
+    indices = unfinished;
+    EXPECT_LT(++launches, 100000) << "the launches do not end";
+    if (launches >= 100000) break;
+  }
+  return general;
+}
+
+// A slice of Appell particles, every other one with a singular M (z mass 0),
+// all on the constraint xd^2 + yd^2 = zd^2, integrated by the general code
+// alone and by lean launches first: the same bits, whole windows and
+// windows in launches of 7 steps.
+TEST(LeanLaunch, GivesTheGeneralCodesBitsAndLeavesUnusableCachesUntouched) {
+  using Sys = UdwadiaKalabaSystem<ZMassAppell>;
+  constexpr int N = Sys::N, np = Sys::model_type::n_params;
+  constexpr int64_t count = 8;
+  std::vector<Vec<double, N>> y0;
+  std::vector<double> params(np * count);
+  for (int64_t i = 0; i < count; ++i) {
+    // speeds of 3-4: far from rest (where Appell's particle needs tiny steps) until t = 0.3
+    const double xd = 1.5 + 0.1 * i, yd = 3.0 - 0.05 * i, zd = std::sqrt(xd * xd + yd * yd);
+    y0.push_back(Vec<double, N>{{0.0, 0.0, 10.0, xd, yd, zd}});
+    // alpha, drag, force_x, force_y, force_z, g_amplitude (the z mass), g_frequency
+    const double v[np] = {0.0, 0.0, 0.2, -0.1, -9.81, i % 2 == 0 ? 1.0 + 0.1 * i : 0.0, 1.0};
+    for (int j = 0; j < np; ++j) params[j * count + i] = v[j];
+  }
+  const Sys sys{ZMassAppell::make_params(&params[0]), EvalOptions()};
+  IntegratorOptions opt;
+  opt.rtol = 1e-10;
+  const double saves[3] = {0.1, 0.2, 0.3};
+  std::vector<int64_t> all(count);
+  for (int64_t i = 0; i < count; ++i) all[i] = i;
+  for (const int64_t budget : {int64_t(0), int64_t(7)}) {
+    SCOPED_TRACE(budget);
+    HostSlice<Sys> general(y0, params, 3, opt), lean(y0, params, 3, opt);
+    const auto wg = general.window(sys, opt, saves, 3, budget > 0);
+    const auto wl = lean.window(sys, opt, saves, 3, budget > 0);
+    EXPECT_TRUE(launch_until_done<false>(wg, all, budget).empty());
+    std::vector<std::vector<unsigned char>> before;
+    for (int64_t i = 0; i < count; ++i) before.push_back(lean.bytes_of(i));
+    const std::vector<int64_t> left = launch_until_done<true>(wl, all, budget);
+    EXPECT_EQ(left, (std::vector<int64_t>{1, 3, 5, 7})) << "the singular ones, and only those";
+    for (const int64_t i : left) EXPECT_EQ(lean.bytes_of(i), before[i]) << "trajectory " << i;
+    EXPECT_TRUE(launch_until_done<false>(wl, left, budget).empty());
+    for (int64_t i = 0; i < count; ++i) {
+      EXPECT_EQ(lean.bytes_of(i), general.bytes_of(i)) << "trajectory " << i;
+      EXPECT_EQ(general.status[i], static_cast<int32_t>(Status::ok)) << "trajectory " << i;
+      EXPECT_GT(general.steps[i], 10) << "trajectory " << i;
+    }
+    // the two kinds of trajectory moved differently (a singular M is another motion)
+    EXPECT_GT(std::abs(general.y[2 * count + 1] - general.y[2 * count + 0]), 1e-6);
+  }
+}
+
+// The checked cache's code for an unusable cache (which a lean launch never
+// reaches) gives NaN and status singular, never the wrong motion.
+TEST(LeanLaunch, CheckedCacheRefusesWhatItCannotIntegrate) {
+  using Sys = UdwadiaKalabaSystem<ZMassAppell>;
+  ZMassAppell::Params p{0.0, 0.0, 0.2, -0.1, -9.81, 0.0, 1.0};
+  const Sys sys{p, EvalOptions()};
+  const Vec<double, 6> y{{0.0, 0.0, 10.0, 0.6, 0.8, 1.0}};
+  const auto ps = sys.prepare_checked(0.0, y);
+  EXPECT_FALSE(ps.cache.usable());
+  Vec<double, 6> d;
+  EXPECT_EQ(ps(0.0, y, d), Status::singular);
+  EXPECT_TRUE(std::isnan(d[3]) && std::isnan(d[4]) && std::isnan(d[5]));
+  // usable: the checked form's right-hand side is the cache's own
+  p.g_amplitude = 2.0;
+  const Sys usable{p, EvalOptions()};
+  const auto pc = usable.prepare_checked(0.0, y);
+  const auto pu = usable.prepare(0.0, y);
+  ASSERT_TRUE(pc.cache.usable());
+  Vec<double, 6> d1, d2;
+  EXPECT_EQ(pc(0.0, y, d1), Status::ok);
+  EXPECT_EQ(pu(0.0, y, d2), Status::ok);
+  for (int c = 0; c < 6; ++c) EXPECT_EQ(d1[c], d2[c]) << c;
 }
 
 }  // namespace

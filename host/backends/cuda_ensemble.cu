@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <stdexcept>
@@ -166,8 +167,14 @@ void CudaDevice::synchronize() {
 // ---------------------------------------------------------------------------
 // CudaEnsembleCore
 
+bool lean_kernels_enabled() {
+  const char* v = std::getenv("NHOLO_CUDA_FULL_KERNELS");
+  return !(v && *v && std::string(v) != "0");
+}
+
 CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const SystemShape& shape,
-                                   const IntegratorOptions& opt, const EnsembleLayout& layout)
+                                   const IntegratorOptions& opt, const EnsembleLayout& layout,
+                                   bool lean)
     : dev_(dev), opt_(opt), name_(std::move(name)), shape_(shape), L_(layout) {
   dev_.make_current();
   const int n = shape_.n, m = shape_.m, N = shape_.N;
@@ -210,8 +217,12 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
     interval_start_ = DeviceArray(dev_, cap);
     active_[0] = DeviceArray(dev_, cap);
     active_[1] = DeviceArray(dev_, cap);
-    n_unfinished_ = DeviceArray(dev_, 1);
-    n_unfinished_host_ = PinnedArray(1);
+    counts_ = DeviceArray(dev_, 2);
+    counts_host_ = PinnedArray(2);
+    // the lean kernels need the scheduler's lists (a run with events or
+    // without a step budget takes the general kernel)
+    lean_ = lean && !L_.events;
+    if (lean_) general_ = DeviceArray(dev_, cap);
   }
   if (L_.line_fit) fit_ = DeviceArray(dev_, 7 * cap);
   if (L_.per_trajectory_params) params_ = DeviceArray(dev_, shape_.n_params * cap);
@@ -348,39 +359,61 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
 // those that finished dropping out of the next launch (the kernel appends the
 // others to the other list), so that a slow trajectory holds no warp of
 // finished ones and the host can stop between launches. Without a budget, one
-// launch, asynchronous. False: interrupted (the window is not complete).
+// launch, asynchronous. With lean kernels (lean_), the lean kernel's launches
+// first, then the general kernel's over the trajectories it left (those whose
+// cache is unusable: none, mostly). False: interrupted (the window is not
+// complete).
 bool CudaEnsembleCore::integrate(const EnsembleArrays<double>& arr_in, int64_t k0, int ns) {
   const cudaStream_t cs = dev_.compute();
   const int64_t budget = L_.steps_per_launch;
   EnsembleArrays<double> arr = arr_in;
-  unsigned long long* n_unfinished = reinterpret_cast<unsigned long long*>(n_unfinished_.get());
+  unsigned long long* counts = reinterpret_cast<unsigned long long*>(counts_.get());
   if (budget > 0) {
     arr.save_k = reinterpret_cast<int32_t*>(save_k_.get());
     arr.interval_start = reinterpret_cast<int64_t*>(interval_start_.get());
     check(cudaMemsetAsync(arr.save_k, 0, count_ * sizeof(int32_t), cs), "cudaMemsetAsync");
     check(cudaMemsetAsync(arr.interval_start, 0xff, count_ * sizeof(int64_t), cs),
           "cudaMemsetAsync");  // -1: not started
+    check(cudaMemsetAsync(counts, 0, 2 * sizeof *counts, cs), "cudaMemsetAsync");
   }
-  WindowLaunch a{nullptr, count_, budget, nullptr, n_unfinished};
+  const WindowLaunch all{nullptr, count_, budget, nullptr, counts};
+  if (!lean_) return launches(arr, all, k0, ns, false);
+  if (!launches(arr, all, k0, ns, true)) return false;
+  // counts[1]: the trajectories the lean kernel left (read with the last count)
+  const int64_t n_general =
+      static_cast<int64_t>(reinterpret_cast<const unsigned long long*>(counts_host_.get())[1]);
+  if (n_general == 0) return true;
+  const WindowLaunch left{reinterpret_cast<const int64_t*>(general_.get()), n_general, budget,
+                          nullptr, counts};
+  return launches(arr, left, k0, ns, false);
+}
+
+bool CudaEnsembleCore::launches(const EnsembleArrays<double>& arr, WindowLaunch a, int64_t k0,
+                                int ns, bool lean) {
+  const cudaStream_t cs = dev_.compute();
+  const int64_t budget = L_.steps_per_launch;
+  unsigned long long* counts = a.n_unfinished;
+  const GeneralList general{reinterpret_cast<int64_t*>(general_.get()), counts + 1};
   for (int list = 0; a.n_active > 0; list = 1 - list) {
     if (budget > 0) {
       a.unfinished = reinterpret_cast<int64_t*>(active_[1 - list].get());
-      check(cudaMemsetAsync(n_unfinished, 0, sizeof *n_unfinished, cs), "cudaMemsetAsync");
+      check(cudaMemsetAsync(counts, 0, sizeof *counts, cs), "cudaMemsetAsync");
     }
     const unsigned grid =
         static_cast<unsigned>((a.n_active + kIntegrateBlock - 1) / kIntegrateBlock);
-    launch_integrate(arr, count_, dev_.save_times() + k0, ns, a, grid, cs);
+    launch_integrate(arr, count_, dev_.save_times() + k0, ns, a, grid, cs,
+                     lean ? &general : nullptr);
     check(cudaGetLastError(), "integration kernel launch");
     {
       std::lock_guard<std::mutex> lock(times_mutex_);
       ++times_.launches;
     }
     if (budget == 0) break;  // every trajectory ran to the window's end
-    unsigned long long* host_count = reinterpret_cast<unsigned long long*>(n_unfinished_host_.get());
-    check(cudaMemcpyAsync(host_count, n_unfinished, sizeof *host_count, cudaMemcpyDeviceToHost, cs),
+    unsigned long long* host_counts = reinterpret_cast<unsigned long long*>(counts_host_.get());
+    check(cudaMemcpyAsync(host_counts, counts, 2 * sizeof *host_counts, cudaMemcpyDeviceToHost, cs),
           "cudaMemcpyAsync(unfinished count)");
     check(cudaStreamSynchronize(cs), "the integration launch");
-    a.n_active = static_cast<int64_t>(*host_count);
+    a.n_active = static_cast<int64_t>(host_counts[0]);
     a.active = reinterpret_cast<const int64_t*>(active_[1 - list].get());
     if (a.n_active > 0 && L_.stop && L_.stop->load()) {
       complete_ = false;
@@ -464,9 +497,9 @@ namespace {
 
 class ModuleEnsemble final : public CudaEnsembleCore {
  public:
-  ModuleEnsemble(std::string name, CudaDevice& dev, const FormulationSystem& sys, cudaKernel_t kernel,
-                 const IntegratorOptions& opt, const EnsembleLayout& layout)
-      : CudaEnsembleCore(std::move(name), dev, shape_of(sys), opt, layout),
+  ModuleEnsemble(std::string name, CudaDevice& dev, const FormulationSystem& sys,
+                 cudaKernel_t kernel, const IntegratorOptions& opt, const EnsembleLayout& layout)
+      : CudaEnsembleCore(std::move(name), dev, shape_of(sys), opt, layout, false),
         sys_(sys),
         kernel_(kernel),
         window_(sys.window_bytes) {}
@@ -477,7 +510,8 @@ class ModuleEnsemble final : public CudaEnsembleCore {
     sys_.start(count, q0, qd0, l0, rejected, t0, out);
   }
   void launch_integrate(const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
-                        int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs) override {
+                        int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs,
+                        const GeneralList* /*lean: a GPU module has no lean kernel*/) override {
     // the argument bytes are copied by the launch: window_ may be reused
     sys_.window(window_.data(), arr, count, save_times, ns);
     WindowLaunch launch = a;

@@ -74,6 +74,25 @@ __global__ void __launch_bounds__(kIntegrateBlock)
     a.unfinished[atomicAdd(a.n_unfinished, 1ull)] = i;
 }
 
+// The lean kernel of a system with a checked cache (has_checked_prepare; runs
+// without events): integrate_kernel without the code for a trajectory whose
+// cache is unusable (for the Udwadia-Kalaba systems of a constant mass
+// matrix, the general path with its singular-mass form), which it appends to
+// g for integrate_kernel instead (EnsembleWindow::run_part). Fewer registers
+// per thread, more warps per SM (docs/BENCHMARKS.md, "Lean kernels").
+template <class Sys, Method M>
+__global__ void __launch_bounds__(kIntegrateBlock)
+    lean_integrate_kernel(const EnsembleWindow<Sys> f, const WindowLaunch a, const GeneralList g) {
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= a.n_active) return;
+  const int64_t i = a.active ? a.active[j] : j;
+  const LaunchOutcome r = f.template run_part<M, false, true>(i, a.launch_steps);
+  if (r == LaunchOutcome::unfinished)
+    a.unfinished[atomicAdd(a.n_unfinished, 1ull)] = i;
+  else if (r == LaunchOutcome::general)
+    g.index[atomicAdd(g.count, 1ull)] = i;
+}
+
 // f(i), i in [0, n), on stream s.
 template <class F>
 void launch(const F& f, int64_t n, cudaStream_t s, const char* what) {
@@ -157,10 +176,16 @@ struct SystemShape {
   int tangent_base_size = -1;    // a tangent system's N0 (kernels/lyapunov.hpp), else -1
 };
 
+// Whether CudaEnsemble<Sys> launches the lean kernels where its system has
+// them (the default); NHOLO_CUDA_FULL_KERNELS=1 makes every launch take the
+// general kernel, for measuring the two side by side (docs/BENCHMARKS.md).
+bool lean_kernels_enabled();
+
 class CudaEnsembleCore : public DeviceEnsemble {
  public:
+  // lean: the system has lean kernels (launch_integrate with a GeneralList)
   CudaEnsembleCore(std::string name, CudaDevice& dev, const SystemShape& shape,
-                   const IntegratorOptions& opt, const EnsembleLayout& layout);
+                   const IntegratorOptions& opt, const EnsembleLayout& layout, bool lean);
   ~CudaEnsembleCore() override;
   const std::string& name() const override { return name_; }
   void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
@@ -181,10 +206,12 @@ class CudaEnsembleCore : public DeviceEnsemble {
   virtual void host_start(int64_t count, const double* q0, const double* qd0, const double* l0,
                           const uint8_t* rejected, double t0, HostStates& out) = 0;
   // one launch of the integration kernel of method opt_.method over the
-  // window (the trajectories of a, grid blocks), on stream cs
+  // window (the trajectories of a, grid blocks), on stream cs; lean (only
+  // where the constructor was told the system has them): the lean kernel,
+  // which appends the trajectories it leaves to the general kernel to *lean
   virtual void launch_integrate(const EnsembleArrays<double>& arr, int64_t count,
                                 const double* save_times, int ns, const WindowLaunch& a,
-                                unsigned grid, cudaStream_t cs) = 0;
+                                unsigned grid, cudaStream_t cs, const GeneralList* lean) = 0;
   CudaDevice& dev_;
   IntegratorOptions opt_;
 
@@ -192,6 +219,9 @@ class CudaEnsembleCore : public DeviceEnsemble {
   const double* field(const std::string& f) const;
   // the window's integration launches (the scheduler); false: interrupted
   bool integrate(const EnsembleArrays<double>& arr, int64_t k0, int ns);
+  // launches from a until every trajectory finished the window (lean: of the
+  // lean kernel, those it leaves appended to general_); false: interrupted
+  bool launches(const EnsembleArrays<double>& arr, WindowLaunch a, int64_t k0, int ns, bool lean);
   std::string name_;
   SystemShape shape_;
   EnsembleLayout L_;
@@ -211,9 +241,12 @@ class CudaEnsembleCore : public DeviceEnsemble {
   WindowSlot slots_[2];
   cudaEvent_t computed_[2] = {nullptr, nullptr}, copied_[2] = {nullptr, nullptr};
   // the scheduler: window progress, the active trajectories (two lists, one
-  // read and one appended to per launch), the count appended
-  DeviceArray save_k_, interval_start_, active_[2], n_unfinished_;
-  PinnedArray n_unfinished_host_;
+  // read and one appended to per launch), the counts appended (to the next
+  // list, and by a lean launch to general_: the trajectories it leaves to
+  // the general kernel)
+  DeviceArray save_k_, interval_start_, active_[2], general_, counts_;
+  PinnedArray counts_host_;
+  bool lean_ = false;  // the system has lean kernels and they are enabled
   bool complete_ = true;
   // device timing: a window's start (compute stream) and copy start (copy
   // stream), read with computed_ and copied_ once the slot is waited for
@@ -232,7 +265,9 @@ class CudaEnsemble final : public CudaEnsembleCore {
  public:
   CudaEnsemble(std::string name, CudaDevice& dev, const Sys& sys, const IntegratorOptions& opt,
                const EnsembleLayout& layout)
-      : CudaEnsembleCore(std::move(name), dev, shape(), opt, layout), sys_(sys) {}
+      : CudaEnsembleCore(std::move(name), dev, shape(), opt, layout,
+                         has_checked_prepare<Sys>::value && lean_kernels_enabled()),
+        sys_(sys) {}
 
   static SystemShape shape() {
     SystemShape s;
@@ -251,12 +286,31 @@ class CudaEnsemble final : public CudaEnsembleCore {
     start_host_states(sys_, opt_, count, q0, qd0, l0, rejected, t0, out);
   }
   void launch_integrate(const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
-                        int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs) override {
+                        int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs,
+                        const GeneralList* lean) override {
     const EnsembleWindow<Sys> f = ensemble_window(sys_, opt_, arr, count, save_times, ns, false);
+    if constexpr (has_checked_prepare<Sys>::value) {
+      if (lean) return launch_lean(f, a, *lean, grid, cs);
+    }
     if (arr.events)
       launch_method<true>(f, a, grid, cs);
     else
       launch_method<false>(f, a, grid, cs);
+  }
+
+  void launch_lean(const EnsembleWindow<Sys>& f, const WindowLaunch& a, const GeneralList& g,
+                   unsigned grid, cudaStream_t cs) const {
+    switch (opt_.method) {
+      case Method::rk4:
+        lean_integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f, a, g);
+        break;
+      case Method::dopri5:
+        lean_integrate_kernel<Sys, Method::dopri5><<<grid, kIntegrateBlock, 0, cs>>>(f, a, g);
+        break;
+      case Method::dop853:
+        lean_integrate_kernel<Sys, Method::dop853><<<grid, kIntegrateBlock, 0, cs>>>(f, a, g);
+        break;
+    }
   }
 
   template <bool Events>

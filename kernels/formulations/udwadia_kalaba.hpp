@@ -78,13 +78,23 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
 // every state) and, with constant_force, the Lagrangian's F and M^-1 F.
 // ok = false (M not positive definite, or not finite there): the right-hand
 // side takes the general path, singular-mass form included.
-template <class S, int n>
+// Checked = true: the same cache for code that integrates only trajectories
+// whose cache is usable (the CUDA backend's lean kernels, kernels/ensemble.hpp
+// EnsembleWindow::run_part): its formulation code has no general path, whose
+// singular-mass form alone (two Jacobi SVDs) costs the coin's kernels some 60
+// registers per thread (docs/BENCHMARKS.md, "Lean kernels").
+template <class S, int n, bool Checked = false>
 struct ConstantMassCache {
+  static constexpr bool checked = Checked;
   CholeskyFactor<S, n> L;  // M = L L^T
   Vec<S, n> F;             // constant_force: the Lagrangian's F (no nonpotential_force)
   Vec<S, n> a;             // constant_force: M^-1 F
   bool ok;
   bool diagonal;           // L (M) is diagonal: the solves use DiagonalFactor
+
+  // whether a trajectory may be integrated with the checked form
+  NHOLO_HDI bool usable() const { return ok; }
+  NHOLO_HDI ConstantMassCache<S, n, true> as_checked() const { return {L, F, a, ok, diagonal}; }
 };
 
 template <class Model, class S>
@@ -109,8 +119,8 @@ NHOLO_HDI ConstantMassCache<S, Model::n> prepare_constant_mass(const typename Mo
 namespace detail {
 // the fundamental equation with the cached factor (its diagonal view when L
 // is diagonal) and a = M^-1 F
-template <bool Forces, bool Nonideal, class S, int n, int m>
-NHOLO_HDI void solve_cached(const ConstantMassCache<S, n>& c, const Vec<S, n>& a,
+template <bool Forces, bool Nonideal, class S, int n, int m, bool Checked>
+NHOLO_HDI void solve_cached(const ConstantMassCache<S, n, Checked>& c, const Vec<S, n>& a,
                             const ConstrainedTerms<S, n, m>& w, const PinvOptions& opt,
                             FundamentalResult<S, n, m>& r) {
   if (c.diagonal) {
@@ -126,13 +136,24 @@ NHOLO_HDI void solve_cached(const ConstantMassCache<S, n>& c, const Vec<S, n>& a
 // same results; per evaluation only the constraints, C, the forces that are
 // not constant and the solves with W^T = L^-1 A^T remain. Forces = false
 // sets qdd, status and singular_mass only, as udwadia_kalaba_acceleration.
-template <class Model, class S, bool Forces = true>
+// A checked cache (ConstantMassCache<S, n, true>) has no general path: an
+// unusable one, which its callers never pass, gives NaN and status singular.
+template <class Model, class S, bool Forces = true, bool Checked = false>
 NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration_cached(
     const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
-    const EvalOptions& eo, const ConstantMassCache<S, Model::n>& c) {
+    const EvalOptions& eo, const ConstantMassCache<S, Model::n, Checked>& c) {
   constexpr int n = Model::n;
   constexpr int m = m_of<Model>;
-  if (!c.ok) return udwadia_kalaba_acceleration<Model, S, Forces>(p, q, qd, t, eo);
+  if (!c.ok) {
+    if constexpr (!Checked) {
+      return udwadia_kalaba_acceleration<Model, S, Forces>(p, q, qd, t, eo);
+    } else {
+      Acceleration<S, n, m> unusable{};
+      unusable.qdd = Vec<S, n>::constant(S(NAN));
+      unusable.status = Status::singular;
+      return unusable;
+    }
+  }
   Acceleration<S, n, m> out;
   ConstrainedTerms<S, n, m> w;
   constraint_rows<Model>(p, q, qd, t, eo, w);
@@ -186,17 +207,17 @@ struct UdwadiaKalabaFormulation {
                                                           const EvalOptions& eo) {
     return prepare_constant_mass<Model, S>(p, q, qd, t, eo);
   }
-  template <class Model, class S>
+  template <class Model, class S, bool Checked>
   NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> acceleration(
-      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
-      S t, const EvalOptions& eo, const ConstantMassCache<S, Model::n>& c) {
-    return udwadia_kalaba_acceleration_cached<Model, S, true>(p, q, qd, t, eo, c);
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
+      const EvalOptions& eo, const ConstantMassCache<S, Model::n, Checked>& c) {
+    return udwadia_kalaba_acceleration_cached<Model, S, true, Checked>(p, q, qd, t, eo, c);
   }
-  template <class Model, class S>
+  template <class Model, class S, bool Checked>
   NHOLO_HDI static Acceleration<S, Model::n, m_of<Model>> rhs_acceleration(
-      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
-      S t, const EvalOptions& eo, const ConstantMassCache<S, Model::n>& c) {
-    return udwadia_kalaba_acceleration_cached<Model, S, false>(p, q, qd, t, eo, c);
+      const typename Model::Params& p, const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd, S t,
+      const EvalOptions& eo, const ConstantMassCache<S, Model::n, Checked>& c) {
+    return udwadia_kalaba_acceleration_cached<Model, S, false, Checked>(p, q, qd, t, eo, c);
   }
   template <class Model>
   static constexpr const char* name() {

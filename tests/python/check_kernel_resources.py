@@ -2,19 +2,23 @@
 
 The CUDA build keeps the PTX of the coin's generated unit (CMakeLists.txt:
 `--keep` on generated/cuda_RollingCoin.cu, into BUILD/ptx). This check runs
-ptxas (-O3, the production optimisation) on that PTX for four
-Udwadia-Kalaba kernels (RK4, DOPRI5, DOP853 without the events' hook, and
-DOPRI5 with it: `integrate_kernel<Sys, M, Events>` of
-host/backends/cuda_ensemble_impl.cuh; the hook is the same code for every
-method, so one method checks it) and fails when one of them spills more
-or its stack frame grows past its budget: what was measured when the budget
-was set (docs/BENCHMARKS.md, "Kernel resources") plus 10 %. Registers are printed;
-on sm_90 every count up to 255 gives the same occupancy (2 blocks of 128 per
-SM), so they have no budget of their own.
+ptxas (-O3, the production optimisation) on that PTX for the coin's
+Udwadia-Kalaba kernels: the lean kernels a run without events launches
+(`lean_integrate_kernel<Sys, M>` of host/backends/cuda_ensemble_impl.cuh:
+the trajectories whose cache is usable, every coin of valid parameters), and
+the general kernels (`integrate_kernel<Sys, M, Events>`: RK4, DOPRI5 and
+DOP853 without the events' hook, for the trajectories the lean kernel leaves
+and runs without a step budget; DOPRI5 with the hook, the same code for every
+method). It fails when a kernel spills more or its stack frame grows past its
+budget: what was measured when the budget was set (docs/BENCHMARKS.md,
+"Kernel resources") plus 10 %, and when a lean kernel's registers no longer
+let 3 blocks of 128 threads share an SM (168 registers on sm_90): the
+lean kernels exist for that occupancy. The general kernels' registers are
+printed only (every count from 171 to 255 gives 2 blocks per SM).
 
 So a build that makes PTX only (scripts/test.sh without a GPU: ptxas is the
-slowest half of every CUDA unit) still checks what ptxas makes of the kernel
-that matters most. Run by ctest (cuda_kernel_resources):
+slowest half of every CUDA unit) still checks what ptxas makes of the kernels
+that matter most. Run by ctest (cuda_kernel_resources):
 
     python3 tests/python/check_kernel_resources.py PTXAS PTX_DIR
 """
@@ -24,17 +28,32 @@ import re
 import subprocess
 import sys
 
-# (method, events) -> (name, stack frame in bytes when the budget was set,
-# sm_90; spill bytes stored when it was set). events 0: the kernel of a run
-# without [[events]], 1: with them (EnsembleWindow::run<M, true>: the events'
-# search and the refinement of each crossing by steps of the method, out of
-# line, add their frames and spill a little; docs/BENCHMARKS.md)
-BUDGET = {(0, 0): ("rk4", 1088, 0), (1, 0): ("dopri5", 1408, 0), (2, 0): ("dop853", 2128, 0),
-          (1, 1): ("dopri5+ev", 2928, 132)}
+# (kind, method, events) -> (name, stack frame in bytes when the budget was
+# set, sm_90; spill bytes stored when it was set; most registers, None: no
+# limit). kind "lean": lean_integrate_kernel (no events), "general":
+# integrate_kernel; events 1: a run with [[events]] (EnsembleWindow::run<M,
+# true>: the events' search and the refinement of each crossing by steps of
+# the method, out of line, add their frames and spill a little)
+THREE_BLOCKS = 168  # 65536 registers / (3 blocks x 128 threads), in steps of 8
+BUDGET = {("lean", 0, 0): ("lean rk4", 1152, 0, THREE_BLOCKS),
+          ("lean", 1, 0): ("lean dopri5", 1408, 0, THREE_BLOCKS),
+          ("lean", 2, 0): ("lean dop853", 2192, 0, THREE_BLOCKS),
+          ("general", 0, 0): ("rk4", 1152, 0, None),
+          ("general", 1, 0): ("dopri5", 1408, 0, None),
+          ("general", 2, 0): ("dop853", 2128, 0, None),
+          ("general", 1, 1): ("dopri5+ev", 2944, 144, None)}
 GROWTH = 1.10
-ENTRY = ("_ZN5nholo12cuda_backend16integrate_kernelINS_17SecondOrderSystemINS_6models11RollingCoinEd"
-         "NS_24UdwadiaKalabaFormulationEEELNS_6MethodE{m}ELb{e}EEEvNS_14EnsembleWindowIT_EE"
-         "NS_12WindowLaunchE")
+SYSTEM = ("INS_17SecondOrderSystemINS_6models11RollingCoinEdNS_24UdwadiaKalabaFormulationEEE"
+          "LNS_6MethodE{m}E")
+ENTRY = {"general": "_ZN5nholo12cuda_backend16integrate_kernel" + SYSTEM +
+                    "Lb{e}EEEvNS_14EnsembleWindowIT_EENS_12WindowLaunchE",
+         "lean": "_ZN5nholo12cuda_backend21lean_integrate_kernel" + SYSTEM +
+                 "EEvNS_14EnsembleWindowIT_EENS_12WindowLaunchENS_11GeneralListE"}
+
+
+def entry(key):
+    kind, m, e = key
+    return ENTRY[kind].format(m=m, e=e)
 
 
 def find_ptx(ptx_dir):
@@ -56,8 +75,8 @@ def find_ptx(ptx_dir):
 def ptxas_report(ptxas, target, ptx, out_dir):
     """{method: (registers, stack, spill stores, spill loads)} from ptxas -v."""
     cmd = [ptxas, f"-arch={target}", "-O3", "-v", ptx, "-o", os.path.join(out_dir, "coin_uk.cubin")]
-    for m, e in BUDGET:
-        cmd += ["--entry", ENTRY.format(m=m, e=e)]
+    for key in BUDGET:
+        cmd += ["--entry", entry(key)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"ptxas failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
@@ -65,7 +84,7 @@ def ptxas_report(ptxas, target, ptx, out_dir):
     for line in (proc.stdout + proc.stderr).splitlines():
         m = re.search(r"Compiling entry function '([^']+)'", line)
         if m:
-            method = next((k for k in BUDGET if m.group(1) == ENTRY.format(m=k[0], e=k[1])), None)
+            method = next((k for k in BUDGET if m.group(1) == entry(k)), None)
             frame = None
             continue
         m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
@@ -91,12 +110,16 @@ def main():
     report = ptxas_report(ptxas, target, ptx, ptx_dir)
     failures = []
     print(f"ptxas -O3 -arch={target}, rolling coin, Udwadia-Kalaba kernels ({os.path.basename(ptx)}):")
-    for k, (name, stack0, spill0) in BUDGET.items():
+    for k, (name, stack0, spill0, max_regs) in BUDGET.items():
         regs, stack, stores, loads = report[k]
         limit = int(stack0 * GROWTH)
         spill_limit = int(spill0 * GROWTH)
-        print(f"  {name:9s} {regs:3d} registers, {stack:5d} B stack (budget {limit} B), "
+        reg_budget = f" (at most {max_regs})" if max_regs else ""
+        print(f"  {name:12s} {regs:3d} registers{reg_budget}, {stack:5d} B stack (budget {limit} B), "
               f"spills {stores} B stored / {loads} B loaded (budget {spill_limit} B stored)")
+        if max_regs and target == "sm_90" and regs > max_regs:
+            failures.append(f"{name} uses {regs} registers: more than {max_regs}, so fewer than 3 "
+                            "blocks of 128 threads share an SM")
         if stores > spill_limit or (spill0 == 0 and loads):
             failures.append(f"{name} spills ({stores} B stores, {loads} B loads; "
                             f"budget {spill_limit} B stored)")
