@@ -6,8 +6,10 @@
     python3 bench/ptxas_table.py build.log [--sm 90] [--models RollingCoin,Skate,Appell]
                                  [--before OLD.log]
 
-Reads ptxas' `-v` report of every `integrate_kernel<System, Method>` (one per
-model, formulation and integration method, host/backends/cuda_ensemble_impl.cuh) and
+Reads ptxas' `-v` report of every `integrate_kernel<System, Method, Events>`
+and `lean_integrate_kernel<System, Method>` (one per model, formulation,
+integration method and kind: lean, general, general with the events' hook;
+host/backends/cuda_ensemble_impl.cuh) and
 prints a markdown table: registers per thread, stack frame, spill stores and
 loads, and the theoretical occupancy of 128-thread blocks from the registers
 (65536 registers and 64 warps per SM on sm_80/sm_90; registers are allocated
@@ -66,15 +68,26 @@ def main():
         if "Conflated<" in d:
             form = "conflated"
         meth = METHODS[re.search(r"\(nholo::Method\)(\d)", d).group(1)]
-        rows.append((models.index(mm.group(1)), mm.group(1), form, meth, int(regs), int(stack), int(ss), int(sl)))
+        kind = kernel_kind(d)
+        if a.before and kind != "general":
+            continue
+        rows.append((models.index(mm.group(1)), mm.group(1), form, meth, kind, int(regs), int(stack),
+                     int(ss), int(sl)))
     rows.sort()
     if a.before:
         return print_before_after(a, rows, models)
-    print(f"| model | formulation | method | registers | stack frame [B] | spill stores [B] | spill loads [B] | occupancy (128-thread blocks) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for _, mo, f, me, r, st, ss, sl in rows:
-        print(f"| {mo} | {f} | {me} | {r} | {st:,} | {ss} | {sl} | {100 * occupancy(r):.1f} % |")
+    print(f"| model | formulation | method | kernel | registers | stack frame [B] | spill stores [B] | spill loads [B] | occupancy (128-thread blocks) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for _, mo, f, me, k, r, st, ss, sl in rows:
+        print(f"| {mo} | {f} | {me} | {k} | {r} | {st:,} | {ss} | {sl} | {100 * occupancy(r):.1f} % |")
     return 0
+
+
+def kernel_kind(d):
+    """lean (lean_integrate_kernel), general, or general+events (integrate_kernel<..., true>)."""
+    if "lean_integrate_kernel<" in d:
+        return "lean"
+    return "general+events" if re.search(r"\(nholo::Method\)\d, true>", d) else "general"
 
 
 def parse(path, sm, keep):
@@ -106,7 +119,7 @@ def print_before_after(a, rows, models):
         mo, fo = model_form(d)
         if mo in models and fo:
             before[(mo, fo)] = (r, st, ss + sl)
-    after = {(mo, f, me): (r, st, ss + sl) for _, mo, f, me, r, st, ss, sl in rows}
+    after = {(mo, f, me): (r, st, ss + sl) for _, mo, f, me, _, r, st, ss, sl in rows}
     print("| model | formulation | before: registers / stack [B] / spills [B] (one kernel, run-time method) "
           "| after, rk4 | after, dopri5 | after, dop853 |")
     print("|---|---|---|---|---|---|")
