@@ -14,7 +14,7 @@ budget: what was measured when the budget was set (docs/BENCHMARKS.md,
 "Kernel resources") plus 10 %, and when a lean kernel's registers no longer
 let 3 blocks of 128 threads share an SM (168 registers on sm_90): the
 lean kernels exist for that occupancy. The general kernels' registers are
-printed only (every count from 171 to 255 gives 2 blocks per SM).
+printed only (every count from 169 to 255 gives 2 blocks per SM).
 
 So a build that makes PTX only (scripts/test.sh without a GPU: ptxas is the
 slowest half of every CUDA unit) still checks what ptxas makes of the kernels
