@@ -78,6 +78,7 @@ TEST(DeclaredStructure, CoinLeanJetMatchesHandDerivedTerms) {
 // Declared constant mass (and force): the per-trajectory cache of the
 // Udwadia–Kalaba system (kernels/formulations/udwadia_kalaba.hpp, ConstantMassCache) against the
 // general path, which factors M from the full jet at every evaluation.
+#include "host/backends/formulation_system.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
@@ -435,28 +436,23 @@ struct HostSlice {
   // in parts of at most a budget of steps (save_k, interval_start) or whole
   EnsembleWindow<Sys> window(const Sys& sys, const IntegratorOptions& opt, const double* saves,
                              int ns, bool in_parts) {
-    EnsembleWindow<Sys> w;
-    w.sys = sys;
-    w.opt = opt;
-    w.arr.y = y.data();
-    w.arr.t = t.data();
-    w.arr.h = h.data();
-    w.arr.err_prev = err.data();
-    w.arr.fail_time = ft.data();
-    w.arr.steps = steps.data();
-    w.arr.rejected = rej.data();
-    w.arr.status = status.data();
-    w.arr.params = params.data();
-    w.arr.q = q.data();
-    w.arr.qdot = qdot.data();
+    EnsembleArrays<double> arr;
+    arr.y = y.data();
+    arr.t = t.data();
+    arr.h = h.data();
+    arr.err_prev = err.data();
+    arr.fail_time = ft.data();
+    arr.steps = steps.data();
+    arr.rejected = rej.data();
+    arr.status = status.data();
+    arr.params = params.data();
+    arr.q = q.data();
+    arr.qdot = qdot.data();
     if (in_parts) {
-      w.arr.save_k = save_k.data();
-      w.arr.interval_start = interval_start.data();
+      arr.save_k = save_k.data();
+      arr.interval_start = interval_start.data();
     }
-    w.count = count;
-    w.save_times = saves;
-    w.n_saves = ns;
-    return w;
+    return ensemble_window(sys, opt, arr, count, saves, ns, false);
   }
   // trajectory i's entries of every array, as bytes
   std::vector<unsigned char> bytes_of(int64_t i) const {

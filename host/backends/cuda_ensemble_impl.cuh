@@ -289,44 +289,30 @@ class CudaEnsemble final : public CudaEnsembleCore {
                         int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs,
                         const GeneralList* lean) override {
     const EnsembleWindow<Sys> f = ensemble_window(sys_, opt_, arr, count, save_times, ns, false);
+    switch (opt_.method) {
+      case Method::rk4: return launch_method<Method::rk4>(f, a, lean, grid, cs);
+      case Method::dopri5: return launch_method<Method::dopri5>(f, a, lean, grid, cs);
+      case Method::dop853: return launch_method<Method::dop853>(f, a, lean, grid, cs);
+    }
+  }
+
+  // method M's kernel: the lean one when asked for, else with or without the
+  // events' hook
+  template <Method M>
+  void launch_method(const EnsembleWindow<Sys>& f, const WindowLaunch& a, const GeneralList* lean,
+                     unsigned grid, cudaStream_t cs) const {
     if constexpr (has_checked_prepare<Sys>::value) {
-      if (lean) return launch_lean(f, a, *lean, grid, cs);
+      if (lean) {
+        lean_integrate_kernel<Sys, M><<<grid, kIntegrateBlock, 0, cs>>>(f, a, *lean);
+        return;
+      }
+    } else {
+      (void)lean;  // never asked for: the system has no lean kernel
     }
-    if (arr.events)
-      launch_method<true>(f, a, grid, cs);
+    if (f.arr.events)
+      integrate_kernel<Sys, M, true><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
     else
-      launch_method<false>(f, a, grid, cs);
-  }
-
-  void launch_lean(const EnsembleWindow<Sys>& f, const WindowLaunch& a, const GeneralList& g,
-                   unsigned grid, cudaStream_t cs) const {
-    switch (opt_.method) {
-      case Method::rk4:
-        lean_integrate_kernel<Sys, Method::rk4><<<grid, kIntegrateBlock, 0, cs>>>(f, a, g);
-        break;
-      case Method::dopri5:
-        lean_integrate_kernel<Sys, Method::dopri5><<<grid, kIntegrateBlock, 0, cs>>>(f, a, g);
-        break;
-      case Method::dop853:
-        lean_integrate_kernel<Sys, Method::dop853><<<grid, kIntegrateBlock, 0, cs>>>(f, a, g);
-        break;
-    }
-  }
-
-  template <bool Events>
-  void launch_method(const EnsembleWindow<Sys>& f, const WindowLaunch& a, unsigned grid,
-                     cudaStream_t cs) const {
-    switch (opt_.method) {
-      case Method::rk4:
-        integrate_kernel<Sys, Method::rk4, Events><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
-        break;
-      case Method::dopri5:
-        integrate_kernel<Sys, Method::dopri5, Events><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
-        break;
-      case Method::dop853:
-        integrate_kernel<Sys, Method::dop853, Events><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
-        break;
-    }
+      integrate_kernel<Sys, M, false><<<grid, kIntegrateBlock, 0, cs>>>(f, a);
   }
 
  private:

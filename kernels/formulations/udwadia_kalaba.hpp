@@ -85,7 +85,6 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
 // registers per thread (docs/BENCHMARKS.md, "Lean kernels").
 template <class S, int n, bool Checked = false>
 struct ConstantMassCache {
-  static constexpr bool checked = Checked;
   CholeskyFactor<S, n> L;  // M = L L^T
   Vec<S, n> F;             // constant_force: the Lagrangian's F (no nonpotential_force)
   Vec<S, n> a;             // constant_force: M^-1 F
