@@ -39,14 +39,21 @@
 #      tolerance cannot carry (Appell's particle near zero speed) ends as
 #      max_steps on both backends instead of holding the check; Appell only to
 #      t = 0.05, before its zero-speed point, where the motion is not unique;
+#      the GPU integrating every trajectory itself (backend.cpu_tail = 0);
 #      then events (the coin's example and a model file with an event) on both
-#      backends, and the cache's recovery: a cached GPU module that its
-#      record vouches for but the driver refuses is rebuilt once
+#      backends; the CPU tail (Appell with most of its windows' trajectories
+#      finished on the CPU cores) against OpenMP; and the cache's recovery: a
+#      cached GPU module that its record vouches for but the driver refuses is
+#      rebuilt once
 #   5. throughput: rolling coin (t 0..10, 101 saves), skate and Appell at each
 #      size (the examples' configurations; Appell to t = 0.1, about when its
 #      first trajectories reach the zero-speed point), statistics-only output, and the coin with q written,
 #      DOPRI5 rtol 1e-10: trajectory-steps/s and the timing line's split (device
-#      busy, copies, writer, waiting for it, assembling the file, host); then
+#      busy, copies, writer, waiting for it, assembling the file, host; runs
+#      with q written only up to 2^21 coins, 3.2 GB per 10^6); Appell's
+#      example with 1024 trajectories, on the GPU (with its CPU tail) and on
+#      OpenMP; the
+#      time from SIGINT to the end of a 10^7-coin run; then
 #      the JAX + diffrax peer (bench/jax_peer_ensemble.py, when python3 has
 #      jax and diffrax) on the largest coin ensemble up to 10^6 with q written,
 #      the same initial states, on the same GPU
@@ -159,14 +166,16 @@ done
 # one agreement: CONFIG (run in DIR) on $BACKEND and on omp with the same
 # initial states, DOP853 rtol = atol = 1e-12 and ARGS, compared by nholo diff
 # --rtol 1e-10; sets pair_verdict ("agree", "DIFFER" or what failed) and
-# pair_worst (the largest relative difference nholo diff printed)
+# pair_worst (the largest relative difference nholo diff printed). The GPU
+# integrates every trajectory itself (backend.cpu_tail = 0: no window's tail
+# on the CPU cores) unless ARGS say otherwise.
 agree_pair() {  # NAME DIR CONFIG [ARGS...]
   local name=$1 dir=$2 cfg=$3 b rc
   shift 3
   pair_verdict=""
   for b in "$BACKEND" omp; do
     (cd "$dir" && limited "$NHOLO" run "$cfg" --backend "$b" -q --set integrator.method='"dop853"' \
-       --set integrator.rtol=1e-12 --set integrator.atol=1e-12 "$@" \
+       --set integrator.rtol=1e-12 --set integrator.atol=1e-12 --set backend.cpu_tail=0 "$@" \
        --set output.path="\"$WORK/${name}_$b.h5\"") >"$WORK/${name}_$b.log" 2>&1
     rc=$?
     [ $rc = 0 ] || { log "FAILED: $name on $b: $(why $rc)"; pair_verdict+="$b $(why $rc); "; fail=1; }
@@ -251,6 +260,17 @@ EOT
 agree_pair events_model_file "$WORK" "$WORK/disk_events.toml" --set ensemble.size=$AGREE_SIZE
 event_row events_model_file
 
+# the CPU tail (docs/architecture.md): launches of 50 steps and every
+# trajectory still active after one handed to the CPU cores, so that most of
+# the ensemble is gathered, finished on the host and scattered back; against
+# OpenMP as above (Appell, before its zero-speed point)
+log "the CPU tail: $BACKEND with the tails of windows on the CPU cores vs omp"
+h5attr() { python3 -c 'import h5py, sys; print(int(h5py.File(sys.argv[1], "r").attrs[sys.argv[2]]))' "$@" 2>/dev/null || echo "?"; }
+agree_pair tail_appell "$EX" "$EX/appell.toml" --set ensemble.size=$AGREE_SIZE --set time.t_end=0.05 \
+  --set time.save_every=0.001 --set integrator.max_steps=100000 --set backend.steps_per_launch=50 \
+  --set backend.cpu_tail=$AGREE_SIZE
+tail_row="$pair_verdict (worst relative difference $pair_worst); $(h5attr "$WORK/tail_appell_$BACKEND.h5" cpu_tail_trajectories) trajectory-windows finished on the CPU"
+
 # the cache recovers: a cached GPU module that its record vouches for but the
 # driver refuses (here: its bytes replaced by garbage of the same length) is
 # rebuilt once, and the run goes on (docs/models.md, the plugin cache)
@@ -312,6 +332,10 @@ for sys in $SYSTEMS; do
   for size in $SIZES; do
     n=$(awk -v s="$size" 'BEGIN { printf "%d", s }')
     n=$(( (n + 1023) / 1024 * 1024 ))
+    if [ "$sys" = rolling_coin+q ] && [ "$n" -gt 2097152 ]; then
+      tp_rows+="| $sys | $n | skipped: q of this many coins is $((n / 312500)) GB; q-written runs stop at 2^21 | | | | | | | | | |"$'\n'
+      continue
+    fi
     logf="$WORK/tp_${sys//\//_}_$n.log"
     (cd "$EX" && limited "${kernels[@]}" "$NHOLO" run "$EX/$cfgname.toml" --backend "$BACKEND" --set ensemble.size=$n \
         --set 'formulations=["udwadia_kalaba"]' --set integrator.method='"dopri5"' \
@@ -330,6 +354,51 @@ for sys in $SYSTEMS; do
     rm -f "$WORK/tp_${sys//\//_}_$n.h5"  # up to 3 GB each with q
   done
 done
+# the Appell example (examples/appell.toml, t 0..3) with 1024 trajectories:
+# one of them passes near the zero-speed point and takes ~7e7 steps, nearly
+# all of the run's (the case of the CPU tail); the GPU run (with the tail, as
+# by default) against OpenMP on every core
+log "Appell's example: $BACKEND against omp"
+appell_row=""
+for b in "$BACKEND" omp; do
+  (cd "$EX" && limited "$NHOLO" run "$EX/appell.toml" --backend "$b" --set ensemble.size=1024 \
+     --set output.path="\"$WORK/appell_example_$b.h5\"") >"$WORK/appell_example_$b.log" 2>&1
+  rc=$?
+  if [ $rc = 0 ]; then
+    wall=$(sed -n 's/^nholo: wrote .*, \([0-9.]*\) s).*/\1/p' "$WORK/appell_example_$b.log")
+    tail_line=$(sed -n 's/^nholo: timing: CPU tail \([0-9.]*\) s (\([0-9]*\) .*/; CPU tail \1 s, \2 trajectory-windows/p' "$WORK/appell_example_$b.log")
+    appell_row+="$b: $wall s wall ($(sed -n 's/^nholo: timing: device busy \([0-9.]*\) s.*; \([0-9]*\) launches.*/device busy \1 s, \2 launches/p' "$WORK/appell_example_$b.log")$tail_line); "
+  else
+    log "FAILED: Appell's example on $b: $(why $rc)"
+    appell_row+="$b: $(why $rc); "
+    fail=1
+  fi
+  rm -f "$WORK/appell_example_$b.h5"
+done
+appell_row+="omp threads: $(sed -n 's/.*OpenMP, \([0-9]*\) threads.*/\1/p' "$OUT/devices.txt" | head -1)"
+
+# an interrupt during a GPU run: SIGINT 4 s into a 10^7-coin run; the time
+# from the signal to the process's end (a valid .partial, exit 130)
+log "SIGINT during a $BACKEND run"
+(cd "$EX" && exec "$NHOLO" run "$EX/rolling_coin.toml" --backend "$BACKEND" -q --set ensemble.size=10000000 \
+   --set time.t_end=20.0 --set output.mode='"statistics"' --set output.fields=[] \
+   --set output.path="\"$WORK/sigint.h5\"") >"$WORK/sigint.log" 2>&1 &
+sig_pid=$!
+sleep 4
+if kill -0 $sig_pid 2>/dev/null; then
+  t_sig=$(date +%s.%N)
+  kill -INT $sig_pid
+  wait $sig_pid
+  rc=$?
+  t_end=$(date +%s.%N)
+  sigint_row="exit $rc $(awk -v a="$t_sig" -v b="$t_end" 'BEGIN { printf "%.3f", b - a }') s after SIGINT (4 s into a 10^7-coin run; $(ls "$WORK"/sigint.h5.partial >/dev/null 2>&1 && echo "the .partial is there" || echo "no .partial"))"
+  [ $rc = 130 ] || fail=1
+else
+  wait $sig_pid
+  sigint_row="not measured: the run ended (exit $?) before the signal"
+fi
+rm -f "$WORK"/sigint.h5*
+
 # the peer, on the largest coin ensemble up to 10^6 with q written (kept for it)
 peer_row="not run (no coin ensemble with q up to 10^6 finished)"
 PEER=""
@@ -377,6 +446,12 @@ fi
   printf "%s" "$event_rows"
   echo
   echo "GPU module cache recovery: $recovery_row"
+  echo
+  echo "The CPU tail (Appell, t <= 0.05, launches of 50 steps, backend.cpu_tail = $AGREE_SIZE, $BACKEND vs omp): $tail_row"
+  echo
+  echo "Appell's example (examples/appell.toml, 1024 trajectories, t 0..3): $appell_row"
+  echo
+  echo "SIGINT: $sigint_row"
   echo
   echo "Throughput (Udwadia–Kalaba, DOPRI5 rtol 1e-10; statistics only, or +q: q written; the timing line's seconds: device busy from CUDA events around the kernels, copies to the host, the writer thread's own, the main thread waiting for it, assembling the file, host = the main thread's time off the device):"
   echo

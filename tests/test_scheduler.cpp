@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/io/h5.hpp"
@@ -160,4 +161,25 @@ TEST(Scheduler, StepsPerLaunchOutsideItsRangeIsRefused) {
     EXPECT_NE(r.output.find("backend.steps_per_launch"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir / "s0.h5")) << bad;
   }
+}
+
+// backend.cpu_tail (the CUDA backend's CPU tail; on the CPU backends it
+// changes nothing): a count of trajectories, 0 for never; anything else is
+// refused before a file is made, naming the key and what it accepts.
+TEST(Scheduler, CpuTailOutsideItsRangeIsRefused) {
+  const fs::path dir = nholo_test::temp_dir("nholo_scheduler", "cpu_tail");
+  write_file(dir / "c.toml", kSkate);
+  const std::pair<const char*, const char*> cases[] = {
+      {"-1", "backend.cpu_tail: must be an integer in [0, 1000000000]"},
+      {"2000000000", "backend.cpu_tail: must be an integer in [0, 1000000000]"},
+      {"0.5", "backend.cpu_tail: expected an integer, got a number"},
+      {"'\"auto\"'", "backend.cpu_tail: expected an integer, got a string"}};
+  for (const auto& [bad, message] : cases) {
+    const Result r = run(std::string("run -q c.toml --set backend.cpu_tail=") + bad, dir);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "s0.h5")) << bad;
+  }
+  const Result ok = run("run -q c.toml --set backend.cpu_tail=0", dir);
+  EXPECT_EQ(ok.code, 0) << ok.output;
 }

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "host/backends/window_tail.hpp"
 #include "kernels/dynamics.hpp"
 #include "models/appell.hpp"
 #include "models/rolling_coin.hpp"
@@ -409,7 +410,7 @@ template <class Sys>
 struct HostSlice {
   static constexpr int n = Sys::n, N = Sys::N, n_params = Sys::model_type::n_params;
   int64_t count;
-  std::vector<double> y, t, h, err, ft, params, q, qdot;
+  std::vector<double> y, t, h, err, ft, params, q, qdot, energy;
   std::vector<int64_t> steps, rej, interval_start;
   std::vector<int32_t> status, save_k;
 
@@ -430,6 +431,7 @@ struct HostSlice {
     }
     q.assign(static_cast<std::size_t>(ns) * n * count, -7.0);
     qdot = q;
+    energy.assign(static_cast<std::size_t>(ns) * count, -7.0);
     save_k.assign(count, 0);
     interval_start.assign(count, -1);
   }
@@ -448,6 +450,7 @@ struct HostSlice {
     arr.params = params.data();
     arr.q = q.data();
     arr.qdot = qdot.data();
+    arr.energy = energy.data();
     if (in_parts) {
       arr.save_k = save_k.data();
       arr.interval_start = interval_start.data();
@@ -472,6 +475,7 @@ struct HostSlice {
     add(interval_start, 1);
     add(q, static_cast<int>(q.size() / count));
     add(qdot, static_cast<int>(qdot.size() / count));
+    add(energy, static_cast<int>(energy.size() / count));
     return b;
   }
 };
@@ -569,4 +573,126 @@ TEST(LeanLaunch, CheckedCacheRefusesWhatItCannotIntegrate) {
   for (int c = 0; c < 6; ++c) EXPECT_EQ(d1[c], d2[c]) << c;
 }
 
+// ---------------------------------------------------------------------------
+// The CPU tail (host/backends/window_tail.hpp): the CUDA backend's last few
+// trajectories of a window gathered into a compact window, finished on host
+// threads by the formulation's CPU window, and scattered back. Here the
+// "device" arrays are host memory and the moves run as loops; the same code
+// and the same integration must give every byte that launches alone give.
+
+// The slice of the lean-launch test, every z mass usable, speeds from 3.5 to
+// 9 (far from rest until t = 0.3; the faster particles take more steps)
+template <class Sys>
+void tail_slice(std::vector<Vec<double, Sys::N>>& y0, std::vector<double>& params, int64_t count) {
+  constexpr int np = Sys::model_type::n_params;
+  params.assign(np * count, 0.0);
+  for (int64_t i = 0; i < count; ++i) {
+    const double s = 3.5 + 0.5 * i, xd = 0.6 * s, yd = 0.8 * s;
+    y0.push_back(Vec<double, Sys::N>{{0.0, 0.0, 10.0, xd, yd, std::sqrt(xd * xd + yd * yd)}});
+    const double v[np] = {0.0, 0.05 * (i % 3), 0.2, -0.1, -9.81, 1.0 + 0.1 * i, 1.0};
+    for (int j = 0; j < np; ++j) params[j * count + i] = v[j];
+  }
+}
+
+// the parts of plan between `slice`'s arrays and compact, as the CUDA
+// backend's gather and scatter kernels move them
+void move_parts(const TailPlan& plan, std::vector<double>& compact, const int64_t* idx,
+                bool scatter) {
+  for (const TailPart& p : plan.parts()) {
+    if (scatter && p.read_only) continue;
+    const TailMove mv = plan.move(p, reinterpret_cast<char*>(compact.data()), idx, scatter);
+    for (int64_t e = 0; e < p.rows * plan.n_tail(); ++e) mv(e);
+  }
+}
+
+TEST(WindowTail, FinishesTheLastTrajectoriesOnHostThreadsWithTheLaunchesBits) {
+  using Sys = UdwadiaKalabaSystem<ZMassAppell>;
+  constexpr int N = Sys::N, np = Sys::model_type::n_params;
+  constexpr int64_t count = 12, budget = 9;
+  std::vector<Vec<double, N>> y0;
+  std::vector<double> params;
+  tail_slice<Sys>(y0, params, count);
+  const Sys sys{ZMassAppell::make_params(&params[0]), EvalOptions()};
+  IntegratorOptions opt;
+  opt.rtol = 1e-10;
+  opt.method = Method::dopri5;  // the CPU window's run-time choice, the launches' method
+  const int ns = 3;
+  const double saves[ns] = {0.1, 0.2, 0.3};
+  std::vector<int64_t> all(count);
+  for (int64_t i = 0; i < count; ++i) all[i] = i;
+  // the reference: launches of at most `budget` steps until all finished
+  HostSlice<Sys> ref(y0, params, ns, opt);
+  launch_until_done<false>(ref.window(sys, opt, saves, ns, true), all, budget);
+  // launches until at most 5 are left, then the CPU tail
+  HostSlice<Sys> dev(y0, params, ns, opt);
+  const EnsembleWindow<Sys> w = dev.window(sys, opt, saves, ns, true);
+  std::vector<int64_t> active = all;
+  while (active.size() > 5) {
+    std::vector<int64_t> unfinished;
+    for (const int64_t i : active)
+      if (!w.template run<Method::dopri5, false>(i, budget)) unfinished.push_back(i);
+    active = unfinished;
+  }
+  ASSERT_FALSE(active.empty()) << "the slow particles must still be running";
+  int partly = 0;  // tail trajectories with saves of the window done: the gather keeps them
+  for (const int64_t i : active) partly += dev.save_k[i] > 0;
+  EXPECT_GT(partly, 0);
+  const int64_t n_tail = static_cast<int64_t>(active.size());
+  const TailPlan plan(w.arr, count, N, np, ns, Sys::n, Sys::m, n_tail);
+  std::vector<double> compact(plan.bytes() / sizeof(double), -1.0);
+  move_parts(plan, compact, active.data(), false);
+  const EnsembleArrays<double> h = plan.host_arrays(w.arr, reinterpret_cast<char*>(compact.data()));
+  EXPECT_EQ(h.params[0], params[active[0]]) << "the tail's parameters, gathered";
+  const auto window = formulation_system(sys, opt).cpu_window(h, n_tail, saves, ns);
+  EXPECT_TRUE(finish_on_host(*window, n_tail, budget, 3, nullptr));
+  move_parts(plan, compact, active.data(), true);
+  for (int64_t i = 0; i < count; ++i) {
+    EXPECT_EQ(dev.bytes_of(i), ref.bytes_of(i)) << "trajectory " << i;
+    EXPECT_EQ(dev.save_k[i], ns) << "trajectory " << i;
+  }
+  EXPECT_EQ(dev.params, params) << "the parameters are not scattered back";
+}
+
+// A CPU window that sets *stop after its second call (an interrupt arriving
+// while the tail runs).
+struct InterruptedWindow final : CpuWindow {
+  InterruptedWindow(const CpuWindow& w, std::atomic<bool>& stop) : w_(w), stop_(stop) {}
+  bool run(int64_t i, int64_t launch_steps) const override {
+    const bool r = w_.run(i, launch_steps);
+    if (++calls >= 2) stop_ = true;
+    return r;
+  }
+  const CpuWindow& w_;
+  std::atomic<bool>& stop_;
+  mutable std::atomic<int> calls{0};
+};
+
+// An interrupt stops the host's threads between calls of at most `budget`
+// steps: the tail reports the window incomplete.
+TEST(WindowTail, AnInterruptStopsTheHostThreads) {
+  using Sys = UdwadiaKalabaSystem<ZMassAppell>;
+  constexpr int N = Sys::N;
+  constexpr int64_t count = 4;
+  std::vector<Vec<double, N>> y0;
+  std::vector<double> params;
+  tail_slice<Sys>(y0, params, count);
+  const Sys sys{ZMassAppell::make_params(&params[0]), EvalOptions()};
+  IntegratorOptions opt;
+  const double saves[1] = {5.0};
+  HostSlice<Sys> s(y0, params, 1, opt);
+  const EnsembleWindow<Sys> w = s.window(sys, opt, saves, 1, true);
+  const auto window = formulation_system(sys, opt).cpu_window(w.arr, count, saves, 1);
+  std::atomic<bool> stop{false};
+  const InterruptedWindow interrupted(*window, stop);
+  EXPECT_FALSE(finish_on_host(interrupted, count, 5, 2, &stop));
+  // the second call sets stop; each of the 2 threads ends the call it is in
+  EXPECT_LE(interrupted.calls.load(), 3);
+  int64_t steps = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    steps += s.steps[i] + s.rej[i];
+    EXPECT_EQ(s.save_k[i], 0) << "trajectory " << i;
+  }
+  EXPECT_LE(steps, 3 * 5) << "at most 5 steps per call";
+  EXPECT_GE(steps, 2 * 5);
+}
 }  // namespace

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iterator>
 #include <map>
@@ -174,8 +175,13 @@ bool lean_kernels_enabled() {
 
 CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const SystemShape& shape,
                                    const IntegratorOptions& opt, const EnsembleLayout& layout,
-                                   bool lean)
-    : dev_(dev), opt_(opt), name_(std::move(name)), shape_(shape), L_(layout) {
+                                   bool lean, CpuWindowMaker host_window)
+    : dev_(dev),
+      opt_(opt),
+      name_(std::move(name)),
+      shape_(shape),
+      L_(layout),
+      host_window_(std::move(host_window)) {
   dev_.make_current();
   const int n = shape_.n, m = shape_.m, N = shape_.N;
   const std::size_t cap = static_cast<std::size_t>(L_.max_count), W = L_.window;
@@ -310,7 +316,13 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   for (size_t i = 0; i < std::size(tables::kFields); ++i)
     arr.*tables::kFields[i].array = outputs_[i].get();
   check(cudaEventRecord(started_[slot], cs), "cudaEventRecord");
-  if (!integrate(arr, k0, ns)) return;
+  window_tail_seconds_ = 0;
+  const bool integrated = integrate(arr, k0, ns);
+  {
+    std::lock_guard<std::mutex> lock(times_mutex_);
+    tail_seconds_[slot] = window_tail_seconds_;
+  }
+  if (!integrated) return;
   // reductions: block moments of q and qdot, the model's drift sums
   const std::size_t ms = moments_size(L_.max_count, L_.window, n);
   double* md = moments_dev_[slot].get();
@@ -419,8 +431,59 @@ bool CudaEnsembleCore::launches(const EnsembleArrays<double>& arr, WindowLaunch 
       complete_ = false;
       return false;
     }
+    // the last few (slow) trajectories: on the CPU's cores (window_tail.hpp)
+    if (a.n_active > 0 && a.n_active <= L_.cpu_tail && !L_.events && host_window_) {
+      if (!finish_tail(arr, a.active, a.n_active, k0, ns)) {
+        complete_ = false;
+        return false;
+      }
+      a.n_active = 0;
+    }
   }
   return true;
+}
+
+// The trajectories idx[0, n_tail) of the window gathered from the device into
+// one compact buffer, copied to the host, integrated there by the system's
+// CPU window to the window's end, copied back and scattered to their places;
+// the rest of the window (reductions, transpositions) then runs as usual.
+bool CudaEnsembleCore::finish_tail(const EnsembleArrays<double>& arr, const int64_t* idx,
+                                   int64_t n_tail, int64_t k0, int ns) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const cudaStream_t cs = dev_.compute();
+  const TailPlan plan(arr, count_, shape_.N, slice_params_ ? shape_.n_params : 0, ns, shape_.n,
+                      shape_.m, n_tail);
+  DeviceArray compact(dev_, plan.bytes() / sizeof(double));
+  char* dc = reinterpret_cast<char*>(compact.get());
+  for (const TailPart& p : plan.parts())
+    launch(plan.move(p, dc, idx, false), p.rows * n_tail, cs, "CPU tail: gather");
+  std::vector<double> host(plan.bytes() / sizeof(double));
+  std::vector<double> times(static_cast<std::size_t>(ns));
+  check(cudaMemcpyAsync(host.data(), dc, plan.bytes(), cudaMemcpyDeviceToHost, cs),
+        "cudaMemcpyAsync(CPU tail)");
+  check(cudaMemcpyAsync(times.data(), dev_.save_times() + k0, ns * sizeof(double),
+                        cudaMemcpyDeviceToHost, cs),
+        "cudaMemcpyAsync(save times)");
+  check(cudaStreamSynchronize(cs), "the CPU tail's gather");
+  const EnsembleArrays<double> h = plan.host_arrays(arr, reinterpret_cast<char*>(host.data()));
+  const std::unique_ptr<CpuWindow> window = host_window_(h, n_tail, times.data(), ns);
+  const bool done = finish_on_host(*window, n_tail, L_.steps_per_launch, L_.host_threads, L_.stop);
+  if (done) {
+    check(cudaMemcpyAsync(dc, host.data(), plan.bytes(), cudaMemcpyHostToDevice, cs),
+          "cudaMemcpyAsync(CPU tail)");
+    for (const TailPart& p : plan.parts())
+      if (!p.read_only)
+        launch(plan.move(p, dc, idx, true), p.rows * n_tail, cs, "CPU tail: scatter");
+    // host and compact are released on return
+    check(cudaStreamSynchronize(cs), "the CPU tail's scatter");
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  window_tail_seconds_ += seconds;
+  std::lock_guard<std::mutex> lock(times_mutex_);
+  times_.tail_seconds += seconds;
+  times_.tail_trajectories += n_tail;
+  return done;
 }
 
 // Called from the writer thread: the slot's window is on the host; its
@@ -435,7 +498,8 @@ void CudaEnsembleCore::wait(int slot) {
   check(cudaEventElapsedTime(&busy_ms, started_[slot], computed_[slot]), "cudaEventElapsedTime");
   check(cudaEventElapsedTime(&copy_ms, copy_started_[slot], copied_[slot]),
         "cudaEventElapsedTime");
-  times_.busy_seconds += 1e-3 * busy_ms;
+  // the events enclose the CPU tail, during which the GPU waited
+  times_.busy_seconds += std::max(0.0, 1e-3 * busy_ms - tail_seconds_[slot]);
   times_.copy_seconds += 1e-3 * copy_ms;
 }
 
@@ -499,7 +563,7 @@ class ModuleEnsemble final : public CudaEnsembleCore {
  public:
   ModuleEnsemble(std::string name, CudaDevice& dev, const FormulationSystem& sys,
                  cudaKernel_t kernel, const IntegratorOptions& opt, const EnsembleLayout& layout)
-      : CudaEnsembleCore(std::move(name), dev, shape_of(sys), opt, layout, false),
+      : CudaEnsembleCore(std::move(name), dev, shape_of(sys), opt, layout, false, sys.cpu_window),
         sys_(sys),
         kernel_(kernel),
         window_(sys.window_bytes) {}

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "host/backends/device_ensemble.hpp"
+#include "host/backends/formulation_system.hpp"
 #include "kernels/integrate.hpp"
 
 namespace nholo::cuda_backend {
@@ -24,10 +25,14 @@ std::string describe_devices();
 // when it cannot be used.
 std::unique_ptr<Device> open_device(int gpu);
 
-// The ensemble of one formulation (Sys) on a device from open_device.
+// The ensemble of one formulation (Sys) on a device from open_device;
+// host_window: the same formulation's CPU window (FormulationSystem::cpu_window,
+// compiled by the host compiler), which finishes the tails of windows on the
+// CPU cores (EnsembleLayout::cpu_tail).
 template <class Sys>
 std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& dev, const Sys& sys,
                                               const IntegratorOptions& opt,
-                                              const EnsembleLayout& layout);
+                                              const EnsembleLayout& layout,
+                                              const CpuWindowMaker& host_window);
 
 }  // namespace nholo::cuda_backend

@@ -33,10 +33,11 @@
 
 #include "host/backends/cuda_ensemble.hpp"
 #include "host/backends/formulation_system.hpp"
+#include "host/backends/window_tail.hpp"
 #include "host/config/tables.hpp"
-#include "kernels/formulations/embedded.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations.hpp"
+#include "kernels/formulations/embedded.hpp"
 #include "kernels/reduce.hpp"
 #include "models/registry.hpp"
 
@@ -183,9 +184,12 @@ bool lean_kernels_enabled();
 
 class CudaEnsembleCore : public DeviceEnsemble {
  public:
-  // lean: the system has lean kernels (launch_integrate with a GeneralList)
+  // lean: the system has lean kernels (launch_integrate with a GeneralList);
+  // host_window: the system's CPU window, for the tails of windows
+  // (EnsembleLayout::cpu_tail; host/backends/window_tail.hpp)
   CudaEnsembleCore(std::string name, CudaDevice& dev, const SystemShape& shape,
-                   const IntegratorOptions& opt, const EnsembleLayout& layout, bool lean);
+                   const IntegratorOptions& opt, const EnsembleLayout& layout, bool lean,
+                   CpuWindowMaker host_window);
   ~CudaEnsembleCore() override;
   const std::string& name() const override { return name_; }
   void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
@@ -222,6 +226,10 @@ class CudaEnsembleCore : public DeviceEnsemble {
   // launches from a until every trajectory finished the window (lean: of the
   // lean kernel, those it leaves appended to general_); false: interrupted
   bool launches(const EnsembleArrays<double>& arr, WindowLaunch a, int64_t k0, int ns, bool lean);
+  // the window's n_tail trajectories idx (device) to its end on the host's
+  // cores (host/backends/window_tail.hpp); false: interrupted
+  bool finish_tail(const EnsembleArrays<double>& arr, const int64_t* idx, int64_t n_tail,
+                   int64_t k0, int ns);
   std::string name_;
   SystemShape shape_;
   EnsembleLayout L_;
@@ -247,11 +255,14 @@ class CudaEnsembleCore : public DeviceEnsemble {
   DeviceArray save_k_, interval_start_, active_[2], general_, counts_;
   PinnedArray counts_host_;
   bool lean_ = false;  // the system has lean kernels and they are enabled
+  CpuWindowMaker host_window_;
+  double window_tail_seconds_ = 0;  // the CPU tail's seconds in the current window
   bool complete_ = true;
   // device timing: a window's start (compute stream) and copy start (copy
   // stream), read with computed_ and copied_ once the slot is waited for
   cudaEvent_t started_[2] = {nullptr, nullptr}, copy_started_[2] = {nullptr, nullptr};
   bool timed_[2] = {false, false};  // the slot's events belong to a window not yet timed
+  double tail_seconds_[2] = {0, 0};  // the CPU tail's seconds within the slot's window
   mutable std::mutex times_mutex_;
   DeviceTimes times_;
 };
@@ -264,9 +275,10 @@ class CudaEnsemble final : public CudaEnsembleCore {
 
  public:
   CudaEnsemble(std::string name, CudaDevice& dev, const Sys& sys, const IntegratorOptions& opt,
-               const EnsembleLayout& layout)
+               const EnsembleLayout& layout, CpuWindowMaker host_window)
       : CudaEnsembleCore(std::move(name), dev, shape(), opt, layout,
-                         has_checked_prepare<Sys>::value && lean_kernels_enabled()),
+                         has_checked_prepare<Sys>::value && lean_kernels_enabled(),
+                         std::move(host_window)),
         sys_(sys) {}
 
   static SystemShape shape() {
@@ -322,8 +334,10 @@ class CudaEnsemble final : public CudaEnsembleCore {
 template <class Sys>
 std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& dev, const Sys& sys,
                                               const IntegratorOptions& opt,
-                                              const EnsembleLayout& layout) {
-  return std::make_unique<CudaEnsemble<Sys>>(name, static_cast<CudaDevice&>(dev), sys, opt, layout);
+                                              const EnsembleLayout& layout,
+                                              const CpuWindowMaker& host_window) {
+  return std::make_unique<CudaEnsemble<Sys>>(name, static_cast<CudaDevice&>(dev), sys, opt, layout,
+                                             host_window);
 }
 
 // Explicit instantiations for one model: Udwadia–Kalaba, Lagrange
@@ -331,9 +345,10 @@ std::unique_ptr<DeviceEnsemble> make_ensemble(const std::string& name, Device& d
 // acceleration-level constraints, which the vakonomic form rejects at compile
 // time); conflated only where the model has a conflated Lagrangian (the
 // generated file says which, and checks it with has_conflated_lagrangian).
-#define NHOLO_CUDA_INSTANTIATE_SYSTEM(Sys)                     \
-  template std::unique_ptr<DeviceEnsemble> make_ensemble<Sys>( \
-      const std::string&, Device&, const Sys&, const IntegratorOptions&, const EnsembleLayout&);
+#define NHOLO_CUDA_INSTANTIATE_SYSTEM(Sys)                                                      \
+  template std::unique_ptr<DeviceEnsemble> make_ensemble<Sys>(                                  \
+      const std::string&, Device&, const Sys&, const IntegratorOptions&, const EnsembleLayout&, \
+      const CpuWindowMaker&);
 // Every device ensemble of Model that TypedModelRuntime::make_formulation
 // (host/run/typed_model_runtime.hpp) can ask for, conflated and embedded
 // included when the model has them: the

@@ -162,6 +162,12 @@ struct EnsembleLayout {
   // its active trajectories, those that finished dropping out, so that no
   // trajectory holds the others' threads (kernels/ensemble.hpp)
   int64_t steps_per_launch = 0;
+  // the CUDA backend's CPU tail (backend.cpu_tail, host/backends/window_tail.hpp):
+  // when a launch leaves at most this many trajectories of a window active
+  // (and more than none), the host's cores finish them on host_threads
+  // threads; 0: never (needs steps_per_launch > 0 and a run without events)
+  int64_t cpu_tail = 0;
+  int host_threads = 1;
   // set asynchronously (an interrupt): a backend stops between launches and
   // chunks of them (the window is then not complete)
   const std::atomic<bool>* stop = nullptr;
@@ -189,10 +195,14 @@ inline std::size_t event_record_size(const EventTable* ev, int64_t count, int n)
 // Where an ensemble's time went, for the timing line and the file's root
 // attributes: the device busy integrating and reducing (on a GPU from CUDA
 // events around the kernels, on the CPU the wall time of those loops), copying
-// results to the host (GPU), and the number of integration launches.
+// results to the host (GPU), and the number of integration launches; the
+// CUDA backend's CPU tail: the host's seconds finishing windows' last
+// trajectories (not counted as busy: the GPU waits) and how many it finished.
 struct DeviceTimes {
   double busy_seconds = 0, copy_seconds = 0;
   int64_t launches = 0;
+  double tail_seconds = 0;
+  int64_t tail_trajectories = 0;
 };
 
 // One window's results on the host.

@@ -38,6 +38,12 @@ class CpuWindow {
   virtual bool run(int64_t i, int64_t launch_steps) const = 0;
 };
 
+// A formulation's CPU window over arrays (arrays, count, save_times, ns),
+// outputs trajectory-major: what a CPU backend integrates, and what the CUDA
+// backend finishes a window's tail with (host/backends/window_tail.hpp).
+using CpuWindowMaker = std::function<std::unique_ptr<CpuWindow>(const EnsembleArrays<double>&,
+                                                                int64_t, const double*, int)>;
+
 struct FormulationSystem {
   int n = 0, m = 0, N = 0, n_params = 0;
   int path_residual_index = -1;  // Sys::path_residual_index, -1: none
@@ -53,9 +59,7 @@ struct FormulationSystem {
   // coalesced: (dst, arrays, count, save_times, ns)
   std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int)> window;
   // a CPU backend's window, outputs trajectory-major: (arrays, count, save_times, ns)
-  std::function<std::unique_ptr<CpuWindow>(const EnsembleArrays<double>&, int64_t, const double*,
-                                           int)>
-      cpu_window;
+  CpuWindowMaker cpu_window;
 };
 
 // HostEnsemble<Sys>::start_from_states into HostStates.

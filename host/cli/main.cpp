@@ -320,6 +320,11 @@ int run_outcome(const nholo::RunSummary& s, const std::string& output_path, bool
                  static_cast<long long>(s.launches), s.device_copy_seconds, s.output_seconds,
                  s.wait_seconds, s.assembly_seconds, host, static_cast<long long>(s.steps),
                  s.seconds > 0 ? s.steps / s.seconds : 0.0);
+    if (s.cpu_tail_trajectories > 0)
+      std::fprintf(stderr,
+                   "nholo: timing: CPU tail %.3f s (%lld trajectory-windows finished on the CPU "
+                   "cores; backend.cpu_tail)\n",
+                   s.cpu_tail_seconds, static_cast<long long>(s.cpu_tail_trajectories));
   }
   if (!quiet)
     std::fprintf(stderr, "nholo: wrote %s (%lld trajectories, %.2f s)\n", output_path.c_str(),

@@ -37,7 +37,7 @@ const std::map<std::string, std::vector<std::string>>& config_schema() {
       {"ensemble",
        {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0", "params"}},
       {"output", {"path", "mode", "fields", "memory_budget_mb", "window", "compression"}},
-      {"backend", {"device", "gpu", "threads", "steps_per_launch"}},
+      {"backend", {"device", "gpu", "threads", "steps_per_launch", "cpu_tail"}},
       {"compare", {"threshold"}},
       {"lyapunov", {"enabled", "renormalize_every"}},
       // each table of the [[events]] array

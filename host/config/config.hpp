@@ -62,6 +62,9 @@ struct Distribution {
 constexpr int64_t kMaxEnsembleSize = int64_t(1) << 34;
 // backend.steps_per_launch when not given (docs/BENCHMARKS.md, the scheduler)
 constexpr int64_t kDefaultStepsPerLaunch = 1000;
+// backend.cpu_tail when not given: this many per host thread (a CPU core
+// steps a lone trajectory 20-50x faster than a GPU thread; docs/BENCHMARKS.md)
+constexpr int64_t kCpuTailPerThread = 32;
 
 struct RunConfig {
   std::string source;  // file name, for messages
@@ -123,6 +126,10 @@ struct RunConfig {
   // steps a launch advances a trajectory at most (0: a whole window per
   // launch); the results do not depend on it (kernels/ensemble.hpp)
   int64_t steps_per_launch = kDefaultStepsPerLaunch;
+  // the CUDA backend's CPU tail (host/backends/window_tail.hpp): a window's
+  // last active trajectories, at most this many, are finished on the host's
+  // cores; 0: never; -1 (not given): kCpuTailPerThread per host thread
+  int64_t cpu_tail = -1;
 
   // [compare]
   double compare_threshold = 1e-3;

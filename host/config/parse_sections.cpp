@@ -266,6 +266,15 @@ void parse_backend(const toml::table& root, RunConfig& cfg) {
                         "trajectory at most; 0: a whole window per launch)");
     cfg.steps_per_launch = k;
   }
+  if (const toml::node* n = bt->get("cpu_tail")) {
+    const int64_t k = as_integer(*n, "backend.cpu_tail");
+    if (k < 0 || k > 1000000000)
+      throw ConfigError("backend.cpu_tail",
+                        "must be an integer in [0, 1000000000] (a GPU window's last active "
+                        "trajectories, at most this many, are finished on the CPU cores; 0: "
+                        "never; not given: 32 per host thread)");
+    cfg.cpu_tail = k;
+  }
 }
 
 void parse_compare(const toml::table& root, RunConfig& cfg) {

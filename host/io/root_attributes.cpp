@@ -109,6 +109,8 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("device_busy_fraction",
                 sum->seconds > 0 ? sum->device_busy_seconds / sum->seconds : 0.0);
   root.set_attr("integration_launches", sum->launches);
+  root.set_attr("cpu_tail_seconds", sum->cpu_tail_seconds);
+  root.set_attr("cpu_tail_trajectories", sum->cpu_tail_trajectories);
   if (!sum->fault.empty()) root.set_attr("fault", sum->fault);
 }
 

@@ -30,6 +30,9 @@ struct RunSummary {
   // busy integrating and reducing, copying to the host; integration launches
   double device_busy_seconds = 0, device_copy_seconds = 0;
   int64_t launches = 0;
+  // the CUDA backend's CPU tail: seconds and trajectories (window tails) it finished
+  double cpu_tail_seconds = 0;
+  int64_t cpu_tail_trajectories = 0;
   int64_t slice_size = 0;
   int64_t steps = 0;  // accepted steps of every trajectory and formulation
   // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds

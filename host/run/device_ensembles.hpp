@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,10 @@ inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& pla
   for (const auto& f : cfg.fields) layout_e.components.push_back(tables::field_components(f, n, m));
   layout_e.stop = &interrupt_flag();
   layout_e.steps_per_launch = cfg.steps_per_launch;
+  layout_e.host_threads = cfg.threads > 0
+                              ? cfg.threads
+                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  layout_e.cpu_tail = cfg.cpu_tail >= 0 ? cfg.cpu_tail : kCpuTailPerThread * layout_e.host_threads;
   layout_e.per_trajectory_params = !cfg.varied_params.empty();
   layout_e.events = events;
   if (model.drift().has_drift) {
@@ -107,6 +112,8 @@ class DeviceEnsembles {
       t.busy_seconds += et.busy_seconds;
       t.copy_seconds += et.copy_seconds;
       t.launches += et.launches;
+      t.tail_seconds += et.tail_seconds;
+      t.tail_trajectories += et.tail_trajectories;
     }
     return t;
   }

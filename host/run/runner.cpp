@@ -158,6 +158,8 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   sum.device_busy_seconds = device_times.busy_seconds;
   sum.device_copy_seconds = device_times.copy_seconds;
   sum.launches = device_times.launches;
+  sum.cpu_tail_seconds = device_times.tail_seconds;
+  sum.cpu_tail_trajectories = device_times.tail_trajectories;
 
   // ---- 8. the outcome, from the pieces of the finished slices, in block order
   // (a stopped run's master holds per-save statistics only where they are small)

@@ -62,7 +62,8 @@ class TypedModelRuntime final : public ModelRuntime {
         }
 #ifdef NHOLO_WITH_CUDA
         using Sys = decltype(sys);
-        out = cuda_backend::make_ensemble<Sys>(f, dev, sys, cfg.integrator, layout);
+        out = cuda_backend::make_ensemble<Sys>(f, dev, sys, cfg.integrator, layout,
+                                               formulation_system(sys, cfg.integrator).cpu_window);
         return;
 #else
         throw std::runtime_error("backend cuda: no GPU kernel of formulation " + f +
