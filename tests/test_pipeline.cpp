@@ -283,3 +283,64 @@ TEST(Pipeline, DeviceFaultLeavesAValidMarkedPartialFile) {
 }
 
 }  // namespace
+
+// Initial states are completed (and projected, rejected, or refused) on the
+// run's threads: any number of threads gives the same file, bit for bit, the
+// same counts, and with on_violation = "error" the error of the first
+// trajectory that violates the constraints. 5000 Appell particles from a
+// state file, two of them (3000 and 4000) off the constraint zd^2 = xd^2 + yd^2.
+TEST(InitialStates, CompletedTheSameOnAnyNumberOfThreads) {
+  const fs::path dir = temp_dir("initial_threads");
+  std::ostringstream rows;
+  rows << "q0.x q0.y q0.z qd0.x qd0.y qd0.z\n";
+  for (int i = 0; i < 5000; ++i) {
+    const double s = 0.5 + 0.1 * (i % 7);
+    if (i == 3000 || i == 4000)
+      rows << "0 0 10 " << s << " " << s << " " << s << "\n";
+    else
+      rows << "0 0 10 " << 0.6 * s << " " << 0.8 * s << " " << s << "\n";
+  }
+  write_file(dir / "states.txt", rows.str());
+  write_file(dir / "c.toml", R"(model = "appell"
+formulations = ["udwadia_kalaba"]
+[params]
+alpha = 0.0
+drag = 0.2
+force_x = 0.0
+force_y = 0.0
+force_z = -9.81
+[time]
+t_end = 0.02
+save_every = 0.01
+[ensemble]
+sampler = "file"
+file = "states.txt"
+on_violation = "project"
+[output]
+path = "t1.h5"
+)");
+  for (const char* t : {"1", "2", "3"}) {
+    const Result r = nholo_cmd(
+        std::string("run -q c.toml --threads ") + t + " --set output.path=t" + t + ".h5", dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    const File f = File::open_ro((dir / ("t" + std::string(t) + ".h5")).string());
+    EXPECT_EQ(f.root().attr_int64("initial_states_projected"), 2) << t << " threads";
+    EXPECT_EQ(f.root().attr_int64("initial_states_rejected"), 0) << t << " threads";
+    if (std::string(t) != "1") {
+      const Result same =
+          nholo_test::fault_check("same", dir / "t1.h5", dir / ("t" + std::string(t) + ".h5"));
+      EXPECT_EQ(same.code, 0) << t << " threads: " << same.output;
+    }
+  }
+  for (const char* t : {"1", "2", "3"}) {
+    const Result r =
+        nholo_cmd(std::string("run -q c.toml --threads ") + t +
+                      " --set ensemble.on_violation='\"error\"' --set output.path=e.h5",
+                  dir);
+    EXPECT_EQ(r.code, 2) << t << " threads: " << r.output;
+    EXPECT_NE(r.output.find("trajectory 3000: initial state violates the constraints"),
+              std::string::npos)
+        << t << " threads: " << r.output;
+    EXPECT_FALSE(fs::exists(dir / "e.h5")) << t << " threads";
+  }
+}

@@ -5,9 +5,13 @@
 // (ensemble.on_violation), degenerate ones marked singular.
 #pragma once
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -71,6 +75,7 @@ class InitialStates {
     base_params_.assign(std::max(n_params_, 1), 0.0);
     for (int j = 0; j < n_params_; ++j)
       base_params_[j] = cfg.params.at(model.info().params[j].name);
+    threads_ = cfg.device == "cpp" ? 1 : (cfg.threads > 0 ? cfg.threads : omp_get_max_threads());
     q_given_.reset(new bool[n_]);
     qd_given_.reset(new bool[n_]);
     for (int c = 0; c < n_; ++c) {
@@ -94,16 +99,50 @@ class InitialStates {
 
   // The initial states of trajectories [begin, begin + count) of the run's
   // range into st; stops early (the slice will not run) when interrupted.
+  // Each trajectory is completed on its own (a pure function of its sampled
+  // state and parameters), on the run's threads (one with the serial
+  // backend): the same states and counts for any number of threads, and
+  // with on_violation = "error" the error of the first trajectory that
+  // violates the constraints, as one thread would give.
   void fill(int64_t begin, int64_t count, SliceStates& st, InitCounts& ic) {
     sampler_.fill(first_ + begin, first_ + begin + count, st.q0, st.qd0, st.l0, &st.pv,
                   &interrupt_flag());
     if (interrupt_flag().load()) return;
     st.rejected.assign(count, 0);
     kernel_params(count, st);
-    for (int64_t i = 0; i < count; ++i) {
-      // an interrupt during setup: stop completing (the slice will not run)
-      if (i % 4096 == 0 && interrupt_flag().load()) return;
-      complete(begin, count, i, st, ic);
+    const int threads = static_cast<int>(std::min<int64_t>(threads_, count / 1024 + 1));
+    std::vector<InitCounts> counts(static_cast<std::size_t>(threads));
+    int64_t first_error = count;  // the lowest trajectory whose completion threw
+    std::exception_ptr error;
+    std::atomic<bool> stopped{false};
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<double> params;  // the trajectory's being completed
+      InitCounts mine;             // this thread's (apart: no shared cache line)
+#pragma omp for schedule(dynamic, 1024)
+      for (int64_t i = 0; i < count; ++i) {
+        // an interrupt during setup: stop completing (the slice will not run)
+        if (i % 1024 == 0 && interrupt_flag().load()) stopped = true;
+        if (stopped.load(std::memory_order_relaxed)) continue;
+        try {
+          complete(begin, count, i, st, mine, params);
+        } catch (...) {
+#pragma omp critical(nholo_initial_states_error)
+          if (i < first_error) {
+            first_error = i;
+            error = std::current_exception();
+          }
+        }
+      }
+      counts[static_cast<std::size_t>(omp_get_thread_num())] = mine;
+    }
+    if (error) std::rethrow_exception(error);
+    for (const InitCounts& c : counts) {
+      ic.completed += c.completed;
+      ic.projected += c.projected;
+      ic.rejected += c.rejected;
+      ic.singular += c.singular;
+      ic.params_rejected += c.params_rejected;
     }
   }
 
@@ -146,11 +185,13 @@ class InitialStates {
   }
 
   // trajectory i of the slice: its parameters checked, its state completed
-  // (projected, rejected) and checked for degeneracy
-  void complete(int64_t begin, int64_t count, int64_t i, SliceStates& st, InitCounts& ic) {
+  // (projected, rejected) and checked for degeneracy (p: the caller's
+  // scratch for its parameters)
+  void complete(int64_t begin, int64_t count, int64_t i, SliceStates& st, InitCounts& ic,
+                std::vector<double>& p) const {
     // this trajectory's parameters
-    params_of(st.pk, count, i, params_);
-    const double* params = params_.data();
+    params_of(st.pk, count, i, p);
+    const double* params = p.data();
     // sampled parameters that break the model's relation (those the config
     // could not rule out): not integrated, status rejected
     if (nv_ > 0 && model_.has_check_params() && model_.check_params(params) != nullptr) {
@@ -207,7 +248,7 @@ class InitialStates {
   int nv_;
   double t0_;
   std::vector<double> base_params_;  // every parameter's fixed value
-  std::vector<double> params_;       // the trajectory's being completed
+  int threads_ = 1;                  // threads completing a slice's states (fill)
   std::unique_ptr<bool[]> q_given_, qd_given_;
   bool any_free_ = false;
 };
