@@ -39,6 +39,11 @@ void check_backend(const RunConfig& cfg) {
 
 }  // namespace
 
+int run_host_threads(const RunConfig& cfg) {
+  if (cfg.device == "cpp") return 1;
+  return cfg.threads > 0 ? cfg.threads : std::max(1, omp_get_max_threads());
+}
+
 std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note) {
   check_backend(cfg);
   if (note) note->clear();

@@ -17,6 +17,10 @@ namespace nholo {
 // else OpenMP; *note then says why). Throws ConfigError when the requested
 // backend cannot be had, naming what was found.
 std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note = nullptr);
+// The host threads of a run: backend.threads, or (0) the OpenMP default, as
+// the OpenMP backend uses them; 1 with the serial backend. What the initial
+// states are completed on and a GPU run's CPU tail is finished on.
+int run_host_threads(const RunConfig& cfg);
 // "cuda: NVIDIA H100 (GPU 0, compute 9.0, driver 13.0, runtime 13.0, 81559 MiB)"
 std::string describe_device(const DeviceInfo& d);
 

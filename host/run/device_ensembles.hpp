@@ -9,7 +9,6 @@
 #include <cmath>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "host/config/config.hpp"
 #include "host/config/tables.hpp"
 #include "host/io/slice_plan.hpp"
+#include "host/run/device_choice.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/model_runtime.hpp"
 
@@ -41,9 +41,7 @@ inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& pla
   for (const auto& f : cfg.fields) layout_e.components.push_back(tables::field_components(f, n, m));
   layout_e.stop = &interrupt_flag();
   layout_e.steps_per_launch = cfg.steps_per_launch;
-  layout_e.host_threads = cfg.threads > 0
-                              ? cfg.threads
-                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  layout_e.host_threads = run_host_threads(cfg);
   layout_e.cpu_tail = cfg.cpu_tail >= 0 ? cfg.cpu_tail : kCpuTailPerThread * layout_e.host_threads;
   layout_e.per_trajectory_params = !cfg.varied_params.empty();
   layout_e.events = events;

@@ -21,6 +21,7 @@
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/sampling.hpp"
+#include "host/run/device_choice.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/model_runtime.hpp"
 #include "kernels/status.hpp"
@@ -75,7 +76,7 @@ class InitialStates {
     base_params_.assign(std::max(n_params_, 1), 0.0);
     for (int j = 0; j < n_params_; ++j)
       base_params_[j] = cfg.params.at(model.info().params[j].name);
-    threads_ = cfg.device == "cpp" ? 1 : (cfg.threads > 0 ? cfg.threads : omp_get_max_threads());
+    threads_ = run_host_threads(cfg);
     q_given_.reset(new bool[n_]);
     qd_given_.reset(new bool[n_]);
     for (int c = 0; c < n_; ++c) {
