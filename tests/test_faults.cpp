@@ -418,6 +418,50 @@ TEST(Faults, DamagedPiecesAndFieldBlocksAreFoundByResumeAndRunAgain) {
   }
 }
 
+// The per-trajectory datasets that are not fields (initial states,
+// statuses, steps, ...) are written in place too, each chunk with the
+// Fletcher-32 HDF5 checks, each slice's block with its checksum in the
+// piece that links to it: --resume finds a flipped bit in a slice's steps
+// (HDF5 refuses the chunk) and a block of initial states rewritten with
+// valid chunks but other values (the piece's checksum differs), integrates
+// both slices again, and the result is the reference's, bit for bit.
+TEST(Faults, DamagedPerTrajectoryBlocksInTheResultFileAreFoundByResume) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "damaged_rows");
+  write_file(dir / "c.toml", kConfig);
+  const Result fault =
+      nholo_test::run_nholo("run -q c.toml --threads 1", dir, "NHOLO_FAILPOINT_DEVICE_FAULT=6");
+  ASSERT_EQ(fault.code, 3) << fault.output;
+  const nholo::PieceDir pieces((dir / "out.h5").string());
+  const nholo::PieceDir named("out.h5");  // as the messages name them
+  ASSERT_TRUE(pieces.has(nholo::PieceDir::slice_name(0)));
+  ASSERT_TRUE(pieces.has(nholo::PieceDir::slice_name(1)));
+  // slice 0: a bit of its steps; slice 1: its initial states rewritten
+  nholo_test::flip_a_bit(pieces.path("result.h5"), "udwadia_kalaba/steps", {0});
+  {
+    nholo::h5::File f = nholo::h5::File::open_rw(pieces.path("result.h5"), false);
+    nholo::h5::Dataset q0 = f.root().open_dataset("initial/q0");
+    std::vector<double> v = q0.read_block<double>({1024, 0}, {1024, 4});
+    v[7] += 1.0;
+    q0.write_block<double>({1024, 0}, {1024, 4}, v);
+  }
+  const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const std::string block0 =
+      "slice 0 (trajectories [0, 1024)) is integrated again: its block of "
+      "'udwadia_kalaba/steps' (slice) in '" +
+      named.path("result.h5") + "' cannot be read (";
+  const std::string block1 =
+      "slice 1 (trajectories [1024, 2048)) is integrated again: its block "
+      "of 'initial/q0' (initial states) in '" +
+      named.path("result.h5") + "' has changed since it was written (checksum mismatch)";
+  EXPECT_NE(r.output.find(block0), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Fletcher32"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(block1), std::string::npos) << r.output;
+  const Result same = fault_check("same", reference().file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+}
+
 namespace {
 
 // A run over an existing result (--overwrite) that cannot write all it needs:
@@ -644,17 +688,18 @@ TEST(Faults, SigtermStopsTheSetUpAndTheSamplingWithinASecond) {
     for (const char* left : {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"})
       EXPECT_FALSE(fs::exists(dir / left)) << left;
   }
-  // the next phase: the result file's skeleton committed, the state of a
-  // slice allocated (729,088 trajectories: the memory budget), then slice
-  // 0's initial states sampled and completed from the constraints (about
-  // 0.3 s, the flag looked at every 4096): stopped before the sampling, the
-  // run leaves nothing as above; inside it, it stops as between two windows,
-  // its master with no trajectory finished (--resume continues it)
+  // the next phase: the result file's skeleton committed (made on a thread
+  // of its own while the state of a slice is allocated: 729,088
+  // trajectories, the memory budget), then slice 0's initial states sampled
+  // and completed from the constraints (about 0.3 s, the flag looked at
+  // every 4096): stopped before the sampling, the run leaves nothing as
+  // above; inside it, it stops as between two windows, its master with no
+  // trajectory finished (--resume continues it)
   const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
   const fs::path pieces = dir / "out.h5.partial.d";
   for (int i = 0; i < 12000 && !fs::exists(pieces / "result.h5"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const auto [code, seconds] = terminate_and_time(pid);
   const std::string log = read_text(dir / "run.log");
   const bool in_set_up = log.find("interrupted while setting up") != std::string::npos;

@@ -876,3 +876,26 @@ TEST_F(H5Test, ChunksCopiedAsStoredHaveTheirChecksumsChecked) {
   EXPECT_EQ(dst.read_block<double>({0, 0}, {128, 3}),
             std::vector<double>(v.begin(), v.begin() + 128 * 3));
 }
+
+// fletcher32 is the value HDF5's filter stores after a chunk's bytes (its
+// last four, little-endian), for chunks of even and of odd length (deflated
+// ones): what RowWriter puts after the chunks it writes itself.
+TEST_F(H5Test, Fletcher32IsTheValueHdf5Stores) {
+  const std::vector<double> v = varied(64 * 64 * 3, 5);
+  {
+    File f = File::create(path("sums.h5"));
+    f.root().create_checksummed<double>("v", {4096, 3}, {64, 3}, 6).write(v);
+  }
+  int odd = 0;
+  for (hsize_t r = 0; r < 4096; r += 64) {
+    const std::string chunk = stored_chunk(path("sums.h5"), "v", {r, 0});
+    ASSERT_GT(chunk.size(), 4u);
+    odd += (chunk.size() - 4) % 2;
+    const auto* p = reinterpret_cast<const unsigned char*>(chunk.data());
+    const std::size_t n = chunk.size() - 4;
+    const uint32_t stored = uint32_t(p[n]) | uint32_t(p[n + 1]) << 8 | uint32_t(p[n + 2]) << 16 |
+                            uint32_t(p[n + 3]) << 24;
+    EXPECT_EQ(fletcher32(p, n), stored) << "chunk at " << r << ", " << n << " bytes";
+  }
+  EXPECT_GT(odd, 0) << "no chunk of odd length: the test lost half its cases";
+}

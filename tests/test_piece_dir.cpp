@@ -21,6 +21,7 @@
 #include "host/io/h5.hpp"
 #include "host/io/in_place_file.hpp"
 #include "host/io/pieces.hpp"
+#include "tests/chunk_damage.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
@@ -28,6 +29,7 @@ using nholo::FieldBlock;
 using nholo::InPlaceFile;
 using nholo::Piece;
 using nholo::PieceDir;
+using nholo::RowWriter;
 
 namespace {
 
@@ -347,3 +349,109 @@ TEST(InPlaceFile, BlockChecksumSeesAChangedBitAndSwappedValues) {
   std::swap(w[3], w[500]);
   EXPECT_NE(nholo::block_checksum(w.data(), static_cast<int64_t>(w.size())), sum);
 }
+
+namespace {
+
+// A result file with two per-trajectory datasets that are not fields: 2500
+// trajectories in chunks of 1024 (a short last one), checksummed.
+PieceDir allocated_rows(const fs::path& dir) {
+  const PieceDir d((dir / "out.h5").string());
+  d.create();
+  nholo::h5::File f = nholo::h5::File::create(InPlaceFile(d).path());
+  nholo::h5::Group r = f.root();
+  using nholo::h5::detail::Scalar;
+  r.create_allocated(Scalar::i32, "f/status", {2500}, {1024}, -1, true);
+  r.create_allocated(Scalar::f64, "initial/q0", {2500, 3}, {1024, 3}, NAN, true);
+  return d;
+}
+
+// Slices of 1024 trajectories (the last of 452) written out of order, as a
+// run's slices may finish: each lands in its chunks with the Fletcher-32
+// HDF5 checks on reading, the file does not grow, the checksum returned is
+// that of the block read back (what --resume compares), and a bit flipped
+// in a chunk makes HDF5 refuse that chunk only.
+TEST(RowWriter, RowsLandInChecksummedChunksThatHdf5Reads) {
+  const fs::path dir = temp_dir("rows");
+  const PieceDir d = allocated_rows(dir);
+  const InPlaceFile file(d);
+  const auto size0 = fs::file_size(file.path());
+  std::vector<int32_t> status(2500);
+  std::vector<double> q0(2500 * 3);
+  for (int i = 0; i < 2500; ++i) {
+    status[i] = i % 7 - 3;
+    for (int c = 0; c < 3; ++c) q0[i * 3 + c] = 10.0 * i + c + 0.25;
+  }
+  std::vector<uint64_t> sums;
+  {
+    RowWriter rows(file);
+    for (int64_t row : {2048, 0, 1024}) {
+      const int64_t count = std::min<int64_t>(1024, 2500 - row);
+      sums.push_back(rows.write("f/status", row, count, status.data() + row));
+      sums.push_back(rows.write("initial/q0", row, count, q0.data() + row * 3));
+    }
+    rows.sync();
+  }
+  EXPECT_EQ(fs::file_size(file.path()), size0);
+  {
+    const nholo::h5::File f = nholo::h5::File::open_ro(file.path());
+    const nholo::h5::Group r = f.root();
+    EXPECT_EQ(r.open_dataset("f/status").read<int32_t>(), status);
+    EXPECT_EQ(r.open_dataset("initial/q0").read<double>(), q0);
+    size_t k = 0;
+    for (hsize_t row : {2048, 0, 1024}) {
+      const hsize_t count = std::min<hsize_t>(1024, 2500 - row);
+      const auto st = r.open_dataset("f/status").read_block<int32_t>({row}, {count});
+      const auto q = r.open_dataset("initial/q0").read_block<double>({row, 0}, {count, 3});
+      EXPECT_EQ(sums[k++], nholo::bytes_checksum(st.data(), st.size() * sizeof(int32_t)));
+      EXPECT_EQ(sums[k++], nholo::block_checksum(q.data(), static_cast<int64_t>(q.size())));
+    }
+    EXPECT_NE(sums[0], sums[4]) << "two slices' statuses with one checksum";
+  }
+  nholo_test::flip_a_bit(file.path(), "initial/q0", {1024, 0});
+  const nholo::h5::File f = nholo::h5::File::open_ro(file.path());
+  const nholo::h5::Dataset q = f.root().open_dataset("initial/q0");
+  EXPECT_EQ(q.read_block<double>({0, 0}, {1024, 3}),
+            std::vector<double>(q0.begin(), q0.begin() + 3072));
+  try {
+    (void)q.read_block<double>({1024, 0}, {1024, 3});
+    FAIL() << "a damaged chunk was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("Fletcher32"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RowWriter, RowsOffTheChunksOrInADatasetWithoutItsChecksumAreRefusedByName) {
+  const fs::path dir = temp_dir("rows_refused");
+  const PieceDir d = allocated_rows(dir);
+  {
+    nholo::h5::File f = nholo::h5::File::open_rw(InPlaceFile(d).path());
+    nholo::h5::Group r = f.root();
+    r.create_allocated(nholo::h5::detail::Scalar::f64, "plain", {2500}, {1024}, NAN);
+  }
+  const std::vector<double> v(2500, 1.5);
+  const std::vector<int32_t> st(2500, 0);
+  RowWriter rows{InPlaceFile(d)};
+  auto refused = [&](const std::string& path, int64_t row, int64_t count, const void* data) {
+    try {
+      rows.write(path, row, count, data);
+      return std::string("written");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+  };
+  // starting inside a chunk, ending inside one (not the dataset's end), past the end
+  EXPECT_NE(refused("f/status", 100, 924, st.data())
+                .find("rows [100, 1024) of 'f/status' do not lie on the chunks of the result file"),
+            std::string::npos);
+  EXPECT_NE(refused("f/status", 0, 1000, st.data()).find("rows [0, 1000) of 'f/status' do not lie"),
+            std::string::npos);
+  EXPECT_NE(refused("f/status", 2048, 1024, st.data()).find("rows [2048, 3072)"),
+            std::string::npos);
+  // a dataset whose chunks have no room for the checksum
+  const std::string e = refused("plain", 0, 1024, v.data());
+  EXPECT_NE(e.find("a chunk of 'plain' in the result file"), std::string::npos) << e;
+  EXPECT_NE(e.find("has 8192 bytes, not the 8196 of its values and checksum"), std::string::npos)
+      << e;
+}
+
+}  // namespace

@@ -19,10 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "host/config/config.hpp"
 #include "host/io/h5.hpp"
+#include "host/io/slice_plan.hpp"
 #include "host/io/statistics.hpp"
-#include "tests/nholo_cli.hpp"
 #include "tests/coin_config.hpp"
+#include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
 using nholo::h5::File;
@@ -343,4 +345,45 @@ path = "t1.h5"
         << t << " threads: " << r.output;
     EXPECT_FALSE(fs::exists(dir / "e.h5")) << t << " threads";
   }
+}
+
+// Slices of at least 64 blocks are whole multiples of 64 blocks (of 1024
+// trajectories), so that the result's per-trajectory datasets that are not
+// fields can be chunked by up to 65,536 trajectories, dividing every slice:
+// HDF5 1.10 walks a dataset's chunks from its first to find one's place,
+// which the writer does for each chunk it writes in place and the run's last
+// step for each it leaves alone, so the count of chunks matters (10^7 coins
+// in chunks of 1024: 6.8 s for the last step). Chunks hold at most 1 MiB.
+TEST(Pipeline, LargeSlicesAreAlignedAndPerTrajectoryChunksLarge) {
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.size = 10000000;
+  for (double budget : {1.0, 40.0, 512.0, 4096.0}) {
+    const nholo::RunConfig cfg =
+        nholo::parse_config(c.text(), {"output.memory_budget_mb=" + std::to_string(budget)});
+    const nholo::detail::SlicePlan p = nholo::detail::plan_slices(cfg, 0, 4, 2, 10);
+    EXPECT_EQ(p.slice % 1024, 0) << budget;
+    if (p.slice >= nholo::detail::kSliceAlign) {
+      EXPECT_EQ(p.slice % nholo::detail::kSliceAlign, 0) << budget;
+    }
+  }
+  // one slice of 150,000 coins: as many rows per chunk as fit 1 MiB, at most 65,536
+  const fs::path dir = temp_dir("row_chunks");
+  c.size = 150000;
+  c.t_end = 0.01;
+  c.save_every = 0.01;
+  c.fields = std::vector<std::string>{};
+  write_file(dir / "c.toml", c.text());
+  ASSERT_EQ(nholo_cmd("run -q c.toml --threads 2", dir).code, 0);
+  const File f = File::open_ro((dir / "out.h5").string());
+  const auto rows = [&](const std::string& ds) {
+    return f.root().open_dataset(ds).chunk_dims().at(0);
+  };
+  EXPECT_EQ(rows("udwadia_kalaba/status"), 65536u);  // 4 bytes a row
+  EXPECT_EQ(rows("udwadia_kalaba/steps"), 65536u);   // 8 bytes
+  EXPECT_EQ(rows("initial/q0"), 32768u);             // 4 coordinates: 32 bytes
+  EXPECT_EQ(rows("statistics/udwadia_kalaba/band"), 65536u);
+  const std::vector<int32_t> st = f.root().open_dataset("udwadia_kalaba/status").read<int32_t>();
+  EXPECT_EQ(std::count(st.begin(), st.end(), 0),
+            150000);  // every one ok, read through the checksums
 }

@@ -579,7 +579,7 @@ Dataset Group::create_virtual(Scalar type, const std::string& name,
 
 Dataset Group::create_allocated(Scalar type, const std::string& name,
                                 const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
-                                double fill) {
+                                double fill, bool checksum) {
   quiet();
   if (chunk.size() != dims.size() ||
       std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; }))
@@ -591,6 +591,7 @@ Dataset Group::create_allocated(Scalar type, const std::string& name,
   Handle dcpl = make_plist(H5P_DATASET_CREATE, id());
   check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
         "cannot set the chunk shape of", id(), name);
+  if (checksum) check(H5Pset_fletcher32(dcpl.get()), "cannot add Fletcher-32 to", id(), name);
   check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "cannot set the allocation of", id(),
         name);
   check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "cannot set the fill time of", id(),
@@ -655,6 +656,12 @@ std::vector<hsize_t> Dataset::dims() const {
 
 hsize_t Dataset::size() const {
   return product(dims());
+}
+
+std::size_t Dataset::element_bytes() const {
+  quiet();
+  Handle t(check_id(H5Dget_type(id()), "cannot read the type of", id(), ""), H5Tclose);
+  return H5Tget_size(t.get());
 }
 
 void Dataset::check_count(std::size_t got, hsize_t want, const char* what) const {

@@ -241,14 +241,16 @@ class Group : public Object {
                          const std::vector<hsize_t>& dims, double fill,
                          const std::vector<VirtualSource>& sources);
 
-  // A chunked dataset without filters whose every chunk is given its place
-  // in the file now (HDF5's early allocation) and nothing written: its
-  // values are written later straight into the file (Dataset::chunk_place),
-  // and read as whatever is there until then (the fill value is recorded,
-  // not written).
+  // A chunked dataset whose every chunk is given its place in the file now
+  // (HDF5's early allocation) and nothing written: its values are written
+  // later straight into the file (Dataset::chunk_place), and read as
+  // whatever is there until then (the fill value is recorded, not written).
+  // checksum: with Fletcher-32 as its one filter, each chunk's place then 4
+  // bytes longer for the checksum its writer must put after the values
+  // (fletcher32); without, no filter.
   Dataset create_allocated(detail::Scalar type, const std::string& name,
                            const std::vector<hsize_t>& dims, std::vector<hsize_t> chunk,
-                           double fill);
+                           double fill, bool checksum = false);
   // An external link name -> file:target (file named relative to this
   // file's folder).
   void create_external_link(const std::string& name, const std::string& file,
@@ -274,6 +276,8 @@ class Dataset : public Object {
   std::vector<hsize_t> dims() const;
   // Number of elements (product of dims).
   hsize_t size() const;
+  // Bytes of one element as stored in the file.
+  std::size_t element_bytes() const;
 
   // Whole dataset from row-major data (T converted to the stored type by HDF5).
   template <class T>
@@ -443,6 +447,10 @@ bool copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& off
 // equals the stored one. copy_into's check of the chunks it copies as
 // stored; HDF5's own reading of a chunk decides where this says no.
 bool fletcher32_matches(const unsigned char* bytes, std::size_t n);
+// HDF5's Fletcher-32 of n bytes, the value its filter stores (little-endian)
+// after a chunk's bytes: what a chunk written straight into the file carries
+// (host/io/in_place_file.hpp).
+std::uint32_t fletcher32(const unsigned char* bytes, std::size_t n);
 
 // Reads every dataset of the file at path (hard links only: external links
 // are not followed) through a buffer of at most max_bytes, so that HDF5

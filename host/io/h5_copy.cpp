@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "host/io/h5.hpp"
@@ -59,16 +60,16 @@ bool Dataset::stores_nothing() const {
   return H5Dget_storage_size(id()) == 0;
 }
 
-bool fletcher32_matches(const unsigned char* bytes, std::size_t n) {
-  if (n < 4) return false;
-  const std::size_t data = n - 4;
-  // sums of the data as big-endian 16-bit words (an odd last byte is the
-  // high half of a word), folded to 16 bits every 360 words, before they
-  // can overflow 32 bits
+namespace {
+
+// The two running sums of HDF5's Fletcher-32 over n bytes, taken as
+// big-endian 16-bit words (an odd last byte is the high half of a word),
+// folded to 16 bits every 360 words, before they can overflow 32 bits, and
+// once more at the end, as HDF5 folds them.
+std::pair<uint32_t, uint32_t> fletcher32_sums(const unsigned char* p, std::size_t n) {
   uint32_t a = 0, b = 0;
   auto fold = [](uint32_t v) { return (v & 0xffffu) + (v >> 16); };
-  const unsigned char* p = bytes;
-  for (std::size_t words = data / 2; words > 0;) {
+  for (std::size_t words = n / 2; words > 0;) {
     const std::size_t block = std::min<std::size_t>(words, 360);
     words -= block;
     for (std::size_t i = 0; i < block; ++i, p += 2) {
@@ -78,18 +79,33 @@ bool fletcher32_matches(const unsigned char* bytes, std::size_t n) {
     a = fold(a);
     b = fold(b);
   }
-  if (data % 2 != 0) {
+  if (n % 2 != 0) {
     a += uint32_t(p[0]) << 8;
     b += a;
+    a = fold(a);
+    b = fold(b);
   }
+  return {fold(a), fold(b)};
+}
+
+}  // namespace
+
+uint32_t fletcher32(const unsigned char* bytes, std::size_t n) {
+  const auto [a, b] = fletcher32_sums(bytes, n);
+  return b << 16 | a;
+}
+
+bool fletcher32_matches(const unsigned char* bytes, std::size_t n) {
+  if (n < 4) return false;
+  const std::size_t data = n - 4;
+  const auto [a, b] = fletcher32_sums(bytes, data);
   // the stored value: b in the high half, a in the low, little-endian; each
   // half compared modulo 65535, where folding in another order may leave
   // 0xffff for 0
   const unsigned char* s = bytes + data;
   const uint32_t stored =
       uint32_t(s[0]) | uint32_t(s[1]) << 8 | uint32_t(s[2]) << 16 | uint32_t(s[3]) << 24;
-  return fold(fold(a)) % 0xffffu == (stored & 0xffffu) % 0xffffu &&
-         fold(fold(b)) % 0xffffu == (stored >> 16) % 0xffffu;
+  return a % 0xffffu == (stored & 0xffffu) % 0xffffu && b % 0xffffu == (stored >> 16) % 0xffffu;
 }
 
 namespace {

@@ -10,8 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
@@ -171,15 +173,20 @@ void put_u64(std::string& s, uint64_t v) {
 
 }  // namespace
 
-uint64_t block_checksum(const double* data, int64_t values) {
+uint64_t bytes_checksum(const void* data, std::size_t bytes) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
   uint64_t a = 0, b = 0;
-  for (int64_t i = 0; i < values; ++i) {
-    uint64_t w;
-    std::memcpy(&w, data + i, sizeof w);
+  for (std::size_t i = 0; i < bytes; i += sizeof(uint64_t)) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, std::min(sizeof w, bytes - i));
     a += w;
     b += a;
   }
   return a ^ (b << 32 | b >> 32);
+}
+
+uint64_t block_checksum(const double* data, int64_t values) {
+  return bytes_checksum(data, static_cast<std::size_t>(values) * sizeof(double));
 }
 
 InPlaceFile::InPlaceFile(const PieceDir& pieces) : path_(pieces.path(name())) {}
@@ -281,6 +288,76 @@ bool InPlaceFile::restore_undo() const {
   fd.sync();
   fs::remove(undo_path(), ec);
   return true;
+}
+
+// ---- RowWriter
+
+struct RowWriter::Open {
+  explicit Open(const std::string& path) : fd(path, O_WRONLY), file(h5::File::open_ro(path)) {}
+  Fd fd;
+  h5::File file;
+  // consecutive chunks gathered for one pwrite: their bytes, from `at`
+  std::vector<unsigned char> staged;
+  uint64_t at = 0;
+
+  void flush() {
+    if (staged.empty()) return;
+    fd.pwrite_all(staged.data(), staged.size(), at);
+    fd.start_writeback(at, staged.size());
+    staged.clear();
+  }
+};
+
+RowWriter::RowWriter(const InPlaceFile& file) : open_(std::make_unique<Open>(file.path())) {}
+RowWriter::~RowWriter() = default;
+
+uint64_t RowWriter::write(const std::string& path, int64_t row, int64_t count, const void* data) {
+  constexpr std::size_t kStagedBytes = std::size_t(8) << 20;
+  const h5::Dataset d = open_->file.root().open_dataset(path);
+  const std::vector<hsize_t> dims = d.dims(), chunk = d.chunk_dims();
+  bool fits = !dims.empty() && chunk.size() == dims.size() && count > 0 && row >= 0 &&
+              row + count <= static_cast<int64_t>(dims[0]);
+  uint64_t row_bytes = d.element_bytes();
+  for (std::size_t a = 1; fits && a < dims.size(); ++a) {
+    fits = chunk[a] == dims[a];
+    row_bytes *= dims[a];
+  }
+  const int64_t ct = fits ? static_cast<int64_t>(chunk[0]) : 1;
+  fits = fits && row % ct == 0 && (count % ct == 0 || row + count == static_cast<int64_t>(dims[0]));
+  if (!fits)
+    throw std::runtime_error("rows [" + std::to_string(row) + ", " + std::to_string(row + count) +
+                             ") of '" + path + "' do not lie on the chunks of the result file '" +
+                             open_->file.path() + "'");
+  const uint64_t raw = static_cast<uint64_t>(ct) * row_bytes;
+  const unsigned char* src = static_cast<const unsigned char*>(data);
+  std::vector<hsize_t> at(dims.size(), 0);
+  for (int64_t r0 = row; r0 < row + count; r0 += ct) {
+    const uint64_t bytes = static_cast<uint64_t>(std::min(ct, row + count - r0)) * row_bytes;
+    at[0] = static_cast<hsize_t>(r0);
+    const h5::ChunkPlace place = d.chunk_place(at);
+    if (place.bytes != raw + 4)
+      throw std::runtime_error("a chunk of '" + path + "' in the result file '" +
+                               open_->file.path() + "' has " + std::to_string(place.bytes) +
+                               " bytes, not the " + std::to_string(raw + 4) +
+                               " of its values and checksum (a file of another nholo? start "
+                               "the run again with --overwrite)");
+    auto& staged = open_->staged;
+    if (!staged.empty() && place.address != open_->at + staged.size()) open_->flush();
+    if (staged.empty()) open_->at = place.address;
+    const std::size_t begin = staged.size();
+    staged.insert(staged.end(), src, src + bytes);  // a short last chunk: zeros after its rows
+    staged.resize(begin + raw, 0);
+    const uint32_t sum = h5::fletcher32(staged.data() + begin, raw);
+    for (int k = 0; k < 4; ++k) staged.push_back(static_cast<unsigned char>(sum >> (8 * k)));
+    src += bytes;
+    if (staged.size() >= kStagedBytes) open_->flush();
+  }
+  open_->flush();
+  return bytes_checksum(data, static_cast<std::size_t>(count) * row_bytes);
+}
+
+void RowWriter::sync() const {
+  open_->fd.sync_data();
 }
 
 bool last_step_stopped(const std::string& output_path) {

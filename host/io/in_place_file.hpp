@@ -37,7 +37,9 @@
 // PATH.partial meanwhile say so (last_step_stopped).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,9 @@ struct FieldBlock {
 // the block's row-major order; any changed bit and any two values swapped
 // change it.
 uint64_t block_checksum(const double* data, int64_t values);
+// The same over any bytes, as 64-bit words (the last one padded with zero
+// bytes): block_checksum(data, n) == bytes_checksum(data, 8 n).
+uint64_t bytes_checksum(const void* data, std::size_t bytes);
 inline std::string block_checksum_attr(const std::string& path) { return "checksum " + path; }
 
 class InPlaceFile {
@@ -96,6 +101,33 @@ class InPlaceFile {
 
  private:
   std::string path_;
+};
+
+// Writes a slice's rows of the result file's per-trajectory datasets that are
+// not fields (initial states, statuses, steps, the drift statistic, events,
+// ...: every axis but the trajectories' whole) straight into their chunks,
+// each followed by the Fletcher-32 checksum that HDF5 checks when it reads
+// the chunk (the datasets are made by h5::Group::create_allocated with its
+// checksum). sync() makes what was written durable; the slice's pieces may
+// link to it then. Throws std::runtime_error naming the file and the dataset.
+class RowWriter {
+ public:
+  explicit RowWriter(const InPlaceFile& file);
+  ~RowWriter();
+  RowWriter(const RowWriter&) = delete;
+  RowWriter& operator=(const RowWriter&) = delete;
+
+  // Rows [row, row + count) of the dataset `path` (from the root) from data,
+  // row-major, each element as the file stores it (native doubles and
+  // integers, little-endian). row lies on the dataset's chunks, and so does
+  // row + count unless it is the dataset's end. Returns bytes_checksum of
+  // the block (what the piece records for --resume).
+  uint64_t write(const std::string& path, int64_t row, int64_t count, const void* data);
+  void sync() const;
+
+ private:
+  struct Open;
+  std::unique_ptr<Open> open_;
 };
 
 // The master of the run writing `output_path` was moved into its pieces'

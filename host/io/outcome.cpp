@@ -34,16 +34,29 @@ void add_initial_counts(const PieceDir& pieces, int64_t s, RunSummary& sum) {
   if (r.has_attr("params_rejected")) sum.params_rejected += r.attr_int64("params_rejected");
 }
 
+// Rows [begin, begin + count) of the 1-D dataset `path` of a piece: its own
+// dataset of count rows, or the whole dataset of the result file it links to
+// (written in place: host/io/in_place_file.hpp, RowWriter).
+template <class T>
+std::vector<T> slice_rows(const h5::Group& r, const std::string& path, int64_t begin,
+                          int64_t count) {
+  const h5::Dataset d = r.open_dataset(path);
+  const std::vector<hsize_t> dims = d.dims();
+  if (dims.size() == 1 && dims[0] == static_cast<hsize_t>(count)) return d.read<T>();
+  return d.read_block<T>({static_cast<hsize_t>(begin)}, {static_cast<hsize_t>(count)});
+}
+
 // finished slice s: statuses, steps and drift ratios of its slice piece
-void add_slice_results(const PieceDir& pieces, int64_t s,
+void add_slice_results(const PieceDir& pieces, const SlicePlan& plan, int64_t s,
                        const std::vector<std::string>& formulations, bool has_drift, Outcome& out,
                        RunSummary& sum) {
+  const int64_t begin = plan.slice_begin(s), count = plan.slice_end(s) - begin;
   const h5::File fs_ = h5::File::open_ro(pieces.path(PieceDir::slice_name(s)));
   const h5::Group r = fs_.root();
   const int nf = static_cast<int>(formulations.size());
   for (int f = 0; f < nf; ++f) {
     const std::string& form = formulations[f];
-    for (int32_t st : r.open_dataset(form + "/status").read<int32_t>()) {
+    for (int32_t st : slice_rows<int32_t>(r, form + "/status", begin, count)) {
       if (st < 0 || st >= kStatusCount)
         throw std::runtime_error(pieces.path(PieceDir::slice_name(s)) + ": " + form +
                                  "/status holds " + std::to_string(st) +
@@ -51,9 +64,9 @@ void add_slice_results(const PieceDir& pieces, int64_t s,
                                  ")");
       ++out.status_count[f * kStatusCount + st];
     }
-    for (int64_t k : r.open_dataset(form + "/steps").read<int64_t>()) sum.steps += k;
+    for (int64_t k : slice_rows<int64_t>(r, form + "/steps", begin, count)) sum.steps += k;
     if (has_drift)
-      for (double x : r.open_dataset("statistics/" + form + "/drift_ratio").read<double>())
+      for (double x : slice_rows<double>(r, "statistics/" + form + "/drift_ratio", begin, count))
         if (std::isfinite(x)) out.drift_ratio[f].add(x);
   }
 }
@@ -95,7 +108,7 @@ Outcome fold_pieces(const PieceDir& pieces, const SlicePlan& plan,
       continue;
     }
     sum.completed += count;
-    add_slice_results(pieces, s, formulations, has_drift, out, sum);
+    add_slice_results(pieces, plan, s, formulations, has_drift, out, sum);
     if (save_moments) add_block_moments(pieces, plan, s, count, formulations, out);
   }
   return out;

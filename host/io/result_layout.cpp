@@ -109,7 +109,9 @@ h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
   if (!virt_ || sp.in_memory) {
     if (sp.in_memory)
       return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, 0, false, sp.fill);
-    if (sp.in_place) return g.create_allocated(sp.type, name, sp.dims, sp.chunk, sp.fill);
+    if (sp.in_place)  // the per-save fields without a filter, the rest checksummed
+      return g.create_allocated(sp.type, name, sp.dims, sp.chunk, sp.fill,
+                                sp.kind != PieceKind::window);
     return g.create_dataset_as(sp.type, name, sp.dims, sp.chunk, gz_, gz_ > 0, sp.fill, true);
   }
   std::vector<h5::VirtualSource> src;
@@ -206,8 +208,29 @@ Spec OutputLayout::per_traj(Scalar type, double fill, PieceKind kind,
   if (kind == PieceKind::window) {
     sp.time_axis = 1;
     sp.chunk[1] = chunk_k_;
+  } else {  // a slice's rows, written straight into the result file (RowWriter)
+    sp.chunk[0] = row_chunk(type, dims);
+    sp.in_place = in_place_ && h5::Dataset::product(dims) > 0;
   }
   return sp;
+}
+
+// Trajectories per chunk of a per-trajectory dataset that is not a field: as
+// many as fit kRowChunkBytes, doubling from chunk_t_ up to kSliceAlign while
+// they divide the slice (or fit the one slice). Few chunks per dataset: HDF5
+// 1.10 finds a chunk's place in the file by walking the dataset's chunks from
+// the first (H5Dget_chunk_info_by_coord), which the writer does for each
+// chunk it writes, and the last step for each chunk it leaves alone.
+hsize_t OutputLayout::row_chunk(Scalar type, const std::vector<hsize_t>& dims) const {
+  constexpr uint64_t kRowChunkBytes = uint64_t(1) << 20;
+  uint64_t row_bytes = type == Scalar::f64 || type == Scalar::i64 ? 8 : type == Scalar::u8 ? 1 : 4;
+  for (size_t a = 1; a < dims.size(); ++a) row_bytes *= std::max<hsize_t>(dims[a], 1);
+  const bool one_slice = plan_.n_slices() <= 1;
+  hsize_t rows = chunk_t_;
+  while (2 * rows * row_bytes <= kRowChunkBytes && 2 * rows <= H(kSliceAlign) &&
+         (one_slice ? 2 * rows <= H(size_) : H(plan_.slice) % (2 * rows) == 0))
+    rows *= 2;
+  return rows;
 }
 
 // /<formulation>: the fields of every save, status, steps, rejected steps,
@@ -646,6 +669,27 @@ std::string OutputLayout::piece_stamp_mismatch(const std::string& path, int64_t 
   return "";
 }
 
+namespace {
+
+// bytes_checksum of a block of d's values as the file stores them (what the
+// writer recorded in the block's piece)
+uint64_t stored_block_checksum(const h5::Dataset& d, Scalar type, const std::vector<hsize_t>& off,
+                               const std::vector<hsize_t>& cnt) {
+  auto sum = [&](auto zero) {
+    const auto v = d.read_block<decltype(zero)>(off, cnt);
+    return bytes_checksum(v.data(), v.size() * sizeof zero);
+  };
+  switch (type) {
+    case Scalar::f64: return sum(0.0);
+    case Scalar::i32: return sum(int32_t{0});
+    case Scalar::i64: return sum(int64_t{0});
+    default:
+      throw std::logic_error("stored_block_checksum: a per-trajectory dataset of another type");
+  }
+}
+
+}  // namespace
+
 // What is wrong with finished slice s's pieces (and, in_place given, its
 // blocks in the result file); empty when nothing is.
 std::string OutputLayout::slice_damage(const PieceDir& pieces, const h5::File* in_place,
@@ -665,21 +709,32 @@ std::string OutputLayout::slice_damage(const PieceDir& pieces, const h5::File* i
     if (!foreign.empty()) return "its piece '" + path + "' is foreign: " + foreign;
   }
   if (!in_place) return "";
-  for (int64_t w = 0; w < plan_.n_windows; ++w) {
-    const std::string path = pieces.path(PieceDir::window_name(s, w));
+  // each piece's blocks in the result file: init (w = -1), windows, slice
+  for (int64_t w = -1; w <= plan_.n_windows; ++w) {
+    const PieceKind kind = w < 0                  ? PieceKind::init
+                           : w == plan_.n_windows ? PieceKind::slice
+                                                  : PieceKind::window;
+    const std::string path = pieces.path(piece_name(kind, s, w));
     const h5::File piece = h5::File::open_ro(path);
+    const std::string which = kind == PieceKind::init    ? "initial states"
+                              : kind == PieceKind::slice ? "slice"
+                                                         : "window " + std::to_string(w);
     for (const Spec& sp : specs_) {
-      if (!sp.in_place || sp.kind != PieceKind::window) continue;
+      if (!sp.in_place || sp.kind != kind) continue;
       const std::string attr = block_checksum_attr(sp.path);
       if (!piece.root().has_attr(attr)) continue;  // a piece of an nholo before checksums
       std::vector<hsize_t> off, cnt;
       spec_block(sp, plan_, s, w, off, cnt);
-      const std::vector<double> v = in_place->root().open_dataset(sp.path).read_block<double>(off, cnt);
-      const uint64_t sum = block_checksum(v.data(), static_cast<int64_t>(v.size()));
+      const std::string block = "its block of '" + sp.path + "' (" + which + ") in '" +
+                                pieces.path(InPlaceFile::name()) + "'";
+      uint64_t sum = 0;
+      try {
+        sum = stored_block_checksum(in_place->root().open_dataset(sp.path), sp.type, off, cnt);
+      } catch (const std::exception& e) {
+        return block + " cannot be read (" + h5::innermost_reason(e.what()) + ")";
+      }
       if (static_cast<int64_t>(sum) != piece.root().attr_int64(attr))
-        return "its block of '" + sp.path + "' (window " + std::to_string(w) + ") in '" +
-               pieces.path(InPlaceFile::name()) + "' has changed since it was written " +
-               "(checksum mismatch)";
+        return block + " has changed since it was written (checksum mismatch)";
     }
   }
   return "";

@@ -57,8 +57,9 @@ struct Spec {
   int traj_axis = 0, time_axis = -1;
   bool per_block = false;
   bool master_only = false;  // block moments: in PATH.partial only (the statistics replace them)
-  // a field written straight into the result file (host/io/in_place_file.hpp):
-  // the window piece links to it
+  // written straight into the result file (host/io/in_place_file.hpp): a
+  // field by the window (InPlaceFile::write), any other per-trajectory
+  // dataset by the slice (RowWriter, checksummed chunks); the piece links to it
   bool in_place = false;
   // a field held in memory (host/io/field_memory.hpp): in every file a
   // dataset with no storage, in no piece
@@ -132,9 +133,10 @@ class OutputLayout {
   // The master PATH.partial (written as PATH.partial.tmp, then committed).
   void write_master(const Outcome* out, const RunSummary* rs);
 
-  // Whether the fields are written in place (output.compression = 0 and not
-  // a merge): the result file grows in the pieces' folder from the start
-  // (host/io/in_place_file.hpp); else it is assembled at the end.
+  // Whether the per-trajectory datasets are written in place
+  // (output.compression = 0, not a merge, not in memory): the result file
+  // grows in the pieces' folder from the start (host/io/in_place_file.hpp);
+  // else it is assembled at the end.
   bool in_place() const { return in_place_; }
   // The result file in the pieces' folder, with every field's chunks placed
   // (kept when it is there: a resumed run; its undo file applied first).
@@ -142,9 +144,10 @@ class OutputLayout {
   void create_in_place_file(const PieceDir& pieces);
   // Before a resumed run: every piece of every finished slice read whole
   // (h5::read_every_dataset: the pieces' Fletcher-32 checksums), their
-  // stamps checked (config hash, slice, window: pieces.hpp) and, fields
-  // in place, each window's blocks in the result file against the checksums
-  // its piece recorded (block_checksum). A slice with a piece missing,
+  // stamps checked (config hash, slice, window: pieces.hpp) and, in place,
+  // each piece's blocks in the result file against the checksums it
+  // recorded (bytes_checksum; read through HDF5, which checks the chunks'
+  // Fletcher-32 where they have it). A slice with a piece missing,
   // unreadable or not matching is no longer finished (its slice piece is
   // removed): it is integrated again. One line per such slice says which
   // piece or block and why (trajectory numbers from the run's range start).
@@ -163,6 +166,7 @@ class OutputLayout {
 
  private:
   h5::Dataset make(h5::Group& g, const std::string& name, Spec sp);
+  hsize_t row_chunk(h5::detail::Scalar type, const std::vector<hsize_t>& dims) const;
   Spec per_traj(h5::detail::Scalar type, double fill, PieceKind kind,
                 std::vector<hsize_t> dims) const;
   h5::Dataset trajectory_scale(h5::Group& g);

@@ -35,8 +35,10 @@ struct RunSummary {
   int64_t cpu_tail_trajectories = 0;
   int64_t slice_size = 0;
   int64_t steps = 0;  // accepted steps of every trajectory and formulation
-  // the per-save fields (q, qdot, ...): bytes handed to HDF5, and the seconds
-  // spent transposing them to the file layout and writing them (filters included)
+  // the per-save fields (q, qdot, ...): bytes handed to HDF5; the writer
+  // thread's seconds on every piece: each window's fields transposed to the
+  // file layout and written (filters included), each slice's initial states
+  // and results
   int64_t output_bytes = 0;
   double output_seconds = 0;
   // assembling PATH from the pieces at the end (copy, sync, rename, clean-up)

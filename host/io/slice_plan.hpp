@@ -39,6 +39,12 @@ constexpr int64_t kMergeBlock = int64_t(1) << 16;
 // write 62,500 pieces and look up as many chunks per field.
 constexpr int64_t kAutoWindows = 1024;
 
+// A slice of at least kSliceAlign trajectories is a multiple of it, so that
+// the result's per-trajectory datasets that are not fields can be chunked by
+// up to that many trajectories (OutputLayout: each slice then writes whole
+// chunks, and few of them).
+constexpr int64_t kSliceAlign = 64 * kStatBlock;
+
 // The slices and windows of a run: `size` trajectories (the run's range, a
 // shard's or the ensemble's) in slices of `slice`, `n_saves` saves in
 // windows of `window`.
@@ -115,6 +121,7 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   if (usable_memory > 0)
     slice = std::min<int64_t>(slice, static_cast<int64_t>(usable_memory / device));
   slice = std::max<int64_t>(kStatBlock, slice / kStatBlock * kStatBlock);
+  if (slice >= kSliceAlign) slice = slice / kSliceAlign * kSliceAlign;
   p.slice = std::min(slice, p.size);
   return p;
 }

@@ -80,6 +80,46 @@ class PieceWriters {
  private:
   const std::vector<hsize_t>& chunk(const std::string& path) const { return layout_.chunk(path); }
 
+  // A piece's datasets written into the result file (RowWriter, opened at
+  // the first) and their checksums, for the piece's links to them.
+  struct InPlaceRows {
+    std::unique_ptr<RowWriter> writer;
+    std::vector<std::pair<std::string, uint64_t>> written;
+  };
+
+  // Slice s's rows of the per-trajectory dataset `path` (shape dims, the
+  // slice's trajectories first): into the result file where the layout has
+  // it in place, else into the piece.
+  template <class T>
+  void put(Piece& p, InPlaceRows& rows, int64_t s, const std::string& path,
+           const std::vector<hsize_t>& dims, const T* data) {
+    const Spec& sp = layout_.spec(path);
+    if (!sp.in_place) {
+      p.write(path, dims, sp.chunk, gz_, data);
+      return;
+    }
+    std::vector<hsize_t> off, cnt;
+    layout_.block(sp, s, 0, off, cnt);
+    // the values' bytes are what the file stores: the same type
+    if (dims.empty() || cnt != dims || h5::detail::scalar_of<T>() != sp.type)
+      throw std::logic_error("the slice's block of '" + path + "' is not the layout's");
+    if (!rows.writer) rows.writer = std::make_unique<RowWriter>(in_place_);
+    rows.written.emplace_back(path, rows.writer->write(path, static_cast<int64_t>(off[0]),
+                                                       static_cast<int64_t>(dims[0]), data));
+  }
+
+  // What put wrote into the result file made durable, then linked from the
+  // piece with its checksums (checked when a run resumes)
+  void link_rows(Piece& p, InPlaceRows& rows) {
+    if (rows.written.empty()) return;
+    rows.writer->sync();
+    h5::Group r = p.root();
+    for (const auto& [path, sum] : rows.written) {
+      r.create_external_link(path, InPlaceFile::name(), "/" + path);
+      r.set_attr(block_checksum_attr(path), static_cast<int64_t>(sum));
+    }
+  }
+
   // whose piece it is (checked when a run resumes: piece_stamp_attrs)
   void stamp(Piece& p, int64_t s, int64_t w) {
     h5::Group r = p.root();
@@ -92,13 +132,15 @@ class PieceWriters {
                   const std::vector<double>& qd0, const std::vector<double>& l0,
                   const std::vector<double>& pv, const InitCounts& ic) {
     const int n = shape_.n, m = shape_.m;
+    const auto o0 = Clock::now();
     Piece p(pieces_, PieceDir::init_name(s));
     stamp(p, s, -1);
-    p.write("initial/q0", {H(count), H(n)}, chunk("initial/q0"), gz_, q0.data());
-    p.write("initial/qdot0", {H(count), H(n)}, chunk("initial/qdot0"), gz_, qd0.data());
-    p.write("initial/lambda0", {H(count), H(m)}, chunk("initial/lambda0"), gz_, l0.data());
-    if (nv_ > 0)
-      p.write("initial/params", {H(count), H(nv_)}, chunk("initial/params"), gz_, pv.data());
+    InPlaceRows rows;
+    put(p, rows, s, "initial/q0", {H(count), H(n)}, q0.data());
+    put(p, rows, s, "initial/qdot0", {H(count), H(n)}, qd0.data());
+    put(p, rows, s, "initial/lambda0", {H(count), H(m)}, l0.data());
+    if (nv_ > 0) put(p, rows, s, "initial/params", {H(count), H(nv_)}, pv.data());
+    link_rows(p, rows);
     {
       h5::Group r = p.root();
       r.set_attr("completed_from_constraints", ic.completed);
@@ -108,6 +150,7 @@ class PieceWriters {
       r.set_attr("params_rejected", ic.params_rejected);
     }
     p.commit();
+    sum_.output_seconds += seconds_since(o0);
   }
 
   void write_window(int slot, int64_t s, int64_t w, int64_t count, int64_t ns) {
@@ -183,26 +226,27 @@ class PieceWriters {
 
   void write_slice(int64_t s, int64_t begin, int64_t end, const SliceOutput& so) {
     const int64_t count = end - begin;
+    const auto o0 = Clock::now();
     Piece p(pieces_, PieceDir::slice_name(s));
     stamp(p, s, -1);
+    InPlaceRows rows;
     const std::vector<hsize_t> one = {H(count)};
     for (int f = 0; f < nf_; ++f) {
       SliceResults& R = (*so.results)[f];
       const std::string& form = cfg_.formulations[f];
-      p.write(form + "/status", one, chunk(form + "/status"), gz_, R.status.data());
-      p.write(form + "/steps", one, chunk(form + "/steps"), gz_, R.steps.data());
-      p.write(form + "/rejected", one, chunk(form + "/rejected"), gz_, R.rejected.data());
-      p.write(form + "/fail_time", one, chunk(form + "/fail_time"), gz_, R.fail_time.data());
+      put(p, rows, s, form + "/status", one, R.status.data());
+      put(p, rows, s, form + "/steps", one, R.steps.data());
+      put(p, rows, s, form + "/rejected", one, R.rejected.data());
+      put(p, rows, s, form + "/fail_time", one, R.fail_time.data());
       if (!R.path_residual.empty())  // the embedded formulation's residual
-        p.write(form + "/euler_poisson_residual", one, chunk(form + "/euler_poisson_residual"), gz_,
-                R.path_residual.data());
+        put(p, rows, s, form + "/euler_poisson_residual", one, R.path_residual.data());
       if (cfg_.lyapunov) {  // the tangent system's exponent (kernels/lyapunov.hpp)
         if (R.lyapunov.size() != static_cast<size_t>(count))
           throw std::logic_error("formulation " + form + ": the slice has no Lyapunov exponents");
-        p.write(form + "/lyapunov", one, chunk(form + "/lyapunov"), gz_, R.lyapunov.data());
+        put(p, rows, s, form + "/lyapunov", one, R.lyapunov.data());
       }
-      if (shape_.has_drift) write_drift(p, form, count, R, so.pred);
-      if (!cfg_.events.empty()) write_events(p, form, count, R);
+      if (shape_.has_drift) write_drift(p, rows, s, form, count, R, so.pred);
+      if (!cfg_.events.empty()) write_events(p, rows, s, form, count, R);
     }
     for (size_t q = 0; q < ens_.n_pairs(); ++q) {
       auto& md = (*so.pair_res)[2 * q];
@@ -212,12 +256,12 @@ class PieceWriters {
       const auto& sb = (*so.results)[ens_.pair(q).second].status;
       for (int64_t i = 0; i < count; ++i)
         if (sa[i] != 0 || sb[i] != 0) md[i] = fe[i] = NAN;
-      p.write(ens_.pair_path(q, "max_distance"), one, chunk(ens_.pair_path(q, "max_distance")), gz_,
-              md.data());
-      p.write(ens_.pair_path(q, "first_exceed_time"), one,
-              chunk(ens_.pair_path(q, "first_exceed_time")), gz_, fe.data());
+      put(p, rows, s, ens_.pair_path(q, "max_distance"), one, md.data());
+      put(p, rows, s, ens_.pair_path(q, "first_exceed_time"), one, fe.data());
     }
+    link_rows(p, rows);
     p.commit();  // the slice is finished: it is in the file
+    sum_.output_seconds += seconds_since(o0);
     std::ostringstream msg;
     msg << "trajectories [" << begin << ", " << end << ") finished";
     progress_.message(msg.str());
@@ -225,7 +269,8 @@ class PieceWriters {
 
   // the events of formulation form: counts, and the records (t, q, qd per
   // crossing, kernels/trajectory_events.hpp) split into time, q and qdot
-  void write_events(Piece& p, const std::string& form, int64_t count, const SliceResults& R) {
+  void write_events(Piece& p, InPlaceRows& rows, int64_t s, const std::string& form, int64_t count,
+                    const SliceResults& R) {
     const int n = shape_.n, len = 1 + 2 * n;
     if (R.event_count.size() != cfg_.events.size() * static_cast<size_t>(count))
       throw std::logic_error("the slice's event counts do not match its events");
@@ -233,7 +278,7 @@ class PieceWriters {
     for (size_t e = 0; e < cfg_.events.size(); ++e) {
       const std::string g = form + "/events/" + cfg_.events[e].name + "/";
       const int64_t mr = cfg_.events[e].max_records, k_end = count * mr;
-      p.write(g + "count", {H(count)}, chunk(g + "count"), gz_, R.event_count.data() + e * count);
+      put(p, rows, s, g + "count", {H(count)}, R.event_count.data() + e * count);
       std::vector<double> t(k_end), q(k_end * n), qd(k_end * n);
       const double* rec = R.event_records.data() + offset * count * len;
       for (int64_t k = 0; k < k_end; ++k) {
@@ -243,16 +288,16 @@ class PieceWriters {
           qd[k * n + c] = rec[k * len + 1 + n + c];
         }
       }
-      p.write(g + "time", {H(count), H(mr)}, chunk(g + "time"), gz_, t.data());
-      p.write(g + "q", {H(count), H(mr), H(n)}, chunk(g + "q"), gz_, q.data());
-      p.write(g + "qdot", {H(count), H(mr), H(n)}, chunk(g + "qdot"), gz_, qd.data());
+      put(p, rows, s, g + "time", {H(count), H(mr)}, t.data());
+      put(p, rows, s, g + "q", {H(count), H(mr), H(n)}, q.data());
+      put(p, rows, s, g + "qdot", {H(count), H(mr), H(n)}, qd.data());
       offset += mr;
     }
   }
 
   // the drift statistic of formulation form: slope, band, ratio to the prediction
-  void write_drift(Piece& p, const std::string& form, int64_t count, const SliceResults& R,
-                   const std::vector<double>& pred) {
+  void write_drift(Piece& p, InPlaceRows& rows, int64_t s, const std::string& form, int64_t count,
+                   const SliceResults& R, const std::vector<double>& pred) {
     std::vector<double> v(count), band(count), ratio(count);
     for (int64_t i = 0; i < count; ++i) {
       v[i] = line_fit_slope(R.line_fit.data(), count, i);
@@ -264,9 +309,9 @@ class PieceWriters {
     }
     const std::string sg = "statistics/" + form + "/";
     const std::vector<hsize_t> one = {H(count)};
-    p.write(sg + "drift_velocity", one, chunk(sg + "drift_velocity"), gz_, v.data());
-    p.write(sg + "band", one, chunk(sg + "band"), gz_, band.data());
-    p.write(sg + "drift_ratio", one, chunk(sg + "drift_ratio"), gz_, ratio.data());
+    put(p, rows, s, sg + "drift_velocity", one, v.data());
+    put(p, rows, s, sg + "band", one, band.data());
+    put(p, rows, s, sg + "drift_ratio", one, ratio.data());
   }
 
   const RunConfig& cfg_;

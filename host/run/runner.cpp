@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,31 @@ void check_field_memory(const RunConfig& cfg, const LayoutShape& shape, const Sl
   throw ConfigError("output.fields", what);
 }
 
+// The result file of a run written in place (io/in_place_file.hpp), created
+// with every chunk placed. HDF5 writes the fill of each checksummed chunk
+// then (about a byte per byte of the result's per-trajectory datasets), so a
+// new run creates it on a thread of its own while its device ensembles are
+// set up: that thread owns the HDF5 library until the future is waited for
+// (run_model's set-up makes no HDF5 call meanwhile). A resumed run, which
+// reads the file next, creates it when it waits (deferred). No future
+// (invalid) when nothing is written in place.
+std::future<void> create_result_file(OutputLayout& layout, const PieceDir& pieces, bool resume) {
+  if (!layout.in_place()) return {};
+  return std::async(resume ? std::launch::deferred : std::launch::async,
+                    [&layout, &pieces] { layout.create_in_place_file(pieces); });
+}
+
+// Waits for create_result_file's future (if any); a signal that stopped it
+// between two blocks of its trajectory indexes stops the set-up.
+void wait_for(std::future<void>& created, const std::string& set_up_stopped) {
+  if (!created.valid()) return;
+  try {
+    created.get();
+  } catch (const h5::Stopped&) {
+    throw Interrupted(set_up_stopped);
+  }
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -123,15 +149,19 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
     if (ro.memory)  // the per-save fields' arrays (host/io/field_memory.hpp)
       for (const detail::Spec& sp : layout.specs())
         if (sp.in_memory) ro.memory->allocate(sp.path, {sp.dims.begin(), sp.dims.end()});
-    // uncompressed fields go straight into the result file (io/in_place_file.hpp)
-    if (layout.in_place()) layout.create_in_place_file(pieces);
   } catch (const h5::Stopped&) {  // the command removes what a new run wrote
     throw Interrupted(set_up_stopped);
   }
-  if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
+  // uncompressed, the per-trajectory datasets go straight into the result
+  // file: a new run creates it while the device ensembles are set up
+  std::future<void> created = detail::create_result_file(layout, pieces, ro.resume);
   // a resumed run checks the pieces it keeps: a damaged one's slice runs again
-  const std::vector<std::string> damaged =
-      ro.resume ? layout.discard_damaged_slices(pieces) : std::vector<std::string>();
+  std::vector<std::string> damaged;
+  if (ro.resume) {
+    detail::wait_for(created, set_up_stopped);
+    damaged = layout.discard_damaged_slices(pieces);
+  }
+  if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
 
   // ---- 3. device ensembles (state allocated once, for the largest slice),
   // with the events' table they read
@@ -141,6 +171,7 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
                               [&](const std::string& f, const EnsembleLayout& layout_e) {
                                 return model.make_formulation(f, cfg, dev, layout_e);
                               });
+  detail::wait_for(created, set_up_stopped);
   if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
 
   // ---- 4. to 7.: per slice its initial states, per window integrate and

@@ -107,8 +107,8 @@ def test_xarray_named_dimensions(result):
 
 def test_every_chunk_carries_a_checksum_that_readers_check(result, tmp_path):
     # every chunked dataset carries HDF5's Fletcher-32 (the per-trajectory
-    # ones copied with the pieces' chunks as they were stored) but the fields
-    # written in place (output.compression = 0)
+    # ones written in place by their slices, each chunk with its checksum)
+    # but the fields of every save written in place (output.compression = 0)
     fields = {"q", "qdot", "multiplier", "constraint_residual", "energy"}
     with h5py.File(result, "r") as f:
         chunked = []
