@@ -367,7 +367,7 @@ double Sampler::value(const Spec& s, int64_t i) const {
 
 void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vector<double>& qd0,
                    std::vector<double>& lambda0, std::vector<double>* params,
-                   const std::atomic<bool>* stop) const {
+                   const std::atomic<bool>* stop, int threads) const {
   const int64_t count = end - begin;
   const int64_t nv = static_cast<int64_t>(varied_.size());
   q0.assign(count * n_, 0.0);
@@ -400,8 +400,15 @@ void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vec
       throw ConfigError("ensemble.file", file_ + " changed while the run read it (row " +
                                              std::to_string(last + 1) + " is missing)");
   }
+  std::atomic<bool> halted{false};
+  threads = static_cast<int>(std::clamp<int64_t>((end - begin) / 4096, 1, std::max(threads, 1)));
+#pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t i = begin; i < end; ++i) {
-    if (stopped(i)) return;
+    if (halted.load(std::memory_order_relaxed)) continue;
+    if (stopped(i)) {
+      halted.store(true, std::memory_order_relaxed);
+      continue;
+    }
     for (const Spec& s : specs_) {
       if (s.group == 3 && !params) continue;
       if (s.column >= 0) continue;  // from the file, above

@@ -79,10 +79,13 @@ class Sampler {
   // lambda0[(i - begin) * m + l] and, when params is given,
   // (*params)[(i - begin) * nv + v] for the nv = varied_params().size()
   // parameters that vary per trajectory. A set *stop (a signal) ends it
-  // early, between two rows (what it filled is then not to be used).
+  // early, between two rows (what it filled is then not to be used). The
+  // values drawn (each a function of its trajectory and column alone) are
+  // drawn on `threads` threads: the same for any number; a state file is
+  // read on one.
   void fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vector<double>& qd0,
             std::vector<double>& lambda0, std::vector<double>* params = nullptr,
-            const std::atomic<bool>* stop = nullptr) const;
+            const std::atomic<bool>* stop = nullptr, int threads = 1) const;
   std::vector<bool> q_given, qd_given;  // per coordinate
   // the model parameter (index into ModelInfo::params) of each column of the
   // varied parameters, in the model's order ([ensemble.params] entries and,

@@ -107,7 +107,7 @@ class InitialStates {
   // violates the constraints, as one thread would give.
   void fill(int64_t begin, int64_t count, SliceStates& st, InitCounts& ic) {
     sampler_.fill(first_ + begin, first_ + begin + count, st.q0, st.qd0, st.l0, &st.pv,
-                  &interrupt_flag());
+                  &interrupt_flag(), threads_);
     if (interrupt_flag().load()) return;
     st.rejected.assign(count, 0);
     kernel_params(count, st);
