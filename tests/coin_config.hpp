@@ -168,4 +168,14 @@ inline CoinConfig shard_coins(double t_end, double save_every, int64_t size) {
   return c;
 }
 
+// The [params] table of Appell's particle falling under gravity with drag
+// (the "appell" model), for the tests that run it beside the coin.
+inline constexpr const char* kAppellParams = R"([params]
+alpha = 0.0
+drag = 0.2
+force_x = 0.0
+force_y = 0.0
+force_z = -9.81
+)";
+
 }  // namespace nholo_test

@@ -303,15 +303,9 @@ TEST(InitialStates, CompletedTheSameOnAnyNumberOfThreads) {
       rows << "0 0 10 " << 0.6 * s << " " << 0.8 * s << " " << s << "\n";
   }
   write_file(dir / "states.txt", rows.str());
-  write_file(dir / "c.toml", R"(model = "appell"
+  write_file(dir / "c.toml", std::string(R"(model = "appell"
 formulations = ["udwadia_kalaba"]
-[params]
-alpha = 0.0
-drag = 0.2
-force_x = 0.0
-force_y = 0.0
-force_z = -9.81
-[time]
+)") + nholo_test::kAppellParams + R"([time]
 t_end = 0.02
 save_every = 0.01
 [ensemble]

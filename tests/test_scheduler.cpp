@@ -16,6 +16,7 @@
 
 #include "host/io/h5.hpp"
 #include "kernels/status.hpp"
+#include "tests/coin_config.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
@@ -29,15 +30,10 @@ using nholo_test::write_file;
 // Appell's particle: the trajectories that pass near rest need many more
 // steps than the others, and max_steps = 20 per output interval stops a few
 // of them inside a window.
-const char* kAppell = R"(model = "appell"
+const std::string kAppell = std::string(R"(model = "appell"
 formulations = ["udwadia_kalaba", "lagrange_multiplier"]
-[params]
-alpha = 0.0
-drag = 0.2
-force_x = 0.0
-force_y = 0.0
-force_z = -9.81
-[time]
+)") + nholo_test::kAppellParams +
+                            R"([time]
 t_end = 1.2
 save_every = 0.05
 [integrator]
@@ -111,7 +107,7 @@ std::vector<int32_t> status(const fs::path& file, const std::string& form) {
 
 // Runs cfg (output prefix p) with steps_per_launch 0 (one launch per window),
 // 1, 7 and the default; every file equals the first bit for bit.
-void expect_independent_of_steps_per_launch(const fs::path& dir, const char* cfg,
+void expect_independent_of_steps_per_launch(const fs::path& dir, const std::string& cfg,
                                             const std::string& p) {
   write_file(dir / "c.toml", cfg);
   ASSERT_EQ(run("run -q c.toml --set backend.steps_per_launch=0 --set output.path=" + p + "0.h5",

@@ -125,6 +125,11 @@ class Handle {
 // The element types datasets and blocks may hold.
 enum class Scalar { f64, f32, i32, i64, u8 };
 
+// Bytes of one element of type s.
+constexpr std::size_t scalar_bytes(Scalar s) {
+  return s == Scalar::f64 || s == Scalar::i64 ? 8 : s == Scalar::u8 ? 1 : 4;
+}
+
 template <class T>
 constexpr Scalar scalar_of() {
   using U = std::remove_cv_t<T>;
@@ -327,6 +332,11 @@ class Dataset : public Object {
     read_block_raw(detail::scalar_of<T>(), offset, count, out.data());
     return out;
   }
+  // The block [offset, offset + count) as the bytes of its values in the
+  // native form of the stored type (on a little-endian machine: the bytes
+  // the file stores), read through the filters, which check the checksums.
+  std::vector<unsigned char> read_block_native(const std::vector<hsize_t>& offset,
+                                               const std::vector<hsize_t>& count) const;
   // A 1-D string dataset (variable- or fixed-length) as std::strings.
   std::vector<std::string> read_strings() const;
 

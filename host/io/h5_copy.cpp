@@ -200,15 +200,7 @@ void read_chunk_values(const Dataset& src, const std::vector<hsize_t>& at,
   const std::vector<hsize_t> dims = src.dims();
   std::vector<hsize_t> cnt(dims.size());
   for (std::size_t a = 0; a < dims.size(); ++a) cnt[a] = std::min(chunk[a], dims[a] - at[a]);
-  Handle ftype(check_id(H5Dget_type(src.id()), "cannot read the type of", src.id(), ""), H5Tclose);
-  Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND), "cannot read the type of",
-                        src.id(), ""),
-               H5Tclose);
-  values.resize(static_cast<std::size_t>(Dataset::product(cnt)) * H5Tget_size(mtype.get()));
-  Handle sspace = select_block(src.id(), at, cnt);
-  Handle mspace = simple_space(cnt, src.id(), "");
-  check(H5Dread(src.id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT, values.data()),
-        "cannot read a block " + shape_text(at) + "+" + shape_text(cnt) + " of", src.id(), "");
+  values = src.read_block_native(at, cnt);
 }
 
 // src's chunks, as stored, into dst (stored_chunks_fit): no decoding, no
@@ -252,6 +244,22 @@ void copy_stored_chunks(const Dataset& src, const Storage& storage, Dataset& dst
 }
 
 }  // namespace
+
+std::vector<unsigned char> Dataset::read_block_native(const std::vector<hsize_t>& offset,
+                                                      const std::vector<hsize_t>& count) const {
+  quiet();
+  Handle ftype(check_id(H5Dget_type(id()), "cannot read the type of", id(), ""), H5Tclose);
+  Handle mtype(check_id(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND), "cannot read the type of",
+                        id(), ""),
+               H5Tclose);
+  std::vector<unsigned char> values(static_cast<std::size_t>(product(count)) *
+                                    H5Tget_size(mtype.get()));
+  Handle sspace = select_block(id(), offset, count);
+  Handle mspace = simple_space(count, id(), "");
+  check(H5Dread(id(), mtype.get(), mspace.get(), sspace.get(), H5P_DEFAULT, values.data()),
+        "cannot read a block " + shape_text(offset) + "+" + shape_text(count) + " of", id(), "");
+  return values;
+}
 
 bool copy_into(const Dataset& src, Dataset& dst, const std::vector<hsize_t>& offset,
                std::size_t max_bytes, const std::atomic<bool>* stop) {

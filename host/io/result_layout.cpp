@@ -223,7 +223,7 @@ Spec OutputLayout::per_traj(Scalar type, double fill, PieceKind kind,
 // chunk it writes, and the last step for each chunk it leaves alone.
 hsize_t OutputLayout::row_chunk(Scalar type, const std::vector<hsize_t>& dims) const {
   constexpr uint64_t kRowChunkBytes = uint64_t(1) << 20;
-  uint64_t row_bytes = type == Scalar::f64 || type == Scalar::i64 ? 8 : type == Scalar::u8 ? 1 : 4;
+  uint64_t row_bytes = h5::detail::scalar_bytes(type);
   for (size_t a = 1; a < dims.size(); ++a) row_bytes *= std::max<hsize_t>(dims[a], 1);
   const bool one_slice = plan_.n_slices() <= 1;
   hsize_t rows = chunk_t_;
@@ -669,27 +669,6 @@ std::string OutputLayout::piece_stamp_mismatch(const std::string& path, int64_t 
   return "";
 }
 
-namespace {
-
-// bytes_checksum of a block of d's values as the file stores them (what the
-// writer recorded in the block's piece)
-uint64_t stored_block_checksum(const h5::Dataset& d, Scalar type, const std::vector<hsize_t>& off,
-                               const std::vector<hsize_t>& cnt) {
-  auto sum = [&](auto zero) {
-    const auto v = d.read_block<decltype(zero)>(off, cnt);
-    return bytes_checksum(v.data(), v.size() * sizeof zero);
-  };
-  switch (type) {
-    case Scalar::f64: return sum(0.0);
-    case Scalar::i32: return sum(int32_t{0});
-    case Scalar::i64: return sum(int64_t{0});
-    default:
-      throw std::logic_error("stored_block_checksum: a per-trajectory dataset of another type");
-  }
-}
-
-}  // namespace
-
 // What is wrong with finished slice s's pieces (and, in_place given, its
 // blocks in the result file); empty when nothing is.
 std::string OutputLayout::slice_damage(const PieceDir& pieces, const h5::File* in_place,
@@ -729,7 +708,9 @@ std::string OutputLayout::slice_damage(const PieceDir& pieces, const h5::File* i
                                 pieces.path(InPlaceFile::name()) + "'";
       uint64_t sum = 0;
       try {
-        sum = stored_block_checksum(in_place->root().open_dataset(sp.path), sp.type, off, cnt);
+        const std::vector<unsigned char> v =
+            in_place->root().open_dataset(sp.path).read_block_native(off, cnt);
+        sum = bytes_checksum(v.data(), v.size());
       } catch (const std::exception& e) {
         return block + " cannot be read (" + h5::innermost_reason(e.what()) + ")";
       }
