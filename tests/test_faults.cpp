@@ -8,6 +8,7 @@
 // result intact and the finished slices resumable.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -747,6 +749,23 @@ TEST(Faults, SigtermInARunOfAMillionSavesStopsWithinASecond) {
     EXPECT_TRUE(sg.has_attr("statistics_omitted"));
     EXPECT_FALSE(sg.exists("mean"));
     EXPECT_EQ(sg.attr_int64("status_not_run"), 1);
+    // the stopped master maps the windows written, not all 1024: its q reads
+    // their saves and, past them, the fill
+    int64_t windows = 0;
+    for (const auto& e : fs::directory_iterator(dir / "out.h5.partial.d"))
+      windows += e.path().filename().string().rfind("window_0_", 0) == 0;
+    const nholo::h5::Dataset q = f.root().open_dataset("udwadia_kalaba/q");
+    const nholo::h5::detail::Handle dcpl(H5Dget_create_plist(q.id()), H5Pclose);
+    size_t sources = 0;
+    ASSERT_GE(H5Pget_virtual_count(dcpl.get(), &sources), 0);
+    EXPECT_EQ(static_cast<int64_t>(sources), windows);
+    EXPECT_GE(windows, 4);
+    EXPECT_LT(windows, 1024);
+    const hsize_t per_window = (1000001 + 1023) / 1024;  // 10^6 + 1 saves in 1024 windows
+    const hsize_t written = static_cast<hsize_t>(windows) * per_window;
+    const std::vector<double> x = q.read_block<double>({0, written - 2, 0}, {1, 4, 1});
+    EXPECT_TRUE(std::isfinite(x[0]) && std::isfinite(x[1])) << x[0] << " " << x[1];
+    EXPECT_TRUE(std::isnan(x[2]) && std::isnan(x[3])) << x[2] << " " << x[3];
   }
   const Result st = nholo_test::run_nholo("stats out.h5.partial", dir);
   EXPECT_EQ(st.code, 0) << st.output;

@@ -598,6 +598,30 @@ TEST_F(H5Test, FilesWrittenAlikeAreTheSameBytesWhenever) {
   EXPECT_EQ(differ, 0u) << "of " << a.size() << " bytes";
 }
 
+// A virtual dataset without a source (a stopped run's master where no piece
+// of it was written) is still virtual: every value the fill, and readers do
+// not take it for a dataset whose storage was never written.
+TEST_F(H5Test, VirtualDatasetWithoutSourcesReadsAsItsFill) {
+  {
+    File f = File::create(path("v.h5"));
+    Group r = f.root();
+    r.create_virtual(detail::Scalar::f64, "q", {4, 3}, NAN, {});
+    r.create_virtual(detail::Scalar::i32, "status", {4}, 7, {});
+    f.close();
+  }
+  const File f = File::open_ro(path("v.h5"));
+  const Dataset q = f.root().open_dataset("q"), st = f.root().open_dataset("status");
+  EXPECT_FALSE(q.stores_nothing());
+  EXPECT_FALSE(st.stores_nothing());
+  const detail::Handle dcpl(H5Dget_create_plist(q.id()), H5Pclose);
+  EXPECT_EQ(H5Pget_layout(dcpl.get()), H5D_VIRTUAL);
+  size_t sources = 99;
+  ASSERT_GE(H5Pget_virtual_count(dcpl.get(), &sources), 0);
+  EXPECT_EQ(sources, 0u);
+  for (double v : q.read_block<double>({0, 0}, {4, 3})) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(st.read_block<int32_t>({0}, {4}), (std::vector<int32_t>{7, 7, 7, 7}));
+}
+
 TEST_F(H5Test, DefaultChunkTilesTheWriteBlocks) {
   EXPECT_EQ(default_chunk({10, 7, 4}, 8), (std::vector<hsize_t>{10, 7, 4}));  // fits whole
   EXPECT_EQ(default_chunk({0, 3}, 8), (std::vector<hsize_t>{1, 3}));

@@ -548,6 +548,9 @@ Dataset Group::create_virtual(Scalar type, const std::string& name,
   Handle vspace = simple_space(dims, id(), name);
   Handle dcpl = make_plist(H5P_DATASET_CREATE, id());
   set_fill_value(dcpl.get(), type, fill, id(), name);
+  // virtual even without a source (every value the fill): H5Pset_virtual
+  // would set it, but only when it is called
+  check(H5Pset_layout(dcpl.get(), H5D_VIRTUAL), "cannot make a virtual layout for", id(), name);
   for (const VirtualSource& s : sources) {
     bool ok = s.offset.size() == dims.size() && s.count.size() == dims.size();
     for (std::size_t i = 0; ok && i < dims.size(); ++i)

@@ -55,6 +55,15 @@ bool PieceDir::has(const std::string& name) const {
   return fs::is_regular_file(path(name), ec);
 }
 
+std::set<std::string> PieceDir::committed() const {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (e.path().extension() != temporary_extension() && e.is_regular_file(ec))
+      names.insert(e.path().filename().string());
+  return names;
+}
+
 void PieceDir::create() const {
   std::error_code ec;
   fs::create_directory(dir_, ec);

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ class PieceDir {
   static std::string index_name() { return "index.h5"; }
 
   bool has(const std::string& name) const;  // committed
+  // The names of every committed piece (a listing of the folder, *.tmp left out).
+  std::set<std::string> committed() const;
   void create() const;                      // the folder (fine if it exists)
   void remove_all() const;                  // the folder and everything in it
   void remove_temporaries() const;          // *.tmp left by a killed run

@@ -132,9 +132,11 @@ h5::Dataset OutputLayout::make(h5::Group& g, const std::string& name, Spec sp) {
   }
   for (int64_t s = 0; s < plan_.n_slices(); ++s)
     for (int64_t w = 0; w < (sp.time_axis >= 0 ? plan_.n_windows : 1); ++w) {
+      const std::string piece = piece_name(sp.kind, s, w);
+      if (committed_ && !committed_->count(piece)) continue;  // reads as the fill anyway
       h5::VirtualSource v;
       spec_block(sp, plan_, s, w, v.offset, v.count);
-      v.file = pieces_.relative(piece_name(sp.kind, s, w));
+      v.file = pieces_.relative(piece);
       v.dataset = sp.path;
       if (sp.in_place) {  // the piece links to the whole dataset in the result file
         v.source_dims = sp.dims;
@@ -509,14 +511,21 @@ void OutputLayout::write_master(const Outcome* out, const RunSummary* rs) {
   const std::string tmp = temporary_path(partial);
   std::error_code ec;
   std::filesystem::remove(tmp, ec);
-  {
+  // the master at the start maps every piece, so that it shows each as it is
+  // committed; a stopped run's, only those there are (no more come)
+  if (out) committed_ = pieces_.committed();
+  try {
     h5::File mf = h5::File::create(tmp);
     {
       h5::Group root = mf.root();
       write(root, true, out, rs);
     }  // every object closed before the file (a failed close leaves none open)
     mf.close();
+  } catch (...) {
+    committed_.reset();
+    throw;
   }
+  committed_.reset();
   commit_file(tmp, partial);
 }
 
