@@ -8,12 +8,15 @@
 // launches).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "host/backends/launch_pacer.hpp"
 #include "host/io/h5.hpp"
 #include "kernels/status.hpp"
 #include "tests/coin_config.hpp"
@@ -146,6 +149,68 @@ TEST(Scheduler, AdaptiveStepsAndMaxStepsBitwiseIndependentOfStepsPerLaunch) {
 TEST(Scheduler, FixedStepsAndExtendedStatesBitwiseIndependentOfStepsPerLaunch) {
   const fs::path dir = nholo_test::temp_dir("nholo_scheduler", "skate");
   expect_independent_of_steps_per_launch(dir, kSkate, "s");
+}
+
+// The GPU's launches are paced (host/backends/launch_pacer.hpp): each gets
+// about a quarter second of work from the times of those before it, never
+// fewer than one step or more than steps_per_launch per trajectory. The
+// launch times here come from a device model: `rate` trajectory-steps a
+// second, each active trajectory making at most what it still needs.
+TEST(Scheduler, LaunchPacerGivesALaunchAQuarterSecondOfWork) {
+  using nholo::LaunchPacer;
+  const double target = LaunchPacer::kTargetSeconds;
+  {
+    LaunchPacer p(1000);
+    EXPECT_EQ(p.steps(10000000), 6);          // untimed: 2^26 trajectory-steps
+    EXPECT_EQ(p.steps(1000), 1000);           // at most steps_per_launch
+    EXPECT_EQ(p.steps(int64_t{1} << 40), 1);  // at least one step
+    EXPECT_EQ(p.steps(0), 1000);
+    // times in powers of two, so that the expected counts are exact
+    const int64_t n = int64_t{1} << 22;
+    p.record(n, 8, std::ldexp(1.0, -5));  // 2^-30 s a trajectory-step
+    EXPECT_EQ(p.step_seconds(), std::ldexp(1.0, -30));
+    EXPECT_EQ(p.steps(n), 64);  // 2^28 trajectory-steps: a quarter second
+    EXPECT_EQ(p.steps(n / 64), 1000);
+    p.record(100, 1000, 0.001);  // too short to say anything: kept
+    p.record(100, 1000, NAN);
+    EXPECT_EQ(p.step_seconds(), std::ldexp(1.0, -30));
+    p.record(n, 64, 0.5);  // slower: at once
+    EXPECT_EQ(p.step_seconds(), std::ldexp(1.0, -29));
+    EXPECT_EQ(p.steps(n), 32);
+    p.record(n, 32, std::ldexp(1.0, -6));  // 16x faster: by half at most
+    EXPECT_EQ(p.step_seconds(), std::ldexp(1.0, -30));
+    EXPECT_EQ(LaunchPacer(0).steps(10), 1);  // a budget below one step is one step
+  }
+  // windows of 10^7 coins needing 54 steps each at 1e9 trajectory-steps a
+  // second (an H200's coin kernel), then at 1e8 (a costlier model): every
+  // launch after the first of the run takes at most twice the target, the
+  // ones in the bulk of a window about the target, and every window ends
+  for (const double rate : {1e9, 1e8}) {
+    LaunchPacer p(1000);
+    const int64_t n = 10000000, need = 54;
+    double longest = 0, first = -1;
+    for (int window = 0; window < 4; ++window) {
+      int64_t done = 0, launches = 0;
+      while (done < need) {
+        const int64_t L = p.steps(n);
+        ASSERT_GE(L, 1);
+        ASSERT_LE(L, 1000);
+        const int64_t made = std::min(L, need - done);
+        const double seconds = static_cast<double>(n) * static_cast<double>(made) / rate;
+        if (first < 0)
+          first = seconds;
+        else
+          longest = std::max(longest, seconds);
+        p.record(n, L, seconds);
+        done += made;
+        ASSERT_LT(++launches, 1000) << "a window that does not end";
+      }
+    }
+    EXPECT_DOUBLE_EQ(first, 6e7 / rate);  // floor(2^26 / 10^7) = 6 steps each
+    EXPECT_LE(longest, 2 * target + 1e-9) << rate;
+    EXPECT_GE(longest, 0.5 * target) << rate;
+    EXPECT_NEAR(p.step_seconds(), 1 / rate, 0.5 / rate) << rate;
+  }
 }
 
 TEST(Scheduler, StepsPerLaunchOutsideItsRangeIsRefused) {

@@ -225,6 +225,7 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
     active_[1] = DeviceArray(dev_, cap);
     counts_ = DeviceArray(dev_, 2);
     counts_host_ = PinnedArray(2);
+    pacer_ = LaunchPacer(L_.steps_per_launch);
     // the lean kernels need the scheduler's lists (a run with events or
     // without a step budget takes the general kernel)
     lean_ = lean && !L_.events;
@@ -368,6 +369,8 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
 
 // The window's integration: launches over the trajectories still active, each
 // advancing them by at most L_.steps_per_launch steps (kernels/ensemble.hpp),
+// fewer where that many would make the launch long (launch_pacer.hpp: about
+// 0.25 s a launch, from the times of the launches before it),
 // those that finished dropping out of the next launch (the kernel appends the
 // others to the other list), so that a slow trajectory holds no warp of
 // finished ones and the host can stop between launches. Without a budget, one
@@ -409,8 +412,10 @@ bool CudaEnsembleCore::launches(const EnsembleArrays<double>& arr, WindowLaunch 
   for (int list = 0; a.n_active > 0; list = 1 - list) {
     if (budget > 0) {
       a.unfinished = reinterpret_cast<int64_t*>(active_[1 - list].get());
+      a.launch_steps = pacer_.steps(a.n_active);  // at most budget
       check(cudaMemsetAsync(counts, 0, sizeof *counts, cs), "cudaMemsetAsync");
     }
+    const auto launched = std::chrono::steady_clock::now();
     const unsigned grid =
         static_cast<unsigned>((a.n_active + kIntegrateBlock - 1) / kIntegrateBlock);
     launch_integrate(arr, count_, dev_.save_times() + k0, ns, a, grid, cs,
@@ -425,6 +430,9 @@ bool CudaEnsembleCore::launches(const EnsembleArrays<double>& arr, WindowLaunch 
     check(cudaMemcpyAsync(host_counts, counts, 2 * sizeof *host_counts, cudaMemcpyDeviceToHost, cs),
           "cudaMemcpyAsync(unfinished count)");
     check(cudaStreamSynchronize(cs), "the integration launch");
+    pacer_.record(
+        a.n_active, a.launch_steps,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count());
     a.n_active = static_cast<int64_t>(host_counts[0]);
     a.active = reinterpret_cast<const int64_t*>(active_[1 - list].get());
     if (a.n_active > 0 && L_.stop && L_.stop->load()) {

@@ -33,6 +33,7 @@
 
 #include "host/backends/cuda_ensemble.hpp"
 #include "host/backends/formulation_system.hpp"
+#include "host/backends/launch_pacer.hpp"
 #include "host/backends/window_tail.hpp"
 #include "host/config/tables.hpp"
 #include "kernels/ensemble.hpp"
@@ -254,6 +255,8 @@ class CudaEnsembleCore : public DeviceEnsemble {
   // the general kernel)
   DeviceArray save_k_, interval_start_, active_[2], general_, counts_;
   PinnedArray counts_host_;
+  // each launch's steps per trajectory, from the times of those before it
+  LaunchPacer pacer_;
   bool lean_ = false;  // the system has lean kernels and they are enabled
   CpuWindowMaker host_window_;
   double window_tail_seconds_ = 0;  // the CPU tail's seconds in the current window
