@@ -795,6 +795,55 @@ std::string stored_chunk(const std::string& file, const std::string& dataset,
 
 }  // namespace
 
+// chunk_places reads the whole chunk index in one walk (h5_chunk_index.cpp)
+// for the datasets nholo allocates in place, several levels of B-tree deep,
+// with a continuation block in the object header, in 2 and 3 dimensions,
+// with partial edge chunks and checksums: every place equal to HDF5's own
+// answer for that chunk, chunk by chunk. A dataset whose chunks are not
+// all allocated is refused, as chunk_place refuses one.
+TEST_F(H5Test, ChunkPlacesWalkTheIndexAndAgreeWithHdf5ChunkByChunk) {
+  using detail::Scalar;
+  {
+    File f = File::create(path("c.h5"));
+    Group r = f.root();
+    // (3000 x 101 x 4) in (64, 16, 4): 47 x 7 = 329 chunks (a B-tree of 2 levels)
+    Dataset q = r.create_allocated(Scalar::f64, "u/q", {3000, 101, 4}, {64, 16, 4}, NAN, false);
+    for (int a = 0; a < 12; ++a) q.set_attr("note " + std::to_string(a), std::string(200, 'x'));
+    r.create_allocated(Scalar::f64, "u/energy", {70000, 9}, {1024, 4}, NAN, false);
+    r.create_allocated(Scalar::i32, "u/status", {150000}, {65536}, 0, true);
+    r.create_allocated(Scalar::f64, "one", {5, 3}, {8, 3}, NAN, false);
+    r.create_dataset<double>("sparse", {4096, 2}, {1024, 2})
+        .write_block({0, 0}, {1024, 2}, std::vector<double>(2048, 1.0));
+    f.close();
+  }
+  const File f = File::open_ro(path("c.h5"));
+  for (const char* name : {"u/q", "u/energy", "u/status", "one"}) {
+    SCOPED_TRACE(name);
+    const Dataset d = f.root().open_dataset(name);
+    bool walked = false;
+    const std::vector<ChunkPlace> places = d.chunk_places(&walked);
+    EXPECT_TRUE(walked);
+    const std::vector<hsize_t> dims = d.dims(), chunk = d.chunk_dims();
+    std::vector<hsize_t> at(dims.size(), 0);
+    std::size_t g = 0;
+    for (bool more = true; more; ++g) {
+      ASSERT_LT(g, places.size());
+      const ChunkPlace h = d.chunk_place(at);
+      EXPECT_EQ(places[g].address, h.address) << g;
+      EXPECT_EQ(places[g].bytes, h.bytes) << g;
+      more = false;
+      for (std::size_t a = dims.size(); a-- > 0 && !more;) {
+        at[a] += chunk[a];
+        more = at[a] < dims[a];
+        if (!more) at[a] = 0;
+      }
+    }
+    EXPECT_EQ(g, places.size());
+  }
+  EXPECT_EQ(f.root().open_dataset("u/q").chunk_places().size(), 47u * 7);
+  EXPECT_NE(error_of([&] { f.root().open_dataset("sparse").chunk_places(); }), "<no exception>");
+}
+
 // copy_into copies src's chunks as they are stored (no decoding, no filter
 // run again) exactly where they are dst's chunks, and copies values
 // otherwise; the values arrive either way.

@@ -352,6 +352,12 @@ class Dataset : public Object {
   // The place in the file of the chunk that starts at offset (a multiple of
   // chunk_dims()); throws if it has none (not allocated).
   ChunkPlace chunk_place(const std::vector<hsize_t>& offset) const;
+  // Every chunk's place, in the order of the chunk grid (row-major): one
+  // walk of the dataset's chunk index where it is the version-1 B-tree of
+  // the files nholo writes (h5_chunk_index.cpp; *walked set true), else
+  // chunk_place for each (HDF5 1.10 walks its index from the first chunk at
+  // each: the square of their number). Throws if a chunk is not allocated.
+  std::vector<ChunkPlace> chunk_places(bool* walked = nullptr) const;
   // Whether it has elements but not one byte of them is stored (it reads as
   // its fill value throughout); false for a virtual dataset.
   bool stores_nothing() const;

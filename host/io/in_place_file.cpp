@@ -103,29 +103,10 @@ class Fd {
   std::string path_;
 };
 
-// The chunks of the field dataset d: their place in the file, in the order
-// of the chunk grid (row-major).
-std::vector<h5::ChunkPlace> chunk_places(const h5::Dataset& d) {
-  const std::vector<hsize_t> dims = d.dims(), chunk = d.chunk_dims();
-  std::vector<h5::ChunkPlace> out;
-  if (chunk.size() != dims.size() || h5::Dataset::product(dims) == 0) return out;
-  std::vector<hsize_t> at(dims.size(), 0);
-  for (;;) {
-    out.push_back(d.chunk_place(at));
-    size_t a = dims.size();
-    while (a > 0) {
-      --a;
-      at[a] += chunk[a];
-      if (at[a] < dims[a]) break;
-      at[a] = 0;
-      if (a == 0) return out;
-    }
-  }
-}
-
-// One block into its chunks (InPlaceFile::write).
-void write_block(const Fd& fd, const h5::Dataset& d, const FieldBlock& b,
-                 std::vector<double>& buffer) {
+// One block into its chunks (InPlaceFile::write), whose places in the file
+// are `places` (Dataset::chunk_places: in the order of the chunk grid).
+void write_block(const Fd& fd, const h5::Dataset& d, const std::vector<h5::ChunkPlace>& places,
+                 const FieldBlock& b, std::vector<double>& buffer) {
   const std::vector<hsize_t> dims = d.dims(), chunk = d.chunk_dims();
   const size_t rank = dims.size();
   const int64_t nc = rank == 3 ? static_cast<int64_t>(dims[2]) : 1;
@@ -141,12 +122,15 @@ void write_block(const Fd& fd, const h5::Dataset& d, const FieldBlock& b,
                              "' does not lie on the chunks of the result file");
   const int64_t ct = static_cast<int64_t>(chunk[0]), ck = static_cast<int64_t>(chunk[1]);
   const int64_t row_values = b.saves * nc, chunk_row_values = ck * nc;
+  const int64_t grid_saves = (static_cast<int64_t>(dims[1]) + ck - 1) / ck;
   for (int64_t r0 = b.row; r0 < b.row + b.count; r0 += ct) {
     const int64_t rows = std::min(ct, b.row + b.count - r0);
-    std::vector<hsize_t> at(rank, 0);
-    at[0] = static_cast<hsize_t>(r0);
-    at[1] = static_cast<hsize_t>(b.save);
-    const h5::ChunkPlace place = d.chunk_place(at);
+    // the chunk (r0 / ct, b.save / ck[, 0]) of the grid
+    const std::size_t g = static_cast<std::size_t>(r0 / ct * grid_saves + b.save / ck);
+    if (g >= places.size())
+      throw std::logic_error("write_block: the chunk places of '" + b.path +
+                             "' are not its grid's");
+    const h5::ChunkPlace place = places[g];
     const uint64_t bytes = static_cast<uint64_t>(rows * chunk_row_values) * sizeof(double);
     if (bytes > place.bytes)
       throw std::runtime_error("a chunk of '" + b.path + "' in the result file is smaller (" +
@@ -208,7 +192,12 @@ void InPlaceFile::write(const std::vector<FieldBlock>& blocks) const {
   {
     const h5::File f = h5::File::open_ro(path_);
     const h5::Group root = f.root();
-    for (const FieldBlock& b : blocks) write_block(fd, root.open_dataset(b.path), b, buffer);
+    for (const FieldBlock& b : blocks) {
+      const h5::Dataset d = root.open_dataset(b.path);
+      auto known = places_.find(b.path);  // found once per dataset and run
+      if (known == places_.end()) known = places_.emplace(b.path, d.chunk_places()).first;
+      write_block(fd, d, known->second, b, buffer);
+    }
   }
   fd.sync_data();
 }
@@ -219,7 +208,7 @@ void InPlaceFile::save_undo(const std::vector<std::string>& datasets) const {
     const h5::File f = h5::File::open_ro(path_);
     const h5::Group root = f.root();
     for (const std::string& p : datasets)
-      for (const h5::ChunkPlace& c : chunk_places(root.open_dataset(p)))
+      for (const h5::ChunkPlace& c : root.open_dataset(p).chunk_places())
         taken.emplace_back(c.address, c.address + c.bytes);
   }
   std::sort(taken.begin(), taken.end());

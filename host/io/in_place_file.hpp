@@ -39,10 +39,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "host/io/h5.hpp"
 #include "host/io/pieces.hpp"
 
 namespace nholo {
@@ -101,6 +103,10 @@ class InPlaceFile {
 
  private:
   std::string path_;
+  // each field's chunk places (h5::Dataset::chunk_places), found at its first
+  // write: the file's layout does not change while the run integrates (the
+  // writer thread's)
+  mutable std::map<std::string, std::vector<h5::ChunkPlace>> places_;
 };
 
 // Writes a slice's rows of the result file's per-trajectory datasets that are
