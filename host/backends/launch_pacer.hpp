@@ -61,7 +61,6 @@ class LaunchPacer {
 
   // the estimate of one trajectory-step's seconds (0: none yet)
   double step_seconds() const { return step_seconds_; }
-  int64_t max_steps() const { return max_steps_; }
 
  private:
   int64_t max_steps_ = 1;

@@ -28,9 +28,7 @@
 // chunks between them before it is used.
 #include <fcntl.h>
 #include <hdf5.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -38,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "host/io/fd.hpp"
 #include "host/io/h5.hpp"
 #include "host/io/h5_internal.hpp"
 
@@ -49,32 +48,13 @@ namespace {
 
 #if !H5_VERSION_GE(1, 12, 0)  // the walk needs an object's address (1.12: tokens)
 
-// A file opened for reading by name, closed on scope exit.
-class ReadFd {
- public:
-  explicit ReadFd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
-  ~ReadFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ReadFd(const ReadFd&) = delete;
-  ReadFd& operator=(const ReadFd&) = delete;
-  bool ok() const { return fd_ >= 0; }
-  // n bytes at `at`; false where the file ends first or the read fails
-  bool read(std::vector<unsigned char>& buf, std::size_t n, std::uint64_t at) const {
-    buf.resize(n);
-    std::size_t got = 0;
-    while (got < n) {
-      const ssize_t r = ::pread(fd_, buf.data() + got, n - got, static_cast<off_t>(at + got));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      got += static_cast<std::size_t>(r);
-    }
-    return true;
-  }
-
- private:
-  int fd_;
-};
+// n bytes of fd at `at` into buf (throws where the file ends first)
+const std::vector<unsigned char>& read_at(const Fd& fd, std::vector<unsigned char>& buf,
+                                          std::size_t n, std::uint64_t at) {
+  buf.resize(n);
+  fd.pread_all(buf.data(), n, at);
+  return buf;
+}
 
 // little-endian unsigned integer of `bytes` bytes at p
 std::uint64_t le(const unsigned char* p, int bytes) {
@@ -87,17 +67,18 @@ constexpr std::uint64_t kUndefinedAddress = ~std::uint64_t{0};
 
 // The address of the dataset's chunk B-tree, read from its object header at
 // `header`; nothing where the header or its layout is not the form above.
-std::optional<std::uint64_t> chunk_btree_address(const ReadFd& fd, std::uint64_t header,
+std::optional<std::uint64_t> chunk_btree_address(const Fd& fd, std::uint64_t header,
                                                  std::size_t rank,
                                                  const std::vector<hsize_t>& chunk) {
   std::vector<unsigned char> b;
-  if (!fd.read(b, 16, header) || b[0] != 1) return std::nullopt;  // object header version 1
+  if (read_at(fd, b, 16, header)[0] != 1) return std::nullopt;  // object header version 1
   const std::uint64_t messages = le(&b[2], 2);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks{{header + 16, le(&b[8], 4)}};
   std::uint64_t seen = 0;
   for (std::size_t k = 0; k < blocks.size() && k < 64; ++k) {
     const auto [at, size] = blocks[k];
-    if (size > (1u << 24) || !fd.read(b, size, at)) return std::nullopt;
+    if (size > (1u << 24)) return std::nullopt;
+    read_at(fd, b, size, at);
     for (std::size_t p = 0; p + 8 <= size && seen < messages; ++seen) {
       const std::uint64_t type = le(&b[p], 2), bytes = le(&b[p + 2], 2);
       const unsigned char* m = &b[p + 8];
@@ -121,7 +102,7 @@ std::optional<std::uint64_t> chunk_btree_address(const ReadFd& fd, std::uint64_t
 // The walk of the B-tree at `root`: the place of chunk g (in grid order) in
 // places[g]; false where a node is not the form above, or a chunk lies off
 // the grid or twice.
-bool walk_chunk_btree(const ReadFd& fd, std::uint64_t root, const std::vector<hsize_t>& dims,
+bool walk_chunk_btree(const Fd& fd, std::uint64_t root, const std::vector<hsize_t>& dims,
                       const std::vector<hsize_t>& chunk, std::vector<ChunkPlace>& places,
                       std::vector<char>& found) {
   const std::size_t rank = dims.size();
@@ -140,11 +121,11 @@ bool walk_chunk_btree(const ReadFd& fd, std::uint64_t root, const std::vector<hs
     const auto [at, want_level] = todo.back();
     todo.pop_back();
     if (++nodes > n + 64 || at == kUndefinedAddress) return false;
-    if (!fd.read(b, 24, at) || std::memcmp(b.data(), "TREE", 4) != 0 || b[4] != 1) return false;
+    if (std::memcmp(read_at(fd, b, 24, at).data(), "TREE", 4) != 0 || b[4] != 1) return false;
     const int level = b[5];
     const std::uint64_t entries = le(&b[6], 2);
     if (want_level >= 0 && level != want_level) return false;
-    if (!fd.read(b, 24 + entries * (key + child) + key, at)) return false;
+    read_at(fd, b, 24 + entries * (key + child) + key, at);
     for (std::uint64_t e = 0; e < entries; ++e) {
       const unsigned char* k = &b[24 + e * (key + child)];
       const std::uint64_t address = le(k + key, 8);
@@ -199,16 +180,21 @@ std::vector<ChunkPlace> Dataset::chunk_places(bool* walked) const {
     std::string name(static_cast<std::size_t>(name_bytes) + 1, '\0');
     H5Fget_name(id(), name.data(), name.size());
     name.resize(static_cast<std::size_t>(name_bytes));
-    const ReadFd fd(name);
-    std::vector<unsigned char> sb;
-    // superblock version 0 or 1 at the file's start: addresses and lengths of
-    // 8 bytes, base address 0
-    if (fd.ok() && fd.read(sb, 32, 0) && std::memcmp(sb.data(), "\211HDF\r\n\032\n", 8) == 0 &&
-        sb[8] <= 1 && sb[13] == 8 && sb[14] == 8 && le(&sb[24], 8) == 0) {
-      const std::optional<std::uint64_t> root = chunk_btree_address(fd, info.addr, d.size(), c);
-      std::vector<char> found(n, 0);
-      ok = root && walk_chunk_btree(fd, *root, d, c, places, found);
-      for (std::uint64_t g = 0; ok && g < n; ++g) ok = found[g] != 0;
+    try {  // a file that cannot be opened or read as expected: the lookups
+      const Fd fd(name, O_RDONLY);
+      std::vector<unsigned char> sb;
+      // superblock version 0 or 1 at the file's start: addresses and lengths
+      // of 8 bytes, base address 0
+      read_at(fd, sb, 32, 0);
+      if (std::memcmp(sb.data(), "\211HDF\r\n\032\n", 8) == 0 && sb[8] <= 1 && sb[13] == 8 &&
+          sb[14] == 8 && le(&sb[24], 8) == 0) {
+        const std::optional<std::uint64_t> root = chunk_btree_address(fd, info.addr, d.size(), c);
+        std::vector<char> found(n, 0);
+        ok = root && walk_chunk_btree(fd, *root, d, c, places, found);
+        for (std::uint64_t g = 0; ok && g < n; ++g) ok = found[g] != 0;
+      }
+    } catch (const std::runtime_error&) {
+      ok = false;
     }
   }
   // HDF5's own answer for the first and last chunks and 14 between

@@ -84,6 +84,11 @@ OutputLayout::OutputLayout(const RunConfig& cfg, const ModelInfo& mi, const Devi
 void OutputLayout::write(h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs) {
   specs_.clear();
   virt_ = virt;
+  // the master at the start maps every piece, so that it shows each as it is
+  // committed; a stopped run's (with its outcome) only those there are: no
+  // more come
+  committed_.reset();
+  if (virt && out) committed_ = pieces_.committed();
   index_path_.clear();
   write_root_attrs(root, cfg_, di_, rs);
   root.set_attr("slice_size", plan_.slice);  // what --resume keeps
@@ -511,21 +516,14 @@ void OutputLayout::write_master(const Outcome* out, const RunSummary* rs) {
   const std::string tmp = temporary_path(partial);
   std::error_code ec;
   std::filesystem::remove(tmp, ec);
-  // the master at the start maps every piece, so that it shows each as it is
-  // committed; a stopped run's, only those there are (no more come)
-  if (out) committed_ = pieces_.committed();
-  try {
+  {
     h5::File mf = h5::File::create(tmp);
     {
       h5::Group root = mf.root();
       write(root, true, out, rs);
     }  // every object closed before the file (a failed close leaves none open)
     mf.close();
-  } catch (...) {
-    committed_.reset();
-    throw;
   }
-  committed_.reset();
   commit_file(tmp, partial);
 }
 

@@ -201,8 +201,9 @@ class OutputLayout {
   int64_t size_ = 0, last_ = 0;
   hsize_t chunk_t_ = 0, chunk_k_ = 0;
   bool virt_ = false;  // of the write going on
-  // a stopped run's master maps only the pieces committed (what a run
-  // wrote), not every piece a whole run would: the stop costs what was done
+  // of the write going on, a stopped run's master: the pieces committed,
+  // the only ones it maps (not every piece a whole run would: the stop
+  // costs what was done); empty: every piece
   std::optional<std::set<std::string>> committed_;
   // the write going on: where its one real trajectory index is (the other
   // groups' scales are virtual datasets over it); empty: none yet
