@@ -143,10 +143,10 @@ std::string expected_drift_lines(const nholo::h5::File& f, const std::string& fo
   }
   std::sort(fin.begin(), fin.end());
   auto q = [&](double p) { return fin[static_cast<size_t>(p * (fin.size() - 1))]; };
-  return "drift velocity mean " + fmt(md.mean) + ", band mean " + fmt(mb.mean) + " (max " +
-         fmt(mb.max) + ")\n" + "  drift / (" +
-         f.root().open_group("statistics/" + form).attr_string("drift_prediction") + "): mean " +
-         fmt(mr.mean) + ", std " + fmt(std::sqrt(mr.variance())) + ", quantiles 5% " +
+  return "drift velocity mean " + fmt(md.mean) + " over " + fmt(md.count) +
+         " trajectories, band mean " + fmt(mb.mean) + " (max " + fmt(mb.max) + ")\n" +
+         "  drift / (" + f.root().open_group("statistics/" + form).attr_string("drift_prediction") +
+         "): mean " + fmt(mr.mean) + ", std " + fmt(std::sqrt(mr.variance())) + ", quantiles 5% " +
          fmt(q(0.05)) + ", 50% " + fmt(q(0.5)) + ", 95% " + fmt(q(0.95)) + " over " +
          fmt(mr.count) + " trajectories\n";
 }

@@ -190,6 +190,90 @@ TEST(Cli, DriftRatioWithoutAFinitePredictionIsUndefined) {
       << s.output;
 }
 
+// The drift statistic is a whole run's: NaN for a trajectory that failed
+// (before: its band over the saves before the failure, 0 over one save,
+// pulled the ensemble's mean down) and for one with fewer than two finite
+// saves; `nholo stats` counts the trajectories behind each mean and says
+// when none has one (before: "mean 0 (max -inf)").
+TEST(Cli, TheDriftStatisticOfAFailedTrajectoryIsUndefined) {
+  const fs::path dir = temp_dir("drift_failed");
+  write_file(dir / "coin.toml", kCoinConfig);
+  // a step budget that some coins' saves outrun (about a quarter of them,
+  // the fastest spinning)
+  const Result r = nholo(
+      "run -q coin.toml --set time.t_end=2 --set ensemble.size=200 "
+      "--set integrator.max_steps=8",
+      dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto file = nholo::h5::File::open_ro((dir / "coin.h5").string());
+  const auto status = file.root().open_dataset("udwadia_kalaba/status").read<int32_t>();
+  const auto sg = file.root().open_group("statistics/udwadia_kalaba");
+  const auto band = sg.open_dataset("band").read<double>();
+  const auto v = sg.open_dataset("drift_velocity").read<double>();
+  int64_t ok = 0, failed = 0;
+  for (size_t i = 0; i < status.size(); ++i) {
+    const bool whole = status[i] == 0;
+    ok += whole;
+    failed += status[i] == 1;  // max_steps
+    EXPECT_EQ(std::isfinite(band[i]), whole) << i << " status " << status[i] << " band " << band[i];
+    EXPECT_EQ(std::isfinite(v[i]), whole) << i << " status " << status[i];
+  }
+  ASSERT_GT(ok, 0);
+  ASSERT_GT(failed, 0);
+  const Result st = nholo("stats coin.h5", dir);
+  EXPECT_EQ(st.code, 0) << st.output;
+  EXPECT_NE(st.output.find("drift velocity mean "), std::string::npos) << st.output;
+  EXPECT_NE(st.output.find(" over " + std::to_string(ok) + " trajectories, band mean"),
+            std::string::npos)
+      << st.output;
+  // every coin fails: no mean of nothing
+  ASSERT_EQ(nholo("run -q coin.toml --set time.t_end=2 --set ensemble.size=20 "
+                  "--set integrator.max_steps=1 --set output.path=none.h5",
+                  dir)
+                .code,
+            0);
+  const Result none = nholo("stats none.h5", dir);
+  EXPECT_EQ(none.code, 0) << none.output;
+  EXPECT_NE(none.output.find("drift velocity: no trajectory has one, band: no trajectory has one"),
+            std::string::npos)
+      << none.output;
+  EXPECT_EQ(none.output.find("-inf"), std::string::npos) << none.output;
+}
+
+// `nholo check` refuses what `nholo run` refuses before writing anything: a
+// state file's bad column or value, events whose records cannot fit the
+// memory budget; and no run or check takes one of its inputs (the config
+// file) for its output, even with --overwrite.
+TEST(Cli, CheckRefusesWhatARunRefusesAndTheOutputIsNoInput) {
+  const fs::path dir = temp_dir("check_parity");
+  write_file(dir / "coin.toml", kCoinConfig);
+  write_file(dir / "bad_column.txt", "q0.thetaa qd0.theta\n0.1 1\n");
+  write_file(dir / "bad_value.txt", "q0.theta qd0.theta\n0.1 1\n0.2 abc\n");
+  const std::string file =
+      " --set ensemble.sampler=file --set 'ensemble.q0={}' "
+      "--set 'ensemble.qd0={}' --set ensemble.file=";
+  for (const std::string cmd : {"check", "run -q"}) {
+    SCOPED_TRACE(cmd);
+    Result r = nholo(cmd + " coin.toml --set ensemble.size=1" + file + "bad_column.txt", dir);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("unknown column 'q0.thetaa'"), std::string::npos) << r.output;
+    r = nholo(cmd + " coin.toml --set ensemble.size=2" + file + "bad_value.txt", dir);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("bad_value.txt"), std::string::npos) << r.output;
+    r = nholo(cmd +
+                  " coin.toml --set ensemble.size=2000 --set 'events=[{name=\"a\", "
+                  "expr=\"sin(theta)\", max_records=1000000}]'",
+              dir);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("MB for the smallest slice"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "coin.h5"));
+    r = nholo(cmd + " coin.toml --overwrite --set output.path=coin.toml", dir);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("'coin.toml' is an input of the run"), std::string::npos) << r.output;
+    EXPECT_EQ(read_text(dir / "coin.toml"), kCoinConfig);
+  }
+}
+
 // A run of many saves without output.window takes at most 1024 windows
 // (each a piece file and a column of chunks): 20001 saves in windows of 20,
 // not 1251 of 16 — the same trajectories, bit for bit; more than 10^6 saves
@@ -321,14 +405,22 @@ TEST(Cli, UsageErrorsExit2) {
   }
   // negative thread counts and device indices, tolerances that are not
   // finite non-negative numbers: refused as the option's value
-  for (const std::string args : {"run a.toml --threads -1", "check a.toml --threads -5",
-                                 "run a.toml --device -2", "diff a.h5 a.h5 --rtol -1",
-                                 "diff a.h5 a.h5 --rtol nan", "diff a.h5 a.h5 --rtol inf"}) {
+  for (const std::string args :
+       {"run a.toml --threads -1", "check a.toml --threads -5", "run a.toml --device -2",
+        "diff a.h5 a.h5 --rtol -1", "diff a.h5 a.h5 --rtol nan", "diff a.h5 a.h5 --rtol inf",
+        "run a.toml --chunk-blocks 0", "run a.toml --chunk-blocks -1"}) {
     const Result r = nholo(args, dir);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
     const std::string option = args.substr(args.rfind("--"), args.rfind(' ') - args.rfind("--"));
     EXPECT_NE(r.output.find(option), std::string::npos) << args << "\n" << r.output;
   }
+  // what is accepted, in words (not CLI11's bounds as 300-digit numbers)
+  const Result threads = nholo("run a.toml --threads -1", dir);
+  EXPECT_NE(threads.output.find("got '-1'; accepted: a whole number of threads >= 1, or 0 for all "
+                                "cores"),
+            std::string::npos)
+      << threads.output;
+  EXPECT_EQ(threads.output.find("179769"), std::string::npos) << threads.output;
   EXPECT_EQ(nholo("--help", dir).code, 0);
   // non-regular config files and output paths (regressions: `run /dev/zero`)
   for (const char* cfg : {"/dev/zero", "/dev/null", "."}) {
@@ -797,6 +889,73 @@ TEST(Cli, ModelsListsEveryModelAsTextAndJson) {
 
 }  // namespace
 
+// `nholo diff` compares every dataset of both files: a statistic, an
+// initial state or a comparison changed in one file is a difference (before:
+// only the fields and six statistics were read, and such files "agreed"), a
+// field in one file only is named, the integrator's step counts are compared
+// exactly under --rtol 0 (shown otherwise), and a config hash that differs
+// is said.
+TEST(Cli, DiffComparesEveryDatasetOfBothFiles) {
+  const fs::path dir = temp_dir("diff_every");
+  write_file(dir / "a.toml", kCoinConfig);
+  const std::string quick = " --set time.t_end=0.5 --set ensemble.size=64";
+  ASSERT_EQ(nholo_test::run_nholo("run -q a.toml --set output.path=a.h5" + quick, dir).code, 0);
+  ASSERT_EQ(nholo_test::run_nholo(
+                "run -q a.toml --set output.path=s.h5 --set 'output.fields=[]'" + quick, dir)
+                .code,
+            0);
+  const Result same = nholo_test::run_nholo("diff a.h5 a.h5 --rtol 0", dir);
+  EXPECT_EQ(same.code, 0) << same.output;
+  for (const char* ds : {"statistics/udwadia_kalaba/band", "statistics/udwadia_kalaba/qdot_max",
+                         "initial/q0", "udwadia_kalaba/steps"}) {
+    SCOPED_TRACE(ds);
+    fs::copy_file(dir / "a.h5", dir / "b.h5", fs::copy_options::overwrite_existing);
+    {
+      nholo::h5::File f = nholo::h5::File::open_rw((dir / "b.h5").string());
+      nholo::h5::Dataset d = f.root().open_dataset(ds);
+      std::vector<double> v = d.read<double>();
+      v[5] = v[5] * 1.5 + 1;
+      d.write(v);
+    }
+    const bool steps = std::string(ds) == "udwadia_kalaba/steps";
+    const Result strict = nholo_test::run_nholo("diff a.h5 b.h5 --rtol 0", dir);
+    EXPECT_EQ(strict.code, 1) << strict.output;
+    EXPECT_NE(strict.output.find(std::string("FAIL ") + ds), std::string::npos) << strict.output;
+    // a step count is shown, not compared, at a tolerance above 0
+    const Result loose = nholo_test::run_nholo("diff a.h5 b.h5", dir);
+    EXPECT_EQ(loose.code, steps ? 0 : 1) << loose.output;
+    if (steps) {
+      EXPECT_NE(loose.output.find("info udwadia_kalaba/steps"), std::string::npos) << loose.output;
+    }
+  }
+  // the distance between two formulations: rounding where they agree, so
+  // compared against the state's scale like a residual
+  ASSERT_EQ(nholo_test::run_nholo("run -q a.toml --set output.path=two.h5 --set "
+                                  "'formulations=[\"udwadia_kalaba\", \"lagrange_multiplier\"]'" +
+                                      quick,
+                                  dir)
+                .code,
+            0);
+  const std::string dist = "compare/udwadia_kalaba__lagrange_multiplier/max_distance";
+  for (const double delta : {1e-16, 1e-6}) {
+    fs::copy_file(dir / "two.h5", dir / "two_b.h5", fs::copy_options::overwrite_existing);
+    {
+      nholo::h5::File f = nholo::h5::File::open_rw((dir / "two_b.h5").string());
+      nholo::h5::Dataset d = f.root().open_dataset(dist);
+      std::vector<double> v = d.read<double>();
+      for (double& x : v) x += delta;  // the state's scale here is about 1-10
+      d.write(v);
+    }
+    const Result r = nholo_test::run_nholo("diff two.h5 two_b.h5", dir);
+    EXPECT_EQ(r.code, delta < 1e-10 ? 0 : 1) << delta << "\n" << r.output;
+  }
+  const Result fields = nholo_test::run_nholo("diff a.h5 s.h5", dir);
+  EXPECT_EQ(fields.code, 1) << fields.output;
+  EXPECT_NE(fields.output.find("FAIL udwadia_kalaba/q "), std::string::npos) << fields.output;
+  EXPECT_NE(fields.output.find("only in a.h5"), std::string::npos) << fields.output;
+  EXPECT_NE(fields.output.find("config_hash differs"), std::string::npos) << fields.output;
+}
+
 // `nholo diff` compares a residual (constraint_residual: zero in exact
 // arithmetic) against the state's scale, not against its own largest value:
 // a difference of rounding size (1e-16 of the state) passes where a relative
@@ -828,7 +987,7 @@ TEST(Cli, DiffComparesResidualsAgainstTheStatesScale) {
   rewrite("c.h5", 1e-6);
   Result r = nholo_test::run_nholo("diff a.h5 b.h5", dir);
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("a residual"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("against the state's scale"), std::string::npos) << r.output;
   r = nholo_test::run_nholo("diff a.h5 c.h5", dir);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("FAIL udwadia_kalaba/constraint_residual"), std::string::npos)

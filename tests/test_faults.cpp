@@ -235,11 +235,13 @@ TEST(Faults, ARunKilledInItsLastStepIsRestoredAndResumed) {
 
 namespace {
 
-// kConfig's run started in dir, once its log says a slice finished (or after
-// a minute): the process, still running.
-pid_t start_until_a_slice_finished(const fs::path& dir) {
+// kConfig's run (with `extra` arguments) started in dir, once its log says a
+// slice finished (or after a minute): the process, still running.
+pid_t start_until_a_slice_finished(const fs::path& dir, std::vector<std::string> extra = {}) {
   write_file(dir / "c.toml", kConfig);
-  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+  std::vector<std::string> args = {"run", "c.toml", "--threads", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const pid_t pid = spawn(dir, args, [] {});
   for (int i = 0; i < 6000 && read_text(dir / "run.log").find(") finished") == std::string::npos;
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -262,9 +264,12 @@ TEST(Faults, ResumeRefusesAnotherConfiguration) {
   const Result other = nholo_test::run_nholo("run -q c.toml --resume --set params.slope=0.2", dir);
   EXPECT_EQ(other.code, 2) << other.output;
   EXPECT_NE(other.output.find("another configuration"), std::string::npos) << other.output;
-  const Result both = nholo_test::run_nholo("run -q c.toml --resume --overwrite", dir);
+  // --resume --overwrite may replace PATH, never another configuration's .partial
+  const Result both =
+      nholo_test::run_nholo("run -q c.toml --resume --overwrite --set params.slope=0.2", dir);
   EXPECT_EQ(both.code, 2) << both.output;
-  EXPECT_NE(both.output.find("exclude each other"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("another configuration"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("--overwrite (without --resume)"), std::string::npos) << both.output;
   // a plain run names the leftover and offers --resume
   const Result plain = nholo_test::run_nholo("run -q c.toml", dir);
   EXPECT_EQ(plain.code, 2) << plain.output;
@@ -278,6 +283,55 @@ TEST(Faults, ResumeRefusesAnotherConfiguration) {
   const Result again = nholo_test::run_nholo("run c.toml --resume", dir);
   EXPECT_EQ(again.code, 0) << again.output;
   EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;
+}
+
+// A run with --overwrite over another configuration's result, stopped:
+// --resume alone neither replaces that result nor loses the stopped run
+// (it names --resume --overwrite), a --resume of the other configuration
+// keeps the stopped run's .partial, and --resume --overwrite finishes it
+// into PATH, the uninterrupted run's bits; likewise when it is killed in its
+// last step.
+TEST(Faults, AStoppedOverwriteRunIsKeptAndResumedWithResumeOverwrite) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "resume_overwrite");
+  write_file(dir / "c.toml", kConfig);
+  const std::string other = " --set params.slope=0.2";
+  for (int killed_in_last_step = 0; killed_in_last_step < 2; ++killed_in_last_step) {
+    SCOPED_TRACE(killed_in_last_step ? "killed in its last step" : "killed after a slice");
+    const Result first = nholo_test::run_nholo("run -q c.toml --overwrite" + other, dir);
+    ASSERT_EQ(first.code, 0) << first.output;
+    const std::string other_bytes = read_text(dir / "out.h5");
+    pid_t pid = 0;
+    if (killed_in_last_step) {
+      pid = spawn(dir, {"run", "c.toml", "--threads", "1", "--overwrite"},
+                  [] { setenv("NHOLO_FAILPOINT_KILL_IN_LAST_STEP", "1", 1); });
+    } else {
+      pid = start_until_a_slice_finished(dir, {"--overwrite"});
+      kill(pid, SIGKILL);
+    }
+    wait_for(pid);
+    EXPECT_EQ(read_text(dir / "out.h5"), other_bytes);  // the other result, untouched
+    const Result alone = nholo_test::run_nholo("run -q c.toml --resume", dir);
+    EXPECT_EQ(alone.code, 2) << alone.output;
+    EXPECT_NE(alone.output.find("is this configuration's unfinished run"), std::string::npos)
+        << alone.output;
+    EXPECT_NE(alone.output.find("--resume --overwrite continues it"), std::string::npos)
+        << alone.output;
+    ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
+    const Result theirs = nholo_test::run_nholo("run c.toml --resume" + other, dir);
+    EXPECT_EQ(theirs.code, 0) << theirs.output;
+    EXPECT_NE(theirs.output.find("nothing to resume"), std::string::npos) << theirs.output;
+    EXPECT_NE(theirs.output.find("the unfinished run of another configuration and is kept"),
+              std::string::npos)
+        << theirs.output;
+    ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
+    EXPECT_EQ(read_text(dir / "out.h5"), other_bytes);
+    const Result r = nholo_test::run_nholo("run -q c.toml --threads 2 --resume --overwrite", dir);
+    EXPECT_EQ(r.code, 0) << r.output;
+    const Result same = fault_check("same", reference().file, dir / "out.h5");
+    EXPECT_EQ(same.code, 0) << same.output;
+    EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+    EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
+  }
 }
 
 // The last step of a run whose fields are written in place changes the

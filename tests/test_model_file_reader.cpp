@@ -1427,6 +1427,40 @@ TEST(ModelFileSymbolic, SymmetricAndAbsentWithoutALagrangian) {
   EXPECT_EQ(d.refused, "");
 }
 
+// A term linear in a rate written as a power: with an exponent of numbers
+// only (3 - 2) it is folded, so M at rest is the identity (not 0 * inf =
+// NaN from the second derivative of y_dot^(3-2)); with a parameter as the
+// exponent the symbolic derivatives are not taken (automatic
+// differentiation's pow takes p (p - 1) as 0 at p = 1, kernels/jet2.hpp).
+TEST(ModelFileSymbolic, ALinearTermWrittenAsAPowerIsFiniteAtRest) {
+  const std::string head = R"~(
+name = "powers"
+description = "a term linear in a rate written as a power"
+coordinates = [ { name = "x", unit = "1" }, { name = "y", unit = "1" } ]
+parameters = [ { name = "k", default = 0.5, unit = "1" }, { name = "p", default = 1, unit = "1" } ]
+)~";
+  const ModelSpec folded =
+      parse(head +
+                "lagrangian = \"(x_dot^2 + y_dot^2)/2 + k*y*pow(x_dot, 1) + k*x*y_dot^(3 - 2) - "
+                "(x^2 + y^2)/2\"\n",
+            "folded.toml");
+  const auto d = nholo::model_file::symbolic_dynamics(folded);
+  ASSERT_EQ(d.refused, "");
+  ASSERT_EQ(d.mass.size(), 4u);
+  using nholo::model_file::evaluate;
+  const std::vector<double> q = {0.3, -0.2}, rest = {0.0, 0.0};
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(evaluate(folded, d.mass[k], q, rest, {}, 0.0), k == 0 || k == 3 ? 1.0 : 0.0)
+        << d.mass[k].text;
+  const ModelSpec param =
+      parse(head + "lagrangian = \"(x_dot^2 + y_dot^2)/2 + k*y*y_dot^p - (x^2 + y^2)/2\"\n",
+            "param.toml");
+  const auto dp = nholo::model_file::symbolic_dynamics(param);
+  EXPECT_TRUE(dp.mass.empty());
+  EXPECT_NE(dp.refused.find("a parameter as its exponent"), std::string::npos) << dp.refused;
+  EXPECT_FALSE(nholo::model_info_from_spec(param).has_hand_dynamics);
+}
+
 // ---------------------------------------------------------------------------
 // 4. The generated header compiled
 

@@ -67,6 +67,19 @@ TEST(Shards, MergedShardsEqualASingleRunBitwise) {
       EXPECT_EQ(same.code, 0) << how << same.output;
       const auto root = nholo::h5::File::open_ro((sub / "merged.h5").string()).root();
       EXPECT_EQ(root.attr_string("merge"), *how ? "copy" : "virtual");
+      // what ran the shards (OpenMP, 1 or 2 threads), their launches and bytes added up
+      EXPECT_EQ(root.attr_string("backend"), "omp");
+      EXPECT_EQ(root.attr_int64("threads"), R > 1 ? 2 : 1);
+      EXPECT_NE(root.attr_string("device_name").find("OpenMP"), std::string::npos);
+      int64_t launches = 0, bytes = 0;
+      for (const auto& sh : shards) {
+        const auto r = nholo::h5::File::open_ro((sub / sh).string()).root();
+        launches += r.attr_int64("integration_launches");
+        bytes += r.attr_int64("output_bytes");
+      }
+      EXPECT_EQ(root.attr_int64("integration_launches"), launches);
+      EXPECT_EQ(root.attr_int64("output_bytes"), bytes);
+      EXPECT_GT(bytes, 0);
     }
     std::printf("R = %d: merged (virtual and --copy) equal to the single run in every dataset\n", R);
   }
@@ -75,8 +88,14 @@ TEST(Shards, MergedShardsEqualASingleRunBitwise) {
 TEST(Shards, MergeNamesMissingAndDuplicatedRanges) {
   const fs::path dir = nholo_test::temp_dir("nholo_shards", "coverage");
   write_file(dir / "c.toml", kConfig);
-  for (const char* r : {"0:2048", "2048:5120", "5120:7300"})
-    ASSERT_EQ(run_nholo(std::string("run -q c.toml --range ") + r, dir).code, 0) << r;
+  for (const char* r : {"0:2048", "2048:5120", "5120:7300"}) {
+    const Result run = run_nholo(std::string("run c.toml --range ") + r, dir);
+    ASSERT_EQ(run.code, 0) << r << "\n" << run.output;
+    // the run names the file it wrote, its shard's
+    std::string file = std::string("out.shard-") + r + ".h5";
+    file[file.find(':')] = '-';
+    EXPECT_NE(run.output.find("nholo: wrote " + file + " ("), std::string::npos) << run.output;
+  }
   const Result missing =
       run_nholo("merge m.h5 out.shard-0-2048.h5 out.shard-5120-7300.h5", dir);
   EXPECT_EQ(missing.code, 2) << missing.output;

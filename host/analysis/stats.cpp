@@ -214,13 +214,24 @@ void write_drift_statistic(std::ostream& os, const h5::Group& sg, int64_t size, 
       {0.05, 0.5, 0.95}, QuantileOptions{static_cast<size_t>(block), 4096});
   const std::string pred =
       sg.has_attr("drift_prediction") ? sg.attr_string("drift_prediction") : "prediction";
-  os << "  drift statistic of the model: drift velocity mean " << md.mean << ", band mean "
-     << mb.mean << " (max " << mb.max << ")\n"
-     << "  drift / (" << pred << "): ";
+  os << "  drift statistic of the model: ";
+  if (md.count > 0)
+    os << "drift velocity mean " << md.mean << " over " << static_cast<long long>(md.count)
+       << " trajectories";
+  else
+    os << "drift velocity: no trajectory has one";
+  if (mb.count > 0)
+    os << ", band mean " << mb.mean << " (max " << mb.max << ")";
+  else
+    os << ", band: no trajectory has one";
+  if (md.count == 0 || mb.count == 0)
+    os << " (failed trajectories and those with fewer than two finite saves have none)";
+  os << "\n  drift / (" << pred << "): ";
   const char* why = " trajectories, whose prediction is not a finite non-zero number";
   if (mr.count > 0) {
     os << "mean " << mr.mean << ", std " << std::sqrt(mr.variance()) << ", quantiles 5% " << q[0]
-       << ", 50% " << q[1] << ", 95% " << q[2] << " over " << mr.count << " trajectories";
+       << ", 50% " << q[1] << ", 95% " << q[2] << " over " << static_cast<long long>(mr.count)
+       << " trajectories";
     if (undefined > 0) os << "; undefined for " << undefined << why;
   } else if (undefined > 0) {
     os << "undefined for all " << undefined << why;

@@ -8,6 +8,8 @@
 #include "host/cli/commands.hpp"
 #include "host/cli/output_path.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/sampling.hpp"
+#include "host/io/slice_plan.hpp"
 #include "host/run/device_choice.hpp"
 
 namespace nholo {
@@ -31,6 +33,12 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
   { const OutputLock probe(cfg.output_path); }  // refused while another run writes the path
   check_output_path(cfg.output_path, opts.overwrite);
   const ModelInfo& mi = *find_model(cfg.model);
+  // what a run refuses before it writes anything: every row of a state file
+  // (its columns and values), the smallest slice against the memory budget
+  const Sampler sampler(cfg, mi);
+  (void)detail::plan_range(cfg, dev->usable_memory(), mi.n, mi.m,
+                           cfg.varied_params.empty() ? 0 : static_cast<int>(mi.params.size()), 0,
+                           cfg.size, 0);
   std::ostringstream os;
   os << "config ok: model " << cfg.model << " (n = " << mi.n << ", m = " << mi.m << "), "
      << cfg.size << " trajectories (" << cfg.sampler << " sampler"

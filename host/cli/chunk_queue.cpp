@@ -24,12 +24,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string hash_of(const std::string& file) {
-  h5::File f = h5::File::open_ro(file);
-  const h5::Group r = f.root();
-  return r.has_attr("config_hash") ? r.attr_string("config_hash") : std::string();
-}
-
 // Rank 0: OUT merged from the complete shard files; the exit status.
 int merge_shards(const RunConfig& cfg, const CommandOptions& opts,
                  const std::vector<std::string>& files, int n, Clock::time_point t0) {
@@ -152,31 +146,31 @@ Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string&
 Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_blocks,
                bool static_partition, int ranks) {
   Plan plan;
-  if (opts.resume && opts.overwrite)
-    throw ConfigError("--resume", "--resume and --overwrite exclude each other");
   const std::string& out = cfg.output_path;
   check_output_folder(out);
   prepare_model(cfg, opts.quiet);  // a model file's plugin compiled once, before the ranks load it
   std::error_code ec;
+  // --resume --overwrite: the shard files continued, OUT (another
+  // configuration's) replaced by the merge at the end
   if (fs::exists(out)) {
     if (opts.resume) {
-      std::string h;
-      try {
-        h = hash_of(out);
-      } catch (const std::exception&) {
+      bool unreadable = false;
+      if (config_hash_of(out, &unreadable) == cfg.result_hash) {
+        plan.complete = true;
+        return plan;
       }
-      if (h != cfg.result_hash)
+      if (!opts.overwrite)
         throw ConfigError("--resume", "'" + out +
                                           "' exists and is not the result of this "
-                                          "configuration; choose another output.path");
-      plan.complete = true;
-      return plan;
-    }
-    if (!opts.overwrite)
+                                          "configuration; choose another output.path, or pass "
+                                          "--resume --overwrite to continue this configuration's "
+                                          "shard files and replace it when they are merged");
+    } else if (!opts.overwrite) {
       throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
+    }
   }
   if (fs::exists(partial_path(out))) {
-    if (!opts.overwrite)
+    if (!opts.overwrite || opts.resume)
       throw ConfigError("output.path",
                         "'" + partial_path(out) +
                             "' exists: the incomplete result of a "
@@ -209,19 +203,23 @@ Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_b
     const std::string file = s.complete ? s.path : partial_path(s.path);
     std::string h;
     try {
-      h = hash_of(file);
+      h = config_hash_of(file);
     } catch (const std::exception& e) {
       if (s.complete)
-        throw ConfigError("--resume", "'" + file + "' cannot be read (" + e.what() +
-                                          "); move it away or pass --overwrite");
+        throw ConfigError(
+            "--resume",
+            "'" + file + "' cannot be read (" + e.what() +
+                "); move it away, or run with --overwrite alone to discard the shard files");
       continue;  // a .partial its rank could not finish writing: its run replaces it
     }
     if (h != cfg.result_hash)
-      throw ConfigError("--resume", "'" + file +
-                                        "' is the result of another configuration (config "
-                                        "hash " +
-                                        h + ", this one " + cfg.result_hash +
-                                        "); move it away or pass --overwrite to discard it");
+      throw ConfigError(
+          "--resume",
+          "'" + file +
+              "' is the result of another configuration (config "
+              "hash " +
+              h + ", this one " + cfg.result_hash +
+              "); move it away, or run with --overwrite alone to discard the shard files");
   }
   const int64_t blocks = (cfg.size + kStatBlock - 1) / kStatBlock;
   int64_t cb = chunk_blocks;

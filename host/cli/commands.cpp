@@ -54,31 +54,111 @@ int64_t check_resumable(const RunConfig& cfg, const std::string& partial) {
   try {
     f = h5::File::open_ro(partial);
   } catch (const std::exception& e) {
-    throw ConfigError("--resume", "'" + partial + "' cannot be read (" + e.what() +
-                                      "); pass --overwrite to discard it and start again");
+    throw ConfigError("--resume",
+                      "'" + partial + "' cannot be read (" + e.what() +
+                          "); pass --overwrite (without --resume) to discard it and start again");
   }
   const h5::Group root = f.root();
   for (const char* a : {"config_hash", "nholo_version", "git_revision"})
     if (!root.has_attr(a))
-      throw ConfigError("--resume", "'" + partial + "' was not written by this version of nholo "
-                                    "(no attribute '" + a + "'); pass --overwrite to start again");
+      throw ConfigError("--resume", "'" + partial +
+                                        "' was not written by this version of nholo "
+                                        "(no attribute '" +
+                                        a +
+                                        "'); pass --overwrite (without --resume) to start again");
   const std::string hash = root.attr_string("config_hash");
   if (hash != cfg.result_hash)
-    throw ConfigError("--resume", "'" + partial + "' is the result of another configuration "
-                                  "(config hash " + hash + ", this one " + cfg.result_hash +
-                                  "; only backend.*, output.path and output.memory_budget_mb may "
-                                  "change); run with the same config and --set options, or pass "
-                                  "--overwrite to discard it");
+    throw ConfigError("--resume",
+                      "'" + partial +
+                          "' is the result of another configuration "
+                          "(config hash " +
+                          hash + ", this one " + cfg.result_hash +
+                          "; only backend.*, output.path and output.memory_budget_mb may "
+                          "change); run with the same config and --set options, or pass "
+                          "--overwrite (without --resume) to discard it");
   const std::string version = root.attr_string("nholo_version") + " (" +
                               root.attr_string("git_revision") + ")";
   const std::string mine = nholo_version() + " (" + nholo_git_revision() + ")";
   if (version != mine)
-    throw ConfigError("--resume", "'" + partial + "' was written by nholo " + version + ", this is " +
-                                      mine + ": the results could differ in the last bits; finish it "
-                                      "with that nholo, or pass --overwrite to start again");
+    throw ConfigError("--resume",
+                      "'" + partial + "' was written by nholo " + version + ", this is " + mine +
+                          ": the results could differ in the last bits; finish it "
+                          "with that nholo, or pass --overwrite (without --resume) to start again");
   if (!root.has_attr("slice_size"))
     throw ConfigError("--resume", "'" + partial + "' does not record its slice size");
   return root.attr_int64("slice_size");
+}
+
+// `run --resume` where PATH exists: true when PATH is this configuration's
+// complete result (nothing to run; the master and pieces of a run killed
+// after writing it removed, another configuration's PATH.partial kept);
+// false when --overwrite lets the run continue and replace PATH at the end.
+// Anything else is refused, naming the way on.
+bool resume_finds_complete(const RunConfig& cfg, const CommandOptions& opts,
+                           const PieceDir& pieces) {
+  const std::string& path = cfg.output_path;
+  const std::string partial = partial_path(path);
+  check_output_folder(path);
+  h5::File f;
+  try {
+    f = open_result(path);
+  } catch (const std::exception& e) {
+    if (opts.overwrite) return false;
+    throw ConfigError("--resume", "'" + path + "' exists but is not a readable result (" +
+                                      e.what() +
+                                      "); move it away, or pass --resume --overwrite "
+                                      "to replace it when the run completes");
+  }
+  const h5::Group root = f.root();
+  if (!root.has_attr("config_hash") || root.attr_string("config_hash") != cfg.result_hash) {
+    if (opts.overwrite) return false;
+    bool unreadable = false;
+    const bool ours =
+        fs::exists(partial) && config_hash_of(partial, &unreadable) == cfg.result_hash;
+    throw ConfigError("--resume",
+                      "'" + path +
+                          "' exists and is the result of another "
+                          "configuration; " +
+                          (ours ? "'" + partial +
+                                      "' is this configuration's "
+                                      "unfinished run (started with --overwrite): "
+                                      "--resume --overwrite continues it and replaces '" +
+                                      path + "' when it completes"
+                                : std::string("choose another output.path, or pass "
+                                              "--resume --overwrite to replace it "
+                                              "when the run completes")));
+  }
+  // what a finished run writes (a file damaged or cut down since is run again only on request)
+  std::string missing = root.has_attr("complete") && root.attr_int64("complete") == 1
+                            ? ""
+                            : "its root attribute complete is not 1";
+  for (const auto& form : cfg.formulations)
+    for (const std::string& obj : {form + "/status", "statistics/" + form})
+      if (missing.empty() && !root.exists(obj)) missing = "'" + obj + "' is missing";
+  if (!missing.empty()) {
+    if (opts.overwrite) return false;
+    throw ConfigError("--resume", "'" + path + "' exists but is not a complete result (" + missing +
+                                      "); move it away, or pass --overwrite to run it again");
+  }
+  // complete already: the master and pieces of a run killed after writing
+  // it go; an unfinished run of another configuration stays
+  if (fs::exists(partial)) {
+    bool unreadable = false;
+    const std::string hash = config_hash_of(partial, &unreadable);
+    if (hash != cfg.result_hash) {
+      if (!opts.quiet)
+        std::fprintf(stderr,
+                     "nholo: '%s' is %s and is kept (resume it with its own configuration, or "
+                     "remove it)\n",
+                     partial.c_str(),
+                     unreadable ? "not readable" : "the unfinished run of another configuration");
+      return true;
+    }
+    std::error_code ec;
+    fs::remove(partial, ec);
+  }
+  pieces.remove_all();
+  return true;
 }
 
 }  // namespace
@@ -219,9 +299,6 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   const bool sharded = !opts.shard.empty() || !opts.range.empty();
   RunConfig cfg = cfg_in;
   if (sharded) cfg.output_path = shard_path(cfg_in.output_path, range_begin, range_end);
-  if (opts.resume && opts.overwrite)
-    throw ConfigError("--resume", "--resume and --overwrite exclude each other (--resume continues "
-                                  "PATH.partial, --overwrite discards it)");
   // a model file's plugin is compiled (or found in the cache) before anything is written
   const ModelRuntime& model = model_runtime(cfg, opts.quiet);
   // everything below, --overwrite's removals included, happens under the lock
@@ -246,33 +323,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   int64_t slice_size = 0;
   bool resuming = false;
   if (opts.resume) {
-    if (fs::exists(path)) {
-      check_output_folder(path);
-      h5::File f;
-      try {
-        f = open_result(path);
-      } catch (const std::exception& e) {
-        throw ConfigError("--resume", "'" + path + "' exists but is not a readable result (" +
-                                          e.what() + "); move it away, or pass --overwrite");
-      }
-      const h5::Group root = f.root();
-      if (!root.has_attr("config_hash") || root.attr_string("config_hash") != cfg.result_hash)
-        throw ConfigError("--resume", "'" + path + "' exists and is the result of another "
-                                      "configuration; choose another output.path");
-      // what a finished run writes (a file damaged or cut down since is run again only on request)
-      std::string missing = root.has_attr("complete") && root.attr_int64("complete") == 1
-                                ? ""
-                                : "its root attribute complete is not 1";
-      for (const auto& form : cfg.formulations)
-        for (const std::string& obj : {form + "/status", "statistics/" + form})
-          if (missing.empty() && !root.exists(obj)) missing = "'" + obj + "' is missing";
-      if (!missing.empty())
-        throw ConfigError("--resume", "'" + path + "' exists but is not a complete result (" +
-                                          missing +
-                                          "); move it away, or pass --overwrite to run it again");
-      // complete already (a run killed after writing it leaves its pieces)
-      if (fs::exists(partial)) fs::remove(partial, ec);
-      pieces.remove_all();
+    if (fs::exists(path) && resume_finds_complete(cfg, opts, pieces)) {
       sum.already_complete = true;
       sum.completed = range_end - range_begin;
       return sum;
@@ -297,7 +348,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   }
   // a model file's GPU kernels, before anything is removed or written
   add_gpu_modules(cfg, *dev, opts.quiet);
-  if (opts.overwrite) {
+  if (opts.overwrite && !opts.resume) {
     fs::remove(partial, ec);
     pieces.remove_all();
   }

@@ -3,20 +3,24 @@
 // subcommand, added in the order of the help text), then the dispatch to the
 // commands (host/cli/commands.hpp) with their output, messages and exit status.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <csignal>
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 #include "host/cli/chunk_queue.hpp"
 #include "host/cli/commands.hpp"
-#include "host/config/tables.hpp"
-#include "host/run/interrupt.hpp"
 #include "host/cli/mpi_run.hpp"
+#include "host/cli/output_path.hpp"
+#include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/root_attributes.hpp"
+#include "host/model_files/model_file.hpp"
+#include "host/run/interrupt.hpp"
 #include "host/run/work_plan.hpp"
 
 namespace {
@@ -62,6 +66,25 @@ struct Subcommands {
   CLI::App *run, *check, *models, *model, *model_build, *stats, *compare, *merge, *devices, *diff;
 };
 
+// A whole number of at least `least`; the message says what is accepted
+// (CLI11's own range check prints its bounds as 300-digit numbers).
+CLI::Validator whole_number(long long least, const char* accepted) {
+  return CLI::Validator(
+      [least, accepted](std::string& v) -> std::string {
+        size_t used = 0;
+        long long x = 0;
+        try {
+          x = std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != v.size() || v.empty() || x < least)
+          return "got '" + v + "'; accepted: " + accepted;
+        return "";
+      },
+      accepted, "whole number");
+}
+
 // The options run and check share: the config and what may override it.
 void add_config_options(CLI::App* sub, Args& a) {
   sub->add_option("config", a.config_path, "TOML configuration (examples/*.toml)")->required();
@@ -70,10 +93,10 @@ void add_config_options(CLI::App* sub, Args& a) {
                   "auto | omp | cpp | cuda (overrides backend.device; auto: the GPU when one is "
                   "visible, else OpenMP)");
   sub->add_option("--device", a.gpu, "CUDA device index (overrides backend.gpu)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, "a device index 0, 1, ... (nholo devices lists them)"));
   sub->add_option("--threads", a.threads,
                   "OpenMP threads, 0 = all cores (overrides backend.threads)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, "a whole number of threads >= 1, or 0 for all cores"));
   sub->add_flag("--overwrite", a.overwrite, "replace an existing output file");
 }
 
@@ -98,13 +121,16 @@ CLI::App* add_run(CLI::App& app, Args& a) {
       ->check(not_empty("BEGIN:END, e.g. 0:4096"));
   run->add_flag("--resume", a.resume,
                 "continue PATH.partial of an interrupted or killed run of the same config from "
-                "its first unfinished slice (starts the run when there is none)");
+                "its first unfinished slice (starts the run when there is none); with "
+                "--overwrite, an existing PATH of another configuration is replaced when it "
+                "completes");
   run->add_flag("--static", a.mpi_opts.static_partition,
                 "under mpirun: a static partition of the chunks over the ranks instead of the "
                 "dynamic work queue");
   run->add_option("--chunk-blocks", a.mpi_opts.chunk_blocks,
                   "under mpirun: blocks of 1024 trajectories per chunk (work unit and shard file; "
-                  "default: about 4 chunks per rank, at most 1024 blocks)");
+                  "default: about 4 chunks per rank, at most 1024 blocks)")
+      ->check(whole_number(1, "a whole number of blocks >= 1"));
   return run;
 }
 
@@ -260,6 +286,14 @@ void report_run_summary(const nholo::RunSummary& s) {
       "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
       static_cast<long long>(s.completed_from_constraints), static_cast<long long>(s.projected),
       static_cast<long long>(s.rejected));
+  if (s.projected > 0)
+    std::fprintf(stderr,
+                 "nholo: the %lld projected initial states still violated the constraints after "
+                 "the components not given were completed (Newton steps from 0 for those not "
+                 "given, which a vanishing derivative leaves in place); the projection moves "
+                 "every component, the given ones too (ensemble.on_violation = \"reject\" or "
+                 "\"error\" refuses them instead)\n",
+                 static_cast<long long>(s.projected));
   if (s.params_rejected > 0)
     std::fprintf(stderr,
                  "nholo: %lld trajectories rejected because their sampled parameters break "
@@ -353,6 +387,9 @@ int run_or_check(Args& a, bool check, int world) {
   if (a.threads >= 0) a.overrides.push_back("backend.threads=" + std::to_string(a.threads));
   if (a.gpu >= 0) a.overrides.push_back("backend.gpu=" + std::to_string(a.gpu));
   const nholo::RunConfig cfg = nholo::load_config(a.config_path, a.overrides);
+  nholo::check_not_an_input(
+      cfg.output_path, {a.config_path, cfg.sampler == "file" ? cfg.file : std::string(),
+                        cfg.model_plugin, cfg.model_spec ? cfg.model_spec->source : std::string()});
   nholo::CommandOptions opts;
   opts.overwrite = a.overwrite;
   opts.quiet = a.quiet;
@@ -371,14 +408,20 @@ int run_or_check(Args& a, bool check, int world) {
       !nholo::find_shard_files(cfg.output_path).empty())
     return nholo::chunks::run_alone(cfg, opts);
   const nholo::RunSummary s = nholo::run_command(cfg, opts);
+  // the file this process writes: a shard's own (OUT.shard-BEGIN-END.h5)
+  std::string written = cfg.output_path;
+  if (!a.shard.empty() || !a.range.empty()) {
+    const auto [begin, end] = nholo::shard_range(a.shard, a.range, cfg.size);
+    written = nholo::shard_path(cfg.output_path, begin, end);
+  }
   if (s.already_complete) {
     if (!a.quiet)
       std::fprintf(stderr, "nholo: %s is complete (same config); nothing to resume\n",
-                   cfg.output_path.c_str());
+                   written.c_str());
     return 0;
   }
   if (!a.quiet) report_run_summary(s);
-  return run_outcome(s, cfg.output_path, a.quiet);
+  return run_outcome(s, written, a.quiet);
 }
 
 int merge(const Args& a) {

@@ -14,6 +14,7 @@
 
 #include "host/config/config.hpp"
 #include "host/io/file_names.hpp"
+#include "host/io/h5.hpp"
 #include "host/io/root_attributes.hpp"
 
 namespace fs = std::filesystem;
@@ -108,6 +109,29 @@ void check_output_path(const std::string& path, bool overwrite) {
                           "writing it now; it holds the slices that finished, `nholo stats` "
                           "reads it). Pass --resume to continue it, or --overwrite to discard "
                           "it and run again");
+}
+
+void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  for (const std::string& in : inputs)
+    if (!in.empty() && fs::exists(in, ec) && fs::equivalent(path, in, ec))
+      throw ConfigError("output.path", "'" + path + "' is an input of the run ('" + in +
+                                           "'); choose another output.path (--overwrite never "
+                                           "replaces an input)");
+}
+
+std::string config_hash_of(const std::string& file, bool* unreadable) {
+  if (unreadable) *unreadable = false;
+  try {
+    h5::File f = h5::File::open_ro(file);
+    const h5::Group r = f.root();
+    return r.has_attr("config_hash") ? r.attr_string("config_hash") : std::string();
+  } catch (const std::exception&) {
+    if (!unreadable) throw;
+    *unreadable = true;
+    return std::string();
+  }
 }
 
 }  // namespace nholo

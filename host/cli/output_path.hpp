@@ -5,6 +5,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace nholo {
 
@@ -43,5 +44,15 @@ void check_output_folder(const std::string& path);
 // The output path is usable (check_output_folder), and neither PATH nor
 // PATH.partial exists (unless overwrite).
 void check_output_path(const std::string& path, bool overwrite);
+
+// The output path is none of the run's inputs (its config file, state file,
+// model file or plugin: `inputs`, paths that need not exist): ConfigError
+// naming the input otherwise, even with --overwrite.
+void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs);
+
+// The root attribute config_hash of an nholo file (complete, .partial or a
+// shard): "" when it has none; "" with *unreadable set (or, with it null, an
+// exception) when the file cannot be opened.
+std::string config_hash_of(const std::string& file, bool* unreadable = nullptr);
 
 }  // namespace nholo

@@ -37,6 +37,14 @@ class ConfigError : public std::runtime_error {
   std::string reason_;
 };
 
+// A configuration that asks for a backend or device this build or machine
+// does not have (CUDA without a GPU, a GPU index past the last): Python's
+// nholo.DeviceError, where a bad value is nholo.ConfigError.
+class DeviceUnavailable : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // A ConfigError caused by the model file a config names (its text or its
 // checks): the command treats it as any ConfigError; the Python module raises
 // it as nholo.ModelError.

@@ -25,6 +25,7 @@ struct ParamDescription {
   ParamRange range;
   std::string range_text() const;       // "> 0", "in [0, 1]", "" (any)
   bool admits(double v) const;          // finite and inside the range
+  std::string doc_note() const { return doc.empty() ? "" : " (" + doc + ")"; }  // for messages
 };
 
 struct ModelInfo {

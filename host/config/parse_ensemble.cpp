@@ -10,6 +10,7 @@
 
 #include "host/config/config_parse.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/number_text.hpp"
 #include "host/config/sampling.hpp"
 #include "host/config/tables.hpp"
 
@@ -206,8 +207,8 @@ ParamBounds varied_param_bounds(RunConfig& cfg, const ModelInfo& mi,
       if (d.kind == Distribution::Kind::normal && d.b > 0 && has_bound) {
         std::ostringstream os;
         os << d.describe() << " can draw any value, but " << model << " needs " << p.name << " "
-           << needs_text(p) << " (" << p.doc
-           << "); accepted for a bounded parameter: a number, uniform, "
+           << needs_text(p) << p.doc_note()
+           << "; accepted for a bounded parameter: a number, uniform, "
            << "linspace or values inside that range";
         throw ConfigError(key, os.str());
       }
@@ -215,8 +216,7 @@ ParamBounds varied_param_bounds(RunConfig& cfg, const ModelInfo& mi,
         std::ostringstream os;
         os << "draws values in [" << a << ", " << b << "] (" << d.describe()
            << "), outside the range " << model << " allows: " << p.name << " " << needs_text(p)
-           << " (" << p.doc
-           << "); accepted: a number, uniform, linspace or values with every value "
+           << p.doc_note() << "; accepted: a number, uniform, linspace or values with every value "
            << needs_text(p);
         throw ConfigError(key, os.str());
       }
@@ -232,9 +232,9 @@ ParamBounds varied_param_bounds(RunConfig& cfg, const ModelInfo& mi,
             const double v = row[fc->second];
             if (!p.admits(v)) {
               std::ostringstream os;
-              os << cfg.file << " line " << line << ": params." << p.name << " = " << v
-                 << " is outside the range " << model << " allows: " << p.name << " "
-                 << needs_text(p) << " (" << p.doc << ")";
+              os << cfg.file << " line " << line << ": params." << p.name << " = "
+                 << short_number(v) << " is outside the range " << model << " allows: " << p.name
+                 << " " << needs_text(p) << p.doc_note();
               throw ConfigError("ensemble.file", os.str());
             }
             a = std::min(a, v);

@@ -10,6 +10,7 @@
 #include "host/config/config_parse.hpp"
 #include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/number_text.hpp"
 #include "host/config/tables.hpp"
 
 namespace fs = std::filesystem;
@@ -187,8 +188,8 @@ std::set<std::string> parse_params(const toml::table& root, const ModelInfo& mi,
     const double v = cfg.params.at(p.name);
     if (!p.admits(v)) {
       std::ostringstream os;
-      os << "is " << v << "; model '" << cfg.model << "' needs a finite value"
-         << (p.range_text().empty() ? "" : " " + p.range_text()) << " (" << p.doc << ")";
+      os << "is " << short_number(v) << "; model '" << cfg.model << "' needs a finite value"
+         << (p.range_text().empty() ? "" : " " + p.range_text()) << p.doc_note();
       throw ConfigError("params." + p.name, os.str());
     }
     pvals.push_back(v);

@@ -183,7 +183,13 @@ void apply_override(toml::table& root, const std::string& assignment) {
   try {
     parsed = toml::parse("v = " + text);
   } catch (const toml::parse_error& e) {
-    if (!is_bare_word(text)) {
+    // a bare word is a string, unless it starts like a number ("2e", an
+    // integer past 64 bits): that is a number TOML cannot read
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    const bool numeric =
+        !text.empty() && (digit(text[0]) || ((text[0] == '-' || text[0] == '+' || text[0] == '.') &&
+                                             text.size() > 1 && digit(text[1])));
+    if (!is_bare_word(text) || numeric) {
       std::ostringstream os;
       os << "'" << text << "' is not a valid TOML value (" << e.description()
          << "); accepted: a TOML value (a number, true/false, \"a string\", [an, array], "

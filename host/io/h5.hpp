@@ -49,6 +49,7 @@
 //   copy_into(src, dst, offset)     src, whole, into dst's block at offset
 //                                   (chunk by chunk as stored where they fit)
 //   read_every_dataset(path)        every dataset of a file read (checksums checked)
+//   dataset_names(g), holds_strings(d)  the datasets below g; strings or numbers
 //                                   (through a bounded buffer, tile by tile)
 //   for_each_tile(dims, max, fn)    fn(offset, count) for row-major blocks of
 //                                   at most max elements that tile dims
@@ -474,6 +475,12 @@ std::uint32_t fletcher32(const unsigned char* bytes, std::size_t n);
 // chunk index, the file's structure). Throws std::runtime_error, naming the
 // dataset and HDF5's reason, at the first one that cannot be read.
 void read_every_dataset(const std::string& path, std::size_t max_bytes = std::size_t(1) << 22);
+
+// Every dataset below g reached by hard links, each once (by the name HDF5
+// visits first), as paths relative to g in name order ("a/b" before "a/c").
+std::vector<std::string> dataset_names(const Group& g);
+// Whether d holds strings (fixed or variable length) rather than numbers.
+bool holds_strings(const Dataset& d);
 
 // HDF5's innermost reason in the text of an error of this layer (the last
 // call of its stack, e.g. "file signature not found [Not an HDF5 file]"):

@@ -309,6 +309,20 @@ herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* da
 
 }  // namespace
 
+std::vector<std::string> dataset_names(const Group& g) {
+  std::vector<std::string> names;
+  quiet();
+  check(H5Ovisit2(g.id(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &names, H5O_INFO_BASIC),
+        "cannot list the datasets of", g.id(), "");
+  return names;
+}
+
+bool holds_strings(const Dataset& d) {
+  quiet();
+  Handle ftype(check_id(H5Dget_type(d.id()), "cannot read the type of", d.id(), ""), H5Tclose);
+  return H5Tget_class(ftype.get()) == H5T_STRING;
+}
+
 std::string innermost_reason(const std::string& text) {
   const size_t at = text.rfind("(): ");
   return at == std::string::npos ? text : text.substr(at + 4);
@@ -323,11 +337,7 @@ void read_every_dataset(const std::string& path, std::size_t max_bytes) {
     throw std::runtime_error("the file cannot be opened: " + innermost(e.what()));
   }
   const File& f = *opened;
-  std::vector<std::string> names;
-  quiet();
-  check(H5Ovisit2(f.root().id(), H5_INDEX_NAME, H5_ITER_NATIVE, collect_dataset, &names,
-                  H5O_INFO_BASIC),
-        "cannot list the datasets of", f.root().id(), "");
+  const std::vector<std::string> names = dataset_names(f.root());
   std::vector<unsigned char> buf;
   for (const std::string& name : names) {
     const Dataset d = f.root().open_dataset(name);

@@ -276,7 +276,9 @@ void RowWriter::sync() const {
 bool last_step_stopped(const std::string& output_path) {
   std::error_code ec;
   const PieceDir pieces(output_path);
-  return !fs::exists(output_path, ec) && !fs::exists(partial_path(output_path), ec) &&
+  // (PATH may exist: the result of another configuration that an
+  // --overwrite run was to replace with its final rename)
+  return !fs::exists(partial_path(output_path), ec) &&
          fs::is_regular_file(pieces.path(InPlaceFile::master_name()), ec);
 }
 

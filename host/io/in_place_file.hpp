@@ -137,8 +137,9 @@ class RowWriter {
 };
 
 // The master of the run writing `output_path` was moved into its pieces'
-// folder for the last step and the run stopped there: PATH and PATH.partial
-// are absent, PATH.partial.d/master.h5 is there.
+// folder for the last step and the run stopped there: PATH.partial is
+// absent, PATH.partial.d/master.h5 is there (PATH is absent, or the result
+// of another configuration that an --overwrite run was to replace).
 bool last_step_stopped(const std::string& output_path);
 
 // Undoes a last step that was stopped (last_step_stopped): restores result.h5

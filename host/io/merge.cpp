@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "host/config/model_info.hpp"
 #include "host/io/block_moments.hpp"
+#include "host/io/device_info.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
 #include "host/io/outcome.hpp"
@@ -34,6 +38,63 @@ void add_shard_counts(const h5::Group& r, RunSummary& sum) {
   if (r.has_attr("initial_states_params_rejected"))
     sum.params_rejected += r.attr_int64("initial_states_params_rejected");
 }
+
+// What ran the shards, for the merged file's root attributes: their device
+// when they agree, else the distinct values listed ("cuda, omp"); the
+// shards' times, bytes and launches added up (wall_seconds: the sum of the
+// shards' walls, not the merge's).
+struct ShardDevices {
+  std::vector<std::string> backends, names;
+  int threads = 0;
+  DeviceInfo first;
+  bool first_read = false;
+
+  void add(const h5::Group& r, RunSummary& sum) {
+    const auto text = [&](const char* a) { return r.has_attr(a) ? r.attr_string(a) : "unknown"; };
+    const auto number = [&](const char* a) { return r.has_attr(a) ? r.attr_double(a) : 0.0; };
+    const auto count = [&](const char* a) { return r.has_attr(a) ? r.attr_int64(a) : int64_t(0); };
+    for (auto [list, value] :
+         {std::pair(&backends, text("backend")), std::pair(&names, text("device_name"))})
+      if (std::find(list->begin(), list->end(), value) == list->end()) list->push_back(value);
+    threads = std::max(threads, static_cast<int>(count("threads")));
+    if (!first_read && r.has_attr("gpu")) {
+      first.gpu = static_cast<int>(r.attr_int64("gpu"));
+      first.compute_capability = text("compute_capability");
+      first.driver_version = text("cuda_driver_version");
+      first.runtime_version = text("cuda_runtime_version");
+    }
+    first_read = true;
+    sum.seconds += number("wall_seconds");
+    sum.output_seconds += number("output_seconds");
+    sum.output_bytes += count("output_bytes");
+    sum.compute_seconds += number("compute_seconds");
+    sum.wait_seconds += number("output_wait_seconds");
+    sum.device_busy_seconds += number("device_busy_seconds");
+    sum.device_copy_seconds += number("device_copy_seconds");
+    sum.launches += count("integration_launches");
+    sum.cpu_tail_seconds += number("cpu_tail_seconds");
+    sum.cpu_tail_trajectories += count("cpu_tail_trajectories");
+  }
+
+  // The device the merged file records (its backend when the shards agree
+  // on one, else cpp, overwritten by backend_text())
+  DeviceInfo device() const {
+    DeviceInfo di = first;
+    di.backend = Backend::cpp;
+    for (Backend b : {Backend::omp, Backend::cpp, Backend::cuda})
+      if (backends.size() == 1 && backends[0] == backend_name(b)) di.backend = b;
+    di.name = join(names);
+    di.threads = threads;
+    return di;
+  }
+  std::string backend_text() const { return join(backends); }
+
+  static std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  }
+};
 
 // Formulation f of shard sh: statuses, steps and drift ratios, read in
 // bounded blocks (kMergeBlock values), in trajectory order: the sums are
@@ -122,10 +183,12 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
   sum.slice_size = plan.slice;
   // the outcome from the shards, in block order
   Outcome out = Outcome::empty(nf, plan.n_saves, n);
+  ShardDevices devices;
   for (const auto& sh : shards) {
     const h5::File f = h5::File::open_ro(sh.path);
     const h5::Group r = f.root();
     add_shard_counts(r, sum);
+    devices.add(r, sum);
     for (int f_ = 0; f_ < nf; ++f_) {
       add_shard_results(sh, r, cfg.formulations[f_], f_, shape.has_drift, out, sum);
       add_shard_moments(sh, r, cfg.formulations[f_], f_, plan.n_saves, n, out);
@@ -133,11 +196,8 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
   }
   detail::add_status_lines(out, cfg.formulations, sum);
   // the file, as virtual datasets over the shards (or a copy); the device it
-  // records is the serial CPU backend's (nothing is integrated)
-  DeviceInfo di;
-  di.backend = Backend::cpp;
-  di.threads = 1;
-  di.name = "CPU (serial)";
+  // records is what ran the shards
+  const DeviceInfo di = devices.device();
   detail::LayoutSources sources;
   sources.path = out_path;
   sources.merged = shards;
@@ -163,6 +223,7 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
       root.set_attr(kMergedShardRanges, ranges);
       root.set_attr(kMergedShardBytes, bytes);
       root.set_attr("merge", copy ? "copy" : "virtual");
+      root.set_attr("backend", devices.backend_text());
       if (copy)
         for (const auto& sh : shards) {
           const h5::File sf = h5::File::open_ro(sh.path);

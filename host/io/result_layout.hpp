@@ -115,6 +115,9 @@ class OutputLayout {
   // the root attributes (nullptr: the master at the start).
   void write(h5::Group& root, bool virt, const Outcome* out, const RunSummary* rs);
 
+  // The global index of the range's first trajectory (a shard's begin).
+  int64_t first() const { return src_.first; }
+
   // The per-trajectory datasets of the last write, in the order written.
   const std::vector<Spec>& specs() const { return specs_; }
   // Keeps the specs of the last write for spec() and chunk() (read by the

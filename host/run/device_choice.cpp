@@ -17,23 +17,25 @@ namespace {
 void check_backend(const RunConfig& cfg) {
   if (cfg.device != "cuda") return;
   if (!cfg.model_plugin.empty())
-    throw ConfigError("backend.device",
-                      "'cuda': model '" + cfg.model + "' comes from a plugin file (" +
-                          cfg.model_plugin +
-                          "), which runs on the CPU backends only: nholo "
-                          "compiles GPU kernels from model files, and a plugin file carries no "
-                          "model file; accepted: auto, omp, cpp");
+    throw DeviceUnavailable(
+        "backend.device", "'cuda': model '" + cfg.model + "' comes from a plugin file (" +
+                              cfg.model_plugin +
+                              "), which runs on the CPU backends only: nholo "
+                              "compiles GPU kernels from model files, and a plugin file carries no "
+                              "model file; accepted: auto, omp, cpp");
 #ifdef NHOLO_WITH_CUDA
   if (cuda_backend::device_count() == 0)
-    throw ConfigError("backend.device", "'cuda' requested but " + cuda_backend::describe_devices() +
-                                            "; accepted here: auto, omp, cpp");
+    throw DeviceUnavailable("backend.device", "'cuda' requested but " +
+                                                  cuda_backend::describe_devices() +
+                                                  "; accepted here: auto, omp, cpp");
   if (cfg.gpu >= cuda_backend::device_count())
-    throw ConfigError("backend.gpu", std::to_string(cfg.gpu) + " is not a CUDA device here (" +
-                                         cuda_backend::describe_devices() + ")");
+    throw DeviceUnavailable("backend.gpu", std::to_string(cfg.gpu) +
+                                               " is not a CUDA device here (" +
+                                               cuda_backend::describe_devices() + ")");
 #else
-  throw ConfigError("backend.device",
-                    "'cuda' is not available: this nholo was built without CUDA "
-                    "(configure with -DNHOLO_WITH_CUDA=ON); accepted: auto, omp, cpp");
+  throw DeviceUnavailable("backend.device",
+                          "'cuda' is not available: this nholo was built without CUDA "
+                          "(configure with -DNHOLO_WITH_CUDA=ON); accepted: auto, omp, cpp");
 #endif
 }
 

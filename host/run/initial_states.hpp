@@ -209,8 +209,10 @@ class InitialStates {
       if (cfg_.on_violation == "error") {
         std::ostringstream os;
         os << "trajectory " << (first_ + begin + i) << ": initial state violates the constraints "
-           << "(residual " << r.residual << ") and on_violation = \"error\" (accepted: "
-           << "project, reject, error)";
+           << "(residual " << r.residual << ") after the coordinates and velocities not given "
+           << "were completed (Newton steps over them, from 0 for those not given: a constraint "
+           << "whose derivative along them vanishes there cannot move them; give them a value "
+           << "near the solution) and on_violation = \"error\" (accepted: project, reject, error)";
         throw ConfigError("ensemble.on_violation", os.str());
       }
       if (cfg_.on_violation == "project") {

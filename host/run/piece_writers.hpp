@@ -263,7 +263,8 @@ class PieceWriters {
     p.commit();  // the slice is finished: it is in the file
     sum_.output_seconds += seconds_since(o0);
     std::ostringstream msg;
-    msg << "trajectories [" << begin << ", " << end << ") finished";
+    msg << "trajectories [" << layout_.first() + begin << ", " << layout_.first() + end
+        << ") finished";  // global indices (a shard's)
     progress_.message(msg.str());
   }
 
@@ -300,8 +301,13 @@ class PieceWriters {
                    const SliceResults& R, const std::vector<double>& pred) {
     std::vector<double> v(count), band(count), ratio(count);
     for (int64_t i = 0; i < count; ++i) {
-      v[i] = line_fit_slope(R.line_fit.data(), count, i);
-      band[i] = line_fit_range(R.line_fit.data(), count, i);
+      // a whole-run statistic: undefined for a trajectory that failed (its
+      // saves before the failure would bias the ensemble's mean); one that a
+      // stop event ended has it over its saves up to the event
+      const Status st = static_cast<Status>(R.status[i]);
+      const bool whole = st == Status::ok || st == Status::event;
+      v[i] = whole ? line_fit_slope(R.line_fit.data(), count, i) : std::nan("");
+      band[i] = whole ? line_fit_range(R.line_fit.data(), count, i) : std::nan("");
       // undefined (NaN), not 0 or inf, where the prediction is not a finite
       // non-zero number (the coin with theta_dot = 0: no bounded drift)
       const double r = v[i] / pred[i];

@@ -102,14 +102,14 @@ class WindowLoop {
                      st_.pk.empty() ? nullptr : st_.pk.data(), st_.rejected.data(), init_.t0());
     sum_.compute_seconds += seconds_since(c0);
     for (int64_t w = 0; w < plan_.n_windows; ++w)
-      if (!run_window(s, w, end, count)) return false;
+      if (!run_window(s, w, count)) return false;
     finish_slice(s, begin, end, count);
     return true;
   }
 
-  // window w of slice s (trajectories up to end, count of them); false when
+  // window w of slice s (count trajectories); false when
   // interrupted before or inside it (nothing of it is written)
-  bool run_window(int64_t s, int64_t w, int64_t end, int64_t count) {
+  bool run_window(int64_t s, int64_t w, int64_t count) {
     if (interrupt_flag().load()) {
       sum_.interrupted = true;
       return false;
@@ -136,7 +136,8 @@ class WindowLoop {
     writers_.post_window(slot, s, w, count, ns);
     done_units_ += count * nf_;
     std::ostringstream what;
-    what << end << "/" << plan_.size << " traj, window " << (w + 1) << "/" << plan_.n_windows;
+    what << "slice " << (s + 1) << "/" << plan_.n_slices() << ", window " << (w + 1) << "/"
+         << plan_.n_windows;
     progress_.update(done_units_, what.str());
     return true;
   }

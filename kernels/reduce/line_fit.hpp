@@ -62,7 +62,9 @@ struct LineFitResetKernel {
   }
 };
 
-// Slope of the fit and range of y from LineFitKernel's sums (NaN where undefined).
+// Slope of the fit and range of y from LineFitKernel's sums: NaN with fewer
+// than two finite saves (no line, and a "range" of one point would read as a
+// measured 0).
 NHOLO_HDI double line_fit_slope(const double* acc, int64_t count, int64_t i) {
   const double n = acc[i], st = acc[count + i], sx = acc[2 * count + i], stt = acc[3 * count + i],
                stx = acc[4 * count + i];
@@ -70,7 +72,7 @@ NHOLO_HDI double line_fit_slope(const double* acc, int64_t count, int64_t i) {
   return n >= 2 && den > 0 ? (n * stx - st * sx) / den : NAN;
 }
 NHOLO_HDI double line_fit_range(const double* acc, int64_t count, int64_t i) {
-  return acc[i] >= 1 ? acc[6 * count + i] - acc[5 * count + i] : NAN;
+  return acc[i] >= 2 ? acc[6 * count + i] - acc[5 * count + i] : NAN;
 }
 
 }  // namespace nholo

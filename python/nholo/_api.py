@@ -107,9 +107,12 @@ def _overrides(set: Mapping[str, Any] | None, backend: str | None, threads: int 
         out.append(f"{k}={_toml.value(v, k)}")
     if backend is not None:
         if backend not in _BACKENDS:
-            raise DeviceError(f"config error: backend: '{backend}' is not a backend (accepted: {', '.join(_BACKENDS)})")
+            raise ConfigError(f"config error: backend: '{backend}' is not a backend (accepted: {', '.join(_BACKENDS)})")
         out.append(f"backend.device={_toml.value(backend)}")
     if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+            raise ConfigError(f"config error: threads: {threads!r} (accepted: a whole number of "
+                              "threads >= 1, or 0 for all cores)")
         out.append(f"backend.threads={int(threads)}")
     return out
 
@@ -172,6 +175,12 @@ def _state_file(info: dict, q0: Any, qdot0: Any, params: Mapping[str, Any] | Non
             raise ConfigError(f"config error: params['{p}']: shape {x.shape}, accepted (trajectories,)")
         if rows is not None and x.shape[0] != rows:
             raise ConfigError(f"config error: params['{p}']: {x.shape[0]} values, but the other arrays have {rows} rows")
+        lo, hi, lo_open, hi_open, text = info["parameter_ranges"][p]
+        outside = (x <= lo if lo_open else x < lo) | (x >= hi if hi_open else x > hi)
+        if outside.any():
+            i = int(np.argmax(outside))
+            raise ConfigError(f"config error: params['{p}'][{i}] = {float(x[i])!r} is outside the range "
+                              f"model '{info['model']}' allows: {p} {text}")
         rows = x.shape[0]
         names.append(f"params.{p}")
         cols.append(x)
@@ -335,6 +344,14 @@ def run(
             states, rows = _state_file(info, q0, qdot0, params, folder)
             overrides += ['ensemble.sampler="file"', f"ensemble.file={_toml.value(str(states))}",
                           f"ensemble.size={rows}"]
+        if output is not None and not overwrite:
+            out = os.fspath(output)
+            if os.path.lexists(out):
+                raise ConfigError(f"config error: output: '{out}' exists; pass overwrite=True to replace it")
+            if os.path.lexists(out + ".partial"):
+                raise ConfigError(f"config error: output: '{out}.partial' exists, the incomplete result "
+                                  "of an earlier run; pass overwrite=True to discard it, or finish it "
+                                  "with `nholo run CONFIG --resume`")
         path = os.fspath(output) if output is not None else str(folder / "result.h5")
         overrides.append(f"output.path={_toml.value(os.path.abspath(path))}")
         callback, state = _progress_callback(progress)

@@ -28,6 +28,7 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -202,8 +203,16 @@ nb::dict config_info(const std::string& config, bool is_text, const std::string&
   d["coordinates"] = mi->coordinates;
   d["constraints"] = mi->constraints;
   std::vector<std::string> params;
-  for (const auto& p : mi->params) params.push_back(p.name);
+  nb::dict ranges;  // name -> (lo, hi, lo_open, hi_open, text): +-inf where unbounded
+  for (const auto& p : mi->params) {
+    params.push_back(p.name);
+    const double inf = std::numeric_limits<double>::infinity();
+    ranges[p.name.c_str()] =
+        nb::make_tuple(p.range.has_lo ? p.range.lo : -inf, p.range.has_hi ? p.range.hi : inf,
+                       p.range.lo_open, p.range.hi_open, p.range_text());
+  }
   d["parameters"] = params;
+  d["parameter_ranges"] = ranges;
   d["formulations"] = cfg.formulations;
   d["size"] = cfg.size;
   d["sampler"] = cfg.sampler;
@@ -230,10 +239,11 @@ NB_MODULE(_nholo, m) {
       std::rethrow_exception(p);
     } catch (const nholo::ModelConfigError& e) {
       PyErr_SetString(model_error.ptr(), e.what());
-    } catch (const nholo::ConfigError& e) {
+    } catch (const nholo::DeviceUnavailable& e) {
       // the device asked for is not in this build or on this machine
-      const bool device = e.key().rfind("backend.", 0) == 0;
-      PyErr_SetString((device ? device_error : config_error).ptr(), e.what());
+      PyErr_SetString(device_error.ptr(), e.what());
+    } catch (const nholo::ConfigError& e) {
+      PyErr_SetString(config_error.ptr(), e.what());
     } catch (const nholo::ModelFileError& e) {
       PyErr_SetString(model_error.ptr(), e.what());
     } catch (const nholo::DeviceFault& e) {

@@ -168,6 +168,10 @@ def test_numpy_initial_states_and_parameters_are_used_as_given():
         (dict(q0=np.array([["a"] * 4] * 2)), "numeric array"),
         (dict(q0=np.zeros((5, 4)), qdot0=np.zeros((6, 4))), "6 rows, but the other arrays have 5"),
         (dict(q0=np.zeros((5, 4)), params={"tilt": np.ones(5)}), "'tilt' is not a parameter"),
+        (dict(q0=np.zeros((5, 4)), params={"slope": np.array([0.1, 0.2, 5.0, 0.1, 0.1])}),
+         "params['slope'][2] = 5.0 is outside the range model 'rolling_coin' allows"),
+        (dict(threads=-1), "threads: -1"),
+        (dict(backend="gpu"), "'gpu' is not a backend"),
         (dict(set={"integrator.rtoll": 1e-9}), "rtoll"),
         (dict(set={"ensemble.size": -3}), "ensemble.size"),
     ],
@@ -198,8 +202,9 @@ def test_check_models_and_errors():
         nholo.check({"model": "no_such_model"})
     with pytest.raises(nholo.ConfigError, match="neither a file nor TOML"):
         nholo.run("no/such/file.toml")
+    # a device this build or machine does not have (no GPU, or not GPU 99)
     with pytest.raises(nholo.DeviceError, match="backend"):
-        nholo.run(COIN, set=SMALL, backend="gpu")
+        nholo.run(COIN, set={**SMALL, "backend.gpu": 99}, backend="cuda")
     with pytest.raises(nholo.ModelError):
         nholo.Model.from_string('name = "broken"\ncoordinates = [ { name = "x" } ]\nlagrangian = "x_dot^"\n')
 
@@ -210,7 +215,7 @@ def test_output_keeps_the_file_and_refuses_to_overwrite(tmp_path):
     assert out.is_file()
     with h5py.File(out, "r") as f:
         assert equal_bits(f["udwadia_kalaba/q"][()], tree["udwadia_kalaba"].ds.q.values)
-    with pytest.raises(nholo.ConfigError, match="exists"):
+    with pytest.raises(nholo.ConfigError, match="exists; pass overwrite=True"):
         nholo.run(COIN, set=SMALL, output=out)
     nholo.run(COIN, set=SMALL, output=out, overwrite=True)
 

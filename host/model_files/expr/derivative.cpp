@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "host/model_files/expr/analysis.hpp"
+#include "host/model_files/expr/eval.hpp"
 
 namespace nholo::model_file {
 
@@ -171,17 +172,22 @@ class Differentiator {
   }
 
   // e = a^b (operator ^ or pow)
-  ExprPtr power(const ExprPtr& e, const ExprPtr& a, const ExprPtr& b) {
+  ExprPtr power(const ExprPtr& e, const ExprPtr& a, const ExprPtr& b_in) {
     const ExprPtr da = (*this)(a);
-    if (!depends_on_state(*b)) {
-      // b a^(b-1) a' (the exponent constant: nholo::pow(S, double))
+    if (!depends_on_state(*b_in)) {
+      // b a^(b-1) a' (the exponent constant: nholo::pow(S, double)); an
+      // exponent of numbers only (3 - 2) is one number, so that a^1 and a^0
+      // drop out as a and 1 (else the next derivative, 0 a^-1, is 0 inf =
+      // NaN where a = 0). A parameter exponent never gets here
+      // (symbolic_exponents_refused).
       if (is_number(*da, 0.0)) return s_num(0.0);
+      const ExprPtr b = uses(*b_in, Op::param) ? b_in : s_num(eval(*b_in, Env{}, nullptr));
       const ExprPtr bm1 = b->op == Op::number ? s_num(b->value - 1.0) : s_sub(b, s_num(1.0));
       return s_mul(s_mul(b, s_pow(a, bm1)), da);
     }
     // exp(b log a)' = a^b (b' log a + b a' / a)
-    const ExprPtr db = (*this)(b);
-    return s_mul(e, s_add(s_mul(db, s_call(Fn::log, {a})), s_div(s_mul(b, da), a)));
+    const ExprPtr db = (*this)(b_in);
+    return s_mul(e, s_add(s_mul(db, s_call(Fn::log, {a})), s_div(s_mul(b_in, da), a)));
   }
 
   Op var_;
@@ -253,6 +259,22 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
 
 }  // namespace
 
+// Why L's symbolic derivatives are not taken, "" when they are: a power
+// whose exponent is a parameter and whose base depends on the state. Its
+// second derivative p (p - 1) a^(p-2) is 0 inf = NaN at a = 0 for p = 1 (a
+// term linear in a rate written as a power), which automatic differentiation
+// (kernels/jet2.hpp) evaluates as 0.
+std::string symbolic_exponents_refused(const Expr& e) {
+  const bool power = e.op == Op::pow || (e.op == Op::call && e.fn == Fn::pow);
+  if (power && e.args.size() == 2 && uses(*e.args[1], Op::param) && !depends_on_state(*e.args[1]) &&
+      depends_on_state(*e.args[0]))
+    return "a power of the state has a parameter as its exponent (its symbolic derivatives "
+           "would be 0 inf where the parameter makes the term linear)";
+  for (const auto& a : e.args)
+    if (std::string why = symbolic_exponents_refused(*a); !why.empty()) return why;
+  return "";
+}
+
 // The symbolic M and F of L (n coordinates), or none with the reason: a
 // tree deeper than kMaxSymbolicDepth (the differentiation recurses along it)
 // or trees with more than kMaxSymbolicNodes distinct nodes
@@ -263,6 +285,8 @@ DynamicsTrees dynamics_trees(int n, const ExprPtr& L) {
   } else if (L->depth > kMaxSymbolicDepth) {
     d.refused = "its tree is " + std::to_string(L->depth) + " levels deep, more than " +
                 std::to_string(kMaxSymbolicDepth);
+  } else if (std::string why = symbolic_exponents_refused(*L); !why.empty()) {
+    d.refused = why;
   } else {
     d = build_dynamics_trees(n, L);
     if (d.nodes > kMaxSymbolicNodes) {

@@ -64,16 +64,6 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
-// the shortest text that reads back as v (messages)
-std::string short_number(double v) {
-  char buf[40];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v || std::isnan(v)) break;
-  }
-  return buf;
-}
-
 int index_of(const std::vector<std::string>& v, const std::string& s) {
   for (size_t i = 0; i < v.size(); ++i)
     if (v[i] == s) return static_cast<int>(i);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/number_text.hpp"
 #include "host/model_files/model_file.hpp"
 
 namespace nholo::model_file {
@@ -52,7 +53,7 @@ bool is_alpha(char c);
 bool is_digit(char c);
 bool is_word(char c);
 bool is_identifier(const std::string& s);  // [A-Za-z][A-Za-z0-9_]*
-std::string short_number(double v);        // the shortest text that reads back as v (messages)
+using nholo::short_number;                 // the shortest text that reads back as v (messages)
 int index_of(const std::vector<std::string>& v, const std::string& s);  // -1: absent
 std::vector<std::string> suffixed(const std::vector<std::string>& v, const char* suffix);
 
