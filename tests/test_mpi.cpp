@@ -253,6 +253,34 @@ TEST(Mpi, LeftoversAndWrongOptionsAreRefusedBeforeAnythingRuns) {
   fs::remove_all(dir);
 }
 
+// OUT of another configuration beside this configuration's shard files (an
+// MPI run with --overwrite, stopped): --resume alone refuses and names the
+// way on; --resume --overwrite continues the shard files and replaces OUT
+// when they are merged.
+TEST(Mpi, ResumeOverwriteContinuesTheShardFilesAndReplacesOut) {
+  REQUIRE_MPI();
+  const fs::path dir = nholo_test::temp_dir("nholo_mpi", "resume_overwrite");
+  write_file(dir / "c.toml", config(0.25, 0.125));
+  ASSERT_EQ(run_nholo("run -q c.toml --set params.slope=0.1", dir).code, 0);
+  ASSERT_EQ(run_nholo("run -q c.toml --range 0:2048", dir).code, 0);  // what the ranks finished
+  const auto hash = [&](const char* file) {
+    return nholo::h5::File::open_ro((dir / file).string()).root().attr_string("config_hash");
+  };
+  const std::string other = hash("out.h5");
+  const Result alone = run_mpi(2, "run -q c.toml --resume", dir);
+  EXPECT_EQ(alone.code, 2) << alone.output;
+  EXPECT_NE(alone.output.find("pass --resume --overwrite to continue this configuration's shard "
+                              "files"),
+            std::string::npos)
+      << alone.output;
+  EXPECT_EQ(hash("out.h5"), other);
+  const Result both = run_mpi(2, "run -q c.toml --resume --overwrite", dir);
+  ASSERT_EQ(both.code, 0) << both.output;
+  EXPECT_EQ(hash("out.h5"), hash("out.shard-0-2048.h5"));
+  EXPECT_NE(hash("out.h5"), other);
+  fs::remove_all(dir);
+}
+
 TEST(Mpi, OptionsOfMpiRunsNeedSeveralRanks) {
   // in every build: --static / --chunk-blocks without mpirun are refused
   const fs::path dir = nholo_test::temp_dir("nholo_mpi", "alone");
