@@ -258,6 +258,8 @@ TEST(Faults, ResumeRefusesAnotherConfiguration) {
   const Result live = nholo_test::run_nholo("stats out.h5.partial", dir);
   EXPECT_EQ(live.code, 0) << live.output;
   EXPECT_NE(live.output.find("INCOMPLETE"), std::string::npos) << live.output;
+  // the drift prediction's formula is in the master from the start
+  EXPECT_NE(live.output.find("eqs. 31-40)): "), std::string::npos) << live.output;
   kill(pid, SIGKILL);
   wait_for(pid);
   ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));

@@ -422,6 +422,8 @@ void OutputLayout::statistics_group(h5::Group& root, int f, const Outcome* out) 
     ratio.set_attr("long_name",
                    "drift_velocity / prediction (statistics group attribute drift_prediction)");
     for (auto* d : {&v, &band, &ratio}) d->attach_scale(traj, 0);
+    // the formula, in every file (a .partial too: `nholo stats` prints it)
+    sg.set_attr("drift_prediction", shape_.drift_prediction_doc);
   }
   // the block moments of q and qdot (count, mean, M2, min, max per block
   // of kStatBlock trajectories, save and coordinate): in PATH.partial
@@ -475,7 +477,6 @@ void OutputLayout::ensemble_statistics(h5::Group& sg, int f, const Outcome& out,
     const Moments& mr = out.drift_ratio[f];
     sg.set_attr("drift_ratio_mean", mr.count ? mr.mean : NAN);
     sg.set_attr("drift_ratio_std", std::sqrt(mr.variance()));
-    sg.set_attr("drift_prediction", shape_.drift_prediction_doc);
   }
 }
 

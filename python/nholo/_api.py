@@ -249,7 +249,9 @@ def _load_tree(path: str, fields: Mapping[str, np.ndarray] | None = None):
                     raise RuntimeError(f"nholo: the field {prefix}/{name} came back with shape "
                                        f"{values.shape}, the file says {shell.shape}")
                 ds[name] = xr.Variable(shell.dims, values, attrs=dict(shell.attrs))
-            nodes[node.path] = ds[order] if held else ds  # the file's order
+            if held:  # the file's order, and every scale (one no variable uses too)
+                ds = ds[order].assign_coords({c: ds.coords[c] for c in ds.coords})
+            nodes[node.path] = ds
     finally:
         tree.close()
     if fields:

@@ -107,6 +107,8 @@ def test_fields_come_from_the_run_without_a_copy(tmp_path):
     for node in kept.subtree:
         a, b = held[node.path].to_dataset(inherit=False), node.to_dataset(inherit=False)
         assert list(a.data_vars) == list(b.data_vars), node.path
+        # every scale, also one no variable uses (the coin's constraint names)
+        assert sorted(a.coords) == sorted(b.coords), node.path
         for name in b.data_vars:
             assert a[name].dims == b[name].dims, (node.path, name)
             assert a[name].attrs.keys() == b[name].attrs.keys(), (node.path, name)
