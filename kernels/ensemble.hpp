@@ -228,7 +228,7 @@ struct EnsembleWindow {
         finished = false;
         break;
       }
-      store(run_sys, ts, k, i);
+      store<Events>(run_sys, ts, k, i);
       budget.interval_start = ts.steps + ts.rejected;
     }
     if (arr.save_k) {
@@ -252,10 +252,14 @@ struct EnsembleWindow {
     return window_index(trajectory_major, k, c, nc, i, n_saves, count);
   }
 
-  template <class RunSys>
+  // save k of trajectory i: the state, or NaN once it failed or a stop
+  // event ended it before the save (one that ended it at the save's time
+  // exactly leaves the state there: the event's)
+  template <bool Events, class RunSys>
   NHOLO_HDI void store(const RunSys& local, const TrajectoryState<S, N>& ts, int k,
                        int64_t i) const {
-    const bool ok = ts.status == Status::ok;
+    const bool ok = ts.status == Status::ok ||
+                    (Events && ts.status == Status::event && ts.t == S(save_times[k]));
     const S nan = S(NAN);
     if (arr.q)
       for (int c = 0; c < n; ++c) arr.q[at(k, c, n, i)] = ok ? ts.y[c] : nan;

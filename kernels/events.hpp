@@ -231,6 +231,14 @@ NHOLO_HDI int scan_crossings(const G& g, const U& u, EventDirection dir, S g_sta
       if (x < s.n_extra && s.extra[x] == b) ++x;
     }
     const S gb = b == S(1) ? g_end : detail::event_value(g, u, b);
+    if (!(gb == gb)) {
+      // g undefined here (NaN: the root or logarithm of a negative number):
+      // no crossing; the sign starts again where g is defined
+      before = 0;
+      a = b;
+      ga = gb;
+      continue;
+    }
     const int after = detail::sign_of(gb);
     if (before != 0 && after != before) {
       const bool up = before < 0;

@@ -50,8 +50,11 @@ done
 
 cat > "$OUT/bin/nholo" <<'EOF'
 #!/bin/sh
-# nholo from a relocatable bundle (scripts/bundle.sh): its libraries are in ../lib
+# nholo from a relocatable bundle (scripts/bundle.sh): its libraries are in ../lib;
+# model files are compiled by the c++ on PATH (the machine's, e.g. after
+# `module load gcc`), not the build machine's, unless NHOLO_CXX says otherwise
 here=$(cd "$(dirname "$0")/.." && pwd)
+NHOLO_CXX="${NHOLO_CXX:-c++}" \
 LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/lib/nholo.bin" "$@"
 EOF
 chmod +x "$OUT/bin/nholo"

@@ -705,8 +705,9 @@ TEST(Cli, ModelParameterRangesAreChecked) {
   };
   const std::vector<Case> cases = {
       {"--set params.mass=-1", {"params.mass", "is -1", "> 0"}},
-      {"--set params.inertia=0.1", {"params", "inertia", "must exceed mass * offset^2", "inertia = 0.1"}},
-      {"--set params.slope=2", {"params.slope", "in (-1.5708, 1.5708)"}},
+      {"--set params.inertia=0.1",
+       {"params", "inertia", "must exceed mass * offset^2", "inertia = 0.1"}},
+      {"--set params.slope=2", {"params.slope", "in (-1.5707963267948966, 1.5707963267948966)"}},
       {"--set model=rolling_coin --set 'formulations=[\"udwadia_kalaba\"]' --set params={radius=0}"
        " --set 'ensemble.q0={}' --set 'ensemble.qd0={}'",
        {"params.radius", "> 0"}},
@@ -884,6 +885,9 @@ TEST(Cli, ModelsListsEveryModelAsTextAndJson) {
   const Result j = nholo("models rolling_coin --json", dir);
   EXPECT_EQ(j.code, 0);
   EXPECT_NE(j.output.find("\"coordinates\": [\"x\", \"y\", \"phi\", \"theta\"]"), std::string::npos) << j.output;
+  EXPECT_NE(j.output.find("\"coordinate_units\": [\"m\", \"m\", \"rad\", \"rad\"]"),
+            std::string::npos)
+      << j.output;
   EXPECT_NE(nholo("models nonexistent", dir).code, 0);
 }
 

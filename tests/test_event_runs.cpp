@@ -245,6 +245,43 @@ TEST(EventRuns, AStopEventEndsItsTrajectoryAtTheCrossingAndTheOthersGoOn) {
   fs::remove_all(dir);
 }
 
+// A stop event exactly at a save's time (t = 10, saves every 5) keeps that
+// save: the state there, the event's record; the saves after it are NaN.
+// Before, the save at the event's time was NaN too (a stop at t_end lost
+// every trajectory's last save).
+TEST(EventRuns, AStopAtASaveTimeKeepsThatSave) {
+  const fs::path dir = temp_dir("stop_at_save");
+  const std::string ev =
+      "[[events]]\nname = \"at_ten\"\nexpr = \"t - 10\"\naction = \"stop\"\n"
+      "max_records = 1\n";
+  write_file(dir / "c.toml", turning_coins("dopri5", ev).text());
+  const auto r = run_nholo("run c.toml -q", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const RunData d = read_run(dir / "out.h5", "at_ten");
+  const auto q = nholo::h5::File::open_ro((dir / "out.h5").string())
+                     .root()
+                     .open_dataset("udwadia_kalaba/q")
+                     .read<double>();
+  const size_t n_saves = 5;  // t = 0, 5, 10, 15, 20
+  ASSERT_EQ(q.size(), d.status.size() * n_saves * kN);
+  for (size_t i = 0; i < d.status.size(); ++i) {
+    EXPECT_EQ(d.status[i], 7) << i;  // Status::event
+    EXPECT_EQ(d.fail_time[i], 10.0) << i;
+    ASSERT_EQ(d.ev.count[i], 1) << i;
+    for (size_t k = 0; k < n_saves; ++k)
+      for (size_t c = 0; c < static_cast<size_t>(kN); ++c) {
+        const double v = q[(i * n_saves + k) * kN + c];
+        if (k <= 2)
+          EXPECT_TRUE(std::isfinite(v)) << i << " save " << k;
+        else
+          EXPECT_TRUE(std::isnan(v)) << i << " save " << k;
+      }
+    for (size_t c = 0; c < static_cast<size_t>(kN); ++c)
+      EXPECT_EQ(q[(i * n_saves + 2) * kN + c], d.ev.q[i * kN + c]) << i;
+  }
+  fs::remove_all(dir);
+}
+
 // The records do not depend on how the work is cut: one thread or two,
 // slices of 1024 or the whole ensemble, launches of 1 step or the default.
 TEST(EventRuns, RecordsAreTheSameBitsHoweverTheRunIsCut) {

@@ -125,6 +125,39 @@ TEST(Events, ACrossingAtAStepEndIsReportedOnce) {
   EXPECT_EQ(nholo::step_crossings(g, step_of(y, f, 1.0, 1.0), EventDirection::both, 0.0, 8, x, 2), 0);
 }
 
+// Where g is undefined (NaN) there is no crossing: y = t^2 - 1/2 (exact on
+// the cubic interpolant) dips below 0 inside the step, so g = sqrt(y) - 0.3
+// is NaN for |t| < 1/sqrt(2) and crosses zero only at t = -+sqrt(0.59),
+// down then up. Before, entering the undefined stretch counted as a
+// crossing (NaN took the sign of an exact zero); and g = sqrt(y) + 0.3,
+// never zero where defined, has none.
+TEST(Events, AnUndefinedStretchOfGIsNoCrossing) {
+  auto y = [](double t) { return t * t - 0.5; };
+  auto f = [](double t) { return 2 * t; };
+  const auto u = step_of(y, f, -1.0, 2.0);
+  auto below = [](double, const Vec<double, 1>& v) { return std::sqrt(v[0]) - 0.3; };
+  auto above = [](double, const Vec<double, 1>& v) { return std::sqrt(v[0]) + 0.3; };
+  const double root = std::sqrt(0.59);
+  for (int samples : {1, 8, 16}) {
+    SCOPED_TRACE(samples);
+    EventCrossing x[4] = {};
+    const int n =
+        nholo::step_crossings(below, u, EventDirection::both, below(-1.0, {0.5}), samples, x, 4);
+    if (samples == 1) {
+      EXPECT_EQ(n, 0);  // both ends positive, the middle undefined: nothing seen
+      continue;
+    }
+    ASSERT_EQ(n, 2);
+    EXPECT_NEAR(x[0].t, -root, 1e-12);
+    EXPECT_FALSE(x[0].up);
+    EXPECT_NEAR(x[1].t, root, 1e-12);
+    EXPECT_TRUE(x[1].up);
+    EXPECT_EQ(
+        nholo::step_crossings(above, u, EventDirection::both, above(-1.0, {0.5}), samples, x, 4),
+        0);
+  }
+}
+
 // A zero of a curved interpolant (y = sin t near pi, one step of 0.1) is
 // located to within a few ulp of t of the interpolant's own zero, found
 // here independently by bisection of its power form in long double, and

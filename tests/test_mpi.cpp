@@ -292,11 +292,20 @@ TEST(Mpi, OptionsOfMpiRunsNeedSeveralRanks) {
   }
   EXPECT_FALSE(fs::exists(dir / "out.h5"));
   // srun tasks without MPI would each run the whole ensemble: refused with the two ways that work
-  const Result srun = run_nholo("run -q c.toml", dir, "SLURM_NTASKS=4 SLURM_PROCID=1");
+  const std::string tasks = "SLURM_NTASKS=4 SLURM_STEP_NUM_TASKS=4 SLURM_PROCID=1";
+  const Result srun = run_nholo("run -q c.toml", dir, tasks);
   EXPECT_EQ(srun.code, 2) << srun.output;
   EXPECT_NE(srun.output.find("task 1 of 4 started by srun without MPI"), std::string::npos) << srun.output;
   EXPECT_NE(srun.output.find("--shard $SLURM_PROCID/$SLURM_NTASKS"), std::string::npos) << srun.output;
   EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  // ... and the way it names works: one shard per task
+  const Result shard = run_nholo("run -q c.toml --shard 1/4", dir, tasks);
+  EXPECT_EQ(shard.code, 0) << shard.output;
+  // a batch script's own process (its allocation's SLURM_NTASKS, no srun
+  // step) is one process: it runs
+  const Result batch =
+      run_nholo("run -q c.toml --set output.path=batch.h5", dir, "SLURM_NTASKS=8 SLURM_PROCID=0");
+  EXPECT_EQ(batch.code, 0) << batch.output;
   // a job-array task (one task) runs as usual
   const Result one = run_nholo("run -q c.toml --shard 0/2", dir, "SLURM_NTASKS=1 SLURM_PROCID=0");
   EXPECT_EQ(one.code, 0) << one.output;

@@ -300,6 +300,18 @@ TEST(PluginCache, AnInterruptStopsTheCompileOrTheWaitPromptlyAndWritesNothing) {
           << "left behind: " << e.path();
     std::printf("SIGINT %s: exit %d after %.2f s\n", says, code, took);
   }
+  // `nholo model build` too (before: killed by the signal, its compiler
+  // left running to drop a temporary into the cache)
+  const pid_t pc =
+      nholo_test::spawn(b, {"model", "build", "constant_speed.model.toml"}, with_cache);
+  ASSERT_TRUE(wait_for_log(b / "run.log", "compiling its plugin", 30)) << read_text(b / "run.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pc, SIGTERM);
+  EXPECT_EQ(nholo_test::wait_for(pc), 128 + SIGTERM) << read_text(b / "run.log");
+  EXPECT_NE(read_text(b / "run.log").find("interrupted while compiling"), std::string::npos)
+      << read_text(b / "run.log");
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(500));  // a compiler left running would write now
   for (const auto& e : fs::directory_iterator(cache)) {
     const std::string name = e.path().filename().string();
     EXPECT_EQ(name.find(".tmp."), std::string::npos) << "left in the cache: " << name;

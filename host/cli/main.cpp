@@ -369,6 +369,8 @@ int run_outcome(const nholo::RunSummary& s, const std::string& output_path, bool
 // The MPI world of `nholo run` (1: a single process), its options checked.
 int run_world(const Args& a) {
   const int world = nholo::mpi::init(nullptr, nullptr);
+  // srun tasks without MPI: each must run its own shard
+  if (world == 1 && a.shard.empty() && a.range.empty()) nholo::mpi::refuse_plain_srun_tasks();
   if (world == 1 && (a.mpi_opts.static_partition || a.mpi_opts.chunk_blocks != 0))
     throw nholo::ConfigError("--static/--chunk-blocks",
                              "apply to a run over several MPI ranks "
@@ -501,9 +503,10 @@ int dispatch(const Subcommands& s, Args& a) {
 
 int main(int argc, char** argv) {
   nholo::h5::skip_library_cleanup_at_exit();
-  // `run` and `merge` stop cleanly on SIGINT/SIGTERM/SIGHUP from their first
-  // instruction on
-  if (argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "merge"))
+  // `run`, `merge` and `model build` (its compiler) stop cleanly on
+  // SIGINT/SIGTERM/SIGHUP from their first instruction on
+  if (argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "merge" ||
+                   std::string(argv[1]) == "model"))
     nholo::install_interrupt_handler();
   CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)"};
   Args args;

@@ -36,6 +36,7 @@ void write_models_json(std::ostream& os, const std::vector<const ModelInfo*>& se
     os << "  {\"name\": " << json_quote(mi.name)
        << ", \"description\": " << json_quote(mi.description) << ", \"n\": " << mi.n
        << ", \"m\": " << mi.m << ", \"coordinates\": " << json_list(mi.coordinates)
+       << ", \"coordinate_units\": " << json_list(mi.coordinate_units)
        << ", \"constraints\": " << json_list(mi.constraints)
        << ", \"constraint_kinds\": " << json_list(mi.constraint_kinds)
        << ", \"formulations\": " << json_list(mi.formulations) << ", \"parameters\": [";

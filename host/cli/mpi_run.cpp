@@ -39,12 +39,12 @@ int launcher_world_size() {
   return 0;
 }
 
-namespace {
 // srun started several tasks without an MPI plugin: each would run the whole
-// ensemble into the same file
+// ensemble into the same file (SLURM_STEP_NUM_TASKS: the tasks of this srun
+// step; a batch script's own process has SLURM_NTASKS of its allocation but
+// is one process)
 void refuse_plain_srun_tasks() {
   const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
-  if (!tasks) tasks = std::getenv("SLURM_NTASKS");
   const char* id = std::getenv("SLURM_PROCID");
   if (!tasks || !id || std::atoi(tasks) <= 1) return;
   throw std::runtime_error(
@@ -54,7 +54,6 @@ void refuse_plain_srun_tasks() {
       "one shard per task: `srun nholo run CONFIG --shard $SLURM_PROCID/$SLURM_NTASKS` and then "
       "nholo merge (docs/cluster.md)");
 }
-}  // namespace
 
 #ifndef NHOLO_WITH_MPI
 
@@ -64,7 +63,6 @@ std::string library_version() {
 
 int init(int*, char***) {
   const int ws = launcher_world_size();
-  if (ws == 0) refuse_plain_srun_tasks();
   if (ws > 1)
     throw std::runtime_error(
         "this process is one of " + std::to_string(ws) +
@@ -193,10 +191,7 @@ std::string library_version() {
 }
 
 int init(int* argc, char*** argv) {
-  if (launcher_world_size() == 0) {
-    refuse_plain_srun_tasks();
-    return 1;
-  }
+  if (launcher_world_size() == 0) return 1;
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
   g_initialized = true;

@@ -43,6 +43,10 @@ struct Options {
 // world size (1 when started alone or built without MPI). Throws when nholo
 // was built without MPI but started as one of several ranks.
 int init(int* argc, char*** argv);
+// A process that is one of several tasks of an srun step without MPI (each
+// would run the whole ensemble into one file): std::runtime_error saying
+// the two ways that work. Not called for a shard (--shard, --range).
+void refuse_plain_srun_tasks();
 void finalize();
 int rank();
 

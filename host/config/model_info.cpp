@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "host/config/model_info_of.hpp"
+#include "host/config/number_text.hpp"
 #include "models/registry.hpp"
 
 namespace nholo {
@@ -35,11 +36,12 @@ const ModelInfo& register_model_info(ModelInfo mi) {
 std::string ParamDescription::range_text() const {
   std::ostringstream os;
   if (range.has_lo && range.has_hi)
-    os << "in " << (range.lo_open ? "(" : "[") << range.lo << ", " << range.hi << (range.hi_open ? ")" : "]");
+    os << "in " << (range.lo_open ? "(" : "[") << short_number(range.lo) << ", "
+       << short_number(range.hi) << (range.hi_open ? ")" : "]");
   else if (range.has_lo)
-    os << (range.lo_open ? "> " : ">= ") << range.lo;
+    os << (range.lo_open ? "> " : ">= ") << short_number(range.lo);
   else if (range.has_hi)
-    os << (range.hi_open ? "< " : "<= ") << range.hi;
+    os << (range.hi_open ? "< " : "<= ") << short_number(range.hi);
   return os.str();
 }
 

@@ -59,7 +59,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // The compiler's command: $NHOLO_CXX split on blanks (a program and its
 // leading options, as make's CXX: "ccache g++", "clang++ -m64"; no quoting),
-// else the compiler nholo was built with.
+// else the compiler nholo was built with, else (not on this machine) the
+// c++ on PATH.
 std::vector<std::string> compiler() {
   if (const char* e = std::getenv("NHOLO_CXX"); e && *e) {
     std::vector<std::string> words;
@@ -67,6 +68,8 @@ std::vector<std::string> compiler() {
     for (std::string w; is >> w;) words.push_back(w);
     if (!words.empty()) return words;
   }
+  std::error_code ec;
+  if (!std::filesystem::exists(NHOLO_PLUGIN_CXX, ec)) return {"c++"};
   return {NHOLO_PLUGIN_CXX};
 }
 

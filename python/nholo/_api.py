@@ -387,9 +387,10 @@ def check(
 
 
 def models() -> list[dict[str, Any]]:
-    """The built-in models (and the plugins in the cache), as ``nholo models
-    --json``: name, description, coordinates, constraints, formulations,
-    parameters with defaults, units and ranges."""
+    """The built-in models, as ``nholo models --json``: name, description,
+    coordinates and their units, constraints, formulations, parameters with
+    defaults, units and ranges (the cached model-file plugins are listed by
+    ``nholo models`` as text)."""
     return json.loads(_nholo.models("", True))
 
 
