@@ -61,6 +61,13 @@ struct DiffStat {
 // coordinates' and constraints' names) must be equal.
 enum class Scale { own, state, shown, count };
 
+// The formulation of forms whose group holds dataset `name` ("" for none).
+std::string formulation_of(const std::string& name, const std::vector<std::string>& forms) {
+  for (const auto& form : forms)
+    if (name.compare(0, form.size() + 1, form + "/") == 0) return form;
+  return std::string();
+}
+
 // The comparison of dataset `name` (a path from the root) of a file with
 // formulations `forms`.
 Scale scale_of(const std::string& name, const std::vector<std::string>& forms) {
@@ -69,22 +76,13 @@ Scale scale_of(const std::string& name, const std::vector<std::string>& forms) {
   if (name.rfind("compare/", 0) == 0 && name.size() > distance.size() &&
       name.compare(name.size() - distance.size(), distance.size(), distance) == 0)
     return Scale::state;
-  for (const auto& form : forms) {
-    if (name.compare(0, form.size() + 1, form + "/") != 0) continue;
-    const std::string rest = name.substr(form.size() + 1);
-    if (rest == "euler_poisson_residual") return Scale::shown;
-    if (rest == "steps" || rest == "rejected") return Scale::count;
-    const tables::FieldEntry* e = tables::find_field(rest);
-    return e && e->residual ? Scale::state : Scale::own;
-  }
-  return Scale::own;
-}
-
-// The formulation of forms whose group holds dataset `name` ("" for none).
-std::string formulation_of(const std::string& name, const std::vector<std::string>& forms) {
-  for (const auto& form : forms)
-    if (name.compare(0, form.size() + 1, form + "/") == 0) return form;
-  return std::string();
+  const std::string form = formulation_of(name, forms);
+  if (form.empty()) return Scale::own;
+  const std::string rest = name.substr(form.size() + 1);
+  if (rest == "euler_poisson_residual") return Scale::shown;
+  if (rest == "steps" || rest == "rejected") return Scale::count;
+  const tables::FieldEntry* e = tables::find_field(rest);
+  return e && e->residual ? Scale::state : Scale::own;
 }
 
 // One dataset of both files (the same shape), tile by tile, compared relative

@@ -88,12 +88,6 @@ struct ShardDevices {
     return di;
   }
   std::string backend_text() const { return join(backends); }
-
-  static std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  }
 };
 
 // Formulation f of shard sh: statuses, steps and drift ratios, read in
