@@ -629,11 +629,24 @@ bool wait_for_text(const fs::path& dir, const std::string& log, const std::strin
   return false;
 }
 
+// How long a stopped nholo may take to exit: the product's promise is one
+// second. The sanitizer build's nholo is instrumented and runs 2-3x slower
+// (a run stopped in the sampling took 1.3 s there in CI, with another test
+// beside it on two cores): its bound is three seconds, said in the output.
+#ifdef NHOLO_TEST_SANITIZED
+constexpr double kStopSeconds = 3.0;
+#else
+constexpr double kStopSeconds = 1.0;
+#endif
+
 // SIGTERM to pid; its exit code and the seconds it took to exit.
 std::pair<int, double> terminate_and_time(pid_t pid) {
   const auto t0 = std::chrono::steady_clock::now();
   kill(pid, SIGTERM);
   const int code = wait_for(pid);
+  if (kStopSeconds != 1.0)
+    std::printf("(sanitizer build: the stop's bound is %.0f s, not the product's 1 s)\n",
+                kStopSeconds);
   return {code, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
 }
 
@@ -654,7 +667,7 @@ TEST(Faults, SigtermStopsTheAssemblyWithinASecondAndResumeWritesTheFile) {
   std::printf("SIGTERM during the assembly: exit %d after %.3f s\n", code, seconds);
   const std::string log = read_text(dir / "run.log");
   ASSERT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, 1.0);
+  EXPECT_LT(seconds, kStopSeconds);
   EXPECT_NE(log.find("interrupted while writing out.h5: all 6000 trajectories are finished"),
             std::string::npos)
       << log;
@@ -705,7 +718,7 @@ TEST(Faults, SigtermStopsACopyMergeWithinASecondAndLeavesNothing) {
   std::printf("SIGTERM during merge --copy: exit %d after %.3f s\n", code, seconds);
   const std::string log = read_text(dir / "merge.log");
   EXPECT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, 1.0);
+  EXPECT_LT(seconds, kStopSeconds);
   EXPECT_NE(log.find("interrupted while merging into 'm.h5'; nothing was written"), std::string::npos)
       << log;
   EXPECT_FALSE(fs::exists(dir / "m.h5"));
@@ -738,7 +751,7 @@ TEST(Faults, SigtermStopsTheSetUpAndTheSamplingWithinASecond) {
     const std::string log = read_text(dir / "run.log");
     ASSERT_TRUE(reached) << phase << "\n" << log;
     EXPECT_EQ(code, 143) << log;
-    EXPECT_LT(seconds, 1.0);
+    EXPECT_LT(seconds, kStopSeconds);
     EXPECT_NE(log.find("interrupted while setting up the output of 20000000 trajectories in "
                        "out.h5; nothing was written"),
               std::string::npos)
@@ -764,7 +777,7 @@ TEST(Faults, SigtermStopsTheSetUpAndTheSamplingWithinASecond) {
   std::printf("SIGTERM after the skeleton (%s): exit %d after %.3f s\n",
               in_set_up ? "before the sampling" : "in the sampling", code, seconds);
   EXPECT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, 1.0);
+  EXPECT_LT(seconds, kStopSeconds);
   EXPECT_FALSE(fs::exists(pieces / "init_0.h5")) << "the signal came after the sampling\n" << log;
   EXPECT_FALSE(fs::exists(dir / "out.h5.lock"));
   if (in_set_up) {
@@ -798,7 +811,7 @@ TEST(Faults, SigtermInARunOfAMillionSavesStopsWithinASecond) {
               seconds);
   const std::string log = read_text(dir / "run.log");
   ASSERT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, 1.0);
+  EXPECT_LT(seconds, kStopSeconds);
   {
     const nholo::h5::File f = nholo::h5::File::open_ro((dir / "out.h5.partial").string());
     const nholo::h5::Group sg = f.root().open_group("statistics/udwadia_kalaba");
