@@ -15,8 +15,10 @@
 // all the formulation's branches included; the stepper controls the error of
 // delta with that of y0. tau and T grow linearly, which every Runge-Kutta
 // method integrates exactly (up to the rounding of the steps' sum). After each accepted step
-// (post_step) with tau >= renormalize_every, delta is divided by its norm |delta| and log(|delta|)
-// is added to log_sum, tau set to 0. The estimate at any time is
+// (post_step) with tau >= renormalize_every, or with |delta| > 1e100 (whatever
+// renormalize_every says: delta stays representable), delta is divided by its
+// norm |delta| and log(|delta|) is added to log_sum, tau set to 0. The
+// estimate at any time is
 //
 //   lambda = (log_sum + log |delta|) / T
 //
@@ -100,6 +102,8 @@ struct TangentSystem {
   static constexpr int tau_index = 2 * N0 + 1;
   static constexpr int elapsed_index = 2 * N0 + 2;
   static constexpr const char* formulation_name = Sys::formulation_name;
+  // |delta| beyond which it is renormalised whatever the schedule
+  static constexpr double kTangentCeiling = 1e100;
 
   Params params;
   EvalOptions eval;
@@ -140,8 +144,11 @@ struct TangentSystem {
     bool moved = system().post_step(t, y0);
     if (moved)
       for (int c = 0; c < N0; ++c) y[c] = y0[c];
-    if (y[tau_index] >= renormalize_every) {
-      const S norm = tangent_norm(y);
+    // on schedule, or sooner where delta has grown past 1e100 (its squares
+    // would overflow near 1e154): a renormalize_every long against 1 / lambda
+    // ended the trajectory as non_finite
+    const S norm = tangent_norm(y);
+    if (y[tau_index] >= renormalize_every || norm > S(kTangentCeiling)) {
       if (norm > S(0) && is_finite(norm)) {
         for (int c = N0; c < 2 * N0; ++c) y[c] /= norm;
         y[log_sum_index] += log(norm);

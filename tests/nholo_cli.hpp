@@ -112,6 +112,14 @@ inline void write_file(const fs::path& p, const std::string& text) {
   f << text;
 }
 
+// The whole file as bytes ("" when it cannot be read).
+inline std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // Replaces the cached plugin `so` by `bytes` and rewrites its record (.info)
 // to vouch for them (size and checksum: FNV-1a, 64 bits, as the cache
 // computes it), so that the cache's own check passes and loading decides.

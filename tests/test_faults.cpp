@@ -46,6 +46,7 @@ using nholo_test::spawn;
 using nholo_test::wait_for;
 
 using nholo_test::fault_check;
+using nholo_test::read_text;
 using nholo_test::Result;
 using nholo_test::write_file;
 
@@ -66,13 +67,6 @@ const std::string kConfig = [] {
   c.window = 4;
   return c.text();
 }();
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 struct Reference {
   fs::path dir, file;

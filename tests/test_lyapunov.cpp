@@ -139,6 +139,10 @@ TEST(Lyapunov, TheRenormalisationKeepsTheTangentRepresentableOverLongTimes) {
   const double lambda = exponent_at(saddle(1.0, 1.0), zero, zero, kLongT, Method::dopri5);
   EXPECT_TRUE(std::isfinite(lambda));
   EXPECT_NEAR(lambda, saddle_exponent(1.0, kLongT), 1e-7);
+  // a schedule longer than the run: delta (~ e^t) is renormalised past 1e100
+  // anyway (before, it overflowed at t ~ 709 and the trajectory ended non_finite)
+  const double unscheduled = exponent_at(saddle(1.0, 1e300), zero, zero, kLongT, Method::dopri5);
+  EXPECT_NEAR(unscheduled, saddle_exponent(1.0, kLongT), 1e-7);
 }
 
 TEST(Lyapunov, TheIntegrableCoinsExponentDecaysLikeLogTOverT) {

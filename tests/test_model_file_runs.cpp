@@ -30,6 +30,7 @@
 
 namespace {
 
+using nholo_test::read_text;
 using nholo_test::Result;
 using nholo_test::write_file;
 namespace fs = std::filesystem;
@@ -376,7 +377,20 @@ TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {
   ASSERT_EQ(mg.code, 0) << mg.output;
   EXPECT_EQ(mg.output.find("compiling"), std::string::npos) << mg.output;
   int plugins = 0;
-  for (const auto& e : fs::directory_iterator(cache)) plugins += e.path().extension() == ".so";
+  for (const auto& e : fs::directory_iterator(cache)) {
+    plugins += e.path().extension() == ".so";
+    // the compile's log (kept beside the plugin) holds no warning: the
+    // generated unit is a main file (it said "#pragma once in main file")
+    if (e.path().extension() == ".log") {
+      EXPECT_EQ(read_text(e.path()).find("warning"), std::string::npos) << read_text(e.path());
+    }
+    // its record names the model file by its absolute path (the cache
+    // serves every folder; it kept the path as typed, "tiny.model.toml")
+    if (e.path().extension() == ".info") {
+      const std::string source = "source = " + fs::canonical(dir / "tiny.model.toml").string();
+      EXPECT_NE(read_text(e.path()).find(source + "\n"), std::string::npos) << read_text(e.path());
+    }
+  }
   EXPECT_EQ(plugins, 1);
   // a damaged plugin is refused (its bytes no longer match its record) and rebuilt
   fs::path so;

@@ -29,6 +29,7 @@
 
 namespace {
 
+using nholo_test::read_text;
 using nholo_test::Result;
 using nholo_test::write_file;
 namespace fs = std::filesystem;
@@ -61,11 +62,6 @@ template <class T>
 std::vector<T> read(const fs::path& file, const std::string& dataset) {
   auto f = nholo::h5::File::open_ro(file.string());
   return f.root().open_dataset(dataset).read<T>();
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // One test per example model file: its run with a clang++ plugin equals its

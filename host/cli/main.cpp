@@ -508,7 +508,10 @@ int main(int argc, char** argv) {
   if (argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "merge" ||
                    std::string(argv[1]) == "model"))
     nholo::install_interrupt_handler();
-  CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)"};
+  // named "nholo" in its usage lines whatever path started it (a bundle's
+  // wrapper starts lib/nholo.bin: the help showed that path)
+  CLI::App app{"nholo — ensembles of constrained mechanical systems (Udwadia–Kalaba and friends)",
+               "nholo"};
   Args args;
   const Subcommands sub = build_app(app, args);
   if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {

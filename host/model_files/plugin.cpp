@@ -236,7 +236,14 @@ void commit_plugin(const PluginEntry& e, const std::string& tmp, const std::stri
   std::ostringstream rec;
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.2f", seconds);
-  rec << "model = " << e.model << "\nsource = " << e.source << "\nidentity = " << plugin_identity()
+  // the model file's absolute path: the cache is shared by every folder
+  // (`nholo models` names where each plugin came from); it said the path
+  // as typed, relative to a folder the record does not name
+  std::error_code ec;
+  const bool is_file = fs::is_regular_file(e.source, ec);
+  const std::string source =
+      is_file ? fs::absolute(e.source, ec).lexically_normal().string() : e.source;
+  rec << "model = " << e.model << "\nsource = " << source << "\nidentity = " << plugin_identity()
       << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION << "\ncompiler = " << cxx
       << "\nbytes = " << bytes.size() << "\nchecksum = " << hex16(fnv1a(bytes))
       << "\ncompile_seconds = " << secs << "\n";

@@ -236,11 +236,16 @@ std::string check_cached(const std::string& so, const std::string& record) {
 // The model header of spec, independent of the file it came from: the
 // same model read from its model file, from the [model] table a result file
 // stores (nholo merge, an MPI run's merge) or from another folder is one
-// plugin and one set of GPU modules, compiled once.
+// plugin and one set of GPU modules, compiled once. It is the start of a
+// compile unit, not a header: without the header's #pragma once (every
+// plugin's compile warned "#pragma once in main file").
 std::string neutral_header(const ModelSpec& spec) {
   ModelSpec neutral = spec;
   neutral.source = "the [model] table of model '" + spec.name + "'";
-  return generate_model_header(neutral);
+  std::string text = generate_model_header(neutral);
+  const std::string guard = "#pragma once\n";
+  if (const size_t at = text.find(guard); at != std::string::npos) text.erase(at, guard.size());
+  return text;
 }
 
 void prepare_cache_folder(const fs::path& dir, const std::string& what, const std::string& file,
