@@ -339,6 +339,16 @@ path = "t1.h5"
         << t << " threads: " << r.output;
     EXPECT_FALSE(fs::exists(dir / "e.h5")) << t << " threads";
   }
+  // rejected: counted, and the run says by what rule
+  const Result rej = nholo_cmd(
+      "run c.toml --threads 1 --set ensemble.on_violation='\"reject\"' --set output.path=r.h5",
+      dir);
+  ASSERT_EQ(rej.code, 0) << rej.output;
+  EXPECT_NE(rej.output.find("0 projected, 2 rejected"), std::string::npos) << rej.output;
+  EXPECT_NE(rej.output.find("the 2 rejected initial states violate the constraints by more than "
+                            "1e-13 x (1 + |q| + |qd|)"),
+            std::string::npos)
+      << rej.output;
 }
 
 // Slices of at least 64 blocks are whole multiples of 64 blocks (of 1024

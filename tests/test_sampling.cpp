@@ -342,6 +342,14 @@ TEST(ConfigErrors, SetValueIsTomlOrABareWordOnOneLine) {
   EXPECT_EQ(ok.t_end, 2.0);
   EXPECT_EQ(ok.save_times, (std::vector<double>{0.0, 0.5, 2.0}));
   EXPECT_EQ(ok.fields, (std::vector<std::string>{"q"}));
+  // a list that names t_start (always the first save) means the same
+  EXPECT_EQ(parse_config(kCoinText, {"time.t_end=2", "time.saveat=[0.0, 0.5, 2.0]"}).save_times,
+            ok.save_times);
+  // an entry out of order is named, with the rule
+  expect_override_error({"time.t_end=2", "time.saveat=[0.5, 0.5, 2.0]"}, "time.saveat",
+                        {"entry 2 (0.5) is not after the entry before it (0.5)", "increase"});
+  expect_override_error({"time.t_end=2", "time.saveat=[0.5, 3.0]"}, "time.saveat",
+                        {"entry 2 (3) is after time.t_end (2)"});
 }
 
 const char* const kFileConfig = R"(
@@ -393,6 +401,16 @@ TEST(ConfigErrors, StateFileIsRelativeToTheConfigFolder) {
   std::vector<double> q, qd, l;
   Sampler(c, *find_model("rolling_coin")).fill(0, 2, q, qd, l);
   EXPECT_EQ(q[4 + 3], 0.2);
+  // comments: on lines of their own and after the values (the latter were
+  // read as a value: "'#' is not a finite number")
+  write_text(dir / "sub" / "commented.txt",
+             "# two coins\nq0.theta qd0.theta qd0.phi  # header\n0.1 1.0 0.5\n"
+             "  # the second:\n0.2 2.0 0.5 # tilted more\n");
+  const RunConfig cc = load_config(cfg, {"ensemble.file=commented.txt"});
+  EXPECT_EQ(cc.size, 2);
+  Sampler(cc, *find_model("rolling_coin")).fill(0, 2, q, qd, l);
+  EXPECT_EQ(q[4 + 3], 0.2);
+  EXPECT_EQ(qd[4 + 3], 2.0);
   // --set ensemble.file too; an absolute path stays as it is
   EXPECT_EQ(load_config(cfg, {"ensemble.file=states.txt"}).size, 2);
   EXPECT_EQ(

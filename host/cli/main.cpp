@@ -294,6 +294,13 @@ void report_run_summary(const nholo::RunSummary& s) {
                  "every component, the given ones too (ensemble.on_violation = \"reject\" or "
                  "\"error\" refuses them instead)\n",
                  static_cast<long long>(s.projected));
+  if (s.rejected > 0)
+    std::fprintf(stderr,
+                 "nholo: the %lld rejected initial states violate the constraints by more than "
+                 "1e-13 x (1 + |q| + |qd|) (max norms) after the completion and, with "
+                 "ensemble.on_violation = \"project\", after 20 Newton steps of the projection "
+                 "(status rejected, not integrated; /initial holds them as they were left)\n",
+                 static_cast<long long>(s.rejected));
   if (s.params_rejected > 0)
     std::fprintf(stderr,
                  "nholo: %lld trajectories rejected because their sampled parameters break "

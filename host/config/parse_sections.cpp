@@ -12,7 +12,8 @@ namespace nholo::config_parse {
 
 namespace {
 
-// time.saveat: increasing times in (t_start, t_end], after t_start.
+// time.saveat: increasing times in (t_start, t_end], after t_start (the first
+// save); a list that starts with t_start itself means the same.
 void save_times_at(const toml::node& sa, RunConfig& cfg) {
   const auto v = as_number_list(sa, "time.saveat");
   if (v.empty())
@@ -22,10 +23,21 @@ void save_times_at(const toml::node& sa, RunConfig& cfg) {
   if (v.size() > 1000000)
     throw ConfigError("time.saveat", std::to_string(v.size()) + " saves: at most 10^6");
   double prev = cfg.t_start;
-  for (double t : v) {
-    if (!(t > prev))
-      throw ConfigError("time.saveat", "times must increase and exceed time.t_start");
-    if (t > cfg.t_end) throw ConfigError("time.saveat", "times must not exceed time.t_end");
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double t = v[i];
+    if (i == 0 && t == cfg.t_start) continue;  // t_start is the first save anyway
+    if (!(t > prev)) {
+      std::ostringstream os;
+      os << "entry " << (i + 1) << " (" << t << ") is not after "
+         << (i == 0 ? "time.t_start (" : "the entry before it (") << prev
+         << "); the times must increase, from time.t_start (always the first save) to time.t_end";
+      throw ConfigError("time.saveat", os.str());
+    }
+    if (t > cfg.t_end) {
+      std::ostringstream os;
+      os << "entry " << (i + 1) << " (" << t << ") is after time.t_end (" << cfg.t_end << ")";
+      throw ConfigError("time.saveat", os.str());
+    }
     cfg.save_times.push_back(t);
     prev = t;
   }

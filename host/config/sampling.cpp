@@ -116,10 +116,15 @@ double normal_quantile(double p) {
 }
 
 namespace {
-// A state file's line that carries data (not blank, not a '#' comment).
+// A state file's line without its comment: '#' to the line's end (a whole
+// line, or after the values).
+std::string without_comment(const std::string& line) {
+  return line.substr(0, line.find('#'));
+}
+
+// A state file's line that carries data (not blank, not only a comment).
 bool is_data_line(const std::string& line) {
-  const size_t p = line.find_first_not_of(" \t,\r");
-  return p != std::string::npos && line[p] != '#';
+  return without_comment(line).find_first_not_of(" \t,\r") != std::string::npos;
 }
 
 // The state file opened for reading; when it cannot be, the error names its
@@ -152,8 +157,10 @@ int64_t state_file_rows(const std::string& path) {
 }
 
 namespace {
-// The words of a state file's line (commas and tabs separate like blanks).
-std::vector<std::string> words(std::string line) {
+// The words of a state file's line before its comment (commas and tabs
+// separate like blanks).
+std::vector<std::string> words(const std::string& text) {
+  std::string line = without_comment(text);
   for (char& ch : line)
     if (ch == ',' || ch == '\t') ch = ' ';
   std::istringstream ls(line);
