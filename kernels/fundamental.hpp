@@ -231,16 +231,20 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba(const Mat<S, n, n>& M, const
   return r;
 }
 
-// Singular-mass form (Udwadia & Wanichanon (2010) eq 2.7), ideal constraints:
-//   qdd = [ (I - A^+ A) M ; A ]^+ [ F ; b ]
-// status singular when rank [M | A^T] < n (the motion is then not determined).
-// force_ideal = M qdd - F (the constraint force that the formulation implies).
+// Singular-mass form (Udwadia & Wanichanon (2010) eq 2.7), with the nonideal
+// force C (zero for ideal constraints):
+//   qdd = [ (I - A^+ A) M ; A ]^+ [ F + C ; b ]
+// the virtual displacements v (A v = 0) see the constraint force M qdd - F
+// do the work of C: (I - A^+ A)(M qdd - F - C) = 0, with A qdd = b; the
+// (I - A^+ A) of the right-hand side's top rows is implicit (their part
+// along A^T is orthogonal to the range of the stacked matrix). Status
+// singular when rank [M | A^T] < n (the motion is then not determined).
+// force_nonideal = (I - A^+ A) C (the part of C the virtual displacements
+// see), force_ideal = M qdd - F - force_nonideal (along the rows of A).
 template <class S, int n, int m>
-NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(const Mat<S, n, n>& M,
-                                                             const Vec<S, n>& F,
-                                                             const Mat<S, m, n>& A,
-                                                             const Vec<S, m>& b,
-                                                             const PinvOptions& opt = PinvOptions()) {
+NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(
+    const Mat<S, n, n>& M, const Vec<S, n>& F, const Mat<S, m, n>& A, const Vec<S, m>& b,
+    const Vec<S, n>& C, const PinvOptions& opt = PinvOptions()) {
   FundamentalResult<S, n, m> r;
   r.qdd = Vec<S, n>::zero();
   r.force_ideal = Vec<S, n>::zero();
@@ -265,16 +269,25 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(const Mat<S, n, n>&
   Vec<S, n + m> rhs;
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) G(i, j) = PM(i, j);
-    rhs[i] = F[i];
+    rhs[i] = F[i] + C[i];
   }
   for (int l = 0; l < m; ++l) {
     for (int j = 0; j < n; ++j) G(n + l, j) = A(l, j);
     rhs[n + l] = b[l];
   }
   r.qdd = pinv(G, S(opt.rtol), S(opt.atol)) * rhs;
-  r.force_ideal = M * r.qdd - F;
+  r.force_nonideal = P * C;
+  r.force_ideal = M * r.qdd - F - r.force_nonideal;
   r.status = all_finite(r.qdd) ? Status::ok : Status::non_finite;
   return r;
+}
+
+// ideal constraints (C = 0)
+template <class S, int n, int m>
+NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(
+    const Mat<S, n, n>& M, const Vec<S, n>& F, const Mat<S, m, n>& A, const Vec<S, m>& b,
+    const PinvOptions& opt = PinvOptions()) {
+  return udwadia_kalaba_singular(M, F, A, b, Vec<S, n>::zero(), opt);
 }
 
 }  // namespace nholo

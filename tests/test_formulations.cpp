@@ -848,6 +848,46 @@ TEST(HamelParadox, AppellConflatedGoesThroughSingularMassTo_3_11) {
   EXPECT_GT(sep, 1e-2);
 }
 
+// With the nonideal drag C = -a |qd| qd the virtual displacements (A v = 0)
+// see M qdd - F - C vanish: M qdd = F + C + mu A^T with A = (xd, yd, -zd)
+// gives the same (3.11)-(3.13) with F + C in place of F (mu = (F + C)_z /
+// zd from the row whose mass is 0). Before, eq 2.7 took ideal constraints
+// only and every state was reported singular.
+TEST(HamelParadox, AppellConflatedWithDragFollows_3_11_WithTheDrag) {
+  const Appell::Params p{0.0, 0.3, 0.3, -0.2, -1.0, 1.0, 1.0};
+  const V<3> q0{{0.0, 0.0, 1.0}}, qd0{{0.6, 0.8, -1.0}};
+  auto eq = hand_system<3>([&](double, const V<3>&, const V<3>& qd) {
+    const double xd = qd[0], yd = qd[1], zd = qd[2];
+    const double c = -p.drag * std::sqrt(xd * xd + yd * yd + zd * zd);
+    const double Fx = p.force_x + c * xd, Fy = p.force_y + c * yd, Fz = p.force_z + c * zd;
+    return V<3>{{(zd * Fx + xd * Fz) / (2.0 * zd), (zd * Fy + yd * Fz) / (2.0 * zd),
+                 (xd * zd * Fx + yd * zd * Fy + (xd * xd + yd * yd) * Fz) / (2.0 * zd * zd)}};
+  });
+  const double T = 3.0;
+  const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
+  ConflatedSystem<Appell> sys{p, EvalOptions()};
+  const auto acc = sys.acceleration(0.0, q0, qd0);
+  EXPECT_TRUE(acc.singular_mass);
+  ASSERT_EQ(acc.status, Status::ok);
+  // the split: C's part along the virtual displacements, the rest along A's row
+  const double u = std::sqrt(2.0), xd = 0.6, yd = 0.8, zd = -1.0;
+  const V<3> a_row{{xd, yd, -zd}}, C{{-p.drag * u * xd, -p.drag * u * yd, -p.drag * u * zd}};
+  double ac = 0, aa = 0;
+  for (int i = 0; i < 3; ++i) {
+    ac += a_row[i] * C[i];
+    aa += a_row[i] * a_row[i];
+  }
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(acc.force_nonideal[i], C[i] - ac / aa * a_row[i], 1e-14) << i;
+  const auto conf = trajectory(sys, q0, qd0, T, tight());
+  const double g = trajectory_gap(conf, ref);
+  std::printf(
+      "Appell with drag 0.3: conflated (singular-mass form) vs (3.11)-(3.13) with F + C "
+      "%.2e\n",
+      g);
+  EXPECT_LT(g, 1e-10);
+}
+
 // Example 4: holonomic, the conflated T+ is a change of coordinates; its
 // singular-mass motion equals the correct one.
 TEST(HamelParadox, Example4ConflatedEqualsCorrect) {

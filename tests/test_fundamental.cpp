@@ -48,4 +48,44 @@ TEST(Fundamental, RollingCoinMatchesClosedForm) {
   }
 }
 
+// The singular-mass form with a nonideal force C. By hand: M = diag(1, 0),
+// one constraint qdd1 + qdd2 = b. The virtual displacements v1 = -v2 see
+// M qdd - F - C vanish: (qdd1 - F1 - C1) - (0 - F2 - C2) = 0, so
+// qdd1 = F1 + C1 - F2 - C2 and qdd2 = b - qdd1; the nonideal force is C's
+// part along (1, -1): ((C1 - C2) / 2, (C2 - C1) / 2).
+TEST(Fundamental, SingularMassFormWithANonidealForce) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Mat<double, 2, 2> M{{1.0, 0.0, 0.0, 0.0}};
+    const Mat<double, 1, 2> A{{1.0, 1.0}};
+    const Vec<double, 1> b{{u(rng)}};
+    const Vec<double, 2> F{{u(rng), u(rng)}}, C{{u(rng), u(rng)}};
+    const auto r = udwadia_kalaba_singular(M, F, A, b, C);
+    ASSERT_EQ(r.status, Status::ok);
+    const double qdd1 = F[0] + C[0] - F[1] - C[1];
+    EXPECT_NEAR(r.qdd[0], qdd1, 1e-13);
+    EXPECT_NEAR(r.qdd[1], b[0] - qdd1, 1e-13);
+    EXPECT_NEAR(r.force_nonideal[0], 0.5 * (C[0] - C[1]), 1e-14);
+    EXPECT_NEAR(r.force_nonideal[1], 0.5 * (C[1] - C[0]), 1e-14);
+    // the rest of the constraint force lies along A's row
+    EXPECT_NEAR(r.force_ideal[0], r.force_ideal[1], 1e-13);
+  }
+  // where M is positive definite the motion is the regular form's, C included
+  const RollingCoin::Params p{1.3, 0.7, 9.81, 0.4};
+  for (int trial = 0; trial < 50; ++trial) {
+    Vec<double, 4> q{{u(rng), u(rng), u(rng), u(rng)}}, qd{{u(rng), u(rng), u(rng), u(rng)}};
+    Mat<double, 4, 4> M;
+    Vec<double, 4> F, C{{u(rng), u(rng), u(rng), u(rng)}};
+    lagrangian_terms_ad<RollingCoin>(p, q, qd, 0.0, M, F);
+    Mat<double, 2, 4> A;
+    Vec<double, 2> b;
+    constraint_terms<RollingCoin>(p, q, qd, 0.0, A, b);
+    const auto regular = udwadia_kalaba(M, F, A, b, C);
+    const auto singular = udwadia_kalaba_singular(M, F, A, b, C);
+    ASSERT_EQ(singular.status, Status::ok);
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(singular.qdd[i], regular.qdd[i], 1e-11) << i;
+  }
+}
+
 }  // namespace

@@ -43,6 +43,12 @@ void write_pair(std::ostream& os, const h5::Group& root, const std::string& path
       }
     }
   }
+  if (m.count == 0) {
+    // (a distance is NaN where either formulation failed)
+    os << fa << " vs " << fb << ": no trajectory of " << size
+       << " finished in both formulations (status ok or event): nothing to compare\n";
+    return;
+  }
   os << fa << " vs " << fb << ": max |q_a - q_b| over time: mean " << m.mean << ", max " << m.max
      << " (" << m.count << " trajectories); exceeds " << g.attr_double("threshold") << " in "
      << exceeded << " trajectories";

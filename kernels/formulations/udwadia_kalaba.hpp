@@ -53,13 +53,9 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
                                                                     eo.pinv);
   out.singular_mass = false;
   if (r.status == Status::singular) {
-    // eq 2.7 covers ideal constraints only
-    bool ideal = true;
-    for (int i = 0; i < n; ++i) ideal = ideal && w.C[i] == S(0);
-    if (ideal) {
-      r = udwadia_kalaba_singular(w.M, w.F, w.A, w.b, eo.pinv);
-      out.singular_mass = true;
-    }
+    // M is not positive definite: eq 2.7, with the nonideal force
+    r = udwadia_kalaba_singular(w.M, w.F, w.A, w.b, w.C, eo.pinv);
+    out.singular_mass = true;
   }
   detail::store_result<Forces>(r, w.F, out);
   out.status = r.status;
