@@ -352,6 +352,25 @@ TEST(ConfigErrors, SetValueIsTomlOrABareWordOnOneLine) {
                         {"entry 2 (3) is after time.t_end (2)"});
 }
 
+// rk4's step that does not divide a save interval is said (the interval
+// ends with a shorter step); one that divides it, and the adaptive methods, not
+TEST(ConfigNotes, Rk4StepNotDividingASaveInterval) {
+  const std::vector<std::string> rk4 = {"integrator.method=rk4", "time.t_end=1",
+                                        "time.save_every=0.1"};
+  auto with = [&](std::vector<std::string> v, const std::string& extra) {
+    v.push_back(extra);
+    return config_notes(parse_config(kCoinText, v));
+  };
+  const std::string note = with(rk4, "integrator.dt=0.04");
+  EXPECT_NE(note.find("integrator.dt = 0.04 does not divide the save interval 0.1"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("rk4 takes 2 steps of dt and one of 0.02"), std::string::npos) << note;
+  EXPECT_EQ(with(rk4, "integrator.dt=0.02"), "");
+  EXPECT_EQ(with(rk4, "integrator.dt=0.001"), "");
+  EXPECT_EQ(with({"time.t_end=1", "time.save_every=0.1"}, "integrator.dt=0.04"), "");
+}
+
 const char* const kFileConfig = R"(
 model = "rolling_coin"
 [time]

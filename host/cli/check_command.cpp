@@ -53,6 +53,7 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
        << ")";
   os << ", backend " << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")")
      << "\n";
+  if (const std::string n = config_notes(cfg); !n.empty()) os << "note: " << n << "\n";
   return os.str();
 }
 

@@ -341,6 +341,8 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   if (!opts.quiet) {
     std::fprintf(stderr, "nholo: backend %s%s\n", describe_device(di).c_str(),
                  note.empty() ? "" : (" (" + note + ")").c_str());
+    if (const std::string n = config_notes(cfg); !n.empty())
+      std::fprintf(stderr, "nholo: note: %s\n", n.c_str());
     if (opts.resume)
       std::fprintf(stderr, "nholo: %s\n",
                    resuming ? ("resuming " + partial).c_str()

@@ -5,7 +5,9 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +25,30 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
   return s;
+}
+
+std::string config_notes(const RunConfig& cfg) {
+  if (cfg.integrator.method != Method::rk4) return "";
+  const double dt = cfg.integrator.dt;
+  double prev = cfg.t_start;
+  for (const double t : cfg.save_times) {
+    const double span = t - prev;
+    if (span > 0) {
+      const double steps = span / dt;
+      const double whole = std::ceil(steps * (1 - 1e-12));
+      if (std::fabs(steps - std::round(steps)) > 1e-9 * std::max(1.0, steps)) {
+        std::ostringstream os;
+        os << "integrator.dt = " << dt << " does not divide the save interval " << span
+           << " (t = " << prev << " to " << t << "): rk4 takes " << whole - 1
+           << " steps of dt and one of " << span - (whole - 1) * dt
+           << " there, so its step is not uniform (for a convergence study choose a dt that "
+              "divides every save interval)";
+        return os.str();
+      }
+    }
+    prev = t;
+  }
+  return "";
 }
 
 const std::map<std::string, std::vector<std::string>>& config_schema() {

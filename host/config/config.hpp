@@ -164,4 +164,9 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // "a, b, c"
 std::string join(const std::vector<std::string>& v, const std::string& sep = ", ");
 
+// What a run should know about cfg that is no error ("" when nothing): rk4's
+// integrator.dt not dividing a save interval (each such interval ends with a
+// shorter step, so the step is not uniform).
+std::string config_notes(const RunConfig& cfg);
+
 }  // namespace nholo
