@@ -411,6 +411,18 @@ TEST(Cli, UsageErrorsExit2) {
     const Result r = nholo(args, dir);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
   }
+  // a mistyped option: the one meant is named (CLI11 said only "not expected")
+  const Result typo = nholo("run a.toml --thread 1", dir);
+  EXPECT_EQ(typo.code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("--thread: did you mean --threads?"), std::string::npos)
+      << typo.output;
+  EXPECT_EQ(nholo("run --bogus x.toml", dir).output.find("did you mean"), std::string::npos);
+  // the GPU modules' choices need --gpu-arch (without it they chose nothing)
+  for (const char* opt : {"--formulations conflated", "--method rk4", "--events"}) {
+    const Result r = nholo(std::string("model build m.model.toml ") + opt, dir);
+    EXPECT_EQ(r.code, 2) << opt << "\n" << r.output;
+    EXPECT_NE(r.output.find("requires --gpu-arch"), std::string::npos) << opt << "\n" << r.output;
+  }
   // negative thread counts and device indices, tolerances that are not
   // finite non-negative numbers: refused as the option's value
   for (const std::string args :

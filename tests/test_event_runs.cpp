@@ -279,6 +279,12 @@ TEST(EventRuns, AStopAtASaveTimeKeepsThatSave) {
     for (size_t c = 0; c < static_cast<size_t>(kN); ++c)
       EXPECT_EQ(q[(i * n_saves + 2) * kN + c], d.ev.q[i * kN + c]) << i;
   }
+  // stats at the last save (t = 20, after every stop) says there is nothing
+  // there (it printed "mean nan std nan min nan max nan")
+  const auto st = run_nholo("stats out.h5", dir);
+  EXPECT_EQ(st.code, 0) << st.output;
+  EXPECT_NE(st.output.find("no trajectory has a value there"), std::string::npos) << st.output;
+  EXPECT_EQ(st.output.find("mean nan"), std::string::npos) << st.output;
   fs::remove_all(dir);
 }
 

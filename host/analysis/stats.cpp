@@ -178,6 +178,12 @@ void write_last_save(std::ostream& os, const h5::Group& sg, bool merged,
     throw std::runtime_error("'" + path +
                              "' is not an nholo result file (statistics of an unexpected shape)");
   os << "  at t = " << time.back() << " (last save), over the ensemble:\n";
+  if (std::isnan(m.mean[(nt - 1) * nc])) {
+    // every value there NaN (it printed "mean nan std nan ...")
+    os << "    no trajectory has a value there (each stopped at an event or failed before it; "
+          "a stop event's state is its record, events/<name>)\n";
+    return;
+  }
   for (size_t c = 0; c < nc; ++c) {
     const size_t j = (nt - 1) * nc + c;
     os << "    " << std::left << std::setw(8) << coords[c] << " mean " << std::setw(12) << m.mean[j]

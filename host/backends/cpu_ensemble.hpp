@@ -33,7 +33,8 @@ class CpuDevice final : public Device {
     info_.backend = b;
     info_.threads = b == Backend::cpp ? 1 : (threads > 0 ? threads : omp_get_max_threads());
     info_.name = b == Backend::cpp ? std::string("CPU (serial)")
-                                   : "CPU (OpenMP, " + std::to_string(info_.threads) + " threads)";
+                                   : "CPU (OpenMP, " + std::to_string(info_.threads) +
+                                         (info_.threads == 1 ? " thread)" : " threads)");
   }
   const DeviceInfo& info() const override { return info_; }
   std::size_t usable_memory() const override { return 0; }

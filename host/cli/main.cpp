@@ -161,21 +161,26 @@ CLI::App* add_model(CLI::App& app, Args& a, CLI::App** build) {
                    "a model file (*.toml), or a built-in model's name with --lyapunov")
       ->required();
   model_build->add_flag("--force", a.force, "compile even when a valid plugin is cached");
-  model_build
-      ->add_option("--gpu-arch", a.gpu_build.archs,
-                   "also compile the GPU modules (NVRTC) for these architectures, e.g. sm_90 "
-                   "(comma separated; a run on a GPU compiles its own on first use)")
-      ->delimiter(',');
+  CLI::Option* gpu_arch =
+      model_build
+          ->add_option("--gpu-arch", a.gpu_build.archs,
+                       "also compile the GPU modules (NVRTC) for these architectures, e.g. sm_90 "
+                       "(comma separated; a run on a GPU compiles its own on first use)")
+          ->delimiter(',');
   model_build
       ->add_option(
           "--formulations", a.gpu_build.formulations,
           "GPU modules of these formulations only (comma separated; default: all of the model's)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->needs(gpu_arch);  // choices of GPU modules: without --gpu-arch they chose nothing
   model_build
       ->add_option("--method", a.gpu_build.method, "GPU modules of this method (default dopri5)")
-      ->check(CLI::IsMember(nholo::tables::names_of(nholo::tables::kMethods)));
-  model_build->add_flag("--events", a.gpu_build.events,
-                        "GPU modules with the events' hook, as a run with [[events]] uses them");
+      ->check(CLI::IsMember(nholo::tables::names_of(nholo::tables::kMethods)))
+      ->needs(gpu_arch);
+  model_build
+      ->add_flag("--events", a.gpu_build.events,
+                 "GPU modules with the events' hook, as a run with [[events]] uses them")
+      ->needs(gpu_arch);
   model_build->add_flag("--lyapunov", a.gpu_build.tangent,
                         "the plugin (and GPU modules) with the tangent systems, as a run with "
                         "[lyapunov] uses them; FILE may also name a built-in model");
@@ -249,6 +254,54 @@ Subcommands build_app(CLI::App& app, Args& a) {
       app.add_subcommand("devices", "list the backends built in and the CUDA devices visible");
   s.diff = add_diff(app, a);
   return s;
+}
+
+// Edits (insertions, deletions, substitutions) between a and b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "did you mean --threads?" for each --word of the command line that is no
+// option of the command it was given to but is within two edits of one
+// (CLI11 only says the word was not expected)
+std::string option_hints(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* level = &app;
+  std::string hints;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.rfind("--", 0) != 0) {
+      for (const CLI::App* sub : level->get_subcommands({}))
+        if (sub->get_name() == word) level = sub;
+      continue;
+    }
+    const std::string name = word.substr(2, word.find('=') - 2);
+    std::string best;
+    size_t best_distance = 3;
+    bool known = false;
+    for (const CLI::Option* o : level->get_options()) {
+      for (const std::string& l : o->get_lnames()) {
+        known = known || l == name;
+        const size_t d = edit_distance(name, l);
+        if (d < best_distance) {
+          best_distance = d;
+          best = l;
+        }
+      }
+    }
+    if (!known && !best.empty()) hints += "nholo: " + word + ": did you mean --" + best + "?\n";
+  }
+  return hints;
 }
 
 // The error for a command line whose command (or `model` subcommand) is not
@@ -531,7 +584,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    const int code = app.exit(e);
+    if (code != 0) std::fputs(option_hints(app, argc, argv).c_str(), stderr);
+    return code == 0 ? 0 : 2;
   }
 
   // MPI is finalized whatever way main returns

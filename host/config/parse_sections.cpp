@@ -81,7 +81,10 @@ void save_times_every(const toml::node* se, RunConfig& cfg) {
 
 void parse_time(const toml::table& root, RunConfig& cfg) {
   const toml::table* tt = subtable(root, "time");
-  if (!tt) throw ConfigError("time", "missing table [time] (needs t_end and save_every or saveat)");
+  if (!tt)
+    throw ConfigError("time",
+                      "missing table [time] (it needs t_end; save_every, default (t_end - "
+                      "t_start) / 100, or saveat; t_start, default 0)");
   if (const toml::node* n = tt->get("t_start")) cfg.t_start = as_number(*n, "time.t_start");
   const toml::node* te = tt->get("t_end");
   if (!te) throw ConfigError("time.t_end", "missing (a number > time.t_start)");
