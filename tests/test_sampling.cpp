@@ -350,6 +350,16 @@ TEST(ConfigErrors, SetValueIsTomlOrABareWordOnOneLine) {
                         {"entry 2 (0.5) is not after the entry before it (0.5)", "increase"});
   expect_override_error({"time.t_end=2", "time.saveat=[0.5, 3.0]"}, "time.saveat",
                         {"entry 2 (3) is after time.t_end (2)"});
+  // the command line's saveat replaces the file's save_every, and back
+  EXPECT_EQ(parse_config(kCoinText, {"time.t_end=2", "time.save_every=0.5", "time.saveat=[1.0]"})
+                .save_times,
+            (std::vector<double>{0.0, 1.0}));
+  EXPECT_EQ(parse_config(kCoinText, {"time.t_end=2", "time.saveat=[1.0]", "time.save_every=1.0"})
+                .save_times,
+            (std::vector<double>{0.0, 1.0, 2.0}));
+  // t_start alone integrates nothing
+  expect_override_error({"time.t_end=2", "time.saveat=[0.0]"}, "time.saveat",
+                        {"lists only time.t_start", "nothing would be integrated"});
 }
 
 // rk4's step that does not divide a save interval is said (the interval

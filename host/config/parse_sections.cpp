@@ -41,6 +41,10 @@ void save_times_at(const toml::node& sa, RunConfig& cfg) {
     cfg.save_times.push_back(t);
     prev = t;
   }
+  if (cfg.save_times.size() < 2)
+    throw ConfigError("time.saveat",
+                      "lists only time.t_start (the first save anyway): nothing would be "
+                      "integrated; give at least one time in (time.t_start, time.t_end]");
 }
 
 // time.save_every (or a hundredth of the span): t_start + k dt up to t_end,

@@ -218,6 +218,10 @@ void apply_override(toml::table& root, const std::string& assignment) {
     t = n->as_table();
   }
   parsed.get("v")->visit([&](auto&& val) { t->insert_or_assign(parts.back(), val); });
+  // the save times are either of two keys: the one set here replaces the
+  // other (an example's save_every made every --set time.saveat an error)
+  if (key == "time.saveat") t->erase("save_every");
+  if (key == "time.save_every") t->erase("saveat");
 }
 
 }  // namespace nholo::config_parse
