@@ -241,7 +241,10 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba(const Mat<S, n, n>& M, const
 // singular when rank [M | A^T] < n (the motion is then not determined).
 // force_nonideal = (I - A^+ A) C (the part of C the virtual displacements
 // see), force_ideal = M qdd - F - force_nonideal (along the rows of A).
-template <class S, int n, int m>
+// Nonideal = false: C is not read (a model without a nonideal force: F + 0
+// and P 0 are no IEEE identities the compiler may fold, and their registers
+// spilled the general dopri5 kernel of the rolling coin).
+template <bool Nonideal, class S, int n, int m>
 NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(
     const Mat<S, n, n>& M, const Vec<S, n>& F, const Mat<S, m, n>& A, const Vec<S, m>& b,
     const Vec<S, n>& C, const PinvOptions& opt = PinvOptions()) {
@@ -269,15 +272,23 @@ NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(
   Vec<S, n + m> rhs;
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) G(i, j) = PM(i, j);
-    rhs[i] = F[i] + C[i];
+    if constexpr (Nonideal) {
+      rhs[i] = F[i] + C[i];
+    } else {
+      rhs[i] = F[i];
+    }
   }
   for (int l = 0; l < m; ++l) {
     for (int j = 0; j < n; ++j) G(n + l, j) = A(l, j);
     rhs[n + l] = b[l];
   }
   r.qdd = pinv(G, S(opt.rtol), S(opt.atol)) * rhs;
-  r.force_nonideal = P * C;
-  r.force_ideal = M * r.qdd - F - r.force_nonideal;
+  if constexpr (Nonideal) {
+    r.force_nonideal = P * C;
+    r.force_ideal = M * r.qdd - F - r.force_nonideal;
+  } else {
+    r.force_ideal = M * r.qdd - F;
+  }
   r.status = all_finite(r.qdd) ? Status::ok : Status::non_finite;
   return r;
 }
@@ -287,7 +298,7 @@ template <class S, int n, int m>
 NHOLO_HDI FundamentalResult<S, n, m> udwadia_kalaba_singular(
     const Mat<S, n, n>& M, const Vec<S, n>& F, const Mat<S, m, n>& A, const Vec<S, m>& b,
     const PinvOptions& opt = PinvOptions()) {
-  return udwadia_kalaba_singular(M, F, A, b, Vec<S, n>::zero(), opt);
+  return udwadia_kalaba_singular<false>(M, F, A, b, Vec<S, n>::zero(), opt);
 }
 
 }  // namespace nholo

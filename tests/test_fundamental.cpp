@@ -61,7 +61,7 @@ TEST(Fundamental, SingularMassFormWithANonidealForce) {
     const Mat<double, 1, 2> A{{1.0, 1.0}};
     const Vec<double, 1> b{{u(rng)}};
     const Vec<double, 2> F{{u(rng), u(rng)}}, C{{u(rng), u(rng)}};
-    const auto r = udwadia_kalaba_singular(M, F, A, b, C);
+    const auto r = udwadia_kalaba_singular<true>(M, F, A, b, C);
     ASSERT_EQ(r.status, Status::ok);
     const double qdd1 = F[0] + C[0] - F[1] - C[1];
     EXPECT_NEAR(r.qdd[0], qdd1, 1e-13);
@@ -82,7 +82,7 @@ TEST(Fundamental, SingularMassFormWithANonidealForce) {
     Vec<double, 2> b;
     constraint_terms<RollingCoin>(p, q, qd, 0.0, A, b);
     const auto regular = udwadia_kalaba(M, F, A, b, C);
-    const auto singular = udwadia_kalaba_singular(M, F, A, b, C);
+    const auto singular = udwadia_kalaba_singular<true>(M, F, A, b, C);
     ASSERT_EQ(singular.status, Status::ok);
     for (int i = 0; i < 4; ++i) EXPECT_NEAR(singular.qdd[i], regular.qdd[i], 1e-11) << i;
   }

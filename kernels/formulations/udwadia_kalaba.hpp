@@ -54,7 +54,7 @@ NHOLO_HDI Acceleration<S, Model::n, m_of<Model>> udwadia_kalaba_acceleration(
   out.singular_mass = false;
   if (r.status == Status::singular) {
     // M is not positive definite: eq 2.7, with the nonideal force
-    r = udwadia_kalaba_singular(w.M, w.F, w.A, w.b, w.C, eo.pinv);
+    r = udwadia_kalaba_singular<has_nonideal_force<Model>::value>(w.M, w.F, w.A, w.b, w.C, eo.pinv);
     out.singular_mass = true;
   }
   detail::store_result<Forces>(r, w.F, out);
