@@ -815,19 +815,25 @@ TEST(HamelParadox, Example3ConflatedFollowsCorrected_3_40) {
   EXPECT_GT(sep, 1e-2);
 }
 
-// Appell conflated: M = diag(2, 2, 0) is singular, the conflated system goes
-// through eq 2.7 automatically and follows (3.11)-(3.13)
+// Appell conflated: M = diag(2, 2, 0) is singular; (3.11)-(3.13) by hand
 //   xdd = (zd Fx + xd Fz)/(2 zd), ydd = (zd Fy + yd Fz)/(2 zd),
 //   zdd = (xd zd Fx + yd zd Fy + (xd^2 + yd^2) Fz)/(2 zd^2)
+// with the impressed force plus the drag, F + C, C = -drag |qd| qd (zero
+// without drag; see the test with drag below)
+V<3> appell_conflated_3_11(const Appell::Params& p, const V<3>& qd) {
+  const double xd = qd[0], yd = qd[1], zd = qd[2];
+  const double c = -p.drag * std::sqrt(xd * xd + yd * yd + zd * zd);
+  const double Fx = p.force_x + c * xd, Fy = p.force_y + c * yd, Fz = p.force_z + c * zd;
+  return V<3>{{(zd * Fx + xd * Fz) / (2.0 * zd), (zd * Fy + yd * Fz) / (2.0 * zd),
+               (xd * zd * Fx + yd * zd * Fy + (xd * xd + yd * yd) * Fz) / (2.0 * zd * zd)}};
+}
+
+// The conflated system goes through eq 2.7 automatically and follows (3.11)-(3.13)
 TEST(HamelParadox, AppellConflatedGoesThroughSingularMassTo_3_11) {
   const Appell::Params p{0.0, 0.0, 0.3, -0.2, -1.0, 1.0, 1.0};
   const V<3> q0{{0.0, 0.0, 1.0}}, qd0{{0.6, 0.8, -1.0}};  // falling: zd stays away from 0
-  const double Fx = p.force_x, Fy = p.force_y, Fz = p.force_z;
-  auto eq = hand_system<3>([&](double, const V<3>&, const V<3>& qd) {
-    const double xd = qd[0], yd = qd[1], zd = qd[2];
-    return V<3>{{(zd * Fx + xd * Fz) / (2.0 * zd), (zd * Fy + yd * Fz) / (2.0 * zd),
-                 (xd * zd * Fx + yd * zd * Fy + (xd * xd + yd * yd) * Fz) / (2.0 * zd * zd)}};
-  });
+  auto eq = hand_system<3>(
+      [&](double, const V<3>&, const V<3>& qd) { return appell_conflated_3_11(p, qd); });
   const double T = 3.0;
   const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
   ConflatedSystem<Appell> sys{p, EvalOptions()};
@@ -856,13 +862,8 @@ TEST(HamelParadox, AppellConflatedGoesThroughSingularMassTo_3_11) {
 TEST(HamelParadox, AppellConflatedWithDragFollows_3_11_WithTheDrag) {
   const Appell::Params p{0.0, 0.3, 0.3, -0.2, -1.0, 1.0, 1.0};
   const V<3> q0{{0.0, 0.0, 1.0}}, qd0{{0.6, 0.8, -1.0}};
-  auto eq = hand_system<3>([&](double, const V<3>&, const V<3>& qd) {
-    const double xd = qd[0], yd = qd[1], zd = qd[2];
-    const double c = -p.drag * std::sqrt(xd * xd + yd * yd + zd * zd);
-    const double Fx = p.force_x + c * xd, Fy = p.force_y + c * yd, Fz = p.force_z + c * zd;
-    return V<3>{{(zd * Fx + xd * Fz) / (2.0 * zd), (zd * Fy + yd * Fz) / (2.0 * zd),
-                 (xd * zd * Fx + yd * zd * Fy + (xd * xd + yd * yd) * Fz) / (2.0 * zd * zd)}};
-  });
+  auto eq = hand_system<3>(
+      [&](double, const V<3>&, const V<3>& qd) { return appell_conflated_3_11(p, qd); });
   const double T = 3.0;
   const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
   ConflatedSystem<Appell> sys{p, EvalOptions()};
