@@ -180,9 +180,9 @@ Result run_nholo_once(const Sys& sys, const IntegratorOptions& opt, int64_t coun
       r.y_end[i * N + c] = q[(i * ns + ns - 1) * n + c];
       r.y_end[i * N + n + c] = qd[(i * ns + ns - 1) * n + c];
     }
-    r.steps += res.steps[i];
-    r.rejected += res.rejected[i];
-    if (res.status[i] != static_cast<int32_t>(Status::ok)) ++r.failed;
+    r.steps += res.steps()[i];
+    r.rejected += res.rejected()[i];
+    if (res.status()[i] != static_cast<int32_t>(Status::ok)) ++r.failed;
   }
   // DOPRI5 (FSAL): 6 evaluations per attempted step, plus f(t, y) once per
   // trajectory at the start of each window (checked by count_check below)

@@ -22,44 +22,49 @@
 //   acceleration_constraints(P, q, qd, qdd, t) -> Vec<S,m_acc>   h = A qdd - b, linear in qdd
 //   nonpotential_force(P, q, qd, t) -> Vec<S,n>                  impressed Q_np
 //   nonideal_force(P, q, qd, t) -> Vec<S,n>                      Udwadia's C (work-doing
-//   constraints) energy(P, q, qd, t) -> S                                     total energy
+//                                                                constraints)
+//   energy(P, q, qd, t) -> S                                     total energy
 //   conflated_lagrangian(P, q, qd, t) -> S                       Hamel-style L+ (formulation
-//   `conflated`) coordinate_units[n] (const char*)                            each coordinate's
-//   unit ("m", "rad") hand_dynamics(P, q, qd, t, M, F)                             hand-written M,
-//   F (must equal AD) conflated_hand_dynamics(P, q, qd, t, M, F)                   the same for the
-//   conflated
-//                                                                Lagrangian (Conflated<Model> uses
-//                                                                it; a model file's, symbolic)
+//                                                                `conflated`)
+//   coordinate_units[n] (const char*)                            each coordinate's unit
+//                                                                ("m", "rad")
+//   hand_dynamics(P, q, qd, t, M, F)                             hand-written M, F (must
+//                                                                equal AD)
+//   conflated_hand_dynamics(P, q, qd, t, M, F)                   the same for the conflated
+//                                                                Lagrangian (Conflated<Model>
+//                                                                uses it; a model file's,
+//                                                                symbolic)
 //   separable_lagrangian (static constexpr bool)                 L = T(qd) + U(q, t): no term
-//   couples
-//                                                                the rates with q or t (M then
-//                                                                depends on qd at most, F = dU/dq);
-//                                                                dynamics.hpp skips the (qd, v)
-//                                                                second derivatives. A structural
+//                                                                couples the rates with q or t
+//                                                                (M then depends on qd at
+//                                                                most, F = dU/dq); dynamics.hpp
+//                                                                skips the (qd, v) second
+//                                                                derivatives. A structural
 //                                                                promise, checked against the
 //                                                                general AD in tests
-//   constant_mass (static constexpr bool)                        M = d2L/dqd2 depends on none of q,
-//   qd,
-//                                                                t (only on the parameters): the
-//                                                                Udwadia–Kalaba system factors it
-//                                                                once per trajectory (system.hpp,
-//                                                                prepare)
+//   constant_mass (static constexpr bool)                        M = d2L/dqd2 depends on none
+//                                                                of q, qd, t (only on the
+//                                                                parameters): the
+//                                                                Udwadia–Kalaba system factors
+//                                                                it once per trajectory
+//                                                                (system.hpp, prepare)
 //   constant_force (static constexpr bool)                       with constant_mass: the
-//   Lagrangian's
-//                                                                F = dL/dq - (d2L/dqd dq) qd -
-//                                                                d2L/dqd dt depends on none of q,
-//                                                                qd, t (uniform gravity, constant
+//                                                                Lagrangian's F = dL/dq -
+//                                                                (d2L/dqd dq) qd - d2L/dqd dt
+//                                                                depends on none of q, qd, t
+//                                                                (uniform gravity, constant
 //                                                                impressed forces;
 //                                                                nonpotential_force is still
-//                                                                evaluated every time): F and M^-1
-//                                                                F are cached too. Both are
-//                                                                structural promises, checked
-//                                                                against the general AD in tests
+//                                                                evaluated every time): F and
+//                                                                M^-1 F are cached too. Both
+//                                                                are structural promises,
+//                                                                checked against the general
+//                                                                AD in tests
 //   check_params(P) -> const char*                               host only: nullptr, or the
-//   relation
-//                                                                the parameters break (I_B > m s^2)
-//   DriftStatistic                                               a drifting coordinate's ensemble
-//                                                                statistic (see
+//                                                                relation the parameters break
+//                                                                (I_B > m s^2)
+//   DriftStatistic                                               a drifting coordinate's
+//                                                                ensemble statistic (see
 //                                                                has_drift_statistic)
 //
 // Constraint rows are ordered position, velocity, acceleration.

@@ -1032,8 +1032,8 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
   const SliceResults res = run.finish();
   int64_t failed = 0, steps = 0;
   for (int64_t i = 0; i < count; ++i) {
-    failed += res.status[i] != 0;
-    steps += res.steps[i];
+    failed += res.status()[i] != 0;
+    steps += res.steps()[i];
   }
   EXPECT_EQ(failed, 0);
   std::printf(

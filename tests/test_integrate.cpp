@@ -304,10 +304,10 @@ TEST(Ensemble, BackendsAndThreadCountsAreBitwiseIdentical) {
         }
     }
     const SliceResults res = run.finish();
-    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(res.status[i], 0);
+    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(res.status()[i], 0);
     results.push_back(all);
-    std::vector<int64_t> c = res.steps;
-    c.insert(c.end(), res.rejected.begin(), res.rejected.end());
+    std::vector<int64_t> c = res.steps();
+    c.insert(c.end(), res.rejected().begin(), res.rejected().end());
     counts.push_back(c);
   }
   ASSERT_EQ(results[0].size(), results[1].size());
@@ -385,8 +385,8 @@ TEST(Ensemble, TrajectoryMajorLayoutIsThePermutedSoALayout) {
   // the final states: the SoA window's y, the CPU backend's last save
   const SliceResults res = run.finish();
   for (int64_t i = 0; i < count; ++i) {
-    EXPECT_EQ(hs.status[i], res.status[i]);
-    EXPECT_EQ(hs.steps[i], res.steps[i]);
+    EXPECT_EQ(hs.status[i], res.status()[i]);
+    EXPECT_EQ(hs.steps[i], res.steps()[i]);
     for (int c = 0; c < 4; ++c) {
       EXPECT_EQ(hs.y[c * count + i], tq[(i * ns + ns - 1) * 4 + c]);
       EXPECT_EQ(hs.y[(4 + c) * count + i], tqd[(i * ns + ns - 1) * 4 + c]);

@@ -15,6 +15,7 @@
 #include "host/analysis/result_file.hpp"
 #include "host/config/config.hpp"
 #include "host/config/tables.hpp"
+#include "host/config/trajectory_results.hpp"
 
 namespace nholo {
 namespace {
@@ -79,8 +80,10 @@ Scale scale_of(const std::string& name, const std::vector<std::string>& forms) {
   const std::string form = formulation_of(name, forms);
   if (form.empty()) return Scale::own;
   const std::string rest = name.substr(form.size() + 1);
-  if (rest == "euler_poisson_residual") return Scale::shown;
-  if (rest == "steps" || rest == "rejected") return Scale::count;
+  if (const tables::TrajectoryResultEntry* r = tables::find_trajectory_result(rest))
+    return r->diff == tables::ResultDiff::shown   ? Scale::shown
+           : r->diff == tables::ResultDiff::count ? Scale::count
+                                                  : Scale::own;
   const tables::FieldEntry* e = tables::find_field(rest);
   return e && e->residual ? Scale::state : Scale::own;
 }

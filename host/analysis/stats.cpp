@@ -12,6 +12,7 @@
 
 #include "host/analysis/quantile.hpp"
 #include "host/analysis/result_file.hpp"
+#include "host/config/trajectory_results.hpp"
 #include "host/io/block_moments.hpp"
 #include "host/io/statistics.hpp"
 #include "kernels/status.hpp"
@@ -260,29 +261,27 @@ Moments finite_moments(const h5::Dataset& d, int64_t size, int64_t block, const 
   return m;
 }
 
-// The embedded formulation's Euler–Poisson check.
-void write_euler_poisson(std::ostream& os, const h5::Dataset& ed, int64_t size, int64_t block,
-                         const std::string& path) {
-  const Moments me = finite_moments(ed, size, block, path);
-  os << "  Euler-Poisson (eq 26) residual, max over each path relative to its largest term: max "
-     << me.max << ", mean " << me.mean << " over " << me.count << " trajectories\n";
-}
-
-// The largest Lyapunov exponents of formulation fname (`lyapunov`, one per
-// trajectory): their quantiles over the trajectories where it is defined.
-void write_lyapunov(std::ostream& os, const h5::Dataset& ld, int64_t size, int64_t block,
-                    const std::string& path) {
-  const Moments ml = finite_moments(ld, size, block, path);
-  os << "  largest Lyapunov exponent: ";
-  if (ml.count == 0) {
+// A per-trajectory result of formulation fname as its row of the table
+// says (host/config/trajectory_results.hpp): the max and mean of its finite
+// values, or their quantiles.
+void write_trajectory_result(std::ostream& os, const tables::TrajectoryResultEntry& r,
+                             const h5::Dataset& d, int64_t size, int64_t block,
+                             const std::string& path) {
+  const Moments m = finite_moments(d, size, block, path);
+  os << "  " << r.stats_label << ": ";
+  if (r.stats == tables::ResultStats::max_and_mean) {
+    os << "max " << m.max << ", mean " << m.mean << " over " << m.count << " trajectories\n";
+    return;
+  }
+  if (m.count == 0) {
     os << "none defined (every trajectory failed)\n";
     return;
   }
-  auto part = [&](int64_t i, std::vector<double>& x) { read_traj_block(ld, size, block, i, x); };
+  auto part = [&](int64_t i, std::vector<double>& x) { read_traj_block(d, size, block, i, x); };
   const std::vector<double> q = exact_quantiles(traj_blocks(size, block), part, {0.05, 0.5, 0.95},
                                                 QuantileOptions{static_cast<size_t>(block), 4096});
-  os << "mean " << ml.mean << ", quantiles 5% " << q[0] << ", 50% " << q[1] << ", 95% " << q[2]
-     << ", max " << ml.max << " over " << ml.count << " trajectories\n";
+  os << "mean " << m.mean << ", quantiles 5% " << q[0] << ", 50% " << q[1] << ", 95% " << q[2]
+     << ", max " << m.max << " over " << m.count << " trajectories\n";
 }
 
 // The events of formulation fname (`events/<name>`): crossings per
@@ -340,11 +339,9 @@ void write_formulation(std::ostream& os, const h5::Group& root, const std::strin
   if (sg.exists("drift_ratio")) write_drift_statistic(os, sg, size, block, path);
   const h5::Group fg = root.open_group(fname);
   if (fg.has_attr("events")) write_events(os, fg, size, block, path);
-  if (root.exists(fname + "/euler_poisson_residual"))
-    write_euler_poisson(os, root.open_dataset(fname + "/euler_poisson_residual"), size, block,
-                        path);
-  if (root.exists(fname + "/lyapunov"))
-    write_lyapunov(os, root.open_dataset(fname + "/lyapunov"), size, block, path);
+  for (const auto& r : tables::kTrajectoryResults)
+    if (r.stats != tables::ResultStats::none && root.exists(fname + "/" + r.name))
+      write_trajectory_result(os, r, root.open_dataset(fname + "/" + r.name), size, block, path);
 }
 
 }  // namespace

@@ -192,20 +192,20 @@ class CpuEnsemble final : public DeviceEnsemble {
     return q_;
   }
   void finish_slice(SliceResults& r) override {
-    r.status = ens_.status;
-    r.steps = ens_.steps;
-    r.rejected = ens_.rejected;
-    r.fail_time = ens_.fail_time;
+    SliceState st;
+    st.arrays.y = ens_.y.data();
+    st.arrays.status = ens_.status.data();
+    st.arrays.steps = ens_.steps.data();
+    st.arrays.rejected = ens_.rejected.data();
+    st.arrays.fail_time = ens_.fail_time.data();
+    st.count = count_;
+    st.path_residual_index = sys_.path_residual_index;
+    st.tangent_base_size = sys_.tangent_base_size;
+    st.to_host = [](void* host, const void* from, std::size_t bytes) {
+      std::memcpy(host, from, bytes);
+    };
+    read_slice_results(st, r);
     r.line_fit.assign(fit_.begin(), fit_.begin() + (L_.line_fit ? 7 * count_ : 0));
-    r.path_residual.clear();
-    if (sys_.path_residual_index >= 0) {
-      const double* y = ens_.y.data() + sys_.path_residual_index * count_;
-      r.path_residual.assign(y, y + count_);
-    }
-    r.lyapunov.clear();
-    if (sys_.tangent_base_size >= 0)
-      r.lyapunov = slice_lyapunov(ens_.y.data() + sys_.tangent_base_size * count_, count_,
-                                  sys_.tangent_base_size, ens_.status);
     r.event_count = event_count_;
     r.event_records = event_records_;
   }

@@ -520,32 +520,22 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
   dev_.make_current();
   const int64_t count = count_;
   check(cudaStreamSynchronize(dev_.compute()), "the slice's integration");
-  r.status.resize(count);
-  r.steps.resize(count);
-  r.rejected.resize(count);
-  r.fail_time.resize(count);
-  auto down = [&](void* dst, const void* src, std::size_t bytes) {
+  auto down = [](void* dst, const void* src, std::size_t bytes) {
     check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(results)");
   };
-  down(r.status.data(), status_.get(), count * sizeof(int32_t));
-  down(r.steps.data(), steps_.get(), count * sizeof(int64_t));
-  down(r.rejected.data(), rej_.get(), count * sizeof(int64_t));
-  down(r.fail_time.data(), ft_.get(), count * sizeof(double));
+  SliceState st;
+  st.arrays.y = y_.get();
+  st.arrays.status = reinterpret_cast<int32_t*>(status_.get());
+  st.arrays.steps = reinterpret_cast<int64_t*>(steps_.get());
+  st.arrays.rejected = reinterpret_cast<int64_t*>(rej_.get());
+  st.arrays.fail_time = ft_.get();
+  st.count = count;
+  st.path_residual_index = shape_.path_residual_index;
+  st.tangent_base_size = shape_.tangent_base_size;
+  st.to_host = down;
+  read_slice_results(st, r);
   r.line_fit.resize(L_.line_fit ? 7 * count : 0);
   if (L_.line_fit) down(r.line_fit.data(), fit_.get(), 7 * count * sizeof(double));
-  r.path_residual.clear();
-  if (shape_.path_residual_index >= 0) {
-    r.path_residual.resize(count);
-    down(r.path_residual.data(), y_.get() + shape_.path_residual_index * count,
-         count * sizeof(double));
-  }
-  r.lyapunov.clear();
-  if (shape_.tangent_base_size >= 0) {
-    const int N0 = shape_.tangent_base_size;
-    std::vector<double> rows(static_cast<std::size_t>(N0 + 3) * count);
-    down(rows.data(), y_.get() + N0 * count, rows.size() * sizeof(double));
-    r.lyapunov = slice_lyapunov(rows.data(), count, N0, r.status);
-  }
   r.event_count.resize(per_event_and_trajectory(L_.events, count));
   r.event_records.resize(event_record_size(L_.events, count, shape_.n));
   down(r.event_count.data(), event_count_.get(), r.event_count.size() * sizeof(int64_t));

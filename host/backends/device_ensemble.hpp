@@ -40,9 +40,9 @@
 #include <vector>
 
 #include "host/backends/ensemble_data.hpp"
+#include "host/backends/slice_results.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations/embedded.hpp"
-#include "kernels/lyapunov.hpp"
 #include "kernels/reduce.hpp"
 
 namespace nholo {
@@ -211,37 +211,6 @@ struct WindowSlot {
   // block moments of q (0) and qdot (1): count, mean, M2, min, max, each
   // [(b ns + k) n + c] for the slice's blocks b
   double* moments[2][5] = {};
-};
-
-// The largest Lyapunov exponent of each of a slice's count trajectories from
-// their final states, given from component N0 on (SliceResults::lyapunov).
-inline std::vector<double> slice_lyapunov(const double* from_tangent, int64_t count, int N0,
-                                          const std::vector<int32_t>& status) {
-  std::vector<double> v(static_cast<std::size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
-    v[i] = status[i] == static_cast<int32_t>(Status::ok) ||
-                   status[i] == static_cast<int32_t>(Status::event)
-               ? lyapunov_of_states(from_tangent, count, i, N0)
-               : NAN;
-  return v;
-}
-
-// Per-trajectory results of a slice.
-struct SliceResults {
-  std::vector<int32_t> status;
-  std::vector<int64_t> steps, rejected;
-  std::vector<double> fail_time;
-  std::vector<double> line_fit;  // LineFitKernel sums [a * count + i], when line_fit
-  // max over the path of the formulation's own residual (embedded: the
-  // Euler–Poisson residual, kernels/euler_poisson.hpp), empty for the others
-  std::vector<double> path_residual;
-  // a tangent system's largest Lyapunov exponent per trajectory over the
-  // time it was integrated (kernels/lyapunov.hpp), NaN where it failed
-  // (a status other than ok and event); empty for the other systems
-  std::vector<double> lyapunov;
-  // the events' counts and records (EnsembleLayout::events; empty: none)
-  std::vector<int64_t> event_count;
-  std::vector<double> event_records;
 };
 
 class DeviceEnsemble {

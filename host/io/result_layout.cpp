@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "host/config/tables.hpp"
+#include "host/config/trajectory_results.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/in_place_file.hpp"
 #include "host/io/root_attributes.hpp"
@@ -41,6 +42,23 @@ void spec_block(const Spec& sp, const SlicePlan& p, int64_t s, int64_t w, std::v
     cnt[sp.time_axis] = H(std::min(p.n_saves, k0 + p.window) - k0);
   }
 }
+
+namespace {
+
+// The file's type of a per-trajectory result's values.
+Scalar scalar_of(tables::ResultType t) {
+  switch (t) {
+    case tables::ResultType::i32:
+      return Scalar::i32;
+    case tables::ResultType::i64:
+      return Scalar::i64;
+    case tables::ResultType::f64:
+      return Scalar::f64;
+  }
+  return Scalar::f64;
+}
+
+}  // namespace
 
 std::string piece_name(PieceKind k, int64_t s, int64_t w) {
   return k == PieceKind::init     ? PieceDir::init_name(s)
@@ -240,8 +258,8 @@ hsize_t OutputLayout::row_chunk(Scalar type, const std::vector<hsize_t>& dims) c
   return rows;
 }
 
-// /<formulation>: the fields of every save, status, steps, rejected steps,
-// failure time (and the embedded formulation's residual)
+// /<formulation>: the fields of every save, the per-trajectory results
+// (status, steps, ...: those of the table the run has) and the events
 void OutputLayout::formulation_group(h5::Group& root, int f) {
   const int n = shape_.n, m = shape_.m;
   const int64_t n_saves = plan_.n_saves;
@@ -266,49 +284,40 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
     if (per_coord) d.attach_scale(coord, 2);
     if (per_cons) d.attach_scale(cons, 2);
   }
-  h5::Dataset status = make(
-      g, "status",
-      per_traj(Scalar::i32, static_cast<double>(Status::not_run), PieceKind::slice, {H(size_)}));
-  status.attach_scale(traj, 0);
-  make(g, "steps", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size_)})).attach_scale(traj, 0);
-  make(g, "rejected", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size_)})).attach_scale(traj, 0);
-  make(g, "fail_time", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}))
-      .attach_scale(traj, 0);
-  // the embedded formulation's Euler–Poisson check (kernels/euler_poisson.hpp)
+  // the per-trajectory results (host/config/trajectory_results.hpp)
   const tables::FormulationEntry* fe = tables::find_formulation(cfg_.formulations[f]);
-  if (fe && fe->has_euler_poisson_residual) {
-    h5::Dataset ep =
-        make(g, "euler_poisson_residual", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
-    ep.attach_scale(traj, 0);
-    ep.set_attr("long_name",
-                "max over the accepted steps of the Euler-Poisson (Wang & Gao eq 26) "
-                "residual relative to its largest term");
+  for (const auto& r : tables::kTrajectoryResults) {
+    if (!tables::result_present(r, fe, cfg_.lyapunov)) continue;
+    h5::Dataset d =
+        make(g, r.name, per_traj(scalar_of(r.type), r.fill, PieceKind::slice, {H(size_)}));
+    d.attach_scale(traj, 0);
+    if (*r.long_name) d.set_attr("long_name", r.long_name);
+    if (*r.units) d.set_attr("units", r.units);
+    result_attributes(d, r.id);
   }
-  // the largest Lyapunov exponent from the tangent flow (kernels/lyapunov.hpp)
-  if (cfg_.lyapunov) {
-    h5::Dataset ly = make(g, "lyapunov", per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_)}));
-    ly.attach_scale(traj, 0);
-    ly.set_attr("long_name",
-                "largest Lyapunov exponent over the integrated time, (sum of log |delta| at the "
-                "renormalisations + log |delta(t)|) / t, from the formulation's tangent flow; "
-                "NaN where the trajectory failed");
-    ly.set_attr("units", "1/time");
-    ly.set_attr("renormalize_every", cfg_.lyapunov_renormalize_every);
-  }
-  std::vector<std::string> names;
-  std::vector<double> values;
-  for (int st = 0; st < kStatusCount; ++st) {
-    names.push_back(status_name(static_cast<Status>(st)));
-    values.push_back(st);
-  }
-  status.set_attr("flag_meanings", join(names, " "));
-  status.set_attr("flag_values", values);
   std::vector<std::string> event_names;
   for (const EventConfig& ev : cfg_.events) {
     event_group(g, ev);
     event_names.push_back(ev.name);
   }
   if (!event_names.empty()) g.set_attr("events", event_names);
+}
+
+// What the file says of per-trajectory result r beyond its long name and
+// units: the status' flags (CF conventions), the exponent's renormalisation
+void OutputLayout::result_attributes(h5::Dataset& d, tables::TrajectoryResult r) const {
+  if (r == tables::TrajectoryResult::status) {
+    std::vector<std::string> names;
+    std::vector<double> values;
+    for (int st = 0; st < kStatusCount; ++st) {
+      names.push_back(status_name(static_cast<Status>(st)));
+      values.push_back(st);
+    }
+    d.set_attr("flag_meanings", join(names, " "));
+    d.set_attr("flag_values", values);
+  }
+  if (r == tables::TrajectoryResult::lyapunov)
+    d.set_attr("renormalize_every", cfg_.lyapunov_renormalize_every);
 }
 
 // /<formulation>/events/<name>: every crossing counted per trajectory, the

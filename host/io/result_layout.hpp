@@ -18,6 +18,7 @@
 
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
+#include "host/config/trajectory_results.hpp"
 #include "host/io/device_info.hpp"
 #include "host/io/h5.hpp"
 #include "host/io/outcome.hpp"
@@ -176,6 +177,7 @@ class OutputLayout {
                 std::vector<hsize_t> dims) const;
   h5::Dataset trajectory_scale(h5::Group& g);
   void formulation_group(h5::Group& root, int f);
+  void result_attributes(h5::Dataset& d, tables::TrajectoryResult r) const;
   void event_group(h5::Group& g, const EventConfig& ev);
   void initial_group(h5::Group& root);
   void compare_groups(h5::Group& root);

@@ -162,14 +162,14 @@ class DeviceEnsembles {
   // every status one of kernels/status.hpp's; anything else is a device
   // fault (the run stops with its finished slices), never counted.
   static void check_results(const DeviceEnsemble& e, const SliceResults& r, int64_t count) {
-    if (static_cast<int64_t>(r.status.size()) != count ||
-        static_cast<int64_t>(r.steps.size()) != count)
-      throw DeviceFault(e.name() + ": the device returned " + std::to_string(r.status.size()) +
+    if (static_cast<int64_t>(r.status().size()) != count ||
+        static_cast<int64_t>(r.steps().size()) != count)
+      throw DeviceFault(e.name() + ": the device returned " + std::to_string(r.status().size()) +
                         " statuses for " + std::to_string(count) + " trajectories");
     for (int64_t i = 0; i < count; ++i)
-      if (r.status[i] < 0 || r.status[i] >= kStatusCount || r.steps[i] < 0)
-        throw DeviceFault(e.name() + ": the device returned status " + std::to_string(r.status[i]) +
-                          " and " + std::to_string(r.steps[i]) + " steps for trajectory " +
+      if (r.status()[i] < 0 || r.status()[i] >= kStatusCount || r.steps()[i] < 0)
+        throw DeviceFault(e.name() + ": the device returned status " + std::to_string(r.status()[i]) +
+                          " and " + std::to_string(r.steps()[i]) + " steps for trajectory " +
                           std::to_string(i) +
                           " of the slice: not a result a kernel writes (corrupted device memory)");
   }

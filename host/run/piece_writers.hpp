@@ -13,9 +13,11 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/config/trajectory_results.hpp"
 #include "host/io/field_memory.hpp"
 #include "host/io/in_place_file.hpp"
 #include "host/io/output_sink.hpp"
@@ -232,19 +234,9 @@ class PieceWriters {
     InPlaceRows rows;
     const std::vector<hsize_t> one = {H(count)};
     for (int f = 0; f < nf_; ++f) {
-      SliceResults& R = (*so.results)[f];
+      const SliceResults& R = (*so.results)[f];
       const std::string& form = cfg_.formulations[f];
-      put(p, rows, s, form + "/status", one, R.status.data());
-      put(p, rows, s, form + "/steps", one, R.steps.data());
-      put(p, rows, s, form + "/rejected", one, R.rejected.data());
-      put(p, rows, s, form + "/fail_time", one, R.fail_time.data());
-      if (!R.path_residual.empty())  // the embedded formulation's residual
-        put(p, rows, s, form + "/euler_poisson_residual", one, R.path_residual.data());
-      if (cfg_.lyapunov) {  // the tangent system's exponent (kernels/lyapunov.hpp)
-        if (R.lyapunov.size() != static_cast<size_t>(count))
-          throw std::logic_error("formulation " + form + ": the slice has no Lyapunov exponents");
-        put(p, rows, s, form + "/lyapunov", one, R.lyapunov.data());
-      }
+      write_results(p, rows, s, form, count, R);
       if (shape_.has_drift) write_drift(p, rows, s, form, count, R, so.pred);
       if (!cfg_.events.empty()) write_events(p, rows, s, form, count, R);
     }
@@ -252,8 +244,8 @@ class PieceWriters {
       auto& md = (*so.pair_res)[2 * q];
       auto& fe = (*so.pair_res)[2 * q + 1];
       // a pair is undefined where either formulation failed
-      const auto& sa = (*so.results)[ens_.pair(q).first].status;
-      const auto& sb = (*so.results)[ens_.pair(q).second].status;
+      const auto& sa = (*so.results)[ens_.pair(q).first].status();
+      const auto& sb = (*so.results)[ens_.pair(q).second].status();
       for (int64_t i = 0; i < count; ++i)
         if (sa[i] != 0 || sb[i] != 0) md[i] = fe[i] = NAN;
       put(p, rows, s, ens_.pair_path(q, "max_distance"), one, md.data());
@@ -266,6 +258,24 @@ class PieceWriters {
     msg << "trajectories [" << layout_.first() + begin << ", " << layout_.first() + end
         << ") finished";  // global indices (a shard's)
     progress_.message(msg.str());
+  }
+
+  // the per-trajectory results of formulation form the run has
+  // (host/config/trajectory_results.hpp)
+  void write_results(Piece& p, InPlaceRows& rows, int64_t s, const std::string& form,
+                     int64_t count, const SliceResults& R) {
+    const tables::FormulationEntry* fe = tables::find_formulation(form);
+    for (const auto& r : tables::kTrajectoryResults) {
+      if (!tables::result_present(r, fe, cfg_.lyapunov)) continue;
+      std::visit(
+          [&](const auto& column) {
+            if (column.size() != static_cast<size_t>(count))
+              throw std::logic_error("formulation " + form + ": the slice has no values of '" +
+                                     r.name + "'");
+            put(p, rows, s, form + "/" + r.name, {H(count)}, column.data());
+          },
+          R.columns[static_cast<size_t>(r.id)]);
+    }
   }
 
   // the events of formulation form: counts, and the records (t, q, qd per
@@ -304,7 +314,7 @@ class PieceWriters {
       // a whole-run statistic: undefined for a trajectory that failed (its
       // saves before the failure would bias the ensemble's mean); one that a
       // stop event ended has it over its saves up to the event
-      const Status st = static_cast<Status>(R.status[i]);
+      const Status st = static_cast<Status>(R.status()[i]);
       const bool whole = st == Status::ok || st == Status::event;
       v[i] = whole ? line_fit_slope(R.line_fit.data(), count, i) : std::nan("");
       band[i] = whole ? line_fit_range(R.line_fit.data(), count, i) : std::nan("");

@@ -1,0 +1,160 @@
+// nholo/host/backends/slice_results.hpp — a finished slice's per-trajectory
+// results on the host: one column per row of the table of per-trajectory
+// results (host/config/trajectory_results.hpp), read from a backend's slice
+// state by one function for every backend (read_slice_results), and the
+// events' and the drift fit's arrays, which have shapes of their own.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "host/config/trajectory_results.hpp"
+#include "kernels/ensemble.hpp"
+#include "kernels/lyapunov.hpp"
+#include "kernels/status.hpp"
+
+namespace nholo {
+
+// The C++ type of a per-trajectory result's values.
+template <tables::ResultType T>
+struct result_value;
+template <>
+struct result_value<tables::ResultType::i32> {
+  using type = int32_t;
+};
+template <>
+struct result_value<tables::ResultType::i64> {
+  using type = int64_t;
+};
+template <>
+struct result_value<tables::ResultType::f64> {
+  using type = double;
+};
+template <tables::TrajectoryResult R>
+using result_value_t = typename result_value<tables::trajectory_result(R).type>::type;
+
+// One per-trajectory result of a slice: a value per trajectory, of its row's
+// type; empty when the run does not compute it.
+using ResultColumn = std::variant<std::vector<int32_t>, std::vector<int64_t>, std::vector<double>>;
+
+struct SliceResults {
+  // columns[r] is the column of kTrajectoryResults[r], of its type
+  std::array<ResultColumn, tables::kTrajectoryResultCount> columns;
+  std::vector<double> line_fit;  // LineFitKernel sums [a * count + i], when line_fit
+  // the events' counts and records (EnsembleLayout::events; empty: none)
+  std::vector<int64_t> event_count;
+  std::vector<double> event_records;
+
+  SliceResults() {
+    for (std::size_t r = 0; r < columns.size(); ++r) {
+      switch (tables::kTrajectoryResults[r].type) {
+        case tables::ResultType::i32: columns[r] = std::vector<int32_t>(); break;
+        case tables::ResultType::i64: columns[r] = std::vector<int64_t>(); break;
+        case tables::ResultType::f64: columns[r] = std::vector<double>(); break;
+      }
+    }
+  }
+
+  template <tables::TrajectoryResult R>
+  std::vector<result_value_t<R>>& column() {
+    return std::get<std::vector<result_value_t<R>>>(columns[static_cast<std::size_t>(R)]);
+  }
+  template <tables::TrajectoryResult R>
+  const std::vector<result_value_t<R>>& column() const {
+    return std::get<std::vector<result_value_t<R>>>(columns[static_cast<std::size_t>(R)]);
+  }
+  // the columns every run has, by name
+  const std::vector<int32_t>& status() const { return column<tables::TrajectoryResult::status>(); }
+  const std::vector<int64_t>& steps() const { return column<tables::TrajectoryResult::steps>(); }
+  const std::vector<int64_t>& rejected() const {
+    return column<tables::TrajectoryResult::rejected>();
+  }
+  const std::vector<double>& fail_time() const {
+    return column<tables::TrajectoryResult::fail_time>();
+  }
+};
+
+// A backend's slice once its last window ran: the integrator's arrays and the
+// state y (component c of trajectory i at y[c count + i], kernels/ensemble.hpp)
+// in the backend's memory, and how to copy from there to the host.
+struct SliceState {
+  EnsembleArrays<double> arrays;  // y, status, steps, rejected, fail_time
+  int64_t count = 0;
+  int path_residual_index = -1;  // Sys::path_residual_index, -1: none
+  int tangent_base_size = -1;    // a tangent system's N0 (kernels/lyapunov.hpp), -1: none
+  std::function<void(void* host, const void* device, std::size_t bytes)> to_host;
+};
+
+namespace detail {
+
+// The largest Lyapunov exponent of each of count trajectories from their
+// final states, given from component N0 on; NaN where the trajectory failed
+// (a status other than ok and event).
+inline std::vector<double> slice_lyapunov(const double* from_tangent, int64_t count, int N0,
+                                          const std::vector<int32_t>& status) {
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    v[i] = status[i] == static_cast<int32_t>(Status::ok) ||
+                   status[i] == static_cast<int32_t>(Status::event)
+               ? lyapunov_of_states(from_tangent, count, i, N0)
+               : NAN;
+  return v;
+}
+
+template <class T>
+void copy_column(const SliceState& st, const T* from, std::vector<T>& to) {
+  to.resize(static_cast<std::size_t>(st.count));
+  if (st.count > 0) st.to_host(to.data(), from, to.size() * sizeof(T));
+}
+
+// The columns the system has of result r, or it empty.
+inline void read_column(const SliceState& st, const tables::TrajectoryResultEntry& r,
+                        SliceResults& out) {
+  ResultColumn& col = out.columns[static_cast<std::size_t>(r.id)];
+  const int64_t count = st.count;
+  switch (r.source) {
+    case tables::ResultSource::integrator:
+      if (r.array_i32) copy_column(st, st.arrays.*r.array_i32, std::get<std::vector<int32_t>>(col));
+      if (r.array_i64) copy_column(st, st.arrays.*r.array_i64, std::get<std::vector<int64_t>>(col));
+      if (r.array_f64) copy_column(st, st.arrays.*r.array_f64, std::get<std::vector<double>>(col));
+      return;
+    case tables::ResultSource::path_residual: {
+      auto& v = std::get<std::vector<double>>(col);
+      v.clear();
+      if (st.path_residual_index >= 0)
+        copy_column(st, st.arrays.y + st.path_residual_index * count, v);
+      return;
+    }
+    case tables::ResultSource::lyapunov: {
+      auto& v = std::get<std::vector<double>>(col);
+      v.clear();
+      if (st.tangent_base_size < 0) return;
+      // the tangent's N0 rows, then log_sum, tau, T
+      const int N0 = st.tangent_base_size;
+      std::vector<double> rows(static_cast<std::size_t>(N0 + 3) * count);
+      if (!rows.empty())
+        st.to_host(rows.data(), st.arrays.y + N0 * count, rows.size() * sizeof(double));
+      v = slice_lyapunov(rows.data(), count, N0, out.status());
+      return;
+    }
+  }
+}
+
+}  // namespace detail
+
+// Every per-trajectory result the slice's system has, in table order (the
+// status first: the results derived from the state read it).
+inline void read_slice_results(const SliceState& st, SliceResults& out) {
+  static_assert(tables::kTrajectoryResults[0].id == tables::TrajectoryResult::status,
+                "the status is read first");
+  for (const auto& r : tables::kTrajectoryResults) detail::read_column(st, r, out);
+}
+
+}  // namespace nholo
