@@ -1,7 +1,7 @@
 // nholo/models/registry.hpp — the list of built-in models, by name: the one
 // list (CMakeLists.txt reads AllModels to generate each model's translation
 // units). Adding a model is its header in models/, its #include below and its
-// entry in AllModels (and its tests: tests/test_models.cpp checks that every
+// entry in AllModels (and its tests: tests/test_model_terms.cpp checks that every
 // header of models/ is registered and covered).
 //
 // Concept (valid expressions):

@@ -7,7 +7,7 @@
 //
 // --partial leaves the last trajectory slice unwritten and `complete` = 0, as
 // an interrupted run would. tests/python/test_h5_layout.py runs this program
-// and reads the file with h5py and xarray; tests/test_h5.cpp includes this file
+// and reads the file with h5py and xarray; tests/test_h5_layout.cpp includes this file
 // (with NHOLO_H5_LAYOUT_NO_MAIN) and reads the same file back in C++.
 //
 // Layout (dimension scales are per group, so that every group opens on its

@@ -15,7 +15,7 @@
 //   term by term (m xdd = -lambdadot_1, m ydd = m g sin(alpha) - lambdadot_2,
 //   ...), so no flip was needed, and Lemos' level-plane choice lambda_1(0) = -m xd(0),
 //   lambda_2(0) = -m yd(0) reproduces the nonholonomic motion
-//   (tests/test_formulations.cpp). All derivatives of g (d2g/dqd2 for
+//   (tests/test_formulation_trajectories.cpp). All derivatives of g (d2g/dqd2 for
 //   constraints nonlinear in qd such as Appell's, d2g/dqd dq, d2g/dqd dt) come
 //   from nested forward AD of lambda . g (vakonomic_constraint_terms), in the
 //   same way as M and F come from L (dynamics.hpp).
