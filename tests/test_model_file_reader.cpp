@@ -1,4 +1,4 @@
-// Tests of host/model_files/model_file.cpp: models described in TOML.
+// Tests of host/model_language/model_file.cpp: models described in TOML.
 //
 //  1. Bad model files (ModelFileErrors.*): each check of the reader, the
 //     expression parser and the evaluator, with the full location of the
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 
 using nholo::ModelFileError;
 using nholo::ModelSpec;
