@@ -1,5 +1,5 @@
 // gen_model_header — writes the C++ header nholo generates from a model file
-// (host/model_files/model_file.hpp generate_model_header: the model with its symbolic M
+// (host/model_language/model_file.hpp generate_model_header: the model with its symbolic M
 // and F). The benchmarks compile the built-in models' twin model files
 // (tests/model_files/) into rhs_driver with it (impl nholo_sym).
 //
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -2,7 +2,7 @@
 // kernels evaluate them, and the table of a run's events.
 //
 // An event's expression (the model-file expression language: coordinates,
-// rates, t, parameters) is compiled on the host (host/model_files/
+// rates, t, parameters) is compiled on the host (host/model_language/
 // event_compile.cpp) into a postfix program of at most kMaxEventInstrs
 // instructions over a stack of at most kMaxEventStack values, evaluated here
 // by a small interpreter: the same code for built-in models and model files,

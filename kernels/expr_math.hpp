@@ -1,5 +1,5 @@
 // nholo/kernels/expr_math.hpp — the few functions of the model-file grammar
-// (host/model_files/model_file.hpp) that dual.hpp does not have under the same name, for
+// (host/model_language/model_file.hpp) that dual.hpp does not have under the same name, for
 // the headers generate_model_header prints. Host and device code (nvcc,
 // NVRTC): only what dual.hpp already uses.
 //

@@ -1,6 +1,6 @@
 // Tests of the [[events]] of a run configuration (host/config/parse_events.cpp)
 // and their compilation for the kernels (host/config/event_table.hpp,
-// host/model_files/event_compile.cpp):
+// host/model_language/event_compile.cpp):
 // every bad entry refused with its key and what is accepted, a good entry read
 // with its values, the events part of the configuration's hash, and the
 // compiled program (kernels/event_program.hpp's interpreter) equal to the same
@@ -16,7 +16,7 @@
 #include "host/config/config.hpp"
 #include "host/config/event_table.hpp"
 #include "host/config/model_info.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "kernels/event_program.hpp"
 
 using namespace nholo;

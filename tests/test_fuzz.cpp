@@ -15,7 +15,7 @@
 // sanitizer build) model files from every examples/models/*.model.toml and
 // tests/model_files/*.toml, with expression syntax among the insertions; each
 // is read from its text as `nholo model check` reads a file
-// (host/model_files/model_file.hpp) and, when accepted, described,
+// (host/model_language/model_file.hpp) and, when accepted, described,
 // differentiated symbolically, printed as a C++ header and evaluated at a
 // state, as a run does before it compiles the plugin. Every input must be
 // accepted or rejected with a ModelFileError: no crash, no other exception,
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;

@@ -25,6 +25,7 @@
 
 #include "host/io/h5.hpp"
 #include "host/model_files/plugin_abi.h"
+#include "host/model_files/plugin_convert.hpp"
 #include "nholo_cli.hpp"
 
 namespace {
@@ -38,6 +39,71 @@ const fs::path kSource = NHOLO_SOURCE_DIR;
 
 fs::path temp_dir(const std::string& name) {
   return nholo_test::temp_dir("nholo_plugin_interface", name);
+}
+
+// The conversions made from the interface's field lists (plugin_abi.h,
+// plugin_convert.hpp) carry every member there and back: each set to a value
+// other than its default.
+TEST(PluginInterface, FieldListsCarryEveryMember) {
+  using namespace nholo;
+  IntegratorOptions o;
+  o.method = Method::dop853;
+  o.rtol = 1.5e-7;
+  o.atol = 2.5e-9;
+  o.dt = 0.125;
+  o.dt_min = 1e-11;
+  o.dt_max = 0.5;
+  o.max_steps = 12345;
+  o.safety = 0.8;
+  o.fac_min = 0.3;
+  o.fac_max = 7.0;
+  o.pi_beta = 0.08;
+  const IntegratorOptions o2 = plugin_convert::integrator_of(plugin_convert::integrator_c(o));
+  EXPECT_EQ(o.method, o2.method);
+  EXPECT_EQ(o.rtol, o2.rtol);
+  EXPECT_EQ(o.atol, o2.atol);
+  EXPECT_EQ(o.dt, o2.dt);
+  EXPECT_EQ(o.dt_min, o2.dt_min);
+  EXPECT_EQ(o.dt_max, o2.dt_max);
+  EXPECT_EQ(o.max_steps, o2.max_steps);
+  EXPECT_EQ(o.safety, o2.safety);
+  EXPECT_EQ(o.fac_min, o2.fac_min);
+  EXPECT_EQ(o.fac_max, o2.fac_max);
+  EXPECT_EQ(o.pi_beta, o2.pi_beta);
+
+  EvalOptions e;
+  e.pinv = PinvOptions{1e-9, 1e-15, 1e-10, 1e-6};
+  e.drift = DriftControl::project;
+  e.baumgarte_alpha = 3.0;
+  e.baumgarte_beta = 4.0;
+  e.project_iterations = 7;
+  e.project_tol = 1e-12;
+  e.lu_rtol = 1e-13;
+  const EvalOptions e2 = plugin_convert::eval_of(plugin_convert::eval_c(e));
+  EXPECT_EQ(e.pinv.rtol, e2.pinv.rtol);
+  EXPECT_EQ(e.pinv.atol, e2.pinv.atol);
+  EXPECT_EQ(e.pinv.chol_rtol, e2.pinv.chol_rtol);
+  EXPECT_EQ(e.pinv.gram_rtol, e2.pinv.gram_rtol);
+  EXPECT_EQ(e.drift, e2.drift);
+  EXPECT_EQ(e.baumgarte_alpha, e2.baumgarte_alpha);
+  EXPECT_EQ(e.baumgarte_beta, e2.baumgarte_beta);
+  EXPECT_EQ(e.project_iterations, e2.project_iterations);
+  EXPECT_EQ(e.project_tol, e2.project_tol);
+  EXPECT_EQ(e.lu_rtol, e2.lu_rtol);
+
+  // every pointer of EnsembleArrays (nothing else, no padding) a distinct
+  // address, never dereferenced, read back in place
+  EnsembleArrays<double> a;
+  static_assert(sizeof a % sizeof(std::uintptr_t) == 0, "pointers only");
+  std::uintptr_t addresses[sizeof a / sizeof(std::uintptr_t)];
+  for (std::size_t k = 0; k < std::size(addresses); ++k) addresses[k] = 64 * (k + 1);
+  std::memcpy(&a, addresses, sizeof a);
+  const nholo_window_args_c w = plugin_convert::window_args(a, 3, nullptr, 2, true);
+  const EnsembleArrays<double> a2 = plugin_convert::arrays_of(w.arrays);
+  EXPECT_EQ(0, std::memcmp(&a, &a2, sizeof a)) << "EnsembleArrays";
+  EXPECT_EQ(3, w.count);
+  EXPECT_EQ(2, w.n_saves);
+  EXPECT_EQ(1, w.trajectory_major);
 }
 
 // A test's own plugin cache: these tests check the cache's and the

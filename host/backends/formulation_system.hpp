@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "host/backends/device_ensemble.hpp"
+#include "host/backends/system_types.hpp"
 #include "host/config/tables.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/formulations.hpp"
@@ -146,38 +147,21 @@ typename Model::Params params_of_values(const double* v) {
 }
 
 // fn(Sys{}) for the system of formulation f of Model (the formulations a run
-// can build); false, fn not called, when Model has no such formulation.
+// can build; their types: system_types.hpp); false, fn not called, when Model
+// has no such formulation.
 template <class Model, class Fn>
 bool visit_formulation(const std::string& f, Fn&& fn) {
-  using tables::Formulation;
   const tables::FormulationEntry* e = tables::find_formulation(f);
   if (!e) return false;
-  switch (e->id) {
-    case Formulation::udwadia_kalaba: fn(UdwadiaKalabaSystem<Model>{}); return true;
-    case Formulation::lagrange_multiplier: fn(LagrangeMultiplierSystem<Model>{}); return true;
-    case Formulation::null_space: fn(NullSpaceSystem<Model>{}); return true;
-    case Formulation::vakonomic:
-      // velocity/position constraints only, and at least one (tables.hpp)
-      if constexpr (tables::position_or_velocity_constraints_only(constraint_count<Model>(),
-                                                                  Model::m_acceleration)) {
-        fn(VakonomicSystem<Model>{});
-        return true;
-      }
-      break;
-    case Formulation::conflated:
-      if constexpr (has_conflated_lagrangian<Model>::value) {
-        fn(UdwadiaKalabaSystem<Conflated<Model>>{});
-        return true;
-      }
-      break;
-    case Formulation::embedded:
-      if constexpr (has_embedded_constraints<Model>::value) {
-        fn(EmbeddedSystem<Model>{});
-        return true;
-      }
-      break;
-  }
-  return false;
+  return system_types::with_system_row(e->id, false, [&](auto row) {
+    using Row = decltype(row);
+    if constexpr (Row::template offered<Model>()) {
+      fn(typename Row::template System<Model>{});
+      return true;
+    } else {
+      return false;
+    }
+  });
 }
 
 }  // namespace nholo

@@ -19,7 +19,7 @@
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/root_attributes.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/work_plan.hpp"
 

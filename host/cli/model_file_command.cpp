@@ -11,7 +11,7 @@
 #include "host/cli/model_description.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin.hpp"
 
 namespace nholo {

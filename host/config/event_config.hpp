@@ -1,7 +1,7 @@
 // nholo/host/config/event_config.hpp — one [[events]] entry, as a run
 // configuration or a model file declares it (docs/events.md); read by
 // host/config/parse_events.cpp for both, compiled for the kernels by
-// host/model_files/event_compile.cpp (host/config/event_table.hpp).
+// host/model_language/event_compile.cpp (host/config/event_table.hpp).
 #pragma once
 
 #include <string>

@@ -1,8 +1,8 @@
 // nholo/host/config/event_table.hpp — the kernels' table of a run's events
 // (kernels/event_program.hpp) from its [[events]]: each expression parsed in
 // the model-file expression language and lowered to a postfix program.
-// Declared here, for the run pipeline (run/ never includes model_files/);
-// implemented by the expression language, host/model_files/event_compile.cpp.
+// Declared here, for the run pipeline (run/ never includes model_language/);
+// implemented by the expression language, host/model_language/event_compile.cpp.
 // Also how a model file's [[events]] are read and reach the configuration.
 #pragma once
 
@@ -37,7 +37,7 @@ EventTable compile_run_events(const std::vector<EventConfig>& events, const Mode
 std::vector<EventConfig> read_event_tables(const toml::node& n, const std::string& key);
 
 // A model file's own events (declared in it, checked when it was read:
-// host/model_files/model_file.cpp); a run has them before its
+// host/model_language/model_file.cpp); a run has them before its
 // configuration's [[events]].
 const std::vector<EventConfig>& model_spec_events(const ModelSpec& spec);
 

@@ -17,7 +17,7 @@ namespace nholo {
 
 struct ModelSpec;
 
-// A model file's model: what it says (host/model_files/model_file.hpp) and its
+// A model file's model: what it says (host/model_language/model_file.hpp) and its
 // description.
 struct ModelFileModel {
   std::shared_ptr<const ModelSpec> spec;

@@ -1,7 +1,7 @@
 // nholo/host/config/parse_events.cpp — the [[events]] array of a configuration:
 // each table's keys and TOML types read here, its values and its expression
 // checked by compile_event_table (host/config/event_table.hpp, implemented
-// by host/model_files/event_compile.cpp), the code that compiles them for
+// by host/model_language/event_compile.cpp), the code that compiles them for
 // the run, so that the configuration accepts exactly what a run can
 // evaluate. Keys are named events[k].<key>, k counted from 0 in the order
 // written.

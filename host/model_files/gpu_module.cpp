@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "host/backends/device_ensemble.hpp"
+#include "host/backends/system_types.hpp"
 #include "host/config/tables.hpp"
 #include "host/model_files/plugin.hpp"
 #include "host/model_files/plugin_cache.hpp"
@@ -124,21 +125,15 @@ const Nvrtc& nvrtc() {
   return n;
 }
 
-// The system type of formulation f for the model type M (as
-// visit_formulation in host/backends/formulation_system.hpp builds it)
+// The name of formulation f's system type for the model type M (the type
+// visit_formulation builds: host/backends/system_types.hpp)
 std::string system_type(const std::string& f, const std::string& M) {
-  using tables::Formulation;
-  if (const tables::FormulationEntry* e = tables::find_formulation(f)) {
-    switch (e->id) {
-      case Formulation::udwadia_kalaba: return "nholo::UdwadiaKalabaSystem<" + M + ">";
-      case Formulation::lagrange_multiplier: return "nholo::LagrangeMultiplierSystem<" + M + ">";
-      case Formulation::null_space: return "nholo::NullSpaceSystem<" + M + ">";
-      case Formulation::vakonomic: return "nholo::VakonomicSystem<" + M + ">";
-      case Formulation::conflated: return "nholo::UdwadiaKalabaSystem<nholo::Conflated<" + M + ">>";
-      case Formulation::embedded: return "nholo::EmbeddedSystem<" + M + ">";
-    }
-  }
-  throw std::runtime_error("formulation '" + f + "' has no GPU module");
+  std::string name;
+  if (const tables::FormulationEntry* e = tables::find_formulation(f))
+    name = system_types::with_system_row(e->id, std::string(),
+                                         [&](auto row) { return decltype(row)::name(M); });
+  if (name.empty()) throw std::runtime_error("formulation '" + f + "' has no GPU module");
+  return name;
 }
 
 std::string method_enum(const std::string& method) {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "host/config/config.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin.hpp"
 
 namespace nholo {

@@ -29,7 +29,10 @@
 
 #include <stdint.h>
 
-/* 8: tangent systems (Lyapunov exponents: nholo_eval_c.tangent_renormalize_every,
+/* The version of the table's shape: raised when the entry table's functions
+ * change, not for a member of the field lists below (the layout table names
+ * every member, so a plugin without it is refused by the layout check).
+ * 8: tangent systems (Lyapunov exponents: nholo_eval_c.tangent_renormalize_every,
  * nholo_system_info_c.tangent_base_size, window_layout's tangent); 7: events in
  * nholo_arrays_c; 6: the C interface (was: C++ types across
  * the boundary, 1-5). */
@@ -40,44 +43,89 @@
 extern "C" {
 #endif
 
+/* The structs that carry the kernels' own (kernels/integrate.hpp
+ * IntegratorOptions, kernels/system.hpp EvalOptions, kernels/ensemble.hpp
+ * EnsembleArrays<double>) are each described once, by a list of rows
+ *   X(A, C type, member, the kernel struct's member it carries)
+ * (A: passed through to X) from which the C struct, its entries of the layout
+ * table (NHOLO_PLUGIN_LAYOUT) and both conversions (plugin_convert.hpp) are
+ * made. A member added to a kernel struct is one row here: the layout table
+ * then names it, so that a plugin compiled without it is refused by the
+ * layout check; the interface version stays. */
+
 /* kernels/integrate.hpp IntegratorOptions */
-typedef struct nholo_integrator_c {
-  int32_t method; /* 0 rk4, 1 dopri5, 2 dop853 (kernels/integrate.hpp Method) */
-  int32_t pad0;
-  double rtol, atol, dt, dt_min, dt_max;
-  int64_t max_steps;
-  double safety, fac_min, fac_max, pi_beta;
-} nholo_integrator_c;
+#define NHOLO_INTEGRATOR_FIELDS(X, A)                                                    \
+  X(A, int32_t, method, method) /* 0 rk4, 1 dopri5, 2 dop853 (kernels/integrate.hpp) */ \
+  X(A, double, rtol, rtol)                                                              \
+  X(A, double, atol, atol)                                                              \
+  X(A, double, dt, dt)                                                                  \
+  X(A, double, dt_min, dt_min)                                                          \
+  X(A, double, dt_max, dt_max)                                                          \
+  X(A, int64_t, max_steps, max_steps)                                                   \
+  X(A, double, safety, safety)                                                          \
+  X(A, double, fac_min, fac_min)                                                        \
+  X(A, double, fac_max, fac_max)                                                        \
+  X(A, double, pi_beta, pi_beta)
 
 /* kernels/system.hpp EvalOptions (with kernels/fundamental.hpp PinvOptions) */
+#define NHOLO_EVAL_FIELDS(X, A)                                     \
+  X(A, double, pinv_rtol, pinv.rtol)                                \
+  X(A, double, pinv_atol, pinv.atol)                                \
+  X(A, double, pinv_chol_rtol, pinv.chol_rtol)                      \
+  X(A, double, pinv_gram_rtol, pinv.gram_rtol)                      \
+  X(A, int32_t, drift, drift) /* 0 none, 1 baumgarte, 2 project */  \
+  X(A, int32_t, project_iterations, project_iterations)             \
+  X(A, double, baumgarte_alpha, baumgarte_alpha)                    \
+  X(A, double, baumgarte_beta, baumgarte_beta)                      \
+  X(A, double, project_tol, project_tol)                            \
+  X(A, double, lu_rtol, lu_rtol)
+
+/* kernels/ensemble.hpp EnsembleArrays<double>: where a window's state and
+ * outputs are (host memory on the CPU backends, device memory on a GPU); the
+ * events: kernels/event_program.hpp EventTable of the same nholo release
+ * (checked with the release), null when there are none, and the slice's
+ * counts, records and g at each step's end (kernels/trajectory_events.hpp) */
+#define NHOLO_ARRAYS_FIELDS(X, A)                          \
+  X(A, double*, y, y)                                      \
+  X(A, double*, t, t)                                      \
+  X(A, double*, h, h)                                      \
+  X(A, double*, err_prev, err_prev)                        \
+  X(A, double*, fail_time, fail_time)                      \
+  X(A, int64_t*, steps, steps)                             \
+  X(A, int64_t*, rejected, rejected)                       \
+  X(A, int32_t*, status, status)                           \
+  X(A, double*, q, q)                                      \
+  X(A, double*, qdot, qdot)                                \
+  X(A, double*, qddot, qddot)                              \
+  X(A, double*, force_ideal, force_ideal)                  \
+  X(A, double*, force_nonideal, force_nonideal)            \
+  X(A, double*, multiplier, multiplier)                    \
+  X(A, double*, constraint_residual, constraint_residual)  \
+  X(A, double*, energy, energy)                            \
+  X(A, const double*, params, params)                      \
+  X(A, int32_t*, save_k, save_k)                           \
+  X(A, int64_t*, interval_start, interval_start)           \
+  X(A, const void*, events, events)                        \
+  X(A, int64_t*, event_count, event_count)                 \
+  X(A, double*, event_records, event_records)              \
+  X(A, double*, event_g, event_g)
+
+#define NHOLO_C_MEMBER(A, type, member, kernel_member) type member;
+
+typedef struct nholo_integrator_c {
+  NHOLO_INTEGRATOR_FIELDS(NHOLO_C_MEMBER, ~)
+} nholo_integrator_c;
+
 typedef struct nholo_eval_c {
-  double pinv_rtol, pinv_atol, pinv_chol_rtol, pinv_gram_rtol;
-  int32_t drift; /* 0 none, 1 baumgarte, 2 project */
-  int32_t project_iterations;
-  double baumgarte_alpha, baumgarte_beta, project_tol, lu_rtol;
+  NHOLO_EVAL_FIELDS(NHOLO_C_MEMBER, ~)
   /* > 0: open the formulation's tangent system (kernels/lyapunov.hpp
    * TangentSystem, renormalize_every in time) instead of the formulation's
    * own: a plugin compiled with NHOLO_PLUGIN_TANGENT (plugin_define.hpp) */
   double tangent_renormalize_every;
 } nholo_eval_c;
 
-/* kernels/ensemble.hpp EnsembleArrays<double>: where a window's state and
- * outputs are (host memory on the CPU backends, device memory on a GPU) */
 typedef struct nholo_arrays_c {
-  double *y, *t, *h, *err_prev, *fail_time;
-  int64_t *steps, *rejected;
-  int32_t* status;
-  double *q, *qdot, *qddot, *force_ideal, *force_nonideal, *multiplier, *constraint_residual,
-      *energy;
-  const double* params;
-  int32_t* save_k;
-  int64_t* interval_start;
-  /* a run's events: kernels/event_program.hpp EventTable of the same nholo
-   * release (checked with the release), null when there are none; the
-   * slice's counts, records and g at each step's end (kernels/trajectory_events.hpp) */
-  const void* events;
-  int64_t* event_count;
-  double *event_records, *event_g;
+  NHOLO_ARRAYS_FIELDS(NHOLO_C_MEMBER, ~)
 } nholo_arrays_c;
 
 /* one window of saves over a slice of trajectories */
@@ -212,23 +260,10 @@ typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
  * member; both sides expand it with their compiler's sizeof and offsetof. */
 /* clang-format off */
 #define NHOLO_PLUGIN_LAYOUT(S, M)                                                               \
-  S(nholo_integrator_c) M(nholo_integrator_c, method) M(nholo_integrator_c, rtol)               \
-  M(nholo_integrator_c, atol) M(nholo_integrator_c, dt) M(nholo_integrator_c, dt_min)           \
-  M(nholo_integrator_c, dt_max) M(nholo_integrator_c, max_steps) M(nholo_integrator_c, safety)  \
-  M(nholo_integrator_c, fac_min) M(nholo_integrator_c, fac_max) M(nholo_integrator_c, pi_beta)  \
-  S(nholo_eval_c) M(nholo_eval_c, pinv_rtol) M(nholo_eval_c, pinv_atol)                         \
-  M(nholo_eval_c, pinv_chol_rtol) M(nholo_eval_c, pinv_gram_rtol) M(nholo_eval_c, drift)        \
-  M(nholo_eval_c, project_iterations) M(nholo_eval_c, baumgarte_alpha)                          \
-  M(nholo_eval_c, baumgarte_beta) M(nholo_eval_c, project_tol) M(nholo_eval_c, lu_rtol)         \
+  S(nholo_integrator_c) NHOLO_INTEGRATOR_FIELDS(NHOLO_LAYOUT_INTEGRATOR_ROW, M)                 \
+  S(nholo_eval_c) NHOLO_EVAL_FIELDS(NHOLO_LAYOUT_EVAL_ROW, M)                                   \
   M(nholo_eval_c, tangent_renormalize_every)                                                    \
-  S(nholo_arrays_c) M(nholo_arrays_c, y) M(nholo_arrays_c, t) M(nholo_arrays_c, h)              \
-  M(nholo_arrays_c, err_prev) M(nholo_arrays_c, fail_time) M(nholo_arrays_c, steps)             \
-  M(nholo_arrays_c, rejected) M(nholo_arrays_c, status) M(nholo_arrays_c, q)                    \
-  M(nholo_arrays_c, qdot) M(nholo_arrays_c, qddot) M(nholo_arrays_c, force_ideal)               \
-  M(nholo_arrays_c, force_nonideal) M(nholo_arrays_c, multiplier)                               \
-  M(nholo_arrays_c, constraint_residual) M(nholo_arrays_c, energy) M(nholo_arrays_c, params)    \
-  M(nholo_arrays_c, save_k) M(nholo_arrays_c, interval_start) M(nholo_arrays_c, events)        \
-  M(nholo_arrays_c, event_count) M(nholo_arrays_c, event_records) M(nholo_arrays_c, event_g)    \
+  S(nholo_arrays_c) NHOLO_ARRAYS_FIELDS(NHOLO_LAYOUT_ARRAYS_ROW, M)                             \
   S(nholo_window_args_c) M(nholo_window_args_c, arrays) M(nholo_window_args_c, count)           \
   M(nholo_window_args_c, save_times) M(nholo_window_args_c, n_saves)                            \
   M(nholo_window_args_c, trajectory_major)                                                      \
@@ -265,6 +300,10 @@ typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
   M(nholo_plugin, window_open) M(nholo_plugin, window_run) M(nholo_plugin, window_close)        \
   M(nholo_plugin, gpu_window) M(nholo_plugin, window_layout)
 /* clang-format on */
+/* the rows of the field lists above as M(struct, member) */
+#define NHOLO_LAYOUT_INTEGRATOR_ROW(M, type, member, kernel_member) M(nholo_integrator_c, member)
+#define NHOLO_LAYOUT_EVAL_ROW(M, type, member, kernel_member) M(nholo_eval_c, member)
+#define NHOLO_LAYOUT_ARRAYS_ROW(M, type, member, kernel_member) M(nholo_arrays_c, member)
 
 #define NHOLO_LAYOUT_SIZE(T) {#T, (uint64_t)sizeof(T)},
 #define NHOLO_LAYOUT_OFFSET(T, m) {#T "." #m, (uint64_t)offsetof(T, m)},

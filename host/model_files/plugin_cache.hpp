@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo::plugin_cache {
 

@@ -39,7 +39,7 @@
 #include "host/config/model_info.hpp"
 #include "host/io/field_memory.hpp"
 #include "host/io/root_attributes.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/progress.hpp"
 

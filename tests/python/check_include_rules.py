@@ -23,28 +23,34 @@ ALLOWED = {
     "host/analysis": {"kernels", "host/config", "host/io", "host/analysis"},
     # the run config (TOML, --set, validation), its tables and the model
     # catalogue: a model file's entry is resolved through an interface
-    # (config/model_catalog.hpp) implemented in model_files/
+    # (config/model_catalog.hpp) implemented in model_files/, its events
+    # compiled through one (config/event_table.hpp) implemented in
+    # model_language/
     "host/config": {"kernels", "models", "host/config"},
     # the device interface, the CPU and CUDA ensembles
     "host/backends": {"kernels", "models", "host/config", "host/io", "host/backends"},
-    # model files: the expression language, checks, code generation, plugins,
-    # GPU modules; a plugin's runtime implements run/'s ModelRuntime, so
-    # model_files/ reaches run/ (run/ never reaches model_files/)
-    "host/model_files": {"kernels", "models", "host/config", "host/backends", "host/io",
-                         "host/run", "host/model_files"},
+    # the model language: model files read and checked, the expression
+    # language, event programs, the generated C++ header; host code that
+    # knows nothing of plugins, devices or runs
+    "host/model_language": {"kernels", "host/config", "host/model_language"},
+    # the toolchain: plugins, their cache, GPU modules; a plugin's runtime
+    # implements run/'s ModelRuntime, so model_files/ reaches run/ (run/ never
+    # reaches model_files/)
+    "host/model_files": {"kernels", "models", "host/config", "host/model_language",
+                         "host/backends", "host/io", "host/run", "host/model_files"},
     # the pipeline and its stages, interrupts, the MPI work plan, the device
-    # and model-runner choice: never cli/ nor model_files/
+    # and model-runner choice: never cli/, model_language/ nor model_files/
     "host/run": {"kernels", "models", "host/config", "host/backends", "host/io",
                  "host/analysis", "host/run"},
     # the commands: reach the rest through run/, analysis/, config/, io/ (and
-    # model_files/ for `nholo model` and a model file's plugin), never a
-    # backend, a model or a kernel directly
+    # model_language/, model_files/ for `nholo model` and a model file's
+    # plugin), never a backend, a model or a kernel directly
     "host/cli": {"host/cli", "host/run", "host/analysis", "host/config", "host/io",
-                 "host/model_files"},
+                 "host/model_language", "host/model_files"},
     # the Python module (python/src): a caller of the commands, like cli/ (and
     # the run's interrupt flag and progress counter)
     "python": {"host/cli", "host/run", "host/analysis", "host/config", "host/io",
-               "host/model_files"},
+               "host/model_language", "host/model_files"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 MAX_FILES_IN_HOST = 8
@@ -71,8 +77,38 @@ def target_room(inc, here):
     return room_of(rel)
 
 
+def room_cycle():
+    """A cycle of rooms that may include one another (their rules must be a
+    stack: a room never reaches back to a room that may include it), or None."""
+    state = {}
+
+    def visit(room, path):
+        state[room] = "open"
+        for nxt in sorted(ALLOWED.get(room, ())):
+            if nxt == room:
+                continue
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt] if nxt in path else [room, nxt]
+            if nxt not in state:
+                found = visit(nxt, path + [nxt])
+                if found:
+                    return found
+        state[room] = "done"
+        return None
+
+    for room in sorted(ALLOWED):
+        if room not in state:
+            found = visit(room, [room])
+            if found:
+                return found
+    return None
+
+
 def main(root):
     problems = []
+    cycle = room_cycle()
+    if cycle:
+        problems.append(f"the include rules run in a circle: {' -> '.join(cycle)}")
     for top in ("kernels", "models", "host", "python"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):

@@ -1,6 +1,6 @@
-// nholo/host/model_files/code_printer.cpp — expression trees printed as C++
-// (host/model_files/code_printer.hpp).
-#include "host/model_files/code_printer.hpp"
+// nholo/host/model_language/code_printer.cpp — expression trees printed as C++
+// (host/model_language/code_printer.hpp).
+#include "host/model_language/code_printer.hpp"
 
 #include <cstdio>
 #include <string>

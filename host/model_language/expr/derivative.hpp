@@ -1,14 +1,14 @@
-// nholo/host/model_files/expr/derivative.hpp — symbolic differentiation of a
+// nholo/host/model_language/expr/derivative.hpp — symbolic differentiation of a
 // Lagrangian's tree: M and F of the fundamental equation as trees that share
 // their common subexpressions (model_file::symbolic_dynamics, the generated
-// header's hand_dynamics). Internal to host/model_files/.
+// header's hand_dynamics). Internal to host/model_language/.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include "host/model_files/expr/tree.hpp"
+#include "host/model_language/expr/tree.hpp"
 
 namespace nholo::model_file {
 

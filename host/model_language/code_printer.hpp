@@ -1,15 +1,15 @@
-// nholo/host/model_files/code_printer.hpp — expression trees printed as C++
+// nholo/host/model_language/code_printer.hpp — expression trees printed as C++
 // for the generated model header: literals, escaped strings and comments,
 // the printer (with names for hoisted and common subexpressions), and the
-// argument lists of the generated functions. Internal to host/model_files/.
+// argument lists of the generated functions. Internal to host/model_language/.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "host/model_files/expr/tree.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/expr/tree.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo::model_file {
 

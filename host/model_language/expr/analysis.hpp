@@ -1,13 +1,13 @@
-// nholo/host/model_files/expr/analysis.hpp — structural queries on expression
+// nholo/host/model_language/expr/analysis.hpp — structural queries on expression
 // trees: the names a tree uses, the Lagrangian's structure (separable,
 // constant mass, constant force: flags of the generated header) and whether
 // an acceleration constraint is affine in the accelerations. Internal to
-// host/model_files/.
+// host/model_language/.
 #pragma once
 
 #include <vector>
 
-#include "host/model_files/expr/tree.hpp"
+#include "host/model_language/expr/tree.hpp"
 
 namespace nholo::model_file {
 

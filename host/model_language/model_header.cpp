@@ -1,5 +1,5 @@
-// nholo/host/model_files/model_header.cpp — the C++ header generated from a
-// model (generate_model_header, host/model_files/model_file.hpp).
+// nholo/host/model_language/model_header.cpp — the C++ header generated from a
+// model (generate_model_header, host/model_language/model_file.hpp).
 //
 // struct nholo::user_models::UserModel, the Model concept of kernels/model.hpp:
 // name, description, source, n, m_position, m_velocity, m_acceleration,
@@ -33,10 +33,10 @@
 #include <utility>
 #include <vector>
 
-#include "host/model_files/code_printer.hpp"
-#include "host/model_files/expr/analysis.hpp"
-#include "host/model_files/expr/derivative.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/code_printer.hpp"
+#include "host/model_language/expr/analysis.hpp"
+#include "host/model_language/expr/derivative.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo {
 

@@ -1,7 +1,7 @@
-// nholo/host/model_files/expr/tree.hpp — the expression language's parsed tree
+// nholo/host/model_language/expr/tree.hpp — the expression language's parsed tree
 // (Expr, its operations and functions) and the small text helpers that the
 // parser, the checks, the model-file reader and the code generator share.
-// Internal to host/model_files/ (the public interface: model_file.hpp, where
+// Internal to host/model_language/ (the public interface: model_file.hpp, where
 // Expr is opaque).
 //
 // The pieces of the expression language:
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "host/config/number_text.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo::model_file {
 

@@ -1,4 +1,4 @@
-// nholo/host/model_files/expr/parser.cpp — the tokenizer and the recursive-
+// nholo/host/model_language/expr/parser.cpp — the tokenizer and the recursive-
 // descent parser of the expression language (expr/parser.hpp), with the
 // messages that name what an expression may use.
 //
@@ -15,7 +15,7 @@
 // Parentheses, unary signs and ^ nest at most 200 deep, and a chain of
 // operations (a + b + ...) is at most 10000 long. Positions in error
 // messages count characters (not bytes) from 1.
-#include "host/model_files/expr/parser.hpp"
+#include "host/model_language/expr/parser.hpp"
 
 #include <algorithm>
 #include <charconv>

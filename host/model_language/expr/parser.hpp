@@ -1,12 +1,12 @@
-// nholo/host/model_files/expr/parser.hpp — what an expression may use (Scope)
+// nholo/host/model_language/expr/parser.hpp — what an expression may use (Scope)
 // and the parser that turns an expression's text into its checked tree.
-// Internal to host/model_files/.
+// Internal to host/model_language/.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "host/model_files/expr/tree.hpp"
+#include "host/model_language/expr/tree.hpp"
 
 namespace nholo::model_file {
 

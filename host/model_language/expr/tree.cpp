@@ -1,6 +1,6 @@
-// nholo/host/model_files/expr/tree.cpp — the function table of the expression
+// nholo/host/model_language/expr/tree.cpp — the function table of the expression
 // language and the text helpers (expr/tree.hpp).
-#include "host/model_files/expr/tree.hpp"
+#include "host/model_language/expr/tree.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,6 @@
-// nholo/host/model_files/expr/eval.cpp — the double-precision evaluator of
+// nholo/host/model_language/expr/eval.cpp — the double-precision evaluator of
 // expression trees (expr/eval.hpp).
-#include "host/model_files/expr/eval.hpp"
+#include "host/model_language/expr/eval.hpp"
 
 #include <cmath>
 #include <string>

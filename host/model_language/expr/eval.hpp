@@ -1,11 +1,11 @@
-// nholo/host/model_files/expr/eval.hpp — evaluation of an expression tree in
+// nholo/host/model_language/expr/eval.hpp — evaluation of an expression tree in
 // double precision (parameter defaults, the linearity check, evaluate()).
-// Internal to host/model_files/.
+// Internal to host/model_language/.
 #pragma once
 
 #include <string>
 
-#include "host/model_files/expr/tree.hpp"
+#include "host/model_language/expr/tree.hpp"
 
 namespace nholo::model_file {
 

@@ -1,15 +1,15 @@
-// nholo/host/model_files/model_spec.cpp — what a parsed model offers besides
+// nholo/host/model_language/model_spec.cpp — what a parsed model offers besides
 // its header: the run-time description (model_info_from_spec), the double
 // evaluator of its expressions (model_file::evaluate) and its symbolic M and
-// F (model_file::symbolic_dynamics); host/model_files/model_file.hpp.
+// F (model_file::symbolic_dynamics); host/model_language/model_file.hpp.
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "host/config/tables.hpp"
-#include "host/model_files/expr/derivative.hpp"
-#include "host/model_files/expr/eval.hpp"
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/expr/derivative.hpp"
+#include "host/model_language/expr/eval.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo {
 

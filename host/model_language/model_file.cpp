@@ -1,6 +1,6 @@
-// nholo/host/model_files/model_file.cpp — models described in TOML: reading and
+// nholo/host/model_language/model_file.cpp — models described in TOML: reading and
 // checking a model file or a [model] table into a ModelSpec (interface and
-// error format: host/model_files/model_file.hpp). The expressions are parsed
+// error format: host/model_language/model_file.hpp). The expressions are parsed
 // and analysed by expr/ (the grammar: expr/parser.cpp); the generated header
 // is model_header.cpp's, the run-time description model_spec.cpp's.
 //
@@ -111,7 +111,7 @@
 // regular file; a model name of at most 64 characters; no NUL in any string;
 // at most 1,500 expression nodes (numbers, names, operations, function
 // calls) in all of a model's expressions together.
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -129,9 +129,9 @@
 
 #include "host/config/event_table.hpp"
 #include "host/config/toml_type_name.hpp"
-#include "host/model_files/expr/analysis.hpp"
-#include "host/model_files/expr/eval.hpp"
-#include "host/model_files/expr/parser.hpp"
+#include "host/model_language/expr/analysis.hpp"
+#include "host/model_language/expr/eval.hpp"
+#include "host/model_language/expr/parser.hpp"
 
 namespace nholo {
 

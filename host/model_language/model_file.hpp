@@ -1,4 +1,4 @@
-// nholo/host/model_files/model_file.hpp — models described in TOML (docs/models.md):
+// nholo/host/model_language/model_file.hpp — models described in TOML (docs/models.md):
 // coordinates, parameters, a Lagrangian and constraints written as
 // expressions, checked here and turned into a C++ model header (the Model
 // concept of kernels/model.hpp) that host/model_files/plugin.hpp compiles into a plugin.
@@ -43,7 +43,7 @@ class ModelFileError : public std::runtime_error {
 
 namespace model_file {
 
-// The parsed expression tree (opaque outside host/model_files/: expr/tree.hpp).
+// The parsed expression tree (opaque outside host/model_language/: expr/tree.hpp).
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 

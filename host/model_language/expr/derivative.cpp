@@ -1,4 +1,4 @@
-// nholo/host/model_files/expr/derivative.cpp — symbolic derivatives: M and F
+// nholo/host/model_language/expr/derivative.cpp — symbolic derivatives: M and F
 // of the fundamental equation from the Lagrangian's tree (expr/derivative.hpp).
 //
 // Differentiation works on the parsed trees with the usual rules (chain rule
@@ -13,7 +13,7 @@
 // negative one is a negation. This is the simplification that forward AD
 // cannot make: a jet carries every structural zero of the Lagrangian's
 // second derivatives through every operation (docs/BENCHMARKS.md 9.3).
-#include "host/model_files/expr/derivative.hpp"
+#include "host/model_language/expr/derivative.hpp"
 
 #include <algorithm>
 #include <map>
@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "host/model_files/expr/analysis.hpp"
-#include "host/model_files/expr/eval.hpp"
+#include "host/model_language/expr/analysis.hpp"
+#include "host/model_language/expr/eval.hpp"
 
 namespace nholo::model_file {
 

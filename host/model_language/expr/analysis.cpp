@@ -1,13 +1,13 @@
-// nholo/host/model_files/expr/analysis.cpp — structural queries on expression
+// nholo/host/model_language/expr/analysis.cpp — structural queries on expression
 // trees and the numerical linearity check (expr/analysis.hpp).
-#include "host/model_files/expr/analysis.hpp"
+#include "host/model_language/expr/analysis.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "host/model_files/expr/eval.hpp"
+#include "host/model_language/expr/eval.hpp"
 
 namespace nholo::model_file {
 

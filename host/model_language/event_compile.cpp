@@ -1,6 +1,6 @@
-// nholo/host/model_files/event_compile.cpp — compile_event_table (declared in
+// nholo/host/model_language/event_compile.cpp — compile_event_table (declared in
 // host/config/event_table.hpp, for config/ and run/, which never include
-// model_files/): a run's [[events]] compiled for the kernels, each
+// model_language/): a run's [[events]] compiled for the kernels, each
 // expression (the model-file expression language, reading t, the
 // coordinates, their rates and the parameters) parsed, checked against the
 // model's names and lowered to the postfix program that
@@ -48,10 +48,10 @@
 
 #include "host/config/event_table.hpp"
 #include "host/config/tables.hpp"
-#include "host/model_files/expr/eval.hpp"
-#include "host/model_files/model_file.hpp"
-#include "host/model_files/expr/parser.hpp"
-#include "host/model_files/expr/tree.hpp"
+#include "host/model_language/expr/eval.hpp"
+#include "host/model_language/model_file.hpp"
+#include "host/model_language/expr/parser.hpp"
+#include "host/model_language/expr/tree.hpp"
 
 namespace nholo {
 
