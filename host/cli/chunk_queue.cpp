@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "host/cli/output_path.hpp"
+#include "host/io/output_path.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
 #include "host/run/interrupt.hpp"

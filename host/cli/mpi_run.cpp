@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "host/cli/chunk_queue.hpp"
-#include "host/cli/output_path.hpp"
+#include "host/io/output_path.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
 #include "host/run/device_choice.hpp"

@@ -4,12 +4,10 @@
 #include "host/run/runner.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 
 #include "host/config/event_table.hpp"
 #include "host/config/tables.hpp"
@@ -224,9 +222,8 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
     sum.seconds = progress.elapsed();
     return sum;
   }
-  std::error_code ec;
-  std::filesystem::remove(partial, ec);
-  pieces.remove_all();
+  // PATH is the result: the command removes the master and the pieces
+  // (io/output_file.hpp, OutputFile::commit)
   sum.assembly_seconds = detail::seconds_since(as0);
   sum.seconds = progress.elapsed();
   return sum;
