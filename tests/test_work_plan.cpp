@@ -132,3 +132,33 @@ TEST(WorkPlan, ShardFilesOfAnOutputAreFoundByName) {
   EXPECT_EQ(fs::path(found[2].path).filename(), "out.shard-4096-7300.h5");
   fs::remove_all(dir);
 }
+
+// make_plan: a fresh output is cut into chunks; what is in the way is refused
+// without --overwrite and removed with it (the shard files of an earlier run).
+TEST(WorkPlan, MakePlanRefusesOrDiscardsWhatIsInTheWay) {
+  const fs::path dir = nholo_test::temp_dir("nholo_work_plan", "make");
+  nholo::RunConfig cfg;
+  cfg.output_path = (dir / "out.h5").string();
+  cfg.size = 5000;
+  cfg.result_hash = "h";
+  nholo::WorkRequest req;
+  req.chunk_blocks = 2;
+  nholo::WorkPlan plan = nholo::make_plan(cfg, req);
+  EXPECT_FALSE(plan.complete);
+  expect_cover(plan.chunks, 5000);
+  EXPECT_EQ(plan.chunks.size(), 3u);
+  std::ofstream(dir / "out.shard-0-1024.h5") << "x";
+  try {
+    nholo::make_plan(cfg, req);
+    ADD_FAILURE() << "shard files in the way";
+  } catch (const nholo::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("pass --resume to continue them, or --overwrite"),
+              std::string::npos)
+        << e.what();
+  }
+  req.overwrite = true;
+  plan = nholo::make_plan(cfg, req);
+  EXPECT_FALSE(fs::exists(dir / "out.shard-0-1024.h5"));
+  expect_cover(plan.chunks, 5000);
+  fs::remove_all(dir);
+}

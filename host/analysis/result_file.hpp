@@ -11,6 +11,7 @@
 
 #include "host/config/config.hpp"
 #include "host/io/h5.hpp"
+#include "host/io/open_result.hpp"
 
 namespace nholo {
 
@@ -19,13 +20,7 @@ namespace nholo {
 // ensemble. Tests pass a smaller block to go through many blocks.
 constexpr int64_t kReadBlock = int64_t(1) << 16;
 
-// The largest ensemble_size a result file may claim: what a run accepts.
-constexpr int64_t kMaxReadableEnsemble = kMaxEnsembleSize;
-
-// An nholo result file (complete or .partial), or an error that says why not;
-// a virtual merged file only with every shard it reads from beside it and
-// the one it was merged from (check_merged_sources, host/io/merge.hpp).
-h5::File open_result(const std::string& path);
+// open_result, kMaxReadableEnsemble: host/io/open_result.hpp
 
 // The trajectories a result file holds: a shard's range (root attributes
 // shard_begin, shard_end), else the whole ensemble.

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "host/cli/commands.hpp"
-#include "host/cli/output_path.hpp"
+#include "host/io/output_path.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/sampling.hpp"
 #include "host/io/slice_plan.hpp"

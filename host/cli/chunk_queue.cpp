@@ -5,16 +5,11 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
-#include "host/cli/output_path.hpp"
-#include "host/io/file_names.hpp"
-#include "host/io/h5.hpp"
+#include "host/io/output_path.hpp"
 #include "host/run/interrupt.hpp"
-
-namespace fs = std::filesystem;
 
 namespace nholo::chunks {
 
@@ -143,94 +138,21 @@ Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string&
   return rep;
 }
 
-Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_blocks,
-               bool static_partition, int ranks) {
-  Plan plan;
-  const std::string& out = cfg.output_path;
-  check_output_folder(out);
+WorkPlan prepare_run(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_blocks,
+                     bool static_partition, int ranks) {
+  check_output_folder(cfg.output_path);
   prepare_model(cfg, opts.quiet);  // a model file's plugin compiled once, before the ranks load it
-  std::error_code ec;
-  // --resume --overwrite: the shard files continued, OUT (another
-  // configuration's) replaced by the merge at the end
-  if (fs::exists(out)) {
-    if (opts.resume) {
-      bool unreadable = false;
-      if (config_hash_of(out, &unreadable) == cfg.result_hash) {
-        plan.complete = true;
-        return plan;
-      }
-      if (!opts.overwrite)
-        throw ConfigError("--resume", "'" + out +
-                                          "' exists and is not the result of this "
-                                          "configuration; choose another output.path, or pass "
-                                          "--resume --overwrite to continue this configuration's "
-                                          "shard files and replace it when they are merged");
-    } else if (!opts.overwrite) {
-      throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
-    }
-  }
-  if (fs::exists(partial_path(out))) {
-    if (!opts.overwrite || opts.resume)
-      throw ConfigError("output.path",
-                        "'" + partial_path(out) +
-                            "' exists: the incomplete result of a "
-                            "single-process run; continue it with `nholo run CONFIG "
-                            "--resume` (one process), or pass --overwrite to discard it");
-    fs::remove(partial_path(out), ec);
-    fs::remove_all(pieces_dir_path(out), ec);
-  }
-  std::vector<ShardFile> found = find_shard_files(out);
-  if (!found.empty() && !opts.resume) {
-    if (!opts.overwrite) {
-      std::string names;
-      for (size_t i = 0; i < found.size() && i < 3; ++i)
-        names += (i ? ", '" : "'") +
-                 (found[i].complete ? found[i].path : partial_path(found[i].path)) + "'";
-      if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
-      throw ConfigError("output.path", "shard files of '" + out + "' exist (" + names +
-                                           "), from an earlier run; pass --resume to continue "
-                                           "them, or --overwrite to discard them");
-    }
-    for (const auto& s : found) {
-      fs::remove(s.path, ec);
-      fs::remove(partial_path(s.path), ec);
-      fs::remove_all(pieces_dir_path(s.path), ec);
-    }
-    found.clear();
-  }
-  for (const auto& s : found) {
-    // a shard of another configuration would only fail later, in its rank
-    const std::string file = s.complete ? s.path : partial_path(s.path);
-    std::string h;
-    try {
-      h = config_hash_of(file);
-    } catch (const std::exception& e) {
-      if (s.complete)
-        throw ConfigError(
-            "--resume",
-            "'" + file + "' cannot be read (" + e.what() +
-                "); move it away, or run with --overwrite alone to discard the shard files");
-      continue;  // a .partial its rank could not finish writing: its run replaces it
-    }
-    if (h != cfg.result_hash)
-      throw ConfigError(
-          "--resume",
-          "'" + file +
-              "' is the result of another configuration (config "
-              "hash " +
-              h + ", this one " + cfg.result_hash +
-              "); move it away, or run with --overwrite alone to discard the shard files");
-  }
-  const int64_t blocks = (cfg.size + kStatBlock - 1) / kStatBlock;
-  int64_t cb = chunk_blocks;
-  if (cb <= 0)
-    cb = static_partition ? (blocks + ranks - 1) / ranks : default_chunk_blocks(cfg.size, ranks);
-  plan.chunks = plan_chunks(cfg.size, cb, found);
-  return plan;
+  WorkRequest req;
+  req.resume = opts.resume;
+  req.overwrite = opts.overwrite;
+  req.chunk_blocks = chunk_blocks;
+  req.static_partition = static_partition;
+  req.ranks = ranks;
+  return make_plan(cfg, req);
 }
 
-int finish(const RunConfig& cfg, const CommandOptions& opts, const Plan& plan, const Queue& queue,
-           int ranks, Clock::time_point t0) {
+int finish(const RunConfig& cfg, const CommandOptions& opts, const WorkPlan& plan,
+           const Queue& queue, int ranks, Clock::time_point t0) {
   const int64_t nc = static_cast<int64_t>(plan.chunks.size());
   int code = 0;
   std::vector<std::string> files;
@@ -274,7 +196,7 @@ int finish(const RunConfig& cfg, const CommandOptions& opts, const Plan& plan, c
 
 int run_alone(const RunConfig& cfg, const CommandOptions& opts) {
   const auto t0 = Clock::now();
-  const Plan plan = make_plan(cfg, opts, 0, false, 1);
+  const WorkPlan plan = prepare_run(cfg, opts, 0, false, 1);
   if (plan.complete) {
     if (!opts.quiet)
       std::fprintf(stderr, "nholo: %s is complete (same config); nothing to resume\n",

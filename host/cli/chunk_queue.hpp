@@ -4,10 +4,11 @@
 // one process can do it too (`nholo run CONFIG --resume` continuing the
 // shard files an MPI run left, with or without mpirun).
 //
-// The plan (which chunks, which are complete on disk) is made once; the
-// queue hands the chunks out and records how each ended; run_chunk runs one
-// through run_command (resumed when its .partial exists); finish merges the
-// shard files into OUT when every chunk is done, or says what is missing.
+// The plan (which chunks, which are complete on disk: host/run/work_plan.hpp)
+// is made once; the queue hands the chunks out and records how each ended;
+// run_chunk runs one through run_command (resumed when its .partial exists);
+// finish merges the shard files into OUT when every chunk is done, or says
+// what is missing.
 #pragma once
 
 #include <chrono>
@@ -37,17 +38,11 @@ static_assert(sizeof(Report) == kReportInts * sizeof(int64_t), "Report is sent a
 // "[BEGIN, END)"
 std::string chunk_name(const Chunk& c);
 
-struct Plan {
-  std::vector<Chunk> chunks;
-  bool complete = false;  // --resume found OUT complete
-};
-
-// What there is to do for `ranks` processes (and whether it may be done):
-// OUT, its .partial and its shard files checked against opts (--resume,
-// --overwrite) and the configuration; the chunks cut around the shard files
-// found. Throws ConfigError naming the file in the way.
-Plan make_plan(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_blocks,
-               bool static_partition, int ranks);
+// The work plan (host/run/work_plan.hpp, make_plan) for `ranks` processes,
+// once OUT's folder is checked and the model's plugin compiled (once, before
+// the ranks load it). Throws ConfigError naming what is in the way.
+WorkPlan prepare_run(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_blocks,
+                     bool static_partition, int ranks);
 
 // What rank 0 (or the only process) knows of the run: the chunks, who runs
 // what, how they ended. Thread-safe: rank 0 serves the others from a thread.
@@ -89,8 +84,8 @@ Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string&
 // Rank 0 (or the only process) at the end: OUT merged from the shard files
 // when every chunk is done, else what is missing; the exit status. t0: when
 // the run started.
-int finish(const RunConfig& cfg, const CommandOptions& opts, const Plan& plan, const Queue& queue,
-           int ranks, Clock::time_point t0);
+int finish(const RunConfig& cfg, const CommandOptions& opts, const WorkPlan& plan,
+           const Queue& queue, int ranks, Clock::time_point t0);
 
 // `nholo run CONFIG` in one process over the shard files of OUT (those an
 // MPI run or `--shard` runs left): refused without --resume or --overwrite,

@@ -1,6 +1,6 @@
 // nholo/host/cli/commands.cpp — `nholo run` (one process: a whole ensemble or
-// a shard) and `nholo merge`: the output path locked and checked, the model's
-// pipeline and the device chosen, leftovers cleaned, errors reported.
+// a shard) and `nholo merge`: the model's pipeline and the device chosen, the
+// output opened (host/io/output_file.hpp), errors reported.
 #include "host/cli/commands.hpp"
 
 #include <unistd.h>
@@ -21,9 +21,10 @@
 #include "host/io/file_names.hpp"
 #include "host/io/in_place_file.hpp"
 #include "host/io/merge.hpp"
+#include "host/io/output_file.hpp"
+#include "host/io/output_path.hpp"
 #include "host/io/pieces.hpp"
 #include "host/analysis/result_file.hpp"
-#include "host/cli/output_path.hpp"
 #include "host/model_files/plugin.hpp"
 #include "host/run/device_choice.hpp"
 #include "host/run/interrupt.hpp"
@@ -33,135 +34,6 @@
 namespace fs = std::filesystem;
 
 namespace nholo {
-
-namespace {
-
-int64_t finished_slices(const PieceDir& pieces) {
-  int64_t k = 0;
-  std::error_code ec;
-  if (!fs::is_directory(pieces.dir(), ec)) return 0;
-  for (const auto& e : fs::directory_iterator(pieces.dir(), ec)) {
-    const std::string name = e.path().filename().string();
-    k += name.rfind("slice_", 0) == 0 && e.path().extension() == ".h5";
-  }
-  return k;
-}
-
-// What `run --resume` continues: the master PATH.partial of the same
-// config, written by this nholo. Returns its slice size.
-int64_t check_resumable(const RunConfig& cfg, const std::string& partial) {
-  h5::File f;
-  try {
-    f = h5::File::open_ro(partial);
-  } catch (const std::exception& e) {
-    throw ConfigError("--resume",
-                      "'" + partial + "' cannot be read (" + e.what() +
-                          "); pass --overwrite (without --resume) to discard it and start again");
-  }
-  const h5::Group root = f.root();
-  for (const char* a : {"config_hash", "nholo_version", "git_revision"})
-    if (!root.has_attr(a))
-      throw ConfigError("--resume", "'" + partial +
-                                        "' was not written by this version of nholo "
-                                        "(no attribute '" +
-                                        a +
-                                        "'); pass --overwrite (without --resume) to start again");
-  const std::string hash = root.attr_string("config_hash");
-  if (hash != cfg.result_hash)
-    throw ConfigError("--resume",
-                      "'" + partial +
-                          "' is the result of another configuration "
-                          "(config hash " +
-                          hash + ", this one " + cfg.result_hash +
-                          "; only backend.*, output.path and output.memory_budget_mb may "
-                          "change); run with the same config and --set options, or pass "
-                          "--overwrite (without --resume) to discard it");
-  const std::string version = root.attr_string("nholo_version") + " (" +
-                              root.attr_string("git_revision") + ")";
-  const std::string mine = nholo_version() + " (" + nholo_git_revision() + ")";
-  if (version != mine)
-    throw ConfigError("--resume",
-                      "'" + partial + "' was written by nholo " + version + ", this is " + mine +
-                          ": the results could differ in the last bits; finish it "
-                          "with that nholo, or pass --overwrite (without --resume) to start again");
-  if (!root.has_attr("slice_size"))
-    throw ConfigError("--resume", "'" + partial + "' does not record its slice size");
-  return root.attr_int64("slice_size");
-}
-
-// `run --resume` where PATH exists: true when PATH is this configuration's
-// complete result (nothing to run; the master and pieces of a run killed
-// after writing it removed, another configuration's PATH.partial kept);
-// false when --overwrite lets the run continue and replace PATH at the end.
-// Anything else is refused, naming the way on.
-bool resume_finds_complete(const RunConfig& cfg, const CommandOptions& opts,
-                           const PieceDir& pieces) {
-  const std::string& path = cfg.output_path;
-  const std::string partial = partial_path(path);
-  check_output_folder(path);
-  h5::File f;
-  try {
-    f = open_result(path);
-  } catch (const std::exception& e) {
-    if (opts.overwrite) return false;
-    throw ConfigError("--resume", "'" + path + "' exists but is not a readable result (" +
-                                      e.what() +
-                                      "); move it away, or pass --resume --overwrite "
-                                      "to replace it when the run completes");
-  }
-  const h5::Group root = f.root();
-  if (!root.has_attr("config_hash") || root.attr_string("config_hash") != cfg.result_hash) {
-    if (opts.overwrite) return false;
-    bool unreadable = false;
-    const bool ours =
-        fs::exists(partial) && config_hash_of(partial, &unreadable) == cfg.result_hash;
-    throw ConfigError("--resume",
-                      "'" + path +
-                          "' exists and is the result of another "
-                          "configuration; " +
-                          (ours ? "'" + partial +
-                                      "' is this configuration's "
-                                      "unfinished run (started with --overwrite): "
-                                      "--resume --overwrite continues it and replaces '" +
-                                      path + "' when it completes"
-                                : std::string("choose another output.path, or pass "
-                                              "--resume --overwrite to replace it "
-                                              "when the run completes")));
-  }
-  // what a finished run writes (a file damaged or cut down since is run again only on request)
-  std::string missing = root.has_attr("complete") && root.attr_int64("complete") == 1
-                            ? ""
-                            : "its root attribute complete is not 1";
-  for (const auto& form : cfg.formulations)
-    for (const std::string& obj : {form + "/status", "statistics/" + form})
-      if (missing.empty() && !root.exists(obj)) missing = "'" + obj + "' is missing";
-  if (!missing.empty()) {
-    if (opts.overwrite) return false;
-    throw ConfigError("--resume", "'" + path + "' exists but is not a complete result (" + missing +
-                                      "); move it away, or pass --overwrite to run it again");
-  }
-  // complete already: the master and pieces of a run killed after writing
-  // it go; an unfinished run of another configuration stays
-  if (fs::exists(partial)) {
-    bool unreadable = false;
-    const std::string hash = config_hash_of(partial, &unreadable);
-    if (hash != cfg.result_hash) {
-      if (!opts.quiet)
-        std::fprintf(stderr,
-                     "nholo: '%s' is %s and is kept (resume it with its own configuration, or "
-                     "remove it)\n",
-                     partial.c_str(),
-                     unreadable ? "not readable" : "the unfinished run of another configuration");
-      return true;
-    }
-    std::error_code ec;
-    fs::remove(partial, ec);
-  }
-  pieces.remove_all();
-  return true;
-}
-
-}  // namespace
 
 std::pair<int64_t, int64_t> shard_range(const std::string& shard, const std::string& range,
                                         int64_t size) {
@@ -301,39 +173,21 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   if (sharded) cfg.output_path = shard_path(cfg_in.output_path, range_begin, range_end);
   // a model file's plugin is compiled (or found in the cache) before anything is written
   const ModelRuntime& model = model_runtime(cfg, opts.quiet);
-  // everything below, --overwrite's removals included, happens under the lock
-  check_output_folder(cfg.output_path);
-  const OutputLock lock(cfg.output_path);
-  const std::string& path = cfg.output_path;
-  const std::string partial = partial_path(path);
-  const PieceDir pieces(path);
-  // leftovers of a run killed outright (under the lock, so no run owns them)
-  std::error_code ec;
-  fs::remove(temporary_path(partial), ec);
-  fs::remove(assembling_path(path), ec);
-  // a run killed in its last step: its result file restored, its master back
-  if (recover_last_step(path) && !opts.quiet)
-    std::fprintf(stderr,
-                 "nholo: the run that wrote %s was stopped in its last step; its finished "
-                 "slices are restored to %s\n",
-                 path.c_str(), partial.c_str());
-  if (!fs::exists(partial)) pieces.remove_all();  // pieces without their master: a run killed at its start or end
+  OutputFile::Request request;
+  request.resume = opts.resume;
+  request.overwrite = opts.overwrite;
+  if (!opts.quiet)
+    request.note = [](const std::string& line) {
+      std::fprintf(stderr, "nholo: %s\n", line.c_str());
+    };
+  OutputFile output(cfg, std::move(request));
+  const std::string& path = output.path();
   RunSummary sum;
   sum.trajectories = range_end - range_begin;
-  int64_t slice_size = 0;
-  bool resuming = false;
-  if (opts.resume) {
-    if (fs::exists(path) && resume_finds_complete(cfg, opts, pieces)) {
-      sum.already_complete = true;
-      sum.completed = range_end - range_begin;
-      return sum;
-    }
-    if (fs::exists(partial)) {
-      slice_size = check_resumable(cfg, partial);
-      resuming = true;
-    }
-  } else {
-    check_output_path(path, opts.overwrite);
+  if (output.complete()) {
+    sum.already_complete = true;
+    sum.completed = range_end - range_begin;
+    return sum;
   }
   std::string note;
   const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
@@ -343,25 +197,24 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
                  note.empty() ? "" : (" (" + note + ")").c_str());
     if (const std::string n = config_notes(cfg); !n.empty())
       std::fprintf(stderr, "nholo: note: %s\n", n.c_str());
+    const std::string& partial = output.partial();
     if (opts.resume)
       std::fprintf(stderr, "nholo: %s\n",
-                   resuming ? ("resuming " + partial).c_str()
-                            : ("nothing to resume (no " + partial + "): starting the run").c_str());
+                   output.resuming()
+                       ? ("resuming " + partial).c_str()
+                       : ("nothing to resume (no " + partial + "): starting the run").c_str());
   }
   // a model file's GPU kernels, before anything is removed or written
   add_gpu_modules(cfg, *dev, opts.quiet);
-  if (opts.overwrite && !opts.resume) {
-    fs::remove(partial, ec);
-    pieces.remove_all();
-  }
+  output.begin_writing();
   // a signal received before (an MPI rank between chunks) still stops it; else a fresh flag
   interrupt_flag().store(interrupt_signal() != 0);
   RunOptions ro;
   ro.quiet = opts.quiet;
   ro.tty = isatty(STDERR_FILENO);
   ro.path = path;
-  ro.resume = resuming;
-  ro.slice_size = slice_size;
+  ro.resume = output.resuming();
+  ro.slice_size = output.slice_size();
   ro.shard = sharded;
   ro.range_begin = range_begin;
   ro.range_end = range_end;
@@ -374,41 +227,16 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   try {
     sum = run_model(model, cfg, ro, *dev);
   } catch (const ConfigError&) {
-    // a run that cannot go on with this config leaves nothing that could
-    // pass for a result (a resumed run keeps what it found)
-    fs::remove(temporary_path(partial), ec);
-    fs::remove(assembling_path(path), ec);
-    if (!resuming) {
-      fs::remove(partial, ec);
-      pieces.remove_all();
-    }
+    output.abandon();  // a run that cannot go on with this config
     throw;
   } catch (const Interrupted& e) {
-    // a signal while the output was set up: a new run leaves nothing
-    fs::remove(temporary_path(partial), ec);
-    if (!resuming && finished_slices(pieces) == 0) {
-      fs::remove(partial, ec);
-      pieces.remove_all();
-      throw;
-    }
-    throw Interrupted(std::string(e.what()) + " (" + partial +
-                      " is kept as it was; --resume continues it)");
+    // a signal while the output was set up
+    throw Interrupted(output.keep_stopped(e.what()));
   } catch (const std::exception& e) {
-    // an I/O error (a full disk) or another failure: finished slices are kept
-    // for --resume; a run that finished none leaves nothing
-    fs::remove(temporary_path(partial), ec);
-    fs::remove(assembling_path(path), ec);
-    const std::string what = output_error(e);
-    const int64_t kept = finished_slices(pieces);
-    if (!resuming && kept == 0) {
-      fs::remove(partial, ec);
-      pieces.remove_all();
-      throw std::runtime_error(what);
-    }
-    throw std::runtime_error(what + "\nnholo: the " + std::to_string(kept) +
-                             " finished slices are kept in " + partial +
-                             "; once the cause is fixed, `nholo run CONFIG --resume` continues");
+    // an I/O error (a full disk) or another failure
+    throw std::runtime_error(output.keep_failed(output_error(e)));
   }
+  if (!sum.interrupted) output.commit();  // every slice finished: PATH is the result
   return sum;
 }
 

@@ -104,6 +104,7 @@ bool diff_command(const std::string& a, const std::string& b, double rtol, std::
 // install_interrupt_handler, interrupt_signal: host/run/interrupt.hpp;
 // nholo_version, nholo_git_revision: host/io/root_attributes.hpp;
 // open_run_device, describe_device: host/run/device_choice.hpp;
-// check_output_folder, OutputLock: host/cli/output_path.hpp
+// check_output_folder, OutputLock: host/io/output_path.hpp; the output of
+// run_command from its opening to its end: host/io/output_file.hpp
 
 }  // namespace nholo

@@ -15,7 +15,7 @@
 #include "host/cli/chunk_queue.hpp"
 #include "host/cli/commands.hpp"
 #include "host/cli/mpi_run.hpp"
-#include "host/cli/output_path.hpp"
+#include "host/io/output_path.hpp"
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/root_attributes.hpp"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "host/cli/chunk_queue.hpp"
-#include "host/cli/output_path.hpp"
+#include "host/io/output_path.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
 #include "host/run/device_choice.hpp"
@@ -260,11 +260,11 @@ RunConfig rank_config(const RunConfig& cfg_in, const World& w) {
 // The plan, made on rank 0 and sent to every rank. Returns the exit status
 // when the run ends here (an error, or OUT already complete), else -1.
 int share_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& mo, const World& w,
-               Plan& plan) {
+               WorkPlan& plan) {
   std::string error;
   if (w.me == 0) {
     try {
-      plan = make_plan(cfg, opts, mo.chunk_blocks, mo.static_partition, w.n);
+      plan = prepare_run(cfg, opts, mo.chunk_blocks, mo.static_partition, w.n);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -300,7 +300,7 @@ int share_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
 }
 
 // Rank 0: what the run is about to do, and every rank's device.
-void print_run_start(const RunConfig& cfg, const Options& mo, const Plan& plan, int n,
+void print_run_start(const RunConfig& cfg, const Options& mo, const WorkPlan& plan, int n,
                      const std::vector<std::string>& hellos) {
   int64_t adopted = 0, complete_found = 0;
   for (const auto& c : plan.chunks) {
@@ -325,8 +325,8 @@ void print_run_start(const RunConfig& cfg, const Options& mo, const Plan& plan, 
 
 // Every rank's device (a rank that cannot open one stops the run before it
 // starts). Returns, on every rank, the ranks' errors ("" when none).
-std::string open_devices(const RunConfig& cfg, const Options& mo, const Plan& plan, const World& w,
-                         bool quiet) {
+std::string open_devices(const RunConfig& cfg, const Options& mo, const WorkPlan& plan,
+                         const World& w, bool quiet) {
   char host[256] = "?";
   ::gethostname(host, sizeof host - 1);
   std::string hello;
@@ -349,7 +349,7 @@ std::string open_devices(const RunConfig& cfg, const Options& mo, const Plan& pl
 }
 
 // The chunks: rank 0 serves the queue from a thread and runs chunks too.
-void run_chunks(const RunConfig& cfg, const Plan& plan, Queue& queue, const World& w) {
+void run_chunks(const RunConfig& cfg, const WorkPlan& plan, Queue& queue, const World& w) {
   std::thread server;
   if (w.me == 0 && w.n > 1) server = std::thread([&] { serve(queue, w.n); });
   Report rep;
@@ -369,7 +369,7 @@ int run(const RunConfig& cfg_in, const CommandOptions& opts, const Options& mo) 
   const auto t0 = Clock::now();
   const World w = world();
   const RunConfig cfg = rank_config(cfg_in, w);
-  Plan plan;
+  WorkPlan plan;
   if (const int code = share_plan(cfg, opts, mo, w, plan); code >= 0) return code;
   if (const std::string error = open_devices(cfg, mo, plan, w, opts.quiet); !error.empty()) {
     if (w.me == 0) std::fprintf(stderr, "nholo: error: %s\n", error.c_str());

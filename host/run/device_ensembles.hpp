@@ -20,7 +20,7 @@
 #include "host/run/interrupt.hpp"
 #include "host/run/model_runtime.hpp"
 
-namespace nholo::detail {
+namespace nholo::stages {
 
 // The host-side view of a pair of formulations a, b: per trajectory, the max
 // distance and the first time it exceeded the threshold, on the device.
@@ -31,7 +31,7 @@ struct PairState {
 
 // The ensembles' layout of the host slots: the slice, the window, the fields
 // and what the kernels compute (and, with a drift statistic, the line fit).
-inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const SlicePlan& plan,
+inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const detail::SlicePlan& plan,
                                       const ModelRuntime& model, const EventTable* events) {
   const int n = model.info().n, m = model.info().m;
   EnsembleLayout layout_e;
@@ -59,8 +59,8 @@ class DeviceEnsembles {
  public:
   // make(f) builds formulation f's ensemble (ModelRuntime::make_formulation)
   template <class Make>
-  DeviceEnsembles(const RunConfig& cfg, Device& dev, const SlicePlan& plan, EnsembleLayout layout,
-                  Make&& make)
+  DeviceEnsembles(const RunConfig& cfg, Device& dev, const detail::SlicePlan& plan,
+                  EnsembleLayout layout, Make&& make)
       : cfg_(cfg), dev_(dev), layout_(std::move(layout)) {
     dev.set_save_times(cfg.save_times);
     for (const auto& f : cfg.formulations) ens_.push_back(make(f, layout_));
@@ -182,4 +182,4 @@ class DeviceEnsembles {
   std::vector<std::pair<int, int>> pair_ab_;
 };
 
-}  // namespace nholo::detail
+}  // namespace nholo::stages

@@ -26,7 +26,7 @@
 #include "host/run/model_runtime.hpp"
 #include "kernels/status.hpp"
 
-namespace nholo::detail {
+namespace nholo::stages {
 
 // An initial state is degenerate (status singular, in every formulation
 // alike) when A has lost rank there — sigma_min below this times sigma_max,
@@ -256,4 +256,4 @@ class InitialStates {
   bool any_free_ = false;
 };
 
-}  // namespace nholo::detail
+}  // namespace nholo::stages

@@ -26,10 +26,20 @@
 #include "host/run/device_ensembles.hpp"
 #include "host/run/initial_states.hpp"
 #include "host/run/progress.hpp"
+#include "host/run/run_context.hpp"
 #include "host/run/run_options.hpp"
 #include "kernels/reduce.hpp"
 
-namespace nholo::detail {
+namespace nholo::stages {
+
+// the slice plan's and the output layout's names (io/slice_plan.hpp,
+// io/result_layout.hpp)
+using detail::Clock;
+using detail::H;
+using detail::LayoutShape;
+using detail::OutputLayout;
+using detail::seconds_since;
+using detail::Spec;
 
 // The results of a finished slice, handed to the writer: per formulation,
 // per pair (max distance [2 p], first exceed time [2 p + 1]), and with a
@@ -42,22 +52,20 @@ struct SliceOutput {
 
 class PieceWriters {
  public:
-  PieceWriters(const RunConfig& cfg, const LayoutShape& shape, const PieceDir& pieces,
-               const OutputLayout& layout, DeviceEnsembles& ens, OutputSink& sink,
-               Progress& progress, RunSummary& sum, FieldMemory* memory = nullptr)
-      : cfg_(cfg),
-        shape_(shape),
-        pieces_(pieces),
-        layout_(layout),
-        ens_(ens),
-        sink_(sink),
-        progress_(progress),
-        sum_(sum),
-        nf_(static_cast<int>(cfg.formulations.size())),
-        nv_(static_cast<int>(cfg.varied_params.size())),
-        gz_(cfg.compression),
-        in_place_(pieces),
-        memory_(memory),
+  explicit PieceWriters(const RunContext& run)
+      : cfg_(run.config),
+        shape_(run.shape),
+        pieces_(run.pieces),
+        layout_(run.layout),
+        ens_(run.ensembles),
+        sink_(run.sink),
+        progress_(run.progress),
+        sum_(run.summary),
+        nf_(static_cast<int>(run.config.formulations.size())),
+        nv_(static_cast<int>(run.config.varied_params.size())),
+        gz_(run.config.compression),
+        in_place_(run.pieces),
+        memory_(run.options.memory),
         poison_released_slots_(std::getenv("NHOLO_FAILPOINT_POISON_RELEASED_SLOTS") != nullptr) {}
 
   // slice s's initial states (copied: the caller reuses st) and counts
@@ -344,4 +352,4 @@ class PieceWriters {
   bool poison_released_slots_;
 };
 
-}  // namespace nholo::detail
+}  // namespace nholo::stages

@@ -4,12 +4,10 @@
 #include "host/run/runner.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 
 #include "host/config/event_table.hpp"
 #include "host/config/tables.hpp"
@@ -24,6 +22,7 @@
 #include "host/run/initial_states.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/piece_writers.hpp"
+#include "host/run/run_context.hpp"
 #include "host/run/runner.hpp"
 #include "host/run/window_loop.hpp"
 
@@ -166,8 +165,8 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   // ---- 3. device ensembles (state allocated once, for the largest slice),
   // with the events' table they read
   const std::unique_ptr<const EventTable> events = detail::event_table(cfg, mi);
-  detail::DeviceEnsembles ens(cfg, dev, plan,
-                              detail::ensemble_layout(cfg, plan, model, events.get()),
+  stages::DeviceEnsembles ens(cfg, dev, plan,
+                              stages::ensemble_layout(cfg, plan, model, events.get()),
                               [&](const std::string& f, const EnsembleLayout& layout_e) {
                                 return model.make_formulation(f, cfg, dev, layout_e);
                               });
@@ -176,14 +175,16 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
 
   // ---- 4. to 7.: per slice its initial states, per window integrate and
   // reduce on the device, the writer thread committing the pieces
-  detail::InitialStates initial(cfg, model, first);
+  stages::InitialStates initial(cfg, model, first);
   OutputSink sink(true);
-  Progress progress = detail::run_progress(plan, pieces, nf, ro, partial);
+  Progress progress = stages::run_progress(plan, pieces, nf, ro, partial);
   progress.report_to(ro.progress);
   for (const std::string& note : damaged)  // printed also with -q: results were lost
     std::fprintf(stderr, "nholo: resuming: %s\n", note.c_str());
-  detail::PieceWriters writers(cfg, shape, pieces, layout, ens, sink, progress, sum, ro.memory);
-  detail::WindowLoop loop(cfg, plan, pieces, ens, initial, writers, sink, progress, sum);
+  const stages::RunContext run{cfg, plan, shape, layout, pieces, ro,  // what the run reads
+                               sum, progress, sink, ens};            // what it changes
+  stages::PieceWriters writers(run);
+  stages::WindowLoop loop(run, initial, writers);
   loop.run();
   const DeviceTimes device_times = ens.times();
   sum.device_busy_seconds = device_times.busy_seconds;
@@ -224,9 +225,8 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
     sum.seconds = progress.elapsed();
     return sum;
   }
-  std::error_code ec;
-  std::filesystem::remove(partial, ec);
-  pieces.remove_all();
+  // PATH is the result: the command removes the master and the pieces
+  // (io/output_file.hpp, OutputFile::commit)
   sum.assembly_seconds = detail::seconds_since(as0);
   sum.seconds = progress.elapsed();
   return sum;

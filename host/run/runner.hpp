@@ -54,7 +54,9 @@
 
 namespace nholo {
 
-// The whole run of model on dev, writing ro.path (through its pieces).
+// The whole run of model on dev, writing ro.path (through its pieces). A run
+// that finishes every slice leaves its master and pieces beside PATH for the
+// command to remove (io/output_file.hpp, OutputFile::commit).
 RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunOptions& ro,
                      Device& dev);
 

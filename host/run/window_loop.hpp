@@ -21,9 +21,15 @@
 #include "host/run/interrupt.hpp"
 #include "host/run/piece_writers.hpp"
 #include "host/run/progress.hpp"
+#include "host/run/run_context.hpp"
 #include "host/run/run_options.hpp"
 
-namespace nholo::detail {
+namespace nholo::stages {
+
+// the slice plan's names (io/slice_plan.hpp)
+using detail::Clock;
+using detail::seconds_since;
+using detail::SlicePlan;
 
 // The progress of a run over the slices still to do (a resumed run says how
 // many it found finished).
@@ -46,20 +52,18 @@ inline Progress run_progress(const SlicePlan& plan, const PieceDir& pieces, int 
 
 class WindowLoop {
  public:
-  WindowLoop(const RunConfig& cfg, const SlicePlan& plan, const PieceDir& pieces,
-             DeviceEnsembles& ens, InitialStates& init, PieceWriters& writers, OutputSink& sink,
-             Progress& progress, RunSummary& sum)
+  WindowLoop(const RunContext& run, InitialStates& init, PieceWriters& writers)
       : n_(init.model().info().n),
-        cfg_(cfg),
-        plan_(plan),
-        pieces_(pieces),
-        ens_(ens),
+        cfg_(run.config),
+        plan_(run.plan),
+        pieces_(run.pieces),
+        ens_(run.ensembles),
         init_(init),
         writers_(writers),
-        sink_(sink),
-        progress_(progress),
-        sum_(sum),
-        nf_(static_cast<int>(cfg.formulations.size())) {}
+        sink_(run.sink),
+        progress_(run.progress),
+        sum_(run.summary),
+        nf_(static_cast<int>(run.config.formulations.size())) {}
 
   // Every slice whose piece is missing, until the end or an interrupt; a
   // device fault: sum.fault set and the run marked interrupted.
@@ -179,4 +183,4 @@ class WindowLoop {
   int64_t window_counter_ = 0;  // selects the host slot (double buffering)
 };
 
-}  // namespace nholo::detail
+}  // namespace nholo::stages

@@ -1,11 +1,18 @@
+// nholo/host/run/work_plan.cpp — the work plan of a run over many processes
+// (host/run/work_plan.hpp).
 #include "host/run/work_plan.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include "host/config/config.hpp"
 #include "host/io/file_names.hpp"
+#include "host/io/output_path.hpp"
 #include "kernels/window_layout.hpp"
 
 namespace fs = std::filesystem;
@@ -101,6 +108,90 @@ std::vector<Chunk> plan_chunks(int64_t size, int64_t chunk_blocks,
   }
   fill(at, size);
   return chunks;
+}
+
+WorkPlan make_plan(const RunConfig& cfg, const WorkRequest& req) {
+  WorkPlan plan;
+  const std::string& out = cfg.output_path;
+  std::error_code ec;
+  // --resume --overwrite: the shard files continued, OUT (another
+  // configuration's) replaced by the merge at the end
+  if (fs::exists(out)) {
+    if (req.resume) {
+      bool unreadable = false;
+      if (config_hash_of(out, &unreadable) == cfg.result_hash) {
+        plan.complete = true;
+        return plan;
+      }
+      if (!req.overwrite)
+        throw ConfigError("--resume", "'" + out +
+                                          "' exists and is not the result of this "
+                                          "configuration; choose another output.path, or pass "
+                                          "--resume --overwrite to continue this configuration's "
+                                          "shard files and replace it when they are merged");
+    } else if (!req.overwrite) {
+      throw ConfigError("output.path", "'" + out + "' exists; pass --overwrite to replace it");
+    }
+  }
+  if (fs::exists(partial_path(out))) {
+    if (!req.overwrite || req.resume)
+      throw ConfigError("output.path",
+                        "'" + partial_path(out) +
+                            "' exists: the incomplete result of a "
+                            "single-process run; continue it with `nholo run CONFIG "
+                            "--resume` (one process), or pass --overwrite to discard it");
+    fs::remove(partial_path(out), ec);
+    fs::remove_all(pieces_dir_path(out), ec);
+  }
+  std::vector<ShardFile> found = find_shard_files(out);
+  if (!found.empty() && !req.resume) {
+    if (!req.overwrite) {
+      std::string names;
+      for (size_t i = 0; i < found.size() && i < 3; ++i)
+        names += (i ? ", '" : "'") +
+                 (found[i].complete ? found[i].path : partial_path(found[i].path)) + "'";
+      if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
+      throw ConfigError("output.path", "shard files of '" + out + "' exist (" + names +
+                                           "), from an earlier run; pass --resume to continue "
+                                           "them, or --overwrite to discard them");
+    }
+    for (const auto& s : found) {
+      fs::remove(s.path, ec);
+      fs::remove(partial_path(s.path), ec);
+      fs::remove_all(pieces_dir_path(s.path), ec);
+    }
+    found.clear();
+  }
+  for (const auto& s : found) {
+    // a shard of another configuration would only fail later, in its rank
+    const std::string file = s.complete ? s.path : partial_path(s.path);
+    std::string h;
+    try {
+      h = config_hash_of(file);
+    } catch (const std::exception& e) {
+      if (s.complete)
+        throw ConfigError(
+            "--resume",
+            "'" + file + "' cannot be read (" + e.what() +
+                "); move it away, or run with --overwrite alone to discard the shard files");
+      continue;  // a .partial its rank could not finish writing: its run replaces it
+    }
+    if (h != cfg.result_hash)
+      throw ConfigError(
+          "--resume",
+          "'" + file +
+              "' is the result of another configuration (config "
+              "hash " +
+              h + ", this one " + cfg.result_hash +
+              "); move it away, or run with --overwrite alone to discard the shard files");
+  }
+  const int64_t blocks = (cfg.size + kStatBlock - 1) / kStatBlock;
+  int64_t cb = req.chunk_blocks;
+  if (cb <= 0)
+    cb = req.static_partition ? (blocks + req.ranks - 1) / req.ranks
+                              : default_chunk_blocks(cfg.size, req.ranks);
+  plan.chunks = plan_chunks(cfg.size, cb, found);
+  return plan;
 }
 
 int static_owner(int64_t i, int64_t chunks, int ranks) {

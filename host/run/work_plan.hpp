@@ -3,7 +3,9 @@
 // chunks of whole blocks of 1024 trajectories, each run as a shard
 // (`--range BEGIN:END`) into its own shard file, merged at the end like
 // `nholo merge` (docs/cluster.md). Plain functions without MPI, so that the
-// plan is tested on its own (tests/test_work_plan.cpp).
+// plan is tested on its own (tests/test_work_plan.cpp); the transport (the
+// queue, the messages between ranks) is the command's (host/cli/chunk_queue.hpp,
+// mpi_run.cpp).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,8 @@
 #include <vector>
 
 namespace nholo {
+
+struct RunConfig;  // host/config/config.hpp
 
 struct Chunk {
   int64_t begin = 0, end = 0;  // trajectories [begin, end)
@@ -42,6 +46,28 @@ int64_t default_chunk_blocks(int64_t size, int ranks);
 // chunk_blocks blocks. Throws ConfigError naming the files when found ranges
 // overlap, are not block-aligned or do not fit the ensemble.
 std::vector<Chunk> plan_chunks(int64_t size, int64_t chunk_blocks, const std::vector<ShardFile>& found);
+
+// What a run over `ranks` processes is asked to do.
+struct WorkRequest {
+  bool resume = false;     // continue the shard files found (run --resume)
+  bool overwrite = false;  // discard what is in the way (run --overwrite)
+  int64_t chunk_blocks = 0;  // blocks per chunk (0: default_chunk_blocks, or one run per rank)
+  bool static_partition = false;  // chunk i to a fixed rank (static_owner), no queue
+  int ranks = 1;
+};
+
+// What there is to do.
+struct WorkPlan {
+  std::vector<Chunk> chunks;
+  bool complete = false;  // --resume found OUT complete: nothing
+};
+
+// The plan of a run writing cfg.output_path (whose folder the caller has
+// checked: check_output_folder, host/io/output_path.hpp): OUT, its .partial
+// and its shard files checked against req (--resume, --overwrite) and the
+// configuration, what --overwrite discards removed, the chunks cut around
+// the shard files found. Throws ConfigError naming the file in the way.
+WorkPlan make_plan(const RunConfig& cfg, const WorkRequest& req);
 
 // Static partition: the rank that runs chunk i of `chunks` chunks over
 // `ranks` ranks (contiguous runs of chunks per rank, in order).

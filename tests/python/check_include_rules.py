@@ -16,8 +16,9 @@ ALLOWED = {
     "kernels": {"kernels"},
     "models": {"kernels", "models"},
     # HDF5 wrappers, pieces, the writer thread, the result file's layout, merge,
-    # every file name: reads the run configuration and the model's description
-    # (config/), never a model type, a device or the pipeline
+    # every file name, a run's output from its lock to its end: reads the run
+    # configuration and the model's description (config/), never a model
+    # type, a device or the pipeline
     "host/io": {"kernels", "host/config", "host/io"},
     # reading result files, statistics, quantiles, stats / compare / diff
     "host/analysis": {"kernels", "host/config", "host/io", "host/analysis"},

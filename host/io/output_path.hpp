@@ -1,4 +1,4 @@
-// nholo/host/cli/output_path.hpp — the output path of a command (run, check,
+// nholo/host/io/output_path.hpp — the output path of a command (run, check,
 // merge): its folder usable, no result or leftover in the way, and the lock
 // that gives one process at a time the use of it.
 #pragma once

@@ -1,6 +1,6 @@
-// nholo/host/cli/output_path.cpp — the checks of a command's output path and
+// nholo/host/io/output_path.cpp — the checks of a command's output path and
 // its lock (PATH.lock).
-#include "host/cli/output_path.hpp"
+#include "host/io/output_path.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
