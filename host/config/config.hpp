@@ -75,6 +75,10 @@ constexpr int64_t kDefaultStepsPerLaunch = 1000;
 // steps a lone trajectory 20-50x faster than a GPU thread; docs/BENCHMARKS.md)
 constexpr int64_t kCpuTailPerThread = 32;
 
+// The initial value of a member a key sets (here, and in IntegratorOptions
+// and EvalOptions for integrator.*) is the key's declared default
+// (host/config/config_keys.cpp; tests/test_config_keys.cpp checks that
+// parse_config gives it).
 struct RunConfig {
   std::string source;  // file name, for messages
   std::string text;    // the effective configuration (after overrides) as TOML

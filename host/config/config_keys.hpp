@@ -67,8 +67,8 @@ struct ConfigKey {
   std::string refusal_for(const std::string& value) const;
 };
 
-// Every key, a table's keys after the top-level key of the table, each in
-// the order of the accepted-key messages.
+// Every key: the top level's, then each table's, each table's keys in the
+// order of its accepted-key message.
 const std::vector<ConfigKey>& config_keys();
 // The declaration of "table.name"; std::logic_error for a key not declared
 // (a parser reading a key it does not declare).
