@@ -338,7 +338,7 @@ TEST(ConfigErrors, SetValueIsTomlOrABareWordOnOneLine) {
   EXPECT_EQ(ok.integrator.method,
             parse_config(kCoinText, {"integrator.method=\"rk4\""}).integrator.method);
   EXPECT_EQ(ok.output_path, "runs/a-b_1.2+x.h5");
-  EXPECT_EQ(ok.sampler, "sobol");
+  EXPECT_EQ(ok.sampler, SamplerKind::sobol);
   EXPECT_EQ(ok.t_end, 2.0);
   EXPECT_EQ(ok.save_times, (std::vector<double>{0.0, 0.5, 2.0}));
   EXPECT_EQ(ok.fields, (std::vector<std::string>{"q"}));

@@ -41,7 +41,7 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
                            cfg.size, 0);
   std::ostringstream os;
   os << "config ok: model " << cfg.model << " (n = " << mi.n << ", m = " << mi.m << "), "
-     << cfg.size << " trajectories (" << cfg.sampler << " sampler"
+     << cfg.size << " trajectories (" << name_of(cfg.sampler) << " sampler"
      << (cfg.varied_params.empty()
              ? std::string()
              : "; parameters varied per trajectory: " + join(cfg.varied_params))

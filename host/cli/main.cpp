@@ -450,8 +450,9 @@ int run_or_check(Args& a, bool check, int world) {
   if (a.gpu >= 0) a.overrides.push_back("backend.gpu=" + std::to_string(a.gpu));
   const nholo::RunConfig cfg = nholo::load_config(a.config_path, a.overrides);
   nholo::check_not_an_input(
-      cfg.output_path, {a.config_path, cfg.sampler == "file" ? cfg.file : std::string(),
-                        cfg.model_plugin, cfg.model_spec ? cfg.model_spec->source : std::string()});
+      cfg.output_path,
+      {a.config_path, cfg.sampler == nholo::SamplerKind::file ? cfg.file : std::string(),
+       cfg.model_plugin, cfg.model_spec ? cfg.model_spec->source : std::string()});
   nholo::CommandOptions opts;
   opts.overwrite = a.overwrite;
   opts.quiet = a.quiet;

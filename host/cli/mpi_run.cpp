@@ -245,7 +245,8 @@ World world() {
 RunConfig rank_config(const RunConfig& cfg_in, const World& w) {
   RunConfig cfg = cfg_in;
 #ifdef NHOLO_WITH_CUDA
-  if (!cfg.gpu_given && (cfg.device == "auto" || cfg.device == "cuda")) {
+  if (!cfg.gpu_given &&
+      (cfg.device == BackendDevice::automatic || cfg.device == BackendDevice::cuda)) {
     const int gpus = cuda_device_count();
     if (gpus > 0) cfg.gpu = w.local_rank % gpus;
   }

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "host/config/config_keys.hpp"
 #include "host/config/config_parse.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
@@ -52,23 +53,11 @@ std::string config_notes(const RunConfig& cfg) {
 }
 
 const std::map<std::string, std::vector<std::string>>& config_schema() {
-  static const std::map<std::string, std::vector<std::string>> schema = {
-      {"",
-       {"model", "formulations", "params", "time", "integrator", "ensemble", "output", "backend",
-        "compare", "events", "lyapunov"}},
-      {"time", {"t_start", "t_end", "save_every", "saveat"}},
-      {"integrator",
-       {"method", "rtol", "atol", "dt", "dt_min", "dt_max", "max_steps", "drift", "baumgarte_alpha",
-        "baumgarte_beta", "pinv_rtol"}},
-      {"ensemble",
-       {"size", "seed", "sampler", "on_violation", "file", "q0", "qd0", "lambda0", "params"}},
-      {"output", {"path", "mode", "fields", "memory_budget_mb", "window", "compression"}},
-      {"backend", {"device", "gpu", "threads", "steps_per_launch", "cpu_tail"}},
-      {"compare", {"threshold"}},
-      {"lyapunov", {"enabled", "renormalize_every"}},
-      // each table of the [[events]] array
-      {"events", {"name", "expr", "direction", "action", "max_records", "subdivisions"}},
-  };
+  static const std::map<std::string, std::vector<std::string>> schema = [] {
+    std::map<std::string, std::vector<std::string>> m;
+    for (const ConfigKey& k : config_keys()) m[k.table].push_back(k.name);
+    return m;
+  }();
   return schema;
 }
 
@@ -132,13 +121,13 @@ void record_effective_config(const toml::table& root, RunConfig& cfg) {
   cfg.result_hash = hex;
 }
 
-// unknown keys at the top level and in each table
+// unknown keys at the top level, in each table and in each table of [[events]]
 void check_all_keys(const toml::table& root) {
   using namespace config_parse;
   check_keys(root, "", "");
-  for (const char* t :
-       {"time", "integrator", "ensemble", "output", "backend", "compare", "lyapunov"})
-    if (const toml::table* st = subtable(root, t)) check_keys(*st, t, std::string(t) + ".");
+  for (const ConfigKey& k : config_keys())
+    if (!*k.table && k.type == KeyType::table)
+      if (const toml::table* st = subtable(root, k.name)) check_keys(*st, k.name, k.dotted() + ".");
   check_event_keys(root);
 }
 

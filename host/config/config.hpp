@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/choices.hpp"
 #include "host/config/event_config.hpp"
 #include "kernels/integrate.hpp"
 #include "kernels/system.hpp"
@@ -74,6 +75,10 @@ constexpr int64_t kDefaultStepsPerLaunch = 1000;
 // steps a lone trajectory 20-50x faster than a GPU thread; docs/BENCHMARKS.md)
 constexpr int64_t kCpuTailPerThread = 32;
 
+// The initial value of a member a key sets (here, and in IntegratorOptions
+// and EvalOptions for integrator.*) is the key's declared default
+// (host/config/config_keys.cpp; tests/test_config_keys.cpp checks that
+// parse_config gives it).
 struct RunConfig {
   std::string source;  // file name, for messages
   std::string text;    // the effective configuration (after overrides) as TOML
@@ -102,9 +107,9 @@ struct RunConfig {
   // [ensemble]
   int64_t size = 1;
   uint64_t seed = 0;
-  std::string sampler = "random";       // random | grid | sobol | file
-  std::string on_violation = "project";  // project | reject | error
-  std::string file;                      // sampler = "file"
+  SamplerKind sampler = SamplerKind::random;
+  OnViolation on_violation = OnViolation::project;
+  std::string file;  // sampler = "file"
   std::map<std::string, Distribution> q0, qd0, lambda0;
   // [ensemble.params]: model parameters given a distribution, one value per
   // trajectory (the same syntax and samplers as q0); none of them is in
@@ -127,9 +132,9 @@ struct RunConfig {
   int compression = 0;  // deflate level of every dataset, 0 = off (shuffle + deflate when > 0)
 
   // [backend]
-  std::string device = "auto";  // auto | omp | cpp | cuda
-  int gpu = 0;                   // CUDA device index
-  bool gpu_given = false;        // backend.gpu set (an MPI run binds ranks to GPUs otherwise)
+  BackendDevice device = BackendDevice::automatic;
+  int gpu = 0;             // CUDA device index
+  bool gpu_given = false;  // backend.gpu set (an MPI run binds ranks to GPUs otherwise)
   int threads = 0;
   // steps a launch advances a trajectory at most (0: a whole window per
   // launch); the results do not depend on it (kernels/ensemble.hpp)
@@ -152,7 +157,9 @@ struct RunConfig {
   double lyapunov_renormalize_every = 1.0;  // in time; > 0
 };
 
-// The keys each table accepts (for messages, docs and `nholo check`).
+// The keys each table accepts, in the order of the messages: the names
+// declared in host/config/config_keys.cpp ("": the top level; "events":
+// each table of [[events]]).
 const std::map<std::string, std::vector<std::string>>& config_schema();
 const std::vector<std::string>& known_formulations();
 const std::vector<std::string>& known_fields();

@@ -6,11 +6,14 @@
 #include <toml++/toml.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "host/config/choices.hpp"
 #include "host/config/config.hpp"
+#include "host/config/config_keys.hpp"
 
 namespace nholo {
 
@@ -28,6 +31,32 @@ std::string as_choice(const toml::node& n, const std::string& key,
                       const std::vector<std::string>& accepted);
 std::vector<std::string> as_string_list(const toml::node& n, const std::string& key);
 std::vector<double> as_number_list(const toml::node& n, const std::string& key);
+bool as_boolean(const toml::node& n, const std::string& key);
+// a choice of `table` (its names the accepted ones)
+template <class Enum, size_t N>
+Enum as_enum(const toml::node& n, const std::string& key,
+             const tables::NamedChoice<Enum> (&table)[N]) {
+  return tables::find_choice(table, as_choice(n, key, tables::names_of(table)))->value;
+}
+
+// ---- declared keys (config_keys.hpp): the key `dotted` of table t (t
+// holds the keys of the declaration's table), read as its type and checked
+// against its declared range; nothing when t lacks it
+
+std::optional<double> read_number(const toml::table& t, const std::string& dotted);
+std::optional<int64_t> read_integer(const toml::table& t, const std::string& dotted);
+std::optional<bool> read_boolean(const toml::table& t, const std::string& dotted);
+std::optional<std::string> read_string(const toml::table& t, const std::string& dotted);
+template <class Enum, size_t N>
+std::optional<Enum> read_choice(const toml::table& t, const std::string& dotted,
+                                const tables::NamedChoice<Enum> (&table)[N]) {
+  const ConfigKey& k = config_key(dotted);
+  if (const toml::node* n = t.get(k.name)) return as_enum(*n, dotted, table);
+  return std::nullopt;
+}
+// a value of key `dotted` (given, a default or derived) against its declared range
+void check_range(const std::string& dotted, double v);
+
 // every key of t among those config_schema() accepts in `table`
 void check_keys(const toml::table& t, const std::string& table, const std::string& prefix);
 // root.name as a table; nullptr when absent

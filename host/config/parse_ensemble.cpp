@@ -65,24 +65,16 @@ bool parse_ensemble_table(const toml::table* et, const ModelInfo& mi,
                           const std::set<std::string>& params_given, RunConfig& cfg) {
   bool size_given = false;
   if (!et) return size_given;
-  if (const toml::node* n = et->get("size")) {
-    cfg.size = as_integer(*n, "ensemble.size");
-    if (cfg.size < 1)
-      throw ConfigError("ensemble.size", "must be >= 1, got " + std::to_string(cfg.size));
+  if (const auto v = read_integer(*et, "ensemble.size")) {
+    cfg.size = *v;
     size_given = true;
   }
-  if (const toml::node* n = et->get("seed")) {
-    const int64_t s = as_integer(*n, "ensemble.seed");
-    if (s < 0) throw ConfigError("ensemble.seed", "must be >= 0");
-    cfg.seed = static_cast<uint64_t>(s);
-  }
-  if (const toml::node* n = et->get("sampler"))
-    cfg.sampler = as_choice(*n, "ensemble.sampler", tables::names_of(tables::kSamplers));
-  if (const toml::node* n = et->get("on_violation"))
-    cfg.on_violation =
-        as_choice(*n, "ensemble.on_violation", tables::names_of(tables::kOnViolation));
-  if (const toml::node* n = et->get("file"))
-    cfg.file = resolve_state_file(as_string(*n, "ensemble.file"), cfg.source);
+  if (const auto v = read_integer(*et, "ensemble.seed")) cfg.seed = static_cast<uint64_t>(*v);
+  if (const auto v = read_choice(*et, "ensemble.sampler", tables::kSamplers)) cfg.sampler = *v;
+  if (const auto v = read_choice(*et, "ensemble.on_violation", tables::kOnViolation))
+    cfg.on_violation = *v;
+  if (const auto v = read_string(*et, "ensemble.file"))
+    cfg.file = resolve_state_file(*v, cfg.source);
   cfg.q0 = parse_initial(subtable(*et, "q0"), "ensemble.q0", mi.coordinates);
   cfg.qd0 = parse_initial(subtable(*et, "qd0"), "ensemble.qd0", mi.coordinates);
   cfg.lambda0 = parse_initial(subtable(*et, "lambda0"), "ensemble.lambda0", mi.constraints);
@@ -98,7 +90,7 @@ void check_sampler(bool size_given, RunConfig& cfg) {
     for (auto* m : {&cfg.q0, &cfg.qd0, &cfg.lambda0, &cfg.param_dists})
       for (auto& [name, d] : *m) f(name, d);
   };
-  if (cfg.sampler == "grid") {
+  if (cfg.sampler == SamplerKind::grid) {
     int64_t product = 1;
     all_specs([&](const std::string& name, const Distribution& d) {
       if (d.kind == Distribution::Kind::uniform || d.kind == Distribution::Kind::normal)
@@ -123,13 +115,13 @@ void check_sampler(bool size_given, RunConfig& cfg) {
     // random, sobol, and the config's entries besides a state file's columns
     all_specs([&](const std::string& name, const Distribution& d) {
       if (d.kind == Distribution::Kind::linspace || d.kind == Distribution::Kind::values)
-        throw ConfigError("ensemble", "sampler '" + cfg.sampler +
+        throw ConfigError("ensemble", std::string("sampler '") + name_of(cfg.sampler) +
                                           "' takes numbers, uniform or normal, "
                                           "not linspace/values (for '" +
                                           name + "'; use sampler = \"grid\")");
     });
   }
-  if (cfg.sampler == "file") {
+  if (cfg.sampler == SamplerKind::file) {
     if (cfg.file.empty())
       throw ConfigError("ensemble.file",
                         "missing (sampler = \"file\" needs a file of initial states)");
@@ -154,7 +146,7 @@ std::map<std::string, int> file_param_columns(const RunConfig& cfg, const ModelI
                                               const std::set<std::string>& params_given) {
   const std::string model = "model '" + cfg.model + "'";
   std::map<std::string, int> file_column;  // parameter -> column of the file
-  if (cfg.sampler != "file") return file_column;
+  if (cfg.sampler != SamplerKind::file) return file_column;
   const std::vector<std::string> header = state_file_header(cfg.file);
   for (size_t h = 0; h < header.size(); ++h) {
     if (header[h].rfind("params.", 0) != 0) continue;
@@ -360,7 +352,7 @@ void parse_ensemble(const toml::table& root, const ModelInfo& mi,
     throw ConfigError("ensemble.lambda0",
                       "given, but neither a vakonomic nor an embedded formulation is selected");
   check_sampler(size_given, cfg);
-  if (cfg.sampler == "file" && !takes_lambda0)
+  if (cfg.sampler == SamplerKind::file && !takes_lambda0)
     for (const std::string& column : state_file_header(cfg.file))
       if (column.rfind("lambda0.", 0) == 0)
         throw ConfigError("ensemble.file",
@@ -368,12 +360,13 @@ void parse_ensemble(const toml::table& root, const ModelInfo& mi,
                               "' given, but neither a vakonomic nor an embedded formulation is "
                               "selected (lambda0.<constraint> columns need one of them)");
   if (cfg.size > kMaxEnsembleSize)
-    throw ConfigError("ensemble.size",
-                      std::to_string(cfg.size) + " trajectories" +
-                          (size_given ? "" : std::string(" (the ") + cfg.sampler + " sampler's)") +
-                          ": at most 2^34 = " + std::to_string(kMaxEnsembleSize) +
-                          " per file; split a larger survey into runs of several configurations "
-                          "or seeds (docs/usage.md)");
+    throw ConfigError(
+        "ensemble.size",
+        std::to_string(cfg.size) + " trajectories" +
+            (size_given ? "" : std::string(" (the ") + name_of(cfg.sampler) + " sampler's)") +
+            ": at most 2^34 = " + std::to_string(kMaxEnsembleSize) +
+            " per file; split a larger survey into runs of several configurations "
+            "or seeds (docs/usage.md)");
   check_varied_params(cfg, mi, params_given);
 }
 

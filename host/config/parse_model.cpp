@@ -153,7 +153,7 @@ bool params_may_vary(const toml::table& root) {
     const toml::table& e = *en->as_table();
     const toml::node* sn = e.get("sampler");
     return e.get("params") != nullptr ||
-           (sn && sn->is_string() && sn->value<std::string>() == std::string("file"));
+           (sn && sn->is_string() && sn->value<std::string>() == name_of(SamplerKind::file));
   }
   return false;
 }

@@ -1,5 +1,6 @@
 // nholo/host/config/parse_sections.cpp — the tables [time], [integrator],
-// [output], [backend] and [compare] of a configuration.
+// [output], [backend], [compare] and [lyapunov] of a configuration, each key
+// read as config_keys.cpp declares it.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -51,7 +52,7 @@ void save_times_at(const toml::node& sa, RunConfig& cfg) {
 // then t_end itself.
 void save_times_every(const toml::node* se, RunConfig& cfg) {
   const double dt = se ? as_number(*se, "time.save_every") : (cfg.t_end - cfg.t_start) / 100.0;
-  if (!(dt > 0)) throw ConfigError("time.save_every", "must be > 0");
+  check_range("time.save_every", dt);
   const double span = cfg.t_end - cfg.t_start;
   // counted in floating point: (t_end - t_start) / save_every can exceed any integer
   const double saves = std::floor(span / dt * (1 + 1e-12));
@@ -89,10 +90,10 @@ void parse_time(const toml::table& root, RunConfig& cfg) {
     throw ConfigError("time",
                       "missing table [time] (it needs t_end; save_every, default (t_end - "
                       "t_start) / 100, or saveat; t_start, default 0)");
-  if (const toml::node* n = tt->get("t_start")) cfg.t_start = as_number(*n, "time.t_start");
-  const toml::node* te = tt->get("t_end");
-  if (!te) throw ConfigError("time.t_end", "missing (a number > time.t_start)");
-  cfg.t_end = as_number(*te, "time.t_end");
+  if (const auto v = read_number(*tt, "time.t_start")) cfg.t_start = *v;
+  const auto t_end = read_number(*tt, "time.t_end");
+  if (!t_end) throw ConfigError("time.t_end", "missing (a number > time.t_start)");
+  cfg.t_end = *t_end;
   if (!(cfg.t_end > cfg.t_start))
     throw ConfigError("time.t_end",
                       "must be greater than time.t_start (" + std::to_string(cfg.t_start) + ")");
@@ -110,39 +111,14 @@ void parse_integrator(const toml::table& root, RunConfig& cfg) {
   const toml::table* it = subtable(root, "integrator");
   if (!it) return;
   auto& o = cfg.integrator;
-  if (const toml::node* n = it->get("method")) {
-    const std::string m = as_choice(*n, "integrator.method", tables::names_of(tables::kMethods));
-    for (const auto& e : tables::kMethods)
-      if (m == e.name) o.method = e.value;
-  }
-  auto positive = [&](const char* k, double& dst) {
-    if (const toml::node* n = it->get(k)) {
-      dst = as_number(*n, std::string("integrator.") + k);
-      if (!(dst > 0)) throw ConfigError(std::string("integrator.") + k, "must be > 0");
-    }
-  };
+  if (const auto v = read_choice(*it, "integrator.method", tables::kMethods)) o.method = *v;
   // the error tolerances of a step: 1 (100 % of the state per step, or 1 in
-  // the state's units) or more accepts steps of any error
-  auto tolerance = [&](const char* k, double& dst, const char* what) {
-    if (const toml::node* n = it->get(k)) {
-      const std::string key = std::string("integrator.") + k;
-      dst = as_number(*n, key);
-      if (!(dst > 0 && dst < 1)) {
-        std::ostringstream os;
-        os << "is " << dst << "; must be > 0 and < 1 (the " << what
-           << " error a step may make; 1 or more accepts any step)";
-        throw ConfigError(key, os.str());
-      }
-    }
-  };
-  tolerance("rtol", o.rtol, "relative");
-  tolerance("atol", o.atol, "absolute");
-  positive("dt", o.dt);
-  positive("dt_min", o.dt_min);
-  if (const toml::node* n = it->get("dt_max")) {
-    o.dt_max = as_number(*n, "integrator.dt_max");
-    if (o.dt_max < 0) throw ConfigError("integrator.dt_max", "must be >= 0 (0: unbounded)");
-  }
+  // the state's units) or more accepts steps of any error (their declared range)
+  if (const auto v = read_number(*it, "integrator.rtol")) o.rtol = *v;
+  if (const auto v = read_number(*it, "integrator.atol")) o.atol = *v;
+  if (const auto v = read_number(*it, "integrator.dt")) o.dt = *v;
+  if (const auto v = read_number(*it, "integrator.dt_min")) o.dt_min = *v;
+  if (const auto v = read_number(*it, "integrator.dt_max")) o.dt_max = *v;
   // an adaptive step must fit between the underflow guard and the cap
   if (o.dt_max > 0 && o.dt_min > o.dt_max) {
     const bool min_given = it->get("dt_min") != nullptr;
@@ -155,19 +131,12 @@ void parse_integrator(const toml::table& root, RunConfig& cfg) {
           "dt_max = 0 for no cap)";
     throw ConfigError(min_given ? "integrator.dt_min" : "integrator.dt_max", os.str());
   }
-  if (const toml::node* n = it->get("max_steps")) {
-    o.max_steps = as_integer(*n, "integrator.max_steps");
-    if (o.max_steps < 1) throw ConfigError("integrator.max_steps", "must be >= 1");
-  }
-  if (const toml::node* n = it->get("drift")) {
-    const std::string d =
-        as_choice(*n, "integrator.drift", tables::names_of(tables::kDriftControls));
-    for (const auto& e : tables::kDriftControls)
-      if (d == e.name) cfg.eval.drift = e.value;
-  }
-  positive("baumgarte_alpha", cfg.eval.baumgarte_alpha);
-  positive("baumgarte_beta", cfg.eval.baumgarte_beta);
-  positive("pinv_rtol", cfg.eval.pinv.rtol);
+  if (const auto v = read_integer(*it, "integrator.max_steps")) o.max_steps = *v;
+  if (const auto v = read_choice(*it, "integrator.drift", tables::kDriftControls))
+    cfg.eval.drift = *v;
+  if (const auto v = read_number(*it, "integrator.baumgarte_alpha")) cfg.eval.baumgarte_alpha = *v;
+  if (const auto v = read_number(*it, "integrator.baumgarte_beta")) cfg.eval.baumgarte_beta = *v;
+  if (const auto v = read_number(*it, "integrator.pinv_rtol")) cfg.eval.pinv.rtol = *v;
   // the rank tolerance decides which constraints count: large values drop
   // real constraints (every trajectory would still say ok)
   if (!(cfg.eval.pinv.rtol >= 1e-16 && cfg.eval.pinv.rtol <= 1e-6)) {
@@ -197,8 +166,7 @@ void parse_fields(const toml::node& n, RunConfig& cfg) {
 // output.mode: "statistics" writes no per-trajectory time series (fields = []
 // says the same), "full" needs a field.
 void parse_output_mode(const toml::table& ot, const toml::node& n, RunConfig& cfg) {
-  const std::string mode = as_choice(n, "output.mode", tables::names_of(tables::kOutputModes));
-  if (mode == "statistics") {
+  if (as_enum(n, "output.mode", tables::kOutputModes) == OutputMode::statistics) {
     if (ot.get("fields") && !cfg.fields.empty())
       throw ConfigError("output.mode",
                         "\"statistics\" writes no per-trajectory time series, but "
@@ -234,28 +202,16 @@ void parse_output(const toml::table& root, RunConfig& cfg) {
   for (const auto& f : tables::kFields)
     if (f.in_default) cfg.fields.push_back(f.name);
   if (const toml::table* ot = subtable(root, "output")) {
-    if (const toml::node* n = ot->get("path")) cfg.output_path = as_string(*n, "output.path");
+    if (auto v = read_string(*ot, "output.path")) cfg.output_path = std::move(*v);
     if (const toml::node* n = ot->get("fields")) parse_fields(*n, cfg);
     if (const toml::node* n = ot->get("mode")) parse_output_mode(*ot, *n, cfg);
-    if (const toml::node* n = ot->get("memory_budget_mb")) {
-      cfg.memory_budget_mb = as_number(*n, "output.memory_budget_mb");
-      if (!(cfg.memory_budget_mb >= 1))
-        throw ConfigError("output.memory_budget_mb", "must be >= 1");
-    }
-    if (const toml::node* n = ot->get("window")) {
-      const int64_t w = as_integer(*n, "output.window");
-      if (w < 1 || w > 100000) throw ConfigError("output.window", "must be in [1, 100000]");
-      cfg.window = static_cast<int>(w);
+    if (const auto v = read_number(*ot, "output.memory_budget_mb")) cfg.memory_budget_mb = *v;
+    if (const auto v = read_integer(*ot, "output.window")) {
+      cfg.window = static_cast<int>(*v);
       cfg.window_given = true;
     }
-    if (const toml::node* n = ot->get("compression")) {
-      const int64_t c = as_integer(*n, "output.compression");
-      if (c < 0 || c > 9)
-        throw ConfigError("output.compression",
-                          "must be an integer in [0, 9] (0: no compression; 1-9: shuffle + "
-                          "deflate at that level)");
-      cfg.compression = static_cast<int>(c);
-    }
+    if (const auto v = read_integer(*ot, "output.compression"))
+      cfg.compression = static_cast<int>(*v);
   }
   check_output_path(cfg);
 }
@@ -263,66 +219,27 @@ void parse_output(const toml::table& root, RunConfig& cfg) {
 void parse_backend(const toml::table& root, RunConfig& cfg) {
   const toml::table* bt = subtable(root, "backend");
   if (!bt) return;
-  if (const toml::node* n = bt->get("device"))
-    cfg.device = as_choice(*n, "backend.device", tables::names_of(tables::kDevices));
-  if (const toml::node* n = bt->get("gpu")) {
-    const int64_t g = as_integer(*n, "backend.gpu");
-    if (g < 0 || g > 1023) throw ConfigError("backend.gpu", "must be a CUDA device index >= 0");
-    cfg.gpu = static_cast<int>(g);
+  if (const auto v = read_choice(*bt, "backend.device", tables::kDevices)) cfg.device = *v;
+  if (const auto v = read_integer(*bt, "backend.gpu")) {
+    cfg.gpu = static_cast<int>(*v);
     cfg.gpu_given = true;
   }
-  if (const toml::node* n = bt->get("threads")) {
-    const int64_t t = as_integer(*n, "backend.threads");
-    if (t < 0 || t > 4096)
-      throw ConfigError("backend.threads", "must be in [0, 4096] (0: all cores)");
-    cfg.threads = static_cast<int>(t);
-  }
-  if (const toml::node* n = bt->get("steps_per_launch")) {
-    const int64_t k = as_integer(*n, "backend.steps_per_launch");
-    if (k < 0 || k > 1000000000)
-      throw ConfigError("backend.steps_per_launch",
-                        "must be an integer in [0, 1000000000] (steps a launch advances a "
-                        "trajectory at most; 0: a whole window per launch)");
-    cfg.steps_per_launch = k;
-  }
-  if (const toml::node* n = bt->get("cpu_tail")) {
-    const int64_t k = as_integer(*n, "backend.cpu_tail");
-    if (k < 0 || k > 1000000000)
-      throw ConfigError("backend.cpu_tail",
-                        "must be an integer in [0, 1000000000] (a GPU window's last active "
-                        "trajectories, at most this many, are finished on the CPU cores; 0: "
-                        "never; not given: 32 per host thread)");
-    cfg.cpu_tail = k;
-  }
+  if (const auto v = read_integer(*bt, "backend.threads")) cfg.threads = static_cast<int>(*v);
+  if (const auto v = read_integer(*bt, "backend.steps_per_launch")) cfg.steps_per_launch = *v;
+  if (const auto v = read_integer(*bt, "backend.cpu_tail")) cfg.cpu_tail = *v;
 }
 
 void parse_compare(const toml::table& root, RunConfig& cfg) {
-  if (const toml::table* ct = subtable(root, "compare")) {
-    if (const toml::node* n = ct->get("threshold")) {
-      cfg.compare_threshold = as_number(*n, "compare.threshold");
-      if (!(cfg.compare_threshold > 0)) throw ConfigError("compare.threshold", "must be > 0");
-    }
-  }
+  if (const toml::table* ct = subtable(root, "compare"))
+    if (const auto v = read_number(*ct, "compare.threshold")) cfg.compare_threshold = *v;
 }
 
 void parse_lyapunov(const toml::table& root, RunConfig& cfg) {
   const toml::table* lt = subtable(root, "lyapunov");
   if (!lt) return;
-  if (const toml::node* n = lt->get("enabled")) {
-    const auto b = n->value<bool>();
-    if (!n->is_boolean() || !b)
-      throw ConfigError("lyapunov.enabled",
-                        std::string("must be true or false, got ") + type_name(*n));
-    cfg.lyapunov = *b;
-  }
-  if (const toml::node* n = lt->get("renormalize_every")) {
-    const double r = as_number(*n, "lyapunov.renormalize_every");
-    if (!(r > 0))
-      throw ConfigError("lyapunov.renormalize_every",
-                        "must be a time > 0 (the tangent vector is renormalised after the first "
-                        "step that ends at least this long after the last renormalisation)");
-    cfg.lyapunov_renormalize_every = r;
-  }
+  if (const auto v = read_boolean(*lt, "lyapunov.enabled")) cfg.lyapunov = *v;
+  if (const auto v = read_number(*lt, "lyapunov.renormalize_every"))
+    cfg.lyapunov_renormalize_every = *v;
   if (!cfg.lyapunov) return;
   if (!cfg.model_plugin.empty())
     throw ConfigError("lyapunov.enabled",

@@ -43,6 +43,59 @@ std::string as_choice(const toml::node& n, const std::string& key,
   return s;
 }
 
+bool as_boolean(const toml::node& n, const std::string& key) {
+  if (!n.is_boolean())
+    throw ConfigError(key, std::string("must be true or false, got ") + type_name(n));
+  return *n.value<bool>();
+}
+
+namespace {
+
+// the value of a number key as its refusal shows it
+std::string value_text(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+void check_range(const std::string& dotted, double v) {
+  const ConfigKey& k = config_key(dotted);
+  if (!k.range.admits(v)) throw ConfigError(dotted, k.refusal_for(value_text(v)));
+}
+
+std::optional<double> read_number(const toml::table& t, const std::string& dotted) {
+  const ConfigKey& k = config_key(dotted);
+  const toml::node* n = t.get(k.name);
+  if (!n) return std::nullopt;
+  const double v = as_number(*n, dotted);
+  check_range(dotted, v);
+  return v;
+}
+
+std::optional<int64_t> read_integer(const toml::table& t, const std::string& dotted) {
+  const ConfigKey& k = config_key(dotted);
+  const toml::node* n = t.get(k.name);
+  if (!n) return std::nullopt;
+  const int64_t v = as_integer(*n, dotted);
+  if (!k.range.admits(static_cast<double>(v)))
+    throw ConfigError(dotted, k.refusal_for(std::to_string(v)));
+  return v;
+}
+
+std::optional<bool> read_boolean(const toml::table& t, const std::string& dotted) {
+  const toml::node* n = t.get(config_key(dotted).name);
+  if (!n) return std::nullopt;
+  return as_boolean(*n, dotted);
+}
+
+std::optional<std::string> read_string(const toml::table& t, const std::string& dotted) {
+  const toml::node* n = t.get(config_key(dotted).name);
+  if (!n) return std::nullopt;
+  return as_string(*n, dotted);
+}
+
 std::vector<std::string> as_string_list(const toml::node& n, const std::string& key) {
   std::vector<std::string> v;
   if (n.is_string()) return {as_string(n, key)};

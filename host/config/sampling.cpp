@@ -277,7 +277,7 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
   qd_given.assign(n_, false);
   // file columns
   std::vector<std::string> header;
-  if (sampler_ == "file") {
+  if (sampler_ == SamplerKind::file) {
     // one pass: every row checked, every kFileStride-th row's place kept
     file_ = cfg.file;
     int64_t rows = 0;
@@ -314,7 +314,7 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
         varied_.push_back(c);
       }
       if (column < 0 && s.dist.kind != Distribution::Kind::constant) {
-        if (sampler_ == "grid") {
+        if (sampler_ == SamplerKind::grid) {
           s.length = s.dist.kind == Distribution::Kind::linspace ? s.dist.count
                                                                  : static_cast<int64_t>(s.dist.values.size());
         } else {
@@ -339,7 +339,7 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
       throw ConfigError("ensemble.file", "unknown column '" + h + "' (accepted: q0.<coordinate>, "
                                          "qd0.<coordinate>, lambda0.<constraint>, params.<parameter>)");
   }
-  if (sampler_ == "sobol" && dim > kSobolMaxDims)
+  if (sampler_ == SamplerKind::sobol && dim > kSobolMaxDims)
     throw ConfigError("ensemble", "sampler 'sobol' supports at most " + std::to_string(kSobolMaxDims) +
                                       " varying entries, got " + std::to_string(dim));
   // grid strides: the last spec varies fastest
@@ -352,9 +352,9 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
 double Sampler::value(const Spec& s, int64_t i) const {
   const Distribution& d = s.dist;
   if (d.kind == Distribution::Kind::constant) return d.a;
-  if (sampler_ == "grid") return grid_value(d, (i / s.stride) % s.length);
+  if (sampler_ == SamplerKind::grid) return grid_value(d, (i / s.stride) % s.length);
   double u;
-  if (sampler_ == "sobol") {
+  if (sampler_ == SamplerKind::sobol) {
     u = sobol(static_cast<uint64_t>(i) + 1, s.dim);
     u = std::min(std::max(u, 0x1.0p-53), 1 - 0x1.0p-53);
   } else {
@@ -363,7 +363,7 @@ double Sampler::value(const Spec& s, int64_t i) const {
   if (d.kind == Distribution::Kind::uniform) return d.a + (d.b - d.a) * u;
   // normal
   double z;
-  if (sampler_ == "sobol") {
+  if (sampler_ == SamplerKind::sobol) {
     z = normal_quantile(u);
   } else {
     const double u2 = hashed_uniform(seed_, i, s.dim, 1);
@@ -388,7 +388,7 @@ void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vec
     if (s.group == 2) lambda0[(i - begin) * m_ + s.index] = v;
     if (s.group == 3) (*params)[(i - begin) * nv + s.index] = v;
   };
-  if (sampler_ == "file" && begin < end) {
+  if (sampler_ == SamplerKind::file && begin < end) {
     // the file's columns of rows [begin, end), read from the nearest kept place
     const int64_t k = begin / kFileStride;
     int64_t last = -1;

@@ -102,7 +102,7 @@ class Sampler {
     int column;  // file
   };
   double value(const Spec& s, int64_t i) const;
-  std::string sampler_;
+  SamplerKind sampler_;
   uint64_t seed_;
   int64_t size_;
   int n_, m_;

@@ -9,9 +9,9 @@
 #include <cstddef>
 #include <iterator>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "host/config/choices.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/event_program.hpp"
 #include "kernels/events.hpp"
@@ -176,13 +176,8 @@ inline int field_components(const std::string& name, int n, int m) {
 }
 
 // ---- named choices of the configuration, each in the order of its enum
+// (NamedChoice: choices.hpp)
 
-// a named value of an enum the configuration chooses by name
-template <class Enum>
-struct NamedChoice {
-  const char* name;
-  Enum value;
-};
 inline constexpr NamedChoice<Method> kMethods[] = {
     {"rk4", Method::rk4},
     {"dopri5", Method::dopri5},
@@ -196,12 +191,6 @@ inline constexpr NamedChoice<DriftControl> kDriftControls[] = {
 
 // the entries of kMethods and kDriftControls are indexed by their enum
 // (result files' attributes name them by index)
-template <class Enum, size_t N>
-constexpr bool indexed_by_enum(const NamedChoice<Enum> (&table)[N]) {
-  for (size_t i = 0; i < N; ++i)
-    if (static_cast<size_t>(table[i].value) != i) return false;
-  return true;
-}
 static_assert(indexed_by_enum(kMethods) && indexed_by_enum(kDriftControls),
               "kMethods / kDriftControls out of enum order");
 
@@ -232,23 +221,8 @@ inline const char* drift_name(DriftControl d) {
   return kDriftControls[static_cast<size_t>(d)].name;
 }
 
-inline constexpr const char* kSamplers[] = {"random", "grid", "sobol", "file"};
-inline constexpr const char* kOnViolation[] = {"project", "reject", "error"};
-inline constexpr const char* kOutputModes[] = {"full", "statistics"};
-inline constexpr const char* kDevices[] = {"auto", "omp", "cpp", "cuda"};
-
-// ---- lists of names, for messages and choices
-
-template <class Entry, size_t N>
-std::vector<std::string> names_of(const Entry (&table)[N]) {
-  std::vector<std::string> v;
-  for (const auto& e : table) {
-    if constexpr (std::is_same_v<Entry, const char*>)
-      v.push_back(e);
-    else
-      v.push_back(e.name);
-  }
-  return v;
-}
+// the samplers, the on_violation choices, the output modes and the backend
+// devices: choices.hpp (kSamplers, kOnViolation, kOutputModes, kDevices);
+// names_of, name_of and find_choice read every table of choices
 
 }  // namespace nholo::tables

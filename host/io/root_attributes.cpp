@@ -71,10 +71,10 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("integrator_dt", cfg.integrator.dt);
   root.set_attr("integrator_drift", tables::drift_name(cfg.eval.drift));
   root.set_attr("ensemble_size", cfg.size);
-  root.set_attr("ensemble_sampler", cfg.sampler);
+  root.set_attr("ensemble_sampler", name_of(cfg.sampler));
   root.set_attr("ensemble_seed", static_cast<int64_t>(cfg.seed));
   root.set_attr("backend", backend_name(di.backend));
-  root.set_attr("backend_requested", cfg.device);
+  root.set_attr("backend_requested", name_of(cfg.device));
   root.set_attr("device_name", di.name);
   root.set_attr("threads", static_cast<int64_t>(di.threads));
   if (di.backend == Backend::cuda) {
@@ -83,7 +83,8 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
     root.set_attr("cuda_driver_version", di.driver_version);
     root.set_attr("cuda_runtime_version", di.runtime_version);
   }
-  root.set_attr("output_mode", cfg.fields.empty() ? "statistics" : "full");
+  root.set_attr("output_mode",
+                name_of(cfg.fields.empty() ? OutputMode::statistics : OutputMode::full));
   root.set_attr("output_compression", static_cast<int64_t>(cfg.compression));
   root.set_attr("config", cfg.text);
   root.set_attr("config_hash", cfg.result_hash);

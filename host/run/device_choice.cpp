@@ -15,7 +15,7 @@ namespace {
 
 // Refuses a backend this build or machine cannot give, before anything is written.
 void check_backend(const RunConfig& cfg) {
-  if (cfg.device != "cuda") return;
+  if (cfg.device != BackendDevice::cuda) return;
   if (!cfg.model_plugin.empty())
     throw DeviceUnavailable(
         "backend.device", "'cuda': model '" + cfg.model + "' comes from a plugin file (" +
@@ -42,21 +42,22 @@ void check_backend(const RunConfig& cfg) {
 }  // namespace
 
 int run_host_threads(const RunConfig& cfg) {
-  if (cfg.device == "cpp") return 1;
+  if (cfg.device == BackendDevice::cpp) return 1;
   return cfg.threads > 0 ? cfg.threads : std::max(1, omp_get_max_threads());
 }
 
 std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note) {
   check_backend(cfg);
   if (note) note->clear();
-  if (cfg.device == "cpp") return std::make_unique<CpuDevice>(Backend::cpp, 1);
-  if (cfg.device == "omp") return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+  if (cfg.device == BackendDevice::cpp) return std::make_unique<CpuDevice>(Backend::cpp, 1);
+  if (cfg.device == BackendDevice::omp)
+    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
   if (!cfg.model_plugin.empty()) {
     if (note) *note = "auto: plugin files run on the CPU backends";
     return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
   }
 #ifdef NHOLO_WITH_CUDA
-  if (cfg.model_spec && cfg.device != "cuda" && cuda_backend::device_count() > 0) {
+  if (cfg.model_spec && cfg.device != BackendDevice::cuda && cuda_backend::device_count() > 0) {
     // auto: a model file takes the GPU when NVRTC can compile its kernels
     try {
       check_gpu_module_compiler();
@@ -65,7 +66,7 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note)
       return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
     }
   }
-  if (cfg.device == "cuda" || cuda_backend::device_count() > 0)
+  if (cfg.device == BackendDevice::cuda || cuda_backend::device_count() > 0)
     return cuda_backend::open_device(cfg.gpu);
   if (note) *note = "auto: " + cuda_backend::describe_devices();
 #else

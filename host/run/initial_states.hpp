@@ -206,16 +206,17 @@ class InitialStates {
     StateConsistency r = model_.complete_state(params, t0_, q, q_given_.get(), qd, qd_given_.get());
     if (any_free_ && r.converged) ++ic.completed;
     if (!r.converged) {
-      if (cfg_.on_violation == "error") {
+      if (cfg_.on_violation == OnViolation::error) {
         std::ostringstream os;
         os << "trajectory " << (first_ + begin + i) << ": initial state violates the constraints "
            << "(residual " << r.residual << ") after the coordinates and velocities not given "
            << "were completed (Newton steps over them, from 0 for those not given: a constraint "
            << "whose derivative along them vanishes there cannot move them; give them a value "
-           << "near the solution) and on_violation = \"error\" (accepted: project, reject, error)";
+           << "near the solution) and on_violation = \"error\" (accepted: "
+           << join(tables::names_of(tables::kOnViolation)) << ")";
         throw ConfigError("ensemble.on_violation", os.str());
       }
-      if (cfg_.on_violation == "project") {
+      if (cfg_.on_violation == OnViolation::project) {
         r = model_.project_state(params, t0_, q, qd);
         if (r.converged) ++ic.projected;
       }

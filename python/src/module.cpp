@@ -215,7 +215,7 @@ nb::dict config_info(const std::string& config, bool is_text, const std::string&
   d["parameter_ranges"] = ranges;
   d["formulations"] = cfg.formulations;
   d["size"] = cfg.size;
-  d["sampler"] = cfg.sampler;
+  d["sampler"] = name_of(cfg.sampler);
   d["output_path"] = cfg.output_path;
   d["fields"] = cfg.fields;
   return d;
