@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo_test {
 

@@ -1,4 +1,4 @@
-// Tests of host/model_files/model_file.cpp: the generated header compiled
+// Tests of host/model_language/model_file.cpp: the generated header compiled
 // (ModelFileCompiled.*). The system compiler (c++ on PATH, -O0 -Werror)
 // builds a small program from the header and kernels/ that prints the
 // Lagrangian, constraints, forces, their AD derivatives and the matrices of
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "tests/model_file_cases.hpp"
 
 using nholo::ModelFileError;

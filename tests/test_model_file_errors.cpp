@@ -1,4 +1,4 @@
-// Tests of host/model_files/model_file.cpp: bad model files
+// Tests of host/model_language/model_file.cpp: bad model files
 // (ModelFileErrors.*) apart from their expressions
 // (test_model_file_expression_errors.cpp). Names, units, sizes and limits,
 // the files read, unknown keys, constraint kinds, counts and ranks, the TOML
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "tests/model_file_cases.hpp"
 
 using nholo::ModelFileError;

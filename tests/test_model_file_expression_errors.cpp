@@ -1,4 +1,4 @@
-// Tests of host/model_files/model_file.cpp: bad expressions in model files
+// Tests of host/model_language/model_file.cpp: bad expressions in model files
 // (ModelFileErrors.*). Each check of the expression parser and the evaluator,
 // with the full location of the message: source, line:column of the TOML
 // value, key, the expression and the 1-based position in it, and the reason:
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "tests/model_file_cases.hpp"
 
 using nholo::ModelFileError;

@@ -1,4 +1,4 @@
-// Tests of host/model_files/model_file.cpp: models described in TOML.
+// Tests of host/model_language/model_file.cpp: models described in TOML.
 //
 //  1. Good model files (ModelFileGood.*): the spec, ModelInfo, defaults given
 //     as expressions, the evaluator, the generated header's text, the
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model_files/model_file.hpp"
+#include "host/model_language/model_file.hpp"
 #include "tests/model_file_cases.hpp"
 
 using nholo::ModelFileError;
