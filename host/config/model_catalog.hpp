@@ -1,12 +1,12 @@
 // nholo/host/config/model_catalog.hpp — the models a configuration names that
-// config/ cannot describe by itself: a model file's [model] table and a plugin
-// "path.so". Declared here, defined by the model files
-// (host/model_files/model_catalog.cpp), so that config/ never reaches
-// model_files/: the one nholo_host library holds both.
+// config/ cannot describe by itself: a model file's [model] table (declared
+// here, defined by the model files, host/model_files/model_catalog.cpp) and a
+// plugin "path.so" (loaded by the loader a program registers).
 #pragma once
 
 #include <toml++/toml.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,7 +36,14 @@ std::string model_file_text(const std::string& path);
 
 // The plugin file `path` loaded (once per process) and its model's
 // description; loaded_path: the path it was loaded from. Throws what loading
-// throws (std::exception).
-ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path);
+// throws (std::exception). Loading a plugin is the toolchain's
+// (host/model_files/), which config/ never reaches: each program that reads
+// configurations naming plugins registers the toolchain's loader
+// (plugin_model_info, host/model_files/plugin.hpp) once, at its start
+// (host/cli/main.cpp, python/src/module.cpp); a program that did not cannot
+// read a configuration whose model is a plugin.
+using PluginModelLoader =
+    std::function<ModelInfo(const std::string& path, std::string& loaded_path)>;
+void set_plugin_model_loader(PluginModelLoader loader);
 
 }  // namespace nholo

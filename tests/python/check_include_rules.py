@@ -23,10 +23,10 @@ ALLOWED = {
     # reading result files, statistics, quantiles, stats / compare / diff
     "host/analysis": {"kernels", "host/config", "host/io", "host/analysis"},
     # the run config (TOML, --set, validation), its tables and the model
-    # catalogue: a model file's entry is resolved through an interface
-    # (config/model_catalog.hpp) implemented in model_files/, its events
-    # compiled through one (config/event_table.hpp) implemented in
-    # model_language/
+    # catalogue: a model file's entry is resolved (config/model_catalog.hpp)
+    # and its events compiled (config/event_table.hpp) through interfaces
+    # implemented in model_language/; a plugin is loaded by the loader the
+    # program registers (set_plugin_model_loader)
     "host/config": {"kernels", "models", "host/config"},
     # the device interface, the CPU and CUDA ensembles
     "host/backends": {"kernels", "models", "host/config", "host/io", "host/backends"},
@@ -41,6 +41,7 @@ ALLOWED = {
                          "host/backends", "host/io", "host/run", "host/model_files"},
     # the pipeline and its stages, interrupts, the MPI work plan, the device
     # and model-runner choice: never cli/, model_language/ nor model_files/
+    # (the GPU-compiler check is an argument of open_run_device)
     "host/run": {"kernels", "models", "host/config", "host/backends", "host/io",
                  "host/analysis", "host/run"},
     # the commands: reach the rest through run/, analysis/, config/, io/ (and

@@ -1,13 +1,13 @@
-// nholo/host/model_files/model_catalog.cpp — the config's view of model files
-// and plugins (host/config/model_catalog.hpp): a [model] table parsed into its
-// spec and description, a plugin loaded and described.
+// nholo/host/model_language/model_catalog.cpp — the config's view of model
+// files (host/config/model_catalog.hpp): a [model] table parsed into its spec
+// and description, a model file's text read; the model language's errors
+// turned into the configuration's (key model).
 #include "host/config/model_catalog.hpp"
 
 #include <utility>
 
 #include "host/config/config.hpp"
 #include "host/model_language/model_file.hpp"
-#include "host/model_files/plugin.hpp"
 
 namespace nholo {
 
@@ -31,12 +31,6 @@ std::string model_file_text(const std::string& path) {
   } catch (const ModelFileError& e) {
     throw ModelConfigError("model", e.what());
   }
-}
-
-ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path) {
-  const Plugin& pl = load_plugin_file(path);
-  loaded_path = pl.path;
-  return pl.runtime->info();
 }
 
 }  // namespace nholo
