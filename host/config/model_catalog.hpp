@@ -1,7 +1,7 @@
 // nholo/host/config/model_catalog.hpp — the models a configuration names that
-// config/ cannot describe by itself: a model file's [model] table (declared
-// here, defined by the model files, host/model_files/model_catalog.cpp) and a
-// plugin "path.so" (loaded by the loader a program registers).
+// are no built-in model: a model file's [model] table, read by the model
+// language (host/config/model_catalog.cpp), and a plugin "path.so",
+// loaded by the loader a program registers.
 #pragma once
 
 #include <toml++/toml.h>
@@ -17,8 +17,8 @@ namespace nholo {
 
 struct ModelSpec;
 
-// A model file's model: what it says (host/model_language/model_file.hpp) and its
-// description.
+// A model file's model: what it says (host/model_language/model_file.hpp) and
+// its description.
 struct ModelFileModel {
   std::shared_ptr<const ModelSpec> spec;
   ModelInfo info;
@@ -33,6 +33,11 @@ ModelFileModel model_file_model(const toml::table& mt, const std::string& model_
 // The text of the model file at path (a regular file of at most 64 MiB);
 // ConfigError (key model) naming the path and the reason otherwise.
 std::string model_file_text(const std::string& path);
+
+// A model file's run-time description (formulations udwadia_kalaba,
+// lagrange_multiplier, null_space, vakonomic, and conflated when a
+// conflated Lagrangian is given).
+ModelInfo model_info_from_spec(const ModelSpec& s);
 
 // The plugin file `path` loaded (once per process) and its model's
 // description; loaded_path: the path it was loaded from. Throws what loading

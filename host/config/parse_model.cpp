@@ -11,7 +11,7 @@
 #include "host/config/config_parse.hpp"
 #include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
-#include "host/config/number_text.hpp"
+#include "host/model_language/number_text.hpp"
 #include "host/config/tables.hpp"
 
 namespace fs = std::filesystem;

@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/model_info.hpp"
 #include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin_abi.h"
 #include "host/model_files/plugin_runtime.hpp"
