@@ -213,6 +213,9 @@ TEST(ConfigKeys, SchemaAndRefusalsComeFromTheDeclarations) {
     const auto& names = schema.at(k.table);
     EXPECT_NE(std::find(names.begin(), names.end(), k.name), names.end()) << k.dotted();
   }
+  // the keys of [[events]] the model language reads (a model file's and a
+  // configuration's) are the declared ones, in their order
+  EXPECT_EQ(schema.at("events"), tables::names_of(kEventKeys));
   auto refusal = [](const std::string& set) {
     try {
       (void)parse_config(kMinimalConfig, {set});

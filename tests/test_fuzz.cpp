@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/config/model_catalog.hpp"
 #include "host/model_language/model_file.hpp"
 #include "tests/nholo_cli.hpp"
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/model_catalog.hpp"
 #include "host/model_language/model_file.hpp"
 #include "tests/model_file_cases.hpp"
 

@@ -10,6 +10,7 @@
 #include "host/config/model_info.hpp"
 #include "host/config/sampling.hpp"
 #include "host/io/slice_plan.hpp"
+#include "host/model_files/plugin.hpp"
 #include "host/run/device_choice.hpp"
 
 namespace nholo {
@@ -28,7 +29,7 @@ std::string events_text(const RunConfig& cfg) {
 
 std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
   std::string note;
-  const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
+  const std::unique_ptr<Device> dev = open_run_device(cfg, check_gpu_module_compiler, &note);
   check_output_folder(cfg.output_path);
   { const OutputLock probe(cfg.output_path); }  // refused while another run writes the path
   check_output_path(cfg.output_path, opts.overwrite);

@@ -190,7 +190,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
     return sum;
   }
   std::string note;
-  const std::unique_ptr<Device> dev = open_run_device(cfg, &note);
+  const std::unique_ptr<Device> dev = open_run_device(cfg, check_gpu_module_compiler, &note);
   const DeviceInfo& di = dev->info();
   if (!opts.quiet) {
     std::fprintf(stderr, "nholo: backend %s%s\n", describe_device(di).c_str(),

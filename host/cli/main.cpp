@@ -19,7 +19,9 @@
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/root_attributes.hpp"
+#include "host/config/model_catalog.hpp"
 #include "host/model_language/model_file.hpp"
+#include "host/model_files/plugin.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/work_plan.hpp"
 
@@ -564,6 +566,8 @@ int dispatch(const Subcommands& s, Args& a) {
 
 int main(int argc, char** argv) {
   nholo::h5::skip_library_cleanup_at_exit();
+  // a configuration's plugin "path.so" is loaded by the toolchain
+  nholo::set_plugin_model_loader(nholo::plugin_model_info);
   // `run`, `merge` and `model build` (its compiler) stop cleanly on
   // SIGINT/SIGTERM/SIGHUP from their first instruction on
   if (argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "merge" ||

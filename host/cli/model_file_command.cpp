@@ -9,6 +9,7 @@
 
 #include "host/cli/commands.hpp"
 #include "host/cli/model_description.hpp"
+#include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
 #include "host/model_language/model_file.hpp"

@@ -19,6 +19,7 @@
 #include "host/io/output_path.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
+#include "host/model_files/plugin.hpp"
 #include "host/run/device_choice.hpp"
 #include "host/run/work_plan.hpp"
 #ifdef NHOLO_WITH_MPI
@@ -332,7 +333,7 @@ std::string open_devices(const RunConfig& cfg, const Options& mo, const WorkPlan
   ::gethostname(host, sizeof host - 1);
   std::string hello;
   try {
-    hello = std::string(host) + ", " + describe_device(open_run_device(cfg)->info());
+    hello = std::string(host) + ", " + describe_device(open_run_device(cfg, check_gpu_module_compiler)->info());
   } catch (const std::exception& e) {
     hello = std::string("error: ") + host + ": " + e.what();
   }

@@ -2,14 +2,16 @@
 // that are no kernel enum (ensemble.sampler, ensemble.on_violation,
 // output.mode, backend.device): each an enum and its table of names, in enum
 // order (the order every message lists them in). A choice of a kernel enum
-// (integrator.method, integrator.drift, an event's direction and action) has
-// its table in tables.hpp, which shares NamedChoice and the lookups here.
+// (integrator.method, integrator.drift) has its table in tables.hpp, an
+// event's direction and action theirs in host/model_language/event_config.hpp;
+// all share NamedChoice and its lookups (host/model_language/named_choice.hpp).
 #pragma once
 
 #include <cstddef>
 #include <string>
-#include <type_traits>
 #include <vector>
+
+#include "host/model_language/named_choice.hpp"
 
 namespace nholo {
 
@@ -26,47 +28,6 @@ enum class OutputMode { full, statistics };
 enum class BackendDevice { automatic, omp, cpp, cuda };
 
 namespace tables {
-
-// a named value of an enum the configuration chooses by name
-template <class Enum>
-struct NamedChoice {
-  const char* name;
-  Enum value;
-};
-
-// a table whose entry i is the enum's value i (name_of indexes it by value)
-template <class Enum, size_t N>
-constexpr bool indexed_by_enum(const NamedChoice<Enum> (&table)[N]) {
-  for (size_t i = 0; i < N; ++i)
-    if (static_cast<size_t>(table[i].value) != i) return false;
-  return true;
-}
-
-template <class Enum, size_t N>
-constexpr const char* name_of(const NamedChoice<Enum> (&table)[N], Enum value) {
-  return table[static_cast<size_t>(value)].name;
-}
-
-// the entry named `name`; nullptr when there is none
-template <class Enum, size_t N>
-const NamedChoice<Enum>* find_choice(const NamedChoice<Enum> (&table)[N], const std::string& name) {
-  for (const auto& e : table)
-    if (name == e.name) return &e;
-  return nullptr;
-}
-
-// the names of a table, in its order (for messages and choices)
-template <class Entry, size_t N>
-std::vector<std::string> names_of(const Entry (&table)[N]) {
-  std::vector<std::string> v;
-  for (const auto& e : table) {
-    if constexpr (std::is_same_v<Entry, const char*>)
-      v.push_back(e);
-    else
-      v.push_back(e.name);
-  }
-  return v;
-}
 
 inline constexpr NamedChoice<SamplerKind> kSamplers[] = {
     {"random", SamplerKind::random},

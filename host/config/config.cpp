@@ -22,12 +22,6 @@
 
 namespace nholo {
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
 std::string config_notes(const RunConfig& cfg) {
   if (cfg.integrator.method != Method::rk4) return "";
   const double dt = cfg.integrator.dt;

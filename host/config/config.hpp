@@ -16,27 +16,14 @@
 #include <vector>
 
 #include "host/config/choices.hpp"
-#include "host/config/event_config.hpp"
+#include "host/model_language/config_error.hpp"
+#include "host/model_language/event_config.hpp"
 #include "kernels/integrate.hpp"
 #include "kernels/system.hpp"
 
 namespace nholo {
 
 struct ModelSpec;
-
-class ConfigError : public std::runtime_error {
- public:
-  ConfigError(const std::string& key, const std::string& what)
-      : std::runtime_error("config error: " + (key.empty() ? std::string() : key + ": ") + what),
-        key_(key),
-        reason_(what) {}
-  const std::string& key() const { return key_; }
-  const std::string& reason() const { return reason_; }  // what() without the key
-
- private:
-  std::string key_;
-  std::string reason_;
-};
 
 // A configuration that asks for a backend or device this build or machine
 // does not have (CUDA without a GPU, a GPU index past the last): Python's
@@ -168,8 +155,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
                        const std::string& source = "<config>");
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides);
 
-// "a, b, c"
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ");
+// join ("a, b, c"): host/model_language/named_choice.hpp
 
 // What a run should know about cfg that is no error ("" when nothing): rk4's
 // integrator.dt not dividing a save interval (each such interval ends with a

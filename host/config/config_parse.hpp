@@ -14,6 +14,7 @@
 #include "host/config/choices.hpp"
 #include "host/config/config.hpp"
 #include "host/config/config_keys.hpp"
+#include "host/model_language/toml_values.hpp"
 
 namespace nholo {
 
@@ -23,15 +24,16 @@ namespace config_parse {
 
 // ---- TOML values (parse_values.cpp)
 
-const char* type_name(const toml::node& n);                     // "a table", "a string", ...
-double as_number(const toml::node& n, const std::string& key);  // finite
-int64_t as_integer(const toml::node& n, const std::string& key);
-std::string as_string(const toml::node& n, const std::string& key);
-std::string as_choice(const toml::node& n, const std::string& key,
-                      const std::vector<std::string>& accepted);
+// a number, an integer, a string, a choice, a boolean:
+// host/model_language/toml_values.hpp
+using toml_values::as_boolean;
+using toml_values::as_choice;
+using toml_values::as_integer;
+using toml_values::as_number;
+using toml_values::as_string;
+using toml_values::type_name;
 std::vector<std::string> as_string_list(const toml::node& n, const std::string& key);
 std::vector<double> as_number_list(const toml::node& n, const std::string& key);
-bool as_boolean(const toml::node& n, const std::string& key);
 // a choice of `table` (its names the accepted ones)
 template <class Enum, size_t N>
 Enum as_enum(const toml::node& n, const std::string& key,

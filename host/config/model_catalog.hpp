@@ -1,12 +1,12 @@
 // nholo/host/config/model_catalog.hpp — the models a configuration names that
-// config/ cannot describe by itself: a model file's [model] table and a plugin
-// "path.so". Declared here, defined by the model files
-// (host/model_files/model_catalog.cpp), so that config/ never reaches
-// model_files/: the one nholo_host library holds both.
+// are no built-in model: a model file's [model] table, read by the model
+// language (host/config/model_catalog.cpp), and a plugin "path.so",
+// loaded by the loader a program registers.
 #pragma once
 
 #include <toml++/toml.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,8 +17,8 @@ namespace nholo {
 
 struct ModelSpec;
 
-// A model file's model: what it says (host/model_language/model_file.hpp) and its
-// description.
+// A model file's model: what it says (host/model_language/model_file.hpp) and
+// its description.
 struct ModelFileModel {
   std::shared_ptr<const ModelSpec> spec;
   ModelInfo info;
@@ -34,9 +34,21 @@ ModelFileModel model_file_model(const toml::table& mt, const std::string& model_
 // ConfigError (key model) naming the path and the reason otherwise.
 std::string model_file_text(const std::string& path);
 
+// A model file's run-time description (formulations udwadia_kalaba,
+// lagrange_multiplier, null_space, vakonomic, and conflated when a
+// conflated Lagrangian is given).
+ModelInfo model_info_from_spec(const ModelSpec& s);
+
 // The plugin file `path` loaded (once per process) and its model's
 // description; loaded_path: the path it was loaded from. Throws what loading
-// throws (std::exception).
-ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path);
+// throws (std::exception). Loading a plugin is the toolchain's
+// (host/model_files/), which config/ never reaches: each program that reads
+// configurations naming plugins registers the toolchain's loader
+// (plugin_model_info, host/model_files/plugin.hpp) once, at its start
+// (host/cli/main.cpp, python/src/module.cpp); a program that did not cannot
+// read a configuration whose model is a plugin.
+using PluginModelLoader =
+    std::function<ModelInfo(const std::string& path, std::string& loaded_path)>;
+void set_plugin_model_loader(PluginModelLoader loader);
 
 }  // namespace nholo

@@ -1,11 +1,9 @@
 #include "host/config/model_info.hpp"
 
-#include <cmath>
 #include <deque>
-#include <sstream>
 
 #include "host/config/model_info_of.hpp"
-#include "host/config/number_text.hpp"
+#include "host/model_language/param_range.hpp"
 #include "models/registry.hpp"
 
 namespace nholo {
@@ -34,22 +32,11 @@ const ModelInfo& register_model_info(ModelInfo mi) {
 }
 
 std::string ParamDescription::range_text() const {
-  std::ostringstream os;
-  if (range.has_lo && range.has_hi)
-    os << "in " << (range.lo_open ? "(" : "[") << short_number(range.lo) << ", "
-       << short_number(range.hi) << (range.hi_open ? ")" : "]");
-  else if (range.has_lo)
-    os << (range.lo_open ? "> " : ">= ") << short_number(range.lo);
-  else if (range.has_hi)
-    os << (range.hi_open ? "< " : "<= ") << short_number(range.hi);
-  return os.str();
+  return nholo::range_text(range);
 }
 
 bool ParamDescription::admits(double v) const {
-  if (!std::isfinite(v)) return false;
-  if (range.has_lo && (range.lo_open ? !(v > range.lo) : !(v >= range.lo))) return false;
-  if (range.has_hi && (range.hi_open ? !(v < range.hi) : !(v <= range.hi))) return false;
-  return true;
+  return range_admits(range, v);
 }
 
 const ModelInfo* find_model(const std::string& name) {

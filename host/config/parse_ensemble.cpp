@@ -10,7 +10,7 @@
 
 #include "host/config/config_parse.hpp"
 #include "host/config/model_info.hpp"
-#include "host/config/number_text.hpp"
+#include "host/model_language/number_text.hpp"
 #include "host/config/sampling.hpp"
 #include "host/config/tables.hpp"
 

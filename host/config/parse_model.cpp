@@ -6,14 +6,31 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "host/config/config_parse.hpp"
 #include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
-#include "host/config/number_text.hpp"
+#include "host/model_language/number_text.hpp"
 #include "host/config/tables.hpp"
 
 namespace fs = std::filesystem;
+
+namespace nholo {
+
+namespace {
+
+// the loader registered by the program (empty: plugins cannot be loaded)
+PluginModelLoader& plugin_model_loader() {
+  static PluginModelLoader loader;
+  return loader;
+}
+
+}  // namespace
+
+void set_plugin_model_loader(PluginModelLoader loader) { plugin_model_loader() = std::move(loader); }
+
+}  // namespace nholo
 
 namespace nholo::config_parse {
 
@@ -56,8 +73,12 @@ const ModelInfo& model_from_plugin(const std::string& source, RunConfig& cfg) {
   if (pp.is_relative() && !source.empty() && fs::is_regular_file(source, ec))
     pp = fs::path(source).parent_path() / pp;
   try {
+    const PluginModelLoader& load = plugin_model_loader();
+    if (!load)
+      throw ConfigError("model", "cannot load the plugin '" + pp.string() +
+                                     "': this program does not load plugins");
     std::string loaded_path;
-    ModelInfo info = plugin_model_info(pp.string(), loaded_path);
+    ModelInfo info = load(pp.string(), loaded_path);
     const std::vector<std::string> builtin = model_names();
     if (std::find(builtin.begin(), builtin.end(), info.name) != builtin.end())
       throw ConfigError("model", "the plugin '" + pp.string() + "' defines model '" + info.name +

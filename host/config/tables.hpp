@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/config/choices.hpp"
+#include "host/model_language/event_config.hpp"
 #include "kernels/ensemble.hpp"
 #include "kernels/event_program.hpp"
 #include "kernels/events.hpp"
@@ -194,25 +195,9 @@ inline constexpr NamedChoice<DriftControl> kDriftControls[] = {
 static_assert(indexed_by_enum(kMethods) && indexed_by_enum(kDriftControls),
               "kMethods / kDriftControls out of enum order");
 
-// ---- events ([[events]]: kernels/events.hpp, kernels/event_program.hpp)
-
-// events[k].direction: the crossings that count (g rising, falling, either)
-inline constexpr NamedChoice<EventDirection> kEventDirections[] = {
-    {"up", EventDirection::up},
-    {"down", EventDirection::down},
-    {"both", EventDirection::both},
-};
-// events[k].action: record the state at each crossing, or end the trajectory
-// at the first one (status "event")
-inline constexpr NamedChoice<EventAction> kEventActions[] = {
-    {"record", EventAction::record},
-    {"stop", EventAction::stop},
-};
-static_assert(indexed_by_enum(kEventDirections) && indexed_by_enum(kEventActions),
-              "kEventDirections / kEventActions out of enum order");
-// events[k].max_records: at most this many records per trajectory and event
-// (the device holds max_records per trajectory of a slice)
-inline constexpr int kMaxEventRecords = 1000000;
+// ---- events: the names of an event's direction and action and the bound
+// on its records (kEventDirections, kEventActions, kMaxEventRecords) are the
+// model language's, host/model_language/event_config.hpp
 
 inline const char* method_name(Method m) {
   return kMethods[static_cast<size_t>(m)].name;

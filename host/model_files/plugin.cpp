@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "host/backends/device_ensemble.hpp"
+#include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
 #include "host/model_files/plugin_cache.hpp"

@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "host/config/model_info.hpp"
 #include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin_abi.h"
 #include "host/model_files/plugin_runtime.hpp"
@@ -125,6 +126,17 @@ std::vector<CachedPlugin> cached_plugins();
 // NVRTC's version ("13.0") and where it was loaded from; throws naming the
 // places tried when it cannot be loaded.
 std::string nvrtc_description();
+
+// The plugin file `path` loaded (once per process, load_plugin_file) and its
+// model's description; loaded_path: the path it was loaded from. The loader
+// the programs register for config/ (set_plugin_model_loader,
+// host/config/model_catalog.hpp).
+ModelInfo plugin_model_info(const std::string& path, std::string& loaded_path);
+
+// Throws, naming why, when a model file's GPU kernels cannot be compiled on
+// this machine (NVRTC cannot be loaded): the check the commands hand
+// open_run_device (host/run/device_choice.hpp) for its choice under auto.
+void check_gpu_module_compiler();
 
 struct GpuModule {
   std::string path;  // the cubin in the cache

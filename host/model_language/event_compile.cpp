@@ -1,6 +1,6 @@
-// nholo/host/model_language/event_compile.cpp — compile_event_table (declared in
-// host/config/event_table.hpp, for config/ and run/, which never include
-// model_language/): a run's [[events]] compiled for the kernels, each
+// nholo/host/model_language/event_compile.cpp — compile_event_table
+// (host/model_language/event_compile.hpp): a run's [[events]] compiled for
+// the kernels, each
 // expression (the model-file expression language, reading t, the
 // coordinates, their rates and the parameters) parsed, checked against the
 // model's names and lowered to the postfix program that
@@ -46,8 +46,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "host/config/event_table.hpp"
-#include "host/config/tables.hpp"
+#include "host/model_language/config_error.hpp"
+#include "host/model_language/event_compile.hpp"
 #include "host/model_language/expr/eval.hpp"
 #include "host/model_language/model_file.hpp"
 #include "host/model_language/expr/parser.hpp"
@@ -384,10 +384,6 @@ EventTable compile_event_table(const std::vector<EventConfig>& events,
   }
   table.records_per_trajectory = offset;
   return table;
-}
-
-const std::vector<EventConfig>& model_spec_events(const ModelSpec& spec) {
-  return spec.events;
 }
 
 }  // namespace nholo

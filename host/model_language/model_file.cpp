@@ -127,8 +127,10 @@
 #include <utility>
 #include <vector>
 
-#include "host/config/event_table.hpp"
-#include "host/config/toml_type_name.hpp"
+#include "host/model_language/config_error.hpp"
+#include "host/model_language/event_compile.hpp"
+#include "host/model_language/param_range.hpp"
+#include "host/model_language/toml_type_name.hpp"
 #include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/eval.hpp"
 #include "host/model_language/expr/parser.hpp"
@@ -541,10 +543,9 @@ Parameter read_parameter(const Reader& rd, const toml::table& t, size_t j, const
   par.unit = unit_of(rd, t, p, kParamRequired);
   par.description = optional_string(rd, t, p, "description");
   par.range = read_range(rd, t, p);
-  const ParamDescription pd{par.name, par.default_value, par.unit, par.description, par.range};
-  if (!pd.admits(par.default_value)) {
+  if (!range_admits(par.range, par.default_value)) {
     const std::string reason = "the default " + short_number(par.default_value) +
-                               " is outside the declared range (" + pd.range_text() + ")";
+                               " is outside the declared range (" + range_text(par.range) + ")";
     if (default_text.empty()) rd.fail(dn, p + "default", reason);
     rd.fail_expr(dn, p + "default", default_text, 1, reason);
   }

@@ -5,7 +5,7 @@
 //
 //   ModelSpec s = load_model_file(path, builtin_names);       // a file
 //   ModelSpec s = parse_model_table(tbl, source, builtin_names);  // [model] in a config
-//   ModelInfo mi = model_info_from_spec(s);   // what `nholo models` and the config need
+//   (its description, ModelInfo: model_info_from_spec, host/config/model_catalog.hpp)
 //   std::string h = generate_model_header(s); // C++ text, struct nholo::user_models::UserModel
 //
 // Any problem throws ModelFileError, whose message names the file, the line
@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "host/config/event_config.hpp"
-#include "host/config/model_info.hpp"
+#include "host/model_language/event_config.hpp"
+#include "kernels/model.hpp"
 
 namespace nholo {
 
@@ -118,6 +118,9 @@ struct SymbolicDynamics {
   std::string refused;
 };
 SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
+// Whether symbolic_dynamics gives M and F (its `refused` empty), without
+// building their texts.
+bool has_symbolic_dynamics(const ModelSpec& s);
 }  // namespace model_file
 
 // A model file (TOML), its text (`source` names it in messages) or a [model]
@@ -133,10 +136,6 @@ ModelSpec load_model_text(const std::string& text, const std::string& source,
 std::string read_model_file_text(const std::string& path);
 ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
                             const std::vector<std::string>& builtin_names);
-
-// The run-time description (formulations udwadia_kalaba, lagrange_multiplier,
-// null_space, vakonomic, and conflated when a conflated Lagrangian is given).
-ModelInfo model_info_from_spec(const ModelSpec& s);
 
 // The model as a C++ header: `struct nholo::user_models::UserModel` with the
 // members of the Model concept (kernels/model.hpp), templated on the scalar

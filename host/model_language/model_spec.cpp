@@ -1,12 +1,11 @@
 // nholo/host/model_language/model_spec.cpp — what a parsed model offers besides
-// its header: the run-time description (model_info_from_spec), the double
-// evaluator of its expressions (model_file::evaluate) and its symbolic M and
-// F (model_file::symbolic_dynamics); host/model_language/model_file.hpp.
+// its header: the double evaluator of its expressions (model_file::evaluate)
+// and its symbolic M and F (model_file::symbolic_dynamics);
+// host/model_language/model_file.hpp.
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "host/config/tables.hpp"
 #include "host/model_language/expr/derivative.hpp"
 #include "host/model_language/expr/eval.hpp"
 #include "host/model_language/model_file.hpp"
@@ -34,6 +33,10 @@ double evaluate(const ModelSpec& s, const Expression& e, const std::vector<doubl
   return eval(*e.tree, env, nullptr);
 }
 
+bool has_symbolic_dynamics(const ModelSpec& s) {
+  return dynamics_trees(static_cast<int>(s.coordinates.size()), s.lagrangian.tree).refused.empty();
+}
+
 SymbolicDynamics symbolic_dynamics(const ModelSpec& s) {
   SymbolicDynamics out;
   const int n = static_cast<int>(s.coordinates.size());
@@ -53,45 +56,5 @@ SymbolicDynamics symbolic_dynamics(const ModelSpec& s) {
 }
 
 }  // namespace model_file
-
-ModelInfo model_info_from_spec(const ModelSpec& s) {
-  ModelInfo mi;
-  mi.name = s.name;
-  mi.description = s.description;
-  mi.n = static_cast<int>(s.coordinates.size());
-  mi.m_position = s.m_position;
-  mi.m_velocity = s.m_velocity;
-  mi.m_acceleration = s.m_acceleration;
-  mi.m = static_cast<int>(s.constraints.size());
-  for (const auto& c : s.coordinates) {
-    mi.coordinates.push_back(c.name);
-    mi.coordinate_units.push_back(c.unit);
-  }
-  for (const auto& c : s.constraints) {
-    mi.constraints.push_back(c.name);
-    mi.constraint_kinds.push_back(c.kind == ConstraintKind::position   ? "position"
-                                  : c.kind == ConstraintKind::velocity ? "velocity"
-                                                                       : "acceleration");
-  }
-  for (const auto& p : s.parameters)
-    mi.params.push_back({p.name, p.default_value, p.unit, p.description, p.range});
-  mi.has_energy = !s.energy.text.empty();
-  mi.has_nonideal = !s.nonideal_force.empty();
-  mi.has_conflated = !s.conflated_lagrangian.text.empty();
-  // symbolic M and F in the generated header (hand_dynamics_fn)
-  mi.has_hand_dynamics = model_file::dynamics_trees(mi.n, s.lagrangian.tree).refused.empty();
-  // which formulations the model supports: host/config/tables.hpp (as for
-  // the built-in models, host/config/model_info_of.hpp); a model file has
-  // no embedded constraints
-  tables::ModelTraits traits;
-  traits.m = mi.m;
-  traits.m_acceleration = mi.m_acceleration;
-  traits.redundant = s.constraint_rank > 0 && s.constraint_rank < mi.m;
-  traits.has_conflated = mi.has_conflated;
-  mi.formulations = tables::supported_formulations(traits);
-  // a model file states no relation between its parameters beyond the ranges
-  mi.check_params = [](const std::vector<double>&) { return std::string(); };
-  return mi;
-}
 
 }  // namespace nholo

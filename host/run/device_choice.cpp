@@ -46,7 +46,9 @@ int run_host_threads(const RunConfig& cfg) {
   return cfg.threads > 0 ? cfg.threads : std::max(1, omp_get_max_threads());
 }
 
-std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note) {
+std::unique_ptr<Device> open_run_device(const RunConfig& cfg,
+                                        const GpuCompilerCheck& gpu_compiler_check,
+                                        std::string* note) {
   check_backend(cfg);
   if (note) note->clear();
   if (cfg.device == BackendDevice::cpp) return std::make_unique<CpuDevice>(Backend::cpp, 1);
@@ -60,7 +62,7 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note)
   if (cfg.model_spec && cfg.device != BackendDevice::cuda && cuda_backend::device_count() > 0) {
     // auto: a model file takes the GPU when NVRTC can compile its kernels
     try {
-      check_gpu_module_compiler();
+      gpu_compiler_check();
     } catch (const std::exception& e) {
       if (note) *note = std::string("auto: a GPU is here, but ") + e.what();
       return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
@@ -70,6 +72,7 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg, std::string* note)
     return cuda_backend::open_device(cfg.gpu);
   if (note) *note = "auto: " + cuda_backend::describe_devices();
 #else
+  (void)gpu_compiler_check;
   if (note) *note = "auto: this nholo was built without CUDA";
 #endif
   return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);

@@ -36,10 +36,12 @@
 
 #include "host/cli/commands.hpp"
 #include "host/config/config.hpp"
+#include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
 #include "host/io/field_memory.hpp"
 #include "host/io/root_attributes.hpp"
 #include "host/model_language/model_file.hpp"
+#include "host/model_files/plugin.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/progress.hpp"
 
@@ -225,6 +227,8 @@ nb::dict config_info(const std::string& config, bool is_text, const std::string&
 
 NB_MODULE(_nholo, m) {
   m.doc() = "nholo's commands in this process (the Python API is the package nholo)";
+  // a configuration's plugin "path.so" is loaded by the toolchain
+  nholo::set_plugin_model_loader(nholo::plugin_model_info);
   static nb::object config_error =
       nb::steal(PyErr_NewException("nholo.ConfigError", PyExc_ValueError, nullptr));
   static nb::object model_error =

@@ -23,17 +23,18 @@ ALLOWED = {
     # reading result files, statistics, quantiles, stats / compare / diff
     "host/analysis": {"kernels", "host/config", "host/io", "host/analysis"},
     # the run config (TOML, --set, validation), its tables and the model
-    # catalogue: a model file's entry is resolved through an interface
-    # (config/model_catalog.hpp) implemented in model_files/, its events
-    # compiled through one (config/event_table.hpp) implemented in
-    # model_language/
-    "host/config": {"kernels", "models", "host/config"},
+    # catalogue: a model file's [model] table read and its [[events]] compiled
+    # by the model language below it; a plugin loaded by the loader the
+    # program registers (set_plugin_model_loader)
+    "host/config": {"kernels", "models", "host/model_language", "host/config"},
     # the device interface, the CPU and CUDA ensembles
     "host/backends": {"kernels", "models", "host/config", "host/io", "host/backends"},
     # the model language: model files read and checked, the expression
-    # language, event programs, the generated C++ header; host code that
-    # knows nothing of plugins, devices or runs
-    "host/model_language": {"kernels", "host/config", "host/model_language"},
+    # language, [[events]] read and compiled (with the key error, the value
+    # readers and the name tables they share with config/), the generated C++
+    # header; below config/, knows nothing of configurations, plugins,
+    # devices or runs
+    "host/model_language": {"kernels", "host/model_language"},
     # the toolchain: plugins, their cache, GPU modules; a plugin's runtime
     # implements run/'s ModelRuntime, so model_files/ reaches run/ (run/ never
     # reaches model_files/)
@@ -41,6 +42,7 @@ ALLOWED = {
                          "host/backends", "host/io", "host/run", "host/model_files"},
     # the pipeline and its stages, interrupts, the MPI work plan, the device
     # and model-runner choice: never cli/, model_language/ nor model_files/
+    # (the GPU-compiler check is an argument of open_run_device)
     "host/run": {"kernels", "models", "host/config", "host/backends", "host/io",
                  "host/analysis", "host/run"},
     # the commands: reach the rest through run/, analysis/, config/, io/ (and

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "host/config/number_text.hpp"
+#include "host/model_language/number_text.hpp"
 #include "host/model_language/model_file.hpp"
 
 namespace nholo::model_file {

@@ -1,4 +1,4 @@
-// nholo/host/config/number_text.hpp — a number in a message: the shortest
+// nholo/host/model_language/number_text.hpp — a number in a message: the shortest
 // text that reads back as the same double (a value refused for being outside
 // a range must not print as one inside it: 1.5000001, not 1.5).
 #pragma once

@@ -1,4 +1,4 @@
-// nholo/host/config/toml_type_name.hpp — a TOML value's type as the messages of
+// nholo/host/model_language/toml_type_name.hpp — a TOML value's type as the messages of
 // the run config and of model files name it ("expected a number, got a string").
 #pragma once
 
