@@ -92,8 +92,9 @@ void add_config_options(CLI::App* sub, Args& a) {
   sub->add_option("config", a.config_path, "TOML configuration (examples/*.toml)")->required();
   sub->add_option("--set", a.overrides, "override a key: --set integrator.rtol=1e-12 (repeatable)");
   sub->add_option("--backend", a.backend,
-                  "auto | omp | cpp | cuda (overrides backend.device; auto: the GPU when one is "
-                  "visible, else OpenMP)");
+                  nholo::join(nholo::tables::names_of(nholo::tables::kDevices), " | ") +
+                      " (overrides backend.device; auto: the GPU when one is visible, else "
+                      "OpenMP)");
   sub->add_option("--device", a.gpu, "CUDA device index (overrides backend.gpu)")
       ->check(whole_number(0, "a device index 0, 1, ... (nholo devices lists them)"));
   sub->add_option("--threads", a.threads,
