@@ -16,31 +16,13 @@
 
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
+#include "tests/random_values.hpp"
 
 namespace nholo_test {
 
 using namespace nholo;
 using namespace nholo::models;
 
-using Rng = std::mt19937_64;
-
-inline double uni(Rng& r, double lo, double hi) {
-  return std::uniform_real_distribution<double>(lo, hi)(r);
-}
-inline double signed_uni(Rng& r, double lo, double hi) {
-  const double v = uni(r, lo, hi);
-  return uni(r, 0.0, 1.0) < 0.5 ? -v : v;
-}
-
-template <int N>
-using V = Vec<double, N>;
-
-template <int N>
-double max_abs(const V<N>& v) {
-  double s = 0.0;
-  for (int i = 0; i < N; ++i) s = std::max(s, std::abs(v[i]));
-  return s;
-}
 template <int N>
 double max_diff(const V<N>& a, const V<N>& b) {
   double s = 0.0;

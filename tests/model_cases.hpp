@@ -18,13 +18,13 @@
 #include "kernels/dynamics.hpp"
 #include "kernels/fundamental.hpp"
 #include "models/registry.hpp"
+#include "tests/random_values.hpp"
 
 namespace nholo_test {
 
 using namespace nholo;
 using namespace nholo::models;
 
-using Rng = std::mt19937_64;
 inline constexpr int kStates = 200;  // random consistent states per check
 
 // FNV-1a of a model name: a per-model seed, the same on every platform
@@ -34,17 +34,6 @@ inline std::uint64_t seed_of(const char* name) {
   return h;
 }
 
-inline double uni(Rng& rng, double lo, double hi) {
-  return std::uniform_real_distribution<double>(lo, hi)(rng);
-}
-// uniform in [lo, hi] with a random sign
-inline double signed_uni(Rng& rng, double lo, double hi) {
-  const double v = uni(rng, lo, hi);
-  return uni(rng, 0.0, 1.0) < 0.5 ? -v : v;
-}
-
-template <int N>
-using V = Vec<double, N>;
 template <int R, int C>
 using Mx = Mat<double, R, C>;
 
@@ -57,12 +46,6 @@ V<N> unit(int i) {
 
 // ---------------------------------------------------------------- comparisons
 
-template <int N>
-double max_abs(const V<N>& v) {
-  double s = 0.0;
-  for (int i = 0; i < N; ++i) s = std::max(s, std::abs(v[i]));
-  return s;
-}
 template <int R, int C>
 double max_abs(const Mx<R, C>& a) {
   double s = 0.0;
