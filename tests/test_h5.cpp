@@ -338,6 +338,41 @@ TEST_F(H5Test, OtherErrorsThrowNamingTheObject) {
   EXPECT_TRUE(contains(error_of([&] { rr.create_group("new"); }), "/new"));
 }
 
+// A file that declares more than it stores (damaged or crafted) is refused
+// before anything is allocated: whole reads, blocks, strings and attributes
+// are bounded by the read budget, and the message names the dataset, its
+// declared shape and what the file stores.
+TEST_F(H5Test, ReadsBeyondTheReadBudgetAreRefusedBeforeAllocating) {
+  File f = File::create(path("budget.h5"));
+  Group g = f.root();
+  // 10^9 x 3 doubles declared (24 GB), chunked, nothing written
+  Dataset big = g.create_dataset<double>("big", {1000000000, 3}, {1024, 3});
+  Dataset small = g.create_dataset<double>("small", {100, 3}, {10, 3});
+  small.write(ramp<double>(300, 0.5));
+  g.set_attr("values", std::vector<double>(200, 1.0));
+  set_read_budget(1000 * sizeof(double));
+  EXPECT_EQ(read_budget(), 1000 * sizeof(double));
+  std::string m = error_of([&] { big.read<double>(); });
+  EXPECT_TRUE(contains(m, "/big")) << m;
+  EXPECT_TRUE(contains(m, "(1000000000, 3)")) << m;
+  EXPECT_TRUE(contains(m, "read budget")) << m;
+  EXPECT_TRUE(contains(m, "stores 0 bytes")) << m;
+  // a block within the budget reads (fill: NaN); one beyond it does not
+  EXPECT_EQ(big.read_block<double>({5, 0}, {300, 3}).size(), 900u);
+  EXPECT_TRUE(contains(error_of([&] { big.read_block<double>({0, 0}, {400, 3}); }), "(400, 3)"));
+  EXPECT_EQ(small.read<double>(), ramp<double>(300, 0.5));  // within the budget
+  EXPECT_EQ(g.attr_doubles("values").size(), 200u);
+  set_read_budget(100 * sizeof(double));
+  EXPECT_TRUE(contains(error_of([&] { small.read<double>(); }), "/small"));
+  EXPECT_TRUE(contains(error_of([&] { g.attr_doubles("values"); }), "@values"));
+  // a shape whose byte count overflows 64 bits is refused too, not wrapped
+  Dataset huge = g.create_dataset<double>("huge", {hsize_t(1) << 31, hsize_t(1) << 31}, {1, 1});
+  EXPECT_TRUE(contains(error_of([&] { huge.read<double>(); }), "read budget"));
+  set_read_budget(0);  // the default again
+  EXPECT_GE(read_budget(), std::uint64_t(1) << 20);
+  EXPECT_LE(read_budget(), std::uint64_t(4) << 30);
+}
+
 // ---------------------------------------------------------------- 4. fill
 
 TEST_F(H5Test, UnwrittenRegionsReadAsFill) {

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "host/analysis/quantile.hpp"
@@ -150,6 +152,21 @@ SaveMoments fold_last_save(const h5::Group& sg, size_t nt, size_t nc, int64_t bl
   return m;
 }
 
+// One merged per-save moment (mean, variance, min, max) of shape (saves,
+// coordinates), its shape checked before anything is read: a file that
+// declares another size (a damaged or crafted one) is refused, not read.
+std::vector<double> read_save_moment(const h5::Group& sg, const char* name, size_t nt, size_t nc,
+                                     const std::string& path) {
+  h5::Dataset d = sg.open_dataset(name);
+  const std::vector<hsize_t> dims = d.dims();
+  if (dims != std::vector<hsize_t>{nt, nc})
+    throw std::runtime_error("'" + path + "' is not an nholo result file (" + sg.path() + "/" +
+                             name + " has the shape " + h5::shape_text(dims) + ", not (" +
+                             std::to_string(nt) + ", " + std::to_string(nc) +
+                             "): the saves of the statistics time axis by the coordinates)");
+  return d.read<double>();
+}
+
 // The statistics time axis, then the last save's moments of every
 // coordinate over the ensemble.
 void write_last_save(std::ostream& os, const h5::Group& sg, bool merged,
@@ -166,10 +183,10 @@ void write_last_save(std::ostream& os, const h5::Group& sg, bool merged,
     throw std::runtime_error("'" + path + "' is not an nholo result file (no saves)");
   SaveMoments m;
   if (merged) {
-    m.mean = sg.open_dataset("mean").read<double>();
-    m.var = sg.open_dataset("variance").read<double>();
-    m.min = sg.open_dataset("min").read<double>();
-    m.max = sg.open_dataset("max").read<double>();
+    m.mean = read_save_moment(sg, "mean", nt, nc, path);
+    m.var = read_save_moment(sg, "variance", nt, nc, path);
+    m.min = read_save_moment(sg, "min", nt, nc, path);
+    m.max = read_save_moment(sg, "max", nt, nc, path);
   } else {
     m = fold_last_save(sg, nt, nc, block, path);
     os << "  (merged here from the windows written so far)\n";
@@ -294,19 +311,27 @@ void write_events(std::ostream& os, const h5::Group& fg, int64_t size, int64_t b
     const h5::Dataset cd = eg.open_dataset("count");
     check_per_trajectory(cd, size, path);
     Moments mc;
+    // the total saturates at the largest int64 ("at least ..."): a sum
+    // that cannot wrap around to a negative count
     int64_t total = 0, crossed = 0;
+    bool saturated = false;
     std::vector<int64_t> c;
     for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
       read_traj_block(cd, size, block, i, c);
       for (int64_t v : c) {
+        if (v < 0)
+          throw std::runtime_error("'" + path + "' is not an nholo result file (" + eg.path() +
+                                   "/count holds a negative count, " + std::to_string(v) + ")");
         mc.add(static_cast<double>(v));
-        total += v;
+        saturated = saturated || v > std::numeric_limits<int64_t>::max() - total;
+        total = saturated ? std::numeric_limits<int64_t>::max() : total + v;
         crossed += v > 0;
       }
     }
     const std::string action = eg.attr_string("action");
     os << "  event " << name << " (" << eg.attr_string("expr") << ", "
-       << eg.attr_string("direction") << ", " << action << "): " << total << " crossings, mean "
+       << eg.attr_string("direction") << ", " << action << "): " << (saturated ? "at least " : "")
+       << total << " crossings, mean "
        << mc.mean << " (max " << mc.max << ") per trajectory; " << crossed << " of " << size
        << " trajectories crossed\n";
     const h5::Dataset td = eg.open_dataset("time");

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
+#include <new>
 #include <string>
 
 #include "host/cli/chunk_queue.hpp"
@@ -605,6 +606,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nholo: interrupted %s; nothing was written\n", e.what());
     const int sig = nholo::interrupt_signal();
     return 128 + (sig > 0 ? sig : SIGINT);
+  } catch (const std::bad_alloc&) {
+    // what a read budget (host/io/h5.hpp) or a memory estimate did not foresee
+    std::fprintf(stderr,
+                 "nholo: error: out of memory: an allocation was refused (the machine's memory or "
+                 "a limit on this process, e.g. ulimit -v or a container's)\n");
+    return 2;
   } catch (const std::exception& e) {
     const bool reading = *sub.stats || *sub.compare || *sub.diff || *sub.merge || args.resume;
     std::fprintf(stderr, "nholo: error: %s\n", readable_h5_error(e.what(), reading).c_str());

@@ -5,8 +5,13 @@
 
 #include <hdf5_hl.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -278,11 +283,18 @@ Handle open_attr(hid_t obj, const std::string& name) {
       H5Aclose);
 }
 
-std::size_t attr_points(hid_t attr, hid_t obj, const std::string& name) {
+// The number of values of an attribute, refused when they would take more
+// than the read budget (read_budget()) at bytes_each bytes each.
+std::size_t attr_points(hid_t attr, hid_t obj, const std::string& name, std::size_t bytes_each) {
   Handle space(check_id(H5Aget_space(attr), "cannot read the shape of attribute", obj, "@" + name),
                H5Sclose);
   hssize_t n = H5Sget_simple_extent_npoints(space.get());
   if (n < 0) fail_at("cannot read the shape of attribute", obj, "@" + name);
+  if (static_cast<std::uint64_t>(n) > read_budget() / bytes_each)
+    throw_error("cannot read the " + std::to_string(n) +
+                    " values of an attribute, more than the read budget of " +
+                    std::to_string(read_budget() >> 20) + " MiB (NHOLO_READ_BUDGET_MB):",
+                where(obj, "@" + name), "");
   return static_cast<std::size_t>(n);
 }
 
@@ -290,7 +302,7 @@ std::size_t attr_points(hid_t attr, hid_t obj, const std::string& name) {
 // one == nullptr, all values as doubles.
 std::vector<double> read_numeric_attr(hid_t obj, const std::string& name, hid_t mtype, void* one) {
   Handle a = open_attr(obj, name);
-  std::size_t n = attr_points(a.get(), obj, name);
+  std::size_t n = attr_points(a.get(), obj, name, sizeof(double));
   if (one != nullptr) {
     if (n != 1)
       throw_error(
@@ -304,6 +316,37 @@ std::vector<double> read_numeric_attr(hid_t obj, const std::string& name, hid_t 
 }
 
 }  // namespace
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + ")";
+}
+
+namespace {
+
+std::atomic<std::uint64_t> g_read_budget{0};  // 0: the default
+
+std::uint64_t default_read_budget() {
+  constexpr std::uint64_t cap = std::uint64_t(4) << 30;
+  if (const char* env = std::getenv("NHOLO_READ_BUDGET_MB")) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0' && mb > 0 && mb < (std::uint64_t(1) << 44)) return mb << 20;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return cap;
+  return std::min(cap, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2);
+}
+
+}  // namespace
+
+void set_read_budget(std::uint64_t bytes) { g_read_budget = bytes; }
+
+std::uint64_t read_budget() {
+  const std::uint64_t b = g_read_budget;
+  return b != 0 ? b : default_read_budget();
+}
 
 // ---------------------------------------------------------------- Object
 
@@ -372,7 +415,7 @@ std::string Object::attr_string(const std::string& name) const {
 
 std::vector<std::string> Object::attr_strings(const std::string& name) const {
   Handle a = open_attr(id(), name);
-  std::size_t n = attr_points(a.get(), id(), name);
+  std::size_t n = attr_points(a.get(), id(), name, sizeof(std::string) + sizeof(char*));
   Handle ftype(
       check_id(H5Aget_type(a.get()), "cannot read the type of attribute", id(), "@" + name),
       H5Tclose);
@@ -674,6 +717,25 @@ void Dataset::check_count(std::size_t got, hsize_t want, const char* what) const
                 where(id(), ""), "");
 }
 
+void Dataset::check_read_budget(const std::vector<hsize_t>& shape, std::size_t bytes_each) const {
+  const std::uint64_t budget = read_budget();
+  // the product saturates instead of wrapping around
+  std::uint64_t bytes = bytes_each;
+  for (hsize_t d : shape)
+    bytes = d != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / d
+                ? std::numeric_limits<std::uint64_t>::max()
+                : bytes * d;
+  if (bytes <= budget) return;
+  quiet();
+  const auto mb = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
+  throw_error("cannot read " + shape_text(shape) + " values (" + mb(bytes) +
+                  ", more than the read budget of " + mb(budget) +
+                  ", NHOLO_READ_BUDGET_MB) of a dataset of shape " + shape_text(dims()) +
+                  " that stores " + std::to_string(H5Dget_storage_size(id())) +
+                  " bytes in the file (damaged or not written by nholo?):",
+              where(id(), ""), "");
+}
+
 void Dataset::write_raw(Scalar type, const void* data) {
   quiet();
   if (size() == 0) return;
@@ -689,12 +751,6 @@ void Dataset::read_raw(Scalar type, void* out) const {
 }
 
 namespace internal {
-
-std::string shape_text(const std::vector<hsize_t>& v) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + ")";
-}
 
 // The file dataspace of d with the block [offset, offset + count) selected;
 // throws on a rank mismatch or a block outside the dataset.
@@ -742,6 +798,7 @@ std::vector<std::string> Dataset::read_strings() const {
   quiet();
   std::vector<hsize_t> d = dims();
   if (d.size() > 1) throw_error("not a 1-D string dataset:", where(id(), ""), "");
+  check_read_budget(d, sizeof(std::string) + sizeof(char*));
   Handle ftype(check_id(H5Dget_type(id()), "cannot read the type of", id(), ""), H5Tclose);
   hid_t did = id();
   return read_string_values(

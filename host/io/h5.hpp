@@ -152,6 +152,23 @@ constexpr Scalar scalar_of() {
 
 }  // namespace detail
 
+// The most bytes HDF5 stores in one chunk (its limit: less than 4 GiB).
+constexpr std::uint64_t kMaxChunkBytes = 0xFFFFFFFFu;
+
+// "(a, b, c)": a shape for messages.
+std::string shape_text(const std::vector<hsize_t>& dims);
+
+// The most bytes one read of this layer allocates for what it returns (a
+// whole dataset, a block, a string dataset, an attribute's values): the
+// environment's NHOLO_READ_BUDGET_MB if set, else half of the machine's
+// memory, at most 4 GiB; set_read_budget replaces it (0: the default again).
+// nholo's readers (stats, compare, diff, merge, --resume) read large datasets
+// in blocks, so only a file that declares more than it should (damaged or
+// crafted) meets the limit: the read then throws, naming the dataset, its
+// declared shape and the bytes the file stores of it, before allocating.
+void set_read_budget(std::uint64_t bytes);
+std::uint64_t read_budget();
+
 class Dataset;
 
 // One block of a virtual dataset: the whole dataset `dataset` of `file`
@@ -317,6 +334,7 @@ class Dataset : public Object {
   }
   template <class T>
   std::vector<T> read() const {
+    check_read_budget(dims(), sizeof(T));
     std::vector<T> out(static_cast<std::size_t>(size()));
     read_raw(detail::scalar_of<T>(), out.data());
     return out;
@@ -329,6 +347,7 @@ class Dataset : public Object {
   template <class T>
   std::vector<T> read_block(const std::vector<hsize_t>& offset,
                             const std::vector<hsize_t>& count) const {
+    check_read_budget(count, sizeof(T));
     std::vector<T> out(static_cast<std::size_t>(product(count)));
     read_block_raw(detail::scalar_of<T>(), offset, count, out.data());
     return out;
@@ -373,6 +392,8 @@ class Dataset : public Object {
   friend class Group;
   explicit Dataset(detail::Handle h) noexcept : Object(std::move(h)) {}
   void check_count(std::size_t got, hsize_t want, const char* what) const;
+  // throws unless `shape` values of bytes_each bytes fit in read_budget()
+  void check_read_budget(const std::vector<hsize_t>& shape, std::size_t bytes_each) const;
   void write_raw(detail::Scalar type, const void* data);
   void write_block_raw(detail::Scalar type, const std::vector<hsize_t>& offset,
                        const std::vector<hsize_t>& count, const void* data);

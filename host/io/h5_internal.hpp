@@ -30,7 +30,6 @@ Handle simple_space(const std::vector<hsize_t>& dims, hid_t loc, const std::stri
 // The file dataspace of dataset d with [offset, offset + count) selected;
 // throws on a rank mismatch or a block outside the dataset.
 Handle select_block(hid_t d, const std::vector<hsize_t>& offset, const std::vector<hsize_t>& count);
-// "(a, b, c)"
-std::string shape_text(const std::vector<hsize_t>& v);
+using h5::shape_text;
 
 }  // namespace nholo::h5::internal

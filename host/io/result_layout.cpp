@@ -255,6 +255,12 @@ hsize_t OutputLayout::row_chunk(Scalar type, const std::vector<hsize_t>& dims) c
   while (2 * rows * row_bytes <= kRowChunkBytes && 2 * rows <= H(kSliceAlign) &&
          (one_slice ? 2 * rows <= H(size_) : H(plan_.slice) % (2 * rows) == 0))
     rows *= 2;
+  // rows of many values (an event's records with a large max_records):
+  // fewer rows than chunk_t_, down to one, so that a chunk stays far below
+  // HDF5's limit of 4 GiB (plan_slices refused a single row above it) and
+  // its compression buffers stay small
+  constexpr uint64_t kLargeChunkBytes = uint64_t(64) << 20;
+  while (rows > 1 && rows * row_bytes > kLargeChunkBytes) rows /= 2;
   return rows;
 }
 

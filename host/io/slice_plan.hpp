@@ -92,6 +92,17 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   // (in the ensemble, the slice's results and the writer's)
   double events = 0;
   for (const auto& e : cfg.events) events += 24.0 + e.max_records * (1.0 + 2 * n) * 8;
+  // a chunk of the result file holds whole trajectories and HDF5 stores at
+  // most kMaxChunkBytes in one: one trajectory's records of q must fit
+  const uint64_t most_records = h5::kMaxChunkBytes / (8 * static_cast<uint64_t>(std::max(n, 1)));
+  for (size_t k = 0; k < cfg.events.size(); ++k)
+    if (static_cast<uint64_t>(cfg.events[k].max_records) > most_records)
+      throw ConfigError("events[" + std::to_string(k) + "].max_records",
+                        "is " + std::to_string(cfg.events[k].max_records) + ": the records of q (" +
+                            std::to_string(n) +
+                            " coordinates) of one trajectory would exceed HDF5's 4 GiB limit on "
+                            "a chunk; the largest value that fits is " +
+                            std::to_string(most_records));
   constexpr double kHostEventCopies = 3;
   const double host =
       (2.0 * n + m + N + 2) * 8 + (varied + n_params) * 8 +
