@@ -133,6 +133,31 @@ expr = "x - 0.5*t"
   EXPECT_EQ(inl.events[0].direction, "down");
 }
 
+// --set reaches an event's keys by the entry's index; an index the config
+// does not have, or a key that is no table, is refused with what exists
+TEST(EventConfig, SetReachesAnEventsKeysByIndex) {
+  const std::string two = coin_text(one_event("name = \"a\"\nexpr = \"x\"") +
+                                    one_event("name = \"b\"\nexpr = \"y\""));
+  const RunConfig cfg =
+      parse_config(two, {"events[1].expr=\"x - 3\"", "events[0].max_records=5", "events[1].direction=up"});
+  ASSERT_EQ(cfg.events.size(), 2u);
+  EXPECT_EQ(cfg.events[0].expr, "x");
+  EXPECT_EQ(cfg.events[0].max_records, 5);
+  EXPECT_EQ(cfg.events[1].expr, "x - 3");
+  EXPECT_EQ(cfg.events[1].direction, "up");
+  expect_config_error([&] { parse_config(two, {"events[2].expr=x"}); }, "--set events[2].expr",
+                      {"'events' has 2 entries", "no entry 2"});
+  expect_config_error([&] { parse_config(coin_text(""), {"events[0].expr=x"}); },
+                      "--set events[0].expr", {"'events' is not an array of tables"});
+  expect_config_error([&] { parse_config(two, {"events[x].expr=x"}); }, "--set events[x].expr",
+                      {"accepted a name or name[k]"});
+  expect_config_error([&] { parse_config(two, {"events[0]=x"}); }, "--set events[0]",
+                      {"key by key"});
+  // the override reaches the check of the value like any other key
+  expect_config_error([&] { parse_config(two, {"events[0].direction=sideways"}); },
+                      "events[0].direction", {"sideways"});
+}
+
 TEST(EventConfig, EventsArePartOfTheEffectiveTextAndTheHash) {
   const RunConfig a = parse_config(coin_text(one_event("name = \"e\"\nexpr = \"sin(theta)\"")), {});
   const RunConfig b = parse_config(coin_text(one_event("name = \"e\"\nexpr = \"cos(theta)\"")), {});

@@ -176,6 +176,36 @@ bool is_bare_word(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// The table of `part` = "name[k]" (bracket at `open`) inside t: entry k of
+// the array of tables `name`, which must exist and have it.
+toml::table* array_entry(toml::table& t, const std::string& part, std::size_t open,
+                         const std::string& key) {
+  const std::string name = part.substr(0, open), index = part.substr(open + 1);
+  const bool digits = index.size() >= 2 && index.back() == ']' && index.size() <= 8 &&
+                      index.find_first_not_of("0123456789") == index.size() - 1;
+  if (name.empty() || !digits)
+    throw ConfigError("--set " + key, "'" + part +
+                                          "' is not a key: accepted a name or name[k], an entry "
+                                          "of an array of tables, k from 0");
+  const std::size_t k = std::stoul(index.substr(0, index.size() - 1));
+  toml::array* a = t.get(name) ? t.get(name)->as_array() : nullptr;
+  if (!a)
+    throw ConfigError("--set " + key, "'" + name + "' is not an array of tables here" +
+                                          (t.get(name) ? "" : " (the configuration has none)"));
+  if (k >= a->size())
+    throw ConfigError("--set " + key, "'" + name + "' has " + std::to_string(a->size()) +
+                                          " entries, counted from 0: no entry " +
+                                          std::to_string(k));
+  toml::table* e = a->get(k)->as_table();
+  if (!e) throw ConfigError("--set " + key, "entry " + std::to_string(k) + " of '" + name +
+                                                "' is not a table");
+  return e;
+}
+
+}  // namespace
+
 // Insert `value` (TOML text, or a bare string) at the dotted key.
 void apply_override(toml::table& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
@@ -223,6 +253,12 @@ void apply_override(toml::table& root, const std::string& assignment) {
   }
   toml::table* t = &root;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    // name[k]: entry k of an array of tables ([[events]]: events[0].expr)
+    const auto open = parts[i].find('[');
+    if (open != std::string::npos) {
+      t = array_entry(*t, parts[i], open, key);
+      continue;
+    }
     toml::node* n = t->get(parts[i]);
     if (!n) {
       t->insert(parts[i], toml::table{});
@@ -231,6 +267,10 @@ void apply_override(toml::table& root, const std::string& assignment) {
     if (!n->is_table()) throw ConfigError("--set " + key, "'" + parts[i] + "' is not a table");
     t = n->as_table();
   }
+  if (parts.back().find('[') != std::string::npos)
+    throw ConfigError("--set " + key,
+                      "an entry of an array of tables is set key by key: --set 'events[0].expr=...'"
+                      " (or the whole array: --set 'events=[{ name = ..., expr = ... }]')");
   parsed.get("v")->visit([&](auto&& val) { t->insert_or_assign(parts.back(), val); });
   // the save times are either of two keys: the one set here replaces the
   // other (an example's save_every made every --set time.saveat an error)
