@@ -5,6 +5,7 @@
 // missing or duplicated shard is named with its trajectory and block ranges.
 #include <gtest/gtest.h>
 
+#include <hdf5.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -193,4 +194,59 @@ TEST(Shards, AMergedFileReadsOnlyItsOwnShards) {
   ASSERT_EQ(run_nholo("merge --copy c.h5 out.shard-0-2048.h5 out.shard-2048-7300.h5", dir).code, 0);
   fs::copy_file(dir / "c.h5", dir / "away" / "c.h5");
   EXPECT_EQ(run_nholo("stats '" + (dir / "away" / "c.h5").string() + "'", dir).code, 0);
+}
+
+// A shard edited by hand (its events group deleted, a per-trajectory dataset
+// of another shape) is refused by the merge, which names the shard and the
+// dataset, instead of merging fill values in its place.
+TEST(Shards, MergeRefusesAShardWithoutADatasetOrWithAnotherShape) {
+  const fs::path dir = nholo_test::temp_dir("nholo_shards", "edited");
+  write_file(dir / "c.toml", nholo_test::shard_coins(0.5, 0.125, 2048).text() + R"toml(
+[[events]]
+name = "half_turn"
+expr = "sin(theta)"
+max_records = 3
+)toml");
+  for (const char* r : {"0:1024", "1024:2048"})
+    ASSERT_EQ(run_nholo(std::string("run -q c.toml --range ") + r, dir).code, 0) << r;
+  const std::string a = "out.shard-0-1024.h5", b = "out.shard-1024-2048.h5";
+  ASSERT_EQ(run_nholo("merge whole.h5 " + a + " " + b, dir).code, 0);
+  fs::copy_file(dir / b, dir / "b_copy.h5");
+  {
+    const hid_t f = H5Fopen((dir / b).c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    ASSERT_GE(H5Ldelete(f, "null_space/events/half_turn", H5P_DEFAULT), 0);
+    H5Fclose(f);
+  }
+  for (const char* how : {"", "--copy "}) {
+    const Result m = run_nholo(std::string("merge ") + how + "m.h5 " + a + " " + b, dir);
+    EXPECT_EQ(m.code, 2) << how << m.output;
+    EXPECT_NE(m.output.find("'" + b + "' is not a shard of this merge: it has no dataset "
+                            "/null_space/events/half_turn/count"),
+              std::string::npos)
+        << m.output;
+    EXPECT_FALSE(fs::exists(dir / "m.h5"));
+  }
+  // the same dataset of another shape: named with both shapes
+  fs::remove(dir / b);
+  fs::rename(dir / "b_copy.h5", dir / b);
+  {
+    const hid_t f = H5Fopen((dir / b).c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    ASSERT_GE(H5Ldelete(f, "udwadia_kalaba/events/half_turn/time", H5P_DEFAULT), 0);
+    const hsize_t dims[2] = {1000, 3};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t d = H5Dcreate2(f, "udwadia_kalaba/events/half_turn/time", H5T_IEEE_F64LE, space,
+                               H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Fclose(f);
+  }
+  const Result m = run_nholo("merge m.h5 " + a + " " + b, dir);
+  EXPECT_EQ(m.code, 2) << m.output;
+  EXPECT_NE(m.output.find("its /udwadia_kalaba/events/half_turn/time has the shape (1000, 3), "
+                          "not (1024, 3)"),
+            std::string::npos)
+      << m.output;
 }

@@ -159,6 +159,34 @@ detail::LayoutShape shard_shape(const ModelInfo& mi, const RunConfig& cfg, const
   return shape;
 }
 
+// Every dataset the merged file takes from the shards is in each shard, of
+// the shape of the shard's range: a hand-edited shard (an events group
+// deleted, a dataset replaced) is refused here instead of reading as fill
+// through the merged file's virtual datasets.
+void check_shard_datasets(const std::vector<detail::Spec>& specs,
+                          const std::vector<ShardSource>& shards) {
+  for (const auto& sh : shards) {
+    const h5::File f = h5::File::open_ro(sh.path);
+    const h5::Group r = f.root();
+    for (const detail::Spec& sp : specs) {
+      if (sp.master_only) continue;
+      std::vector<hsize_t> want = sp.dims;
+      const hsize_t b = H(sh.begin), e = H(sh.end), block = H(kStatBlock);
+      want[sp.traj_axis] = sp.per_block ? (e - b + block - 1) / block : e - b;
+      const std::string what = "'" + sh.path + "' is not a shard of this merge: ";
+      if (!r.exists(sp.path))
+        throw std::runtime_error(what + "it has no dataset /" + sp.path +
+                                 ", which every shard of this configuration holds");
+      const std::vector<hsize_t> got = r.open_dataset(sp.path).dims();
+      if (got != want)
+        throw std::runtime_error(what + "its /" + sp.path + " has the shape " +
+                                 h5::shape_text(got) + ", not " + h5::shape_text(want) +
+                                 " (its trajectories [" + std::to_string(sh.begin) + ", " +
+                                 std::to_string(sh.end) + "))");
+    }
+  }
+}
+
 }  // namespace
 
 RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& shards,
@@ -204,6 +232,9 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
     {
       h5::Group root = ff.root();
       layout.write(root, !copy, &out, &sum);
+      // (the layout's datasets are known once it is written; the file is
+      // still the temporary one, removed below if a shard lacks one)
+      check_shard_datasets(layout.specs(), shards);
       // what check_merged_sources finds again on every read
       std::vector<std::string> names;
       std::vector<double> ranges, bytes;
