@@ -11,7 +11,7 @@ set -euo pipefail
 
 need_apt=()
 for pkg in build-essential clang cmake libeigen3-dev libhdf5-dev hdf5-tools libtomlplusplus-dev \
-           libcli11-dev libboost-dev libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin; do
+           libcli11-dev libboost-dev libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin gdb; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

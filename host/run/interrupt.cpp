@@ -13,7 +13,18 @@ std::atomic<bool>& interrupt_flag() {
 
 namespace {
 std::atomic<int> g_interrupt_signal{0};
+// The first signal asks for a clean stop (the flag); a second one, while
+// the first is being honoured, ends the process at once by the signal's
+// default action, as a kill would: for a phase that does not look at the
+// flag (a read that the HDF5 library never returns from on some damaged
+// files). What a run has written stays resumable, as after a crash
+// (docs/usage.md, "Interruptions").
 extern "C" void on_interrupt(int sig) {
+  if (interrupt_flag().load()) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
   g_interrupt_signal.store(sig);
   interrupt_flag().store(true);
 }

@@ -12,7 +12,8 @@ namespace nholo {
 std::atomic<bool>& interrupt_flag();
 
 // Installs the handler of SIGINT, SIGTERM and SIGHUP that sets
-// interrupt_flag(): the run stops at the next window boundary.
+// interrupt_flag(): the run stops at the next window boundary. A second
+// signal ends the process at once (the signal's default action).
 void install_interrupt_handler();
 // The signal that interrupted the run (0: none).
 int interrupt_signal();
