@@ -397,6 +397,27 @@ TEST(LyapunovRuns, ABuiltInModelsTangentGpuModuleCompiles) {
   fs::remove_all(dir);
 }
 
+// `model build FILE --lyapunov` builds both plugins of a model file: the
+// one with the tangent systems ([lyapunov] runs) and the plain one, so the
+// next run without [lyapunov] does not compile again (unoptimised here: it
+// is the building that is tested)
+TEST(LyapunovRuns, ModelBuildWithLyapunovBuildsBothPluginsOfAModelFile) {
+  const fs::path dir = temp_dir("build_both");
+  fs::copy_file(fs::path(NHOLO_SOURCE_DIR) / "examples" / "models" / "oscillating_sleigh.model.toml",
+                dir / "s.model.toml");
+  const std::string env =
+      "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
+  const auto both = run_nholo("model build s.model.toml --lyapunov", dir, env);
+  ASSERT_EQ(both.code, 0) << both.output;
+  EXPECT_NE(both.output.find("\nplugin: "), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("\nplugin (with the tangent systems): "), std::string::npos)
+      << both.output;
+  const auto plain = run_nholo("model build s.model.toml", dir, env);
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("cached (compiled earlier in"), std::string::npos) << plain.output;
+  fs::remove_all(dir);
+}
+
 // Exponents in shards merged (virtually and copied) and in a run resumed
 // after a device fault are the same bits as in one uninterrupted run (every
 // dataset compared by tests/python/fault_check.py): the tangent state lives
@@ -464,6 +485,9 @@ TEST(LyapunovRuns, BadInputIsRefusedNamingTheKey) {
       {"rolling_coin", "enabled = true\nrenormalize_every = 0.0", "lyapunov.renormalize_every",
        "must be a time > 0"},
       {"rolling_coin", "enabled = true\ncount = 2", "lyapunov.count", "renormalize_every"},
+      // the table without `enabled` (it computed nothing and said nothing)
+      {"rolling_coin", "renormalize_every = 0.5", "lyapunov.enabled",
+       "a [lyapunov] table computes the exponents with enabled = true"},
   };
   for (const Case& c : cases) {
     const std::string forms =

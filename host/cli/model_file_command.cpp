@@ -57,11 +57,20 @@ void build_gpu_modules(std::ostream& os, const ModelSource& source, const Plugin
     }
 }
 
-// The plugin (and GPU modules) of source, compiled or found in the cache.
-std::string build_model(const ModelSource& source, bool force, const GpuBuildOptions& gpu) {
+// The plugin (and GPU modules) of source, compiled or found in the cache;
+// with_plain: with --lyapunov, a model file's plugin without the tangent
+// systems too (a plain run of the model uses that one: built ahead as well)
+std::string build_model(const ModelSource& source, bool force, const GpuBuildOptions& gpu,
+                        bool with_plain) {
   // a bad or unsupported --gpu-arch is refused before anything is compiled
   for (const auto& arch : gpu.archs) check_gpu_arch(arch);
   std::ostringstream os;
+  if (gpu.tangent && with_plain) {
+    const Plugin& plain = model_plugin(source, log_compile, force, false);
+    os << "plugin: " << plain.path << "\n"
+       << (plain.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
+       << plain.compile_seconds << (plain.compiled ? " s" : " s)") << "\n";
+  }
   const Plugin& p = model_plugin(source, log_compile, force, gpu.tangent);
   os << "plugin" << (gpu.tangent ? " (with the tangent systems)" : "") << ": " << p.path << "\n"
      << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
@@ -82,7 +91,7 @@ std::string model_file_command(const std::string& path, bool build, bool force,
                                      "' is a built-in model, compiled into nholo (`nholo models " +
                                      path + "` describes it); `nholo model build " + path +
                                      " --lyapunov` compiles its tangent systems' plugin");
-    return build_model(builtin_model_source(path), force, gpu);
+    return build_model(builtin_model_source(path), force, gpu, false);
   }
   ModelSpec spec;
   try {
@@ -110,7 +119,7 @@ std::string model_file_command(const std::string& path, bool build, bool force,
     os << "model file ok: " << path << " (not compiled; `nholo model build` compiles its plugin)\n";
     return os.str();
   }
-  return os.str() + build_model(model_source(spec), force, gpu);
+  return os.str() + build_model(model_source(spec), force, gpu, true);
 }
 
 }  // namespace nholo

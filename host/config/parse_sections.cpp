@@ -237,6 +237,11 @@ void parse_compare(const toml::table& root, RunConfig& cfg) {
 void parse_lyapunov(const toml::table& root, RunConfig& cfg) {
   const toml::table* lt = subtable(root, "lyapunov");
   if (!lt) return;
+  // a table without `enabled` computed nothing and said nothing
+  if (!lt->get("enabled"))
+    throw ConfigError("lyapunov.enabled",
+                      "missing: a [lyapunov] table computes the exponents with enabled = true "
+                      "(enabled = false keeps the table and computes none)");
   if (const auto v = read_boolean(*lt, "lyapunov.enabled")) cfg.lyapunov = *v;
   if (const auto v = read_number(*lt, "lyapunov.renormalize_every"))
     cfg.lyapunov_renormalize_every = *v;
