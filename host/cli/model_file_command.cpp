@@ -99,6 +99,19 @@ std::string model_file_command(const std::string& path, bool build, bool force,
                                   std::to_string(sd.nodes) + " distinct expression nodes)"
                             : "by automatic differentiation (symbolic: " + sd.refused + ")")
      << "\n";
+  if (!spec.definitions.empty()) {
+    os << "  definitions (shared in the generated code):";
+    for (const auto& d : spec.definitions) os << " " << d.name;
+    os << "\n";
+  }
+  if (spec.energy.tree) {
+    const std::vector<std::string> why = model_file::energy_not_conserved(spec);
+    os << "  energy: "
+       << (spec.energy_derived ? "derived, the Jacobi integral sum_i qd_i dL/dqd_i - L"
+                               : "as written")
+       << (why.empty() ? "; expected to be conserved\n"
+                       : "; not expected to be conserved: " + join(why, "; ") + "\n");
+  }
   if (!spec.events.empty()) {
     os << "  events (every run of the model has them):";
     for (const auto& e : spec.events)
