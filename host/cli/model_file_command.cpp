@@ -12,8 +12,8 @@
 #include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
-#include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo {
 namespace {

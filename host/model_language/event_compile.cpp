@@ -180,8 +180,7 @@ class Lowering {
         // stops at 2^24, far above the limit, so that a deep graph of them
         // cannot overflow it)
         in.size = 1;
-        for (const auto& a : e->args)
-          in.size = std::min(in.size + info_.at(a.get()).size, 1 << 24);
+        for (const auto& a : e->args) in.size = std::min(in.size + info_.at(a.get()).size, 1 << 24);
         in.stack = stack_of(*e);
       }
       info_[e] = in;

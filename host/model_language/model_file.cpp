@@ -145,12 +145,12 @@
 
 #include "host/model_language/config_error.hpp"
 #include "host/model_language/event_compile.hpp"
-#include "host/model_language/param_range.hpp"
-#include "host/model_language/toml_type_name.hpp"
 #include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/derivative.hpp"
 #include "host/model_language/expr/eval.hpp"
 #include "host/model_language/expr/parser.hpp"
+#include "host/model_language/param_range.hpp"
+#include "host/model_language/toml_type_name.hpp"
 
 namespace nholo {
 
@@ -349,7 +349,7 @@ class Reader {
 
  private:
   std::string source_;
-  mutable long nodes_ = 0;  // of the expressions read so far
+  mutable long nodes_ = 0;                           // of the expressions read so far
   mutable std::unordered_set<const Expr*> counted_;  // their nodes
 };
 
@@ -416,11 +416,19 @@ ParamRange read_range(const Reader& rd, const toml::table& t, const std::string&
   return r;
 }
 
-const std::vector<std::string> kTopKeys = {
-    "name",       "description",          "coordinates",    "parameters",
-    "lagrangian", "constraints",          "forces",         "nonideal_forces",
-    "energy",     "conflated_lagrangian", "constraint_rank", "events",
-    "definitions"};
+const std::vector<std::string> kTopKeys = {"name",
+                                           "description",
+                                           "coordinates",
+                                           "parameters",
+                                           "definitions",
+                                           "lagrangian",
+                                           "constraints",
+                                           "forces",
+                                           "nonideal_forces",
+                                           "energy",
+                                           "conflated_lagrangian",
+                                           "constraint_rank",
+                                           "events"};
 const std::vector<std::string> kTopRequired = {"name", "description", "coordinates", "lagrangian"};
 const std::vector<std::string> kCoordKeys = {"name", "unit", "description"};
 const std::vector<std::string> kCoordRequired = {"name", "unit"};
@@ -626,8 +634,8 @@ void check_definition_name(const Reader& rd, const toml::source_region& r, const
 void read_definitions(const Reader& rd, const toml::table& tbl, ModelSpec& s, Names& names) {
   const toml::node* dn = tbl.get("definitions");
   if (dn == nullptr) return;
-  const toml::table& t = rd.table_of(
-      *dn, "definitions", "of named expressions, e.g. { v = \"x_dot*cos(theta)\" }");
+  const toml::table& t =
+      rd.table_of(*dn, "definitions", "of named expressions, e.g. { v = \"x_dot*cos(theta)\" }");
   std::vector<std::string> defined, texts;
   std::vector<const toml::node*> nodes;
   for (auto&& [k, v] : t) {
@@ -790,8 +798,8 @@ void read_optional_expressions(const Reader& rd, const toml::table& tbl, ModelSp
     if (n->is_string() && *n->value<std::string>() == "auto") {
       // the Jacobi integral, derived from the Lagrangian's tree
       std::string refused;
-      s.energy = {"auto", jacobi_integral(static_cast<int>(names.coords.size()),
-                                          s.lagrangian.tree, &refused)};
+      s.energy = {"auto", jacobi_integral(static_cast<int>(names.coords.size()), s.lagrangian.tree,
+                                          &refused)};
       if (!s.energy.tree)
         rd.fail(*n, "energy",
                 "\"auto\" cannot derive the energy from this Lagrangian: " + refused +

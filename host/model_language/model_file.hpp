@@ -94,7 +94,7 @@ struct ModelSpec {
   // per coordinate; an empty text means 0; empty vectors: none declared
   std::vector<model_file::Expression> nonpotential_force;
   std::vector<model_file::Expression> nonideal_force;
-  model_file::Expression energy;                // empty text: none
+  model_file::Expression energy;  // empty text: none
   // energy = "auto": `energy` is the Jacobi integral sum_i qd_i dL/dqd_i - L,
   // derived from the Lagrangian (its text "auto")
   bool energy_derived = false;

@@ -340,9 +340,8 @@ void params_struct(const ModelSpec& s, const Hoister& hoist, HeaderText& line) {
 // an S-valued function of (p, q, qd, t)
 void scalar_fn(const char* fname, const Expression& e, const TempNames* hoisted, HeaderText& line) {
   const Uses u = uses_of({&e});
-  const Temporaries tmp(e.tree ? std::vector<const Expr*>{e.tree.get()}
-                               : std::vector<const Expr*>{},
-                        *hoisted);
+  const Temporaries tmp(
+      e.tree ? std::vector<const Expr*>{e.tree.get()} : std::vector<const Expr*>{}, *hoisted);
   line("");
   line("  template <class S>");
   line(std::string("  NHOLO_HDI static S ") + fname + "(" + arg("const Params&", "p", u.p) + ", " +

@@ -82,7 +82,8 @@ std::vector<std::string> energy_not_conserved(const ModelSpec& s) {
   if (any_tree(s.nonideal_force)) why.push_back("the model has non-ideal forces");
   for (const auto& c : s.constraints) {
     if (c.kind == ConstraintKind::acceleration) {
-      why.push_back("constraint " + c.name + " is an acceleration constraint (its force may do work)");
+      why.push_back("constraint " + c.name +
+                    " is an acceleration constraint (its force may do work)");
     } else if (uses(*c.expr.tree, Op::time)) {
       why.push_back("constraint " + c.name + " depends on t (rheonomic)");
     } else if (c.kind == ConstraintKind::velocity && !homogeneous_in_rates(s, c.expr)) {

@@ -159,7 +159,8 @@ int acc_degree_of(const Expr& e, int* where, DegreeMemo& memo) {
     case Op::param: return 0;
     case Op::neg: return acc_degree(*e.args[0], where, memo);
     case Op::add:
-    case Op::sub: return std::max(acc_degree(*e.args[0], where, memo), acc_degree(*e.args[1], where, memo));
+    case Op::sub:
+      return std::max(acc_degree(*e.args[0], where, memo), acc_degree(*e.args[1], where, memo));
     case Op::mul: {
       const int a = acc_degree(*e.args[0], where, memo), b = acc_degree(*e.args[1], where, memo);
       if (a == 2 || b == 2) return 2;

@@ -438,10 +438,9 @@ class Parser {
   // definition d named at pos: its tree, where the scope allows what it uses
   ExprPtr definition(const std::string& name, const ExprPtr& tree, int pos) const {
     const std::string q = "'" + name + "' is a definition";
-    const unsigned state = (1u << static_cast<unsigned>(Op::coord)) |
-                           (1u << static_cast<unsigned>(Op::rate)) |
-                           (1u << static_cast<unsigned>(Op::accel)) |
-                           (1u << static_cast<unsigned>(Op::time));
+    const unsigned state =
+        (1u << static_cast<unsigned>(Op::coord)) | (1u << static_cast<unsigned>(Op::rate)) |
+        (1u << static_cast<unsigned>(Op::accel)) | (1u << static_cast<unsigned>(Op::time));
     auto has = [&](Op op) { return (tree->ops & (1u << static_cast<unsigned>(op))) != 0; };
     if (scope_.ctx == Context::default_value && (tree->ops & state) != 0)
       throw ExprError{pos, q + " of the state: " + kConstantRule};
@@ -494,7 +493,8 @@ std::vector<size_t> definition_order(const std::vector<std::string>& names,
   for (size_t i = 0; i < n; ++i)
     for (const std::string& w : identifiers_in(texts[i])) {
       const auto it = index.find(w);
-      if (it != index.end() && std::find(deps[i].begin(), deps[i].end(), it->second) == deps[i].end())
+      if (it != index.end() &&
+          std::find(deps[i].begin(), deps[i].end(), it->second) == deps[i].end())
         deps[i].push_back(it->second);
     }
   enum { unseen, open, done };
