@@ -238,6 +238,32 @@ d0 = "sin(x)"
   EXPECT_EQ(v, 0.7 * 0.7 / 2 * (1 + d * d));
 }
 
+TEST(ModelFileDefinitions, AChainOfParameterDefinitionsIsComputedOnceByMakeParams) {
+  // parameter-only definitions are hoisted into Params::k, each its own slot
+  std::string text = R"~(
+name = "param_chain"
+description = "parameter definitions nested 40 deep"
+coordinates = [ { name = "x", unit = "m" } ]
+parameters = [ { name = "lam", default = 0.3, unit = "rad" } ]
+lagrangian = "x_dot^2/2*(1 + e40^2) - e40*x"
+[definitions]
+e0 = "sin(lam)"
+)~";
+  for (int k = 1; k <= 40; ++k) {
+    const std::string p = "e" + std::to_string(k - 1);
+    text += "e" + std::to_string(k) + " = \"" + p + "*" + p + "/2 + cos(" + p + ")\"\n";
+  }
+  const ModelSpec s = parse(text);
+  const std::string h = nholo::generate_model_header(s);
+  EXPECT_LT(h.size(), 100000u);
+  const std::string mp = function_text(h, "make_params");
+  EXPECT_EQ(count_of(mp, "sin(p.v[0])"), 1) << mp;
+  const double v = nholo::model_file::evaluate(s, s.lagrangian, {0.5}, {0.7}, {}, 0.0);
+  double e = std::sin(0.3);
+  for (int k = 1; k <= 40; ++k) e = e * e / 2 + std::cos(e);
+  EXPECT_EQ(v, 0.7 * 0.7 / 2 * (1 + e * e) - e * 0.5);
+}
+
 // ---------------------------------------------------------------------------
 // Errors
 

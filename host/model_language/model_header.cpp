@@ -54,20 +54,17 @@ struct HeaderText {
 // (m g sin(alpha), m / 2) are computed once, by make_params, into Params::k:
 // every maximal one of the printed trees gets a slot (one per distinct
 // printed text), and the printer prints p.k[j] for it. The same operations
-// in the same order as before, so the values are the same bits.
+// in the same order as before, so the values are the same bits. Within such
+// a subtree, a costly node that it uses more than once (a definition of
+// parameters) gets a slot of its own first, which the slot that contains it
+// reads: printed once, not once per use.
 class Hoister {
  public:
   // the maximal hoistable subtrees of e
   void add(const Expr& e) {
     if (!seen_.insert(&e).second) return;
     if (!state_(e) && costly_(e) && param_(e)) {
-      const std::string text = print(e).text;
-      auto it = slot_.find(text);
-      if (it == slot_.end()) {
-        it = slot_.emplace(text, static_cast<int>(texts_.size())).first;
-        texts_.push_back(text);
-      }
-      names_[&e] = {"p.k[" + std::to_string(it->second) + "]", false};
+      slot(e);
       return;
     }
     for (const auto& a : e.args) add(*a);
@@ -97,6 +94,41 @@ class Hoister {
     return e.op == Op::call || e.op == Op::pow || e.op == Op::div;
   }
   static bool is_param(const Expr& e) { return e.op == Op::param; }
+
+  // e's slot (e hoistable); first, when e uses a node twice (a definition
+  // of parameters), a slot for each such costly node, inner ones first
+  void slot(const Expr& e) {
+    if (names_.count(&e)) return;
+    std::unordered_map<const Expr*, int> parents;
+    std::vector<const Expr*> post;  // post-order, e last
+    std::vector<std::pair<const Expr*, size_t>> stack = {{&e, 0}};
+    parents[&e] = 1;
+    bool shared = false;
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->args.size() && !names_.count(n)) {
+        const Expr* a = n->args[next++].get();
+        if (++parents[a] == 1)
+          stack.push_back({a, 0});
+        else
+          shared = true;
+      } else {
+        post.push_back(n);
+        stack.pop_back();
+      }
+    }
+    if (shared)
+      for (const Expr* n : post)
+        if (n != &e && parents[n] > 1 && costly_(*n) && !names_.count(n)) slot(*n);
+    const std::string text = print(e, &names_).text;
+    auto it = slot_.find(text);
+    if (it == slot_.end()) {
+      it = slot_.emplace(text, static_cast<int>(texts_.size())).first;
+      texts_.push_back(text);
+    }
+    names_[&e] = {"p.k[" + std::to_string(it->second) + "]", false};
+  }
+
   Memo state_{uses_state}, costly_{is_costly}, param_{is_param};
   std::set<const Expr*> seen_;
   std::map<std::string, int> slot_;
@@ -207,19 +239,21 @@ void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees
 // order of the header (Params::k)
 void hoist_parameter_subexpressions(Hoister& hoist, const ModelSpec& s, const DynamicsTrees& dyn,
                                     const DynamicsTrees& dyn_conflated) {
+  std::vector<const Expr*> roots;
   for (const Expression* e : {&s.lagrangian, &s.energy, &s.conflated_lagrangian})
-    if (e->tree) hoist.add(*e->tree);
+    if (e->tree) roots.push_back(e->tree.get());
   for (const auto& c : s.constraints)
-    if (c.expr.tree) hoist.add(*c.expr.tree);
+    if (c.expr.tree) roots.push_back(c.expr.tree.get());
   for (const auto* f : {&s.nonpotential_force, &s.nonideal_force})
     for (const auto& e : *f)
-      if (e.tree) hoist.add(*e.tree);
+      if (e.tree) roots.push_back(e.tree.get());
   for (const DynamicsTrees* d : {&dyn, &dyn_conflated}) {
     for (const auto& e : d->mass)
-      if (e) hoist.add(*e);
+      if (e) roots.push_back(e.get());
     for (const auto& e : d->force)
-      if (e) hoist.add(*e);
+      if (e) roots.push_back(e.get());
   }
+  for (const Expr* r : roots) hoist.add(*r);
 }
 
 // the header's start: includes, the struct and its constants up to n_params
