@@ -26,7 +26,10 @@
 // pow) to nholo::expr::ipow<k> (products, the base evaluated once). atan2
 // with one argument of the scalar type S and one double gets the double one
 // wrapped S(...); every returned value is S(...); unused arguments are
-// unnamed.
+// unnamed. In every function, a node that the function's trees use more
+// than once (a definition named twice, the symbolic derivatives' common
+// subexpressions) is computed once into a temporary c<k> (Temporaries): a
+// model without definitions has them in hand_dynamics only.
 #include <map>
 #include <set>
 #include <string>
