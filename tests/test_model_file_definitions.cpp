@@ -18,6 +18,7 @@
 #include "host/model_language/model_file.hpp"
 #include "tests/compiled_program.hpp"
 #include "tests/model_file_cases.hpp"
+#include "tests/nholo_cli.hpp"
 
 using nholo::ModelFileError;
 using nholo::ModelSpec;
@@ -484,6 +485,28 @@ TEST(ModelFileEnergyAuto, SaysWhyItIsNotConserved) {
             "constraint push is not homogeneous of degree 1 in the rates (its force does work)");
   // the knife edge (linear, homogeneous in the rates) does no work
   EXPECT_TRUE(energy_not_conserved(parse(Model().text())).empty());
+}
+
+// `nholo model check` lists the definitions and says whether the energy is
+// derived and expected to be conserved
+TEST(ModelFileEnergyAuto, ModelCheckSaysWhetherTheEnergyIsConserved) {
+  const auto dir = nholo_test::temp_dir("nholo_model_definitions", "check");
+  std::string text = kCoinDefinitions;
+  text.replace(text.find("energy = \"T + V\""), 16, "energy = \"auto\"");
+  nholo_test::write_file(dir / "coin.model.toml", text);
+  const nholo_test::Result r = nholo_test::run_nholo("model check coin.model.toml", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* line :
+       {"  definitions (shared in the generated code): c s T V unused vroll\n",
+        "  energy: derived, the Jacobi integral sum_i qd_i dL/dqd_i - L; not expected to be "
+        "conserved: the model has non-potential forces\n"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << r.output;
+  nholo_test::write_file(dir / "free.model.toml", std::string(kFree) + "energy = \"auto\"\n");
+  const nholo_test::Result f = nholo_test::run_nholo("model check free.model.toml", dir);
+  EXPECT_NE(f.output.find("  energy: derived, the Jacobi integral sum_i qd_i dL/dqd_i - L; "
+                          "expected to be conserved\n"),
+            std::string::npos)
+      << f.output;
 }
 
 TEST(ModelFileEnergyAuto, OmittedMeansNoEnergy) {
