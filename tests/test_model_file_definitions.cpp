@@ -323,6 +323,15 @@ TEST(ModelFileDefinitions, AccelerationsAndRatesOnlyWhereAllowed) {
   ok.add("[definitions]");
   ok.add(R"~(jerk = "x_ddot*cos(theta) + y_ddot*sin(theta)")~");
   EXPECT_NO_THROW(parse(ok.text()));
+  // not linear through a definition: the position is the constraint's start
+  Model square;
+  square.set(
+      Model::kConstraints,
+      R"~(constraints = [ { name = "a", kind = "acceleration", expr = "theta_dot + jerk" } ])~");
+  square.add("[definitions]");
+  square.add(R"~(jerk = "x_ddot*x_ddot")~");
+  expect_error(square, {expr_part("constraints[0].expr", "theta_dot + jerk", 1) +
+                        "an acceleration constraint must be linear in the accelerations"});
   Model rate;
   rate.set(Model::kConstraints,
            R"~(constraints = [ { name = "p", kind = "position", expr = "x - v" } ])~");

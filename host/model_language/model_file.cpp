@@ -693,6 +693,11 @@ void check_constraint_expr(const Reader& rd, const toml::node& en, const std::st
                        joined(suffixed(names.coords, "_ddot")) + ")");
     int where = 0;
     if (acc_degree(tree, &where) == 2) {
+      // a position inside a definition is not one of this text: its start
+      for (const std::string& w : identifiers_in(c.expr.text))
+        if (const auto d = names.definitions.find(w);
+            d != names.definitions.end() && uses(*d->second, Op::accel))
+          where = 1;
       const int n_coords = static_cast<int>(names.coords.size());
       const int lin = numerically_affine(tree, n_coords, defaults);
       if (lin == 0)
