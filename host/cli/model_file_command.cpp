@@ -100,8 +100,11 @@ std::string model_file_command(const std::string& path, bool build, bool force,
                             : "by automatic differentiation (symbolic: " + sd.refused + ")")
      << "\n";
   if (!spec.definitions.empty()) {
+    // the first 12 (a model from sympy's cse may have thousands)
+    const size_t shown = std::min<size_t>(spec.definitions.size(), 12);
     os << "  definitions (shared in the generated code):";
-    for (const auto& d : spec.definitions) os << " " << d.name;
+    for (size_t k = 0; k < shown; ++k) os << " " << spec.definitions[k].name;
+    if (shown < spec.definitions.size()) os << " ... (" << spec.definitions.size() << " in all)";
     os << "\n";
   }
   if (spec.energy.tree) {
