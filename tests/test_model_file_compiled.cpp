@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "host/model_language/model_file.hpp"
+#include "tests/compiled_program.hpp"
 #include "tests/model_file_cases.hpp"
 
 using nholo::ModelFileError;
@@ -36,56 +37,13 @@ namespace {
 // ---------------------------------------------------------------------------
 // The generated header compiled
 
-// c++ on PATH, or "" when there is none
-std::string find_compiler() {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return "";
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    const fs::path p = fs::path(dir.empty() ? "." : dir) / "c++";
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return "";
-}
-
 // Builds main.cpp (which includes "user_model.hpp", the header of `spec`)
 // with the system compiler and runs it; its output lines "key value" are
 // returned as a map. Empty when the compiler is missing (*skip set).
 std::map<std::string, double> compile_and_run(const ModelSpec& spec, const std::string& main_cpp,
                                               std::string* skip) {
-  std::map<std::string, double> out;
-  const std::string cxx = find_compiler();
-  if (cxx.empty()) {
-    *skip = "no c++ on PATH: the generated header is not compiled here";
-    return out;
-  }
-  const fs::path dir = fs::temp_directory_path() /
-                       ("nholo_test_model_file_" + spec.name + "_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "user_model.hpp") << nholo::generate_model_header(spec);
-  std::ofstream(dir / "main.cpp") << main_cpp;
-  const std::string cmd = cxx + " -std=c++17 -O0 -Wall -Wextra -Wshadow -Wpedantic -Werror -I" +
-                          NHOLO_SOURCE_DIR + " -I" + dir.string() + " " +
-                          (dir / "main.cpp").string() + " -o " + (dir / "prog").string() + " > " +
-                          (dir / "build.log").string() + " 2>&1";
-  if (std::system(cmd.c_str()) != 0) {
-    std::ifstream log(dir / "build.log");
-    std::stringstream ls;
-    ls << log.rdbuf();
-    ADD_FAILURE() << "the generated header does not compile:\n"
-                  << ls.str() << "\n--- user_model.hpp:\n"
-                  << nholo::generate_model_header(spec);
-    return out;
-  }
-  const std::string run = (dir / "prog").string() + " > " + (dir / "out.txt").string();
-  EXPECT_EQ(std::system(run.c_str()), 0);
-  std::ifstream in(dir / "out.txt");
-  std::string key;
-  double v;
-  while (in >> key >> v) out[key] = v;
-  fs::remove_all(dir);
-  return out;
+  return compile_and_run_files(spec.name, {{"user_model.hpp", nholo::generate_model_header(spec)}},
+                               main_cpp, skip);
 }
 
 void expect_value(const std::map<std::string, double>& got, const std::string& key, double want) {

@@ -351,8 +351,8 @@ TEST(ModelFileErrors, UnknownKeysNameTheAcceptedOnes) {
   const int l = md.add(R"~(lagrangain = "x")~");
   expect_error(md, {md.at(l, "lagrangain") +
                     ": lagrangain: unknown key 'lagrangain' (accepted: name, description, "
-                    "coordinates, parameters, lagrangian, constraints, forces, nonideal_forces, "
-                    "energy, conflated_lagrangian, constraint_rank, events)"});
+                    "coordinates, parameters, definitions, lagrangian, constraints, forces, "
+                    "nonideal_forces, energy, conflated_lagrangian, constraint_rank, events)"});
   md = Model();
   md.set(
       Model::kCoordinates,

@@ -12,8 +12,8 @@
 #include "host/config/model_catalog.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
-#include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo {
 namespace {
@@ -108,6 +108,22 @@ std::string model_file_command(const std::string& path, bool build, bool force,
                                   std::to_string(sd.nodes) + " distinct expression nodes)"
                             : "by automatic differentiation (symbolic: " + sd.refused + ")")
      << "\n";
+  if (!spec.definitions.empty()) {
+    // the first 12 (a model from sympy's cse may have thousands)
+    const size_t shown = std::min<size_t>(spec.definitions.size(), 12);
+    os << "  definitions (shared in the generated code):";
+    for (size_t k = 0; k < shown; ++k) os << " " << spec.definitions[k].name;
+    if (shown < spec.definitions.size()) os << " ... (" << spec.definitions.size() << " in all)";
+    os << "\n";
+  }
+  if (spec.energy.tree) {
+    const std::vector<std::string> why = model_file::energy_not_conserved(spec);
+    os << "  energy: "
+       << (spec.energy_derived ? "derived, the Jacobi integral sum_i qd_i dL/dqd_i - L"
+                               : "as written")
+       << (why.empty() ? "; expected to be conserved\n"
+                       : "; not expected to be conserved: " + join(why, "; ") + "\n");
+  }
   if (!spec.events.empty()) {
     os << "  events (every run of the model has them):";
     for (const auto& e : spec.events)

@@ -67,7 +67,8 @@ EventTable compile_run_events(const std::vector<EventConfig>& events, const Mode
     names.push_back(p.name);
     values.push_back(cfg.params.at(p.name));
   }
-  return compile_event_table(events, mi.coordinates, names, values, cfg.varied_params);
+  return compile_event_table(events, mi.coordinates, names, values, cfg.varied_params,
+                             cfg.model_spec.get());
 }
 
 }  // namespace nholo

@@ -73,12 +73,12 @@ Code print_pow(const Expr& base, const Expr& ex, const TempNames* tmp) {
 }
 
 void collect(const Expr& e, Uses& u) {
-  u.p = u.p || e.op == Op::param;
-  u.q = u.q || e.op == Op::coord;
-  u.qd = u.qd || e.op == Op::rate;
-  u.qdd = u.qdd || e.op == Op::accel;
-  u.t = u.t || e.op == Op::time;
-  for (const auto& a : e.args) collect(*a, u);
+  auto has = [&](Op op) { return (e.ops & (1u << static_cast<unsigned>(op))) != 0; };
+  u.p = u.p || has(Op::param);
+  u.q = u.q || has(Op::coord);
+  u.qd = u.qd || has(Op::rate);
+  u.qdd = u.qdd || has(Op::accel);
+  u.t = u.t || has(Op::time);
 }
 
 }  // namespace

@@ -176,8 +176,11 @@ class Lowering {
         in.dynamic = in.dynamic || ai.dynamic;
       }
       if (!in.constant && !e->args.empty()) {
+        // (a definition is emitted where it is used, each time: the count
+        // stops at 2^24, far above the limit, so that a deep graph of them
+        // cannot overflow it)
         in.size = 1;
-        for (const auto& a : e->args) in.size += info_.at(a.get()).size;
+        for (const auto& a : e->args) in.size = std::min(in.size + info_.at(a.get()).size, 1 << 24);
         in.stack = stack_of(*e);
       }
       info_[e] = in;
@@ -347,7 +350,8 @@ EventTable compile_event_table(const std::vector<EventConfig>& events,
                                const std::vector<std::string>& coordinates,
                                const std::vector<std::string>& param_names,
                                const std::vector<double>& param_values,
-                               const std::vector<std::string>& varied_params) {
+                               const std::vector<std::string>& varied_params,
+                               const ModelSpec* model) {
   if (param_names.size() != param_values.size())
     throw std::invalid_argument("compile_event_table: " + std::to_string(param_names.size()) +
                                 " parameter names, " + std::to_string(param_values.size()) +
@@ -366,6 +370,8 @@ EventTable compile_event_table(const std::vector<EventConfig>& events,
   model_file::Names names;
   names.coords = coordinates;
   names.params = param_names;
+  if (model)
+    for (const auto& d : model->definitions) names.definitions.emplace(d.name, d.expr.tree);
 
   EventTable table{};  // every byte set: the table is copied to devices as it is
   table.n_events = static_cast<int32_t>(events.size());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "host/model_language/event_config.hpp"
+#include "host/model_language/model_file.hpp"
 #include "kernels/event_program.hpp"
 
 namespace nholo {
@@ -26,11 +27,13 @@ void check_event_table_keys(const toml::array& a, const std::string& key);
 
 // The kernels' table of events: ConfigError (key events[k].expr) when an
 // expression uses an unknown name, is malformed or too long for the
-// kernels' program.
+// kernels' program. model: a model file's spec, whose [definitions] the
+// expressions may name (its coordinates and parameters are the ones given).
 EventTable compile_event_table(const std::vector<EventConfig>& events,
                                const std::vector<std::string>& coordinates,
                                const std::vector<std::string>& param_names,
                                const std::vector<double>& param_values,
-                               const std::vector<std::string>& varied_params);
+                               const std::vector<std::string>& varied_params,
+                               const ModelSpec* model = nullptr);
 
 }  // namespace nholo

@@ -68,13 +68,31 @@
 //   nonideal_forces = { x = "-mu*x_dot" }
 //                                    optional table, the same form; Udwadia's
 //                                    C (work-doing constraint forces)
-//   energy = "..."                   optional string; the total energy
+//   energy = "..."                   optional string; the total energy, or
+//                                    "auto": the Jacobi integral
+//                                    sum_i qd_i dL/dqd_i - L, derived from the
+//                                    Lagrangian (expr/derivative.cpp)
 //   conflated_lagrangian = "..."     optional string; Hamel's L+ (offers the
 //                                    formulation "conflated"); must use a rate
 //   constraint_rank = 2              optional integer, 1..m: the rank of the
 //                                    constraint matrix at regular states when
 //                                    rows are redundant (then only
 //                                    udwadia_kalaba, null_space, conflated)
+//   [definitions]                    optional table of named subexpressions,
+//     v = "x_dot*cos(theta)"         name = expression; a name of its own (not a
+//     T = "m/2*v^2"                  coordinate, parameter, function, t, pi or a
+//                                    name ending in _dot or _ddot); of the
+//                                    coordinates, rates, accelerations, t,
+//                                    parameters and other definitions, in any
+//                                    order (parsed after the ones each uses; a
+//                                    cycle is an error naming it). A definition
+//                                    named in an expression IS its tree there
+//                                    (shared, not copied): the expressions form
+//                                    a graph without cycles, and the generated
+//                                    code computes it once per function. Where
+//                                    it is named, what it uses must be allowed
+//                                    (accelerations in acceleration constraints
+//                                    only, rates not in position ones).
 //   [[events]]                       optional; the model's event functions,
 //                                    the keys of a configuration's [[events]]
 //                                    (docs/events.md); every run of the model
@@ -89,6 +107,8 @@
 //   velocity constraint, lagrangian, conflated_lagrangian, energy, forces,
 //   nonideal_forces              ... and the rates
 //   acceleration constraint      ... and the accelerations
+//   definition                   all of these; the definitions too, in every
+//                                expression but a parameter's default
 // An unknown name is an error listing what the expression may use.
 //
 // Expressions (grammar, numbers, nesting limits): expr/parser.cpp.
@@ -109,31 +129,28 @@
 //
 // Limits (docs/models.md, "Limits"): a model file of at most 64 MiB, a
 // regular file; a model name of at most 64 characters; no NUL in any string;
-// at most 1,500 expression nodes (numbers, names, operations, function
-// calls) in all of a model's expressions together.
+// at most 10,000 expression nodes (numbers, names, operations, function
+// calls) in all of a model's expressions together, a definition's counted
+// once.
 #include "host/model_language/model_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "host/model_language/config_error.hpp"
 #include "host/model_language/event_compile.hpp"
-#include "host/model_language/param_range.hpp"
-#include "host/model_language/toml_type_name.hpp"
 #include "host/model_language/expr/analysis.hpp"
+#include "host/model_language/expr/derivative.hpp"
 #include "host/model_language/expr/eval.hpp"
 #include "host/model_language/expr/parser.hpp"
+#include "host/model_language/param_range.hpp"
+#include "host/model_language/toml_type_name.hpp"
 
 namespace nholo {
 
@@ -144,9 +161,8 @@ const char* type_name(const toml::node& n) {
   return toml_type_name(n, "a floating-point number");
 }
 
-// The largest model file load_model_file reads (as a config file), and the
-// most expression nodes a model may have (docs/models.md, "Limits").
-constexpr std::uintmax_t kMaxModelFileBytes = 64u << 20;
+// The most expression nodes a model may have (docs/models.md, "Limits"; the
+// largest model file: model_file_text.cpp).
 constexpr long kMaxModelNodes = 10000;
 constexpr size_t kMaxModelName = 64;
 // How many characters of an expression, a name or a key a message shows.
@@ -211,13 +227,16 @@ std::string expr_excerpt(const std::string& text, int pos) {
          std::to_string(to) + " of " + std::to_string(n) + ")";
 }
 
-// the nodes of an expression's tree (numbers, names, operations, calls)
-long node_count(const Expr& root) {
+// the nodes of an expression's tree (numbers, names, operations, calls) not
+// in `counted` (a definition's nodes count once, where it is defined), added
+// to it
+long node_count(const Expr& root, std::unordered_set<const Expr*>& counted) {
   long n = 0;
   std::vector<const Expr*> todo = {&root};
   while (!todo.empty()) {
     const Expr* e = todo.back();
     todo.pop_back();
+    if (!counted.insert(e).second) continue;
     ++n;
     for (const auto& a : e->args)
       if (a) todo.push_back(a.get());
@@ -313,7 +332,7 @@ class Reader {
       fail_expr(n, key, e.text, err.pos, err.reason);
     }
     // the generated C++ grows with the trees, and its compile time faster
-    const long here = node_count(*e.tree);
+    const long here = node_count(*e.tree, counted_);
     nodes_ += here;
     if (nodes_ > kMaxModelNodes)
       fail(n, key,
@@ -330,7 +349,8 @@ class Reader {
 
  private:
   std::string source_;
-  mutable long nodes_ = 0;  // of the expressions read so far
+  mutable long nodes_ = 0;                           // of the expressions read so far
+  mutable std::unordered_set<const Expr*> counted_;  // their nodes
 };
 
 // a coordinate's or parameter's name; seen: name -> key of its declaration
@@ -396,10 +416,19 @@ ParamRange read_range(const Reader& rd, const toml::table& t, const std::string&
   return r;
 }
 
-const std::vector<std::string> kTopKeys = {
-    "name",       "description",          "coordinates",    "parameters",
-    "lagrangian", "constraints",          "forces",         "nonideal_forces",
-    "energy",     "conflated_lagrangian", "constraint_rank", "events"};
+const std::vector<std::string> kTopKeys = {"name",
+                                           "description",
+                                           "coordinates",
+                                           "parameters",
+                                           "definitions",
+                                           "lagrangian",
+                                           "constraints",
+                                           "forces",
+                                           "nonideal_forces",
+                                           "energy",
+                                           "conflated_lagrangian",
+                                           "constraint_rank",
+                                           "events"};
 const std::vector<std::string> kTopRequired = {"name", "description", "coordinates", "lagrangian"};
 const std::vector<std::string> kCoordKeys = {"name", "unit", "description"};
 const std::vector<std::string> kCoordRequired = {"name", "unit"};
@@ -579,6 +608,61 @@ void read_parameters(const Reader& rd, const toml::table& tbl, ModelSpec& s, Nam
   }
 }
 
+// a definition's name: an identifier none of the model's names take
+void check_definition_name(const Reader& rd, const toml::source_region& r, const std::string& key,
+                           const std::string& name, const Names& names) {
+  const bool taken = name == "t" || name == "pi" || find_function(name) ||
+                     index_of(names.coords, name) >= 0 || index_of(names.params, name) >= 0 ||
+                     ends_with(name, "_dot") || ends_with(name, "_ddot");
+  if (!is_identifier(name))
+    rd.fail(r, key,
+            "invalid definition name '" + shown(name) +
+                "': letters, digits and _, starting with a letter");
+  if (taken)
+    rd.fail(r, key,
+            "'" + shown(name) + "' is taken: a definition needs a name of its own, not one of " +
+                "the coordinates (" + joined(names.coords) + "), a name ending in _dot or _ddot " +
+                "(the rates and accelerations), " +
+                (names.params.empty() ? std::string()
+                                      : "the parameters (" + joined(names.params) + "), ") +
+                "t, pi or a function (" + function_list() + ")");
+}
+
+// [definitions]: name = "expression", parsed in the order of their uses
+// (a TOML table keeps none), each with the model's names and the
+// definitions before it; names.definitions and s.definitions get them
+void read_definitions(const Reader& rd, const toml::table& tbl, ModelSpec& s, Names& names) {
+  const toml::node* dn = tbl.get("definitions");
+  if (dn == nullptr) return;
+  const toml::table& t =
+      rd.table_of(*dn, "definitions", "of named expressions, e.g. { v = \"x_dot*cos(theta)\" }");
+  std::vector<std::string> defined, texts;
+  std::vector<const toml::node*> nodes;
+  for (auto&& [k, v] : t) {
+    const std::string name(k.str());
+    const std::string key = "definitions." + shown(name);
+    check_definition_name(rd, k.source().begin.line ? k.source() : v.source(), key, name, names);
+    defined.push_back(name);
+    texts.push_back(rd.string_of(v, key));
+    nodes.push_back(&v);
+  }
+  std::vector<size_t> order;
+  try {
+    order = definition_order(defined, texts);
+  } catch (const DefinitionCycle& c) {
+    rd.fail(*nodes[c.at], "definitions",
+            joined(c.path, " -> ") +
+                ": the definitions use each other in a cycle (a definition may use the ones "
+                "that do not use it)");
+  }
+  const Scope scope{&names, Context::definition, static_cast<int>(names.params.size())};
+  for (const size_t i : order) {
+    Expression e = rd.expression(*nodes[i], "definitions." + shown(defined[i]), scope);
+    names.definitions.emplace(defined[i], e.tree);
+    s.definitions.push_back({defined[i], std::move(e)});
+  }
+}
+
 void read_lagrangian(const Reader& rd, const toml::table& tbl, ModelSpec& s, const Names& names) {
   const int n_params = static_cast<int>(s.parameters.size());
   const toml::node& n = rd.require(tbl, "", "lagrangian", kTopRequired);
@@ -609,6 +693,11 @@ void check_constraint_expr(const Reader& rd, const toml::node& en, const std::st
                        joined(suffixed(names.coords, "_ddot")) + ")");
     int where = 0;
     if (acc_degree(tree, &where) == 2) {
+      // a position inside a definition is not one of this text: its start
+      for (const std::string& w : identifiers_in(c.expr.text))
+        if (const auto d = names.definitions.find(w);
+            d != names.definitions.end() && uses(*d->second, Op::accel))
+          where = 1;
       const int n_coords = static_cast<int>(names.coords.size());
       const int lin = numerically_affine(tree, n_coords, defaults);
       if (lin == 0)
@@ -710,8 +799,21 @@ void read_optional_expressions(const Reader& rd, const toml::table& tbl, ModelSp
   const int n_params = static_cast<int>(s.parameters.size());
   s.nonpotential_force = read_forces(rd, tbl, "forces", names);
   s.nonideal_force = read_forces(rd, tbl, "nonideal_forces", names);
-  if (const toml::node* n = tbl.get("energy"))
-    s.energy = rd.expression(*n, "energy", {&names, Context::energy, n_params});
+  if (const toml::node* n = tbl.get("energy")) {
+    if (n->is_string() && *n->value<std::string>() == "auto") {
+      // the Jacobi integral, derived from the Lagrangian's tree
+      std::string refused;
+      s.energy = {"auto", jacobi_integral(static_cast<int>(names.coords.size()), s.lagrangian.tree,
+                                          &refused)};
+      if (!s.energy.tree)
+        rd.fail(*n, "energy",
+                "\"auto\" cannot derive the energy from this Lagrangian: " + refused +
+                    " (write the energy as an expression instead)");
+      s.energy_derived = true;
+    } else {
+      s.energy = rd.expression(*n, "energy", {&names, Context::energy, n_params});
+    }
+  }
   if (const toml::node* n = tbl.get("conflated_lagrangian")) {
     s.conflated_lagrangian =
         rd.expression(*n, "conflated_lagrangian", {&names, Context::conflated, n_params});
@@ -735,7 +837,7 @@ void read_events(const Reader& rd, const toml::table& tbl, ModelSpec& s) {
   }
   try {
     s.events = read_event_tables(*n, "events");
-    (void)compile_event_table(s.events, coords, params, values, {});
+    (void)compile_event_table(s.events, coords, params, values, {}, &s);
   } catch (const ConfigError& e) {
     rd.fail(*n, e.key(), e.reason());
   }
@@ -756,6 +858,7 @@ ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
   model_file::Declared seen;
   model_file::read_coordinates(rd, tbl, s, names, seen);
   model_file::read_parameters(rd, tbl, s, names, seen);
+  model_file::read_definitions(rd, tbl, s, names);
   model_file::read_lagrangian(rd, tbl, s, names);
   model_file::read_constraints(rd, tbl, s, names);
   model_file::read_constraint_rank(rd, tbl, s);
@@ -780,49 +883,6 @@ ModelSpec load_model_text(const std::string& text, const std::string& source,
 
 ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names) {
   return load_model_text(read_model_file_text(path), path, builtin_names);
-}
-
-std::string read_model_file_text(const std::string& path) {
-  using model_file::kMaxModelFileBytes;
-  // a regular file of sane size (not /dev/zero, a FIFO or a folder), read
-  // through the descriptor that was checked; O_NONBLOCK: a FIFO does not block
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw ModelFileError(path + ": cannot open the model file: " + std::strerror(errno));
-  struct ::stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "not a file";
-    ::close(fd);
-    throw ModelFileError(path + ": not a regular file (" + kind + "): a model file is a TOML file");
-  }
-  if (static_cast<std::uintmax_t>(st.st_size) > kMaxModelFileBytes) {
-    ::close(fd);
-    throw ModelFileError(path + ": larger than 64 MiB (" + std::to_string(st.st_size) +
-                         " bytes); a model file is accepted up to 64 MiB");
-  }
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t got = ::read(fd, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      throw ModelFileError(path + ": cannot read the model file: " + why);
-    }
-    if (got == 0) break;
-    text.append(buf, static_cast<size_t>(got));
-    if (text.size() > kMaxModelFileBytes) break;
-  }
-  ::close(fd);
-  if (text.size() > kMaxModelFileBytes)  // it grew while it was read
-    throw ModelFileError(path + ": larger than 64 MiB (more than " + std::to_string(text.size()) +
-                         " bytes); a model file is accepted up to 64 MiB");
-  return text;
 }
 
 }  // namespace nholo

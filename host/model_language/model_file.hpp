@@ -63,6 +63,13 @@ struct Parameter {
   ParamRange range;          // min / max / positive / nonnegative
 };
 
+// a named subexpression ([definitions]): every expression that names it
+// shares its tree
+struct Definition {
+  std::string name;
+  Expression expr;
+};
+
 struct Constraint {
   std::string name;
   ConstraintKind kind = ConstraintKind::velocity;
@@ -76,6 +83,8 @@ struct ModelSpec {
   std::string name, description;
   std::vector<model_file::Coordinate> coordinates;
   std::vector<model_file::Parameter> parameters;
+  // [definitions], each after the ones it uses
+  std::vector<model_file::Definition> definitions;
   model_file::Expression lagrangian;
   // ordered position, velocity, acceleration (as the Model concept wants),
   // each kind in the order written
@@ -85,7 +94,10 @@ struct ModelSpec {
   // per coordinate; an empty text means 0; empty vectors: none declared
   std::vector<model_file::Expression> nonpotential_force;
   std::vector<model_file::Expression> nonideal_force;
-  model_file::Expression energy;                // empty text: none
+  model_file::Expression energy;  // empty text: none
+  // energy = "auto": `energy` is the Jacobi integral sum_i qd_i dL/dqd_i - L,
+  // derived from the Lagrangian (its text "auto")
+  bool energy_derived = false;
   model_file::Expression conflated_lagrangian;  // empty text: none
   // [[events]] declared by the model (docs/events.md): every run of the
   // model has them, before its configuration's own
@@ -118,6 +130,15 @@ struct SymbolicDynamics {
   std::string refused;
 };
 SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
+
+// Why the model's energy (the Jacobi integral) is not expected to be
+// conserved along its motions, one phrase each; empty: it is expected to be.
+// Reasons: the Lagrangian depends on t explicitly; non-potential or
+// non-ideal forces; a constraint that depends on t (rheonomic); a velocity
+// constraint not homogeneous of degree 1 in the rates (checked at random
+// states: g(q, s qd) = s g(q, qd)), whose ideal force does work; acceleration
+// constraints (their forces may do work).
+std::vector<std::string> energy_not_conserved(const ModelSpec& s);
 // Whether symbolic_dynamics gives M and F (its `refused` empty), without
 // building their texts.
 bool has_symbolic_dynamics(const ModelSpec& s);

@@ -26,10 +26,14 @@
 // pow) to nholo::expr::ipow<k> (products, the base evaluated once). atan2
 // with one argument of the scalar type S and one double gets the double one
 // wrapped S(...); every returned value is S(...); unused arguments are
-// unnamed.
+// unnamed. In every function, a node that the function's trees use more
+// than once (a definition named twice, the symbolic derivatives' common
+// subexpressions) is computed once into a temporary c<k> (Temporaries): a
+// model without definitions has them in hand_dynamics only.
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -53,20 +57,17 @@ struct HeaderText {
 // (m g sin(alpha), m / 2) are computed once, by make_params, into Params::k:
 // every maximal one of the printed trees gets a slot (one per distinct
 // printed text), and the printer prints p.k[j] for it. The same operations
-// in the same order as before, so the values are the same bits.
+// in the same order as before, so the values are the same bits. Within such
+// a subtree, a costly node that it uses more than once (a definition of
+// parameters) gets a slot of its own first, which the slot that contains it
+// reads: printed once, not once per use.
 class Hoister {
  public:
   // the maximal hoistable subtrees of e
   void add(const Expr& e) {
     if (!seen_.insert(&e).second) return;
     if (!state_(e) && costly_(e) && param_(e)) {
-      const std::string text = print(e).text;
-      auto it = slot_.find(text);
-      if (it == slot_.end()) {
-        it = slot_.emplace(text, static_cast<int>(texts_.size())).first;
-        texts_.push_back(text);
-      }
-      names_[&e] = {"p.k[" + std::to_string(it->second) + "]", false};
+      slot(e);
       return;
     }
     for (const auto& a : e.args) add(*a);
@@ -96,6 +97,41 @@ class Hoister {
     return e.op == Op::call || e.op == Op::pow || e.op == Op::div;
   }
   static bool is_param(const Expr& e) { return e.op == Op::param; }
+
+  // e's slot (e hoistable); first, when e uses a node twice (a definition
+  // of parameters), a slot for each such costly node, inner ones first
+  void slot(const Expr& e) {
+    if (names_.count(&e)) return;
+    std::unordered_map<const Expr*, int> parents;
+    std::vector<const Expr*> post;  // post-order, e last
+    std::vector<std::pair<const Expr*, size_t>> stack = {{&e, 0}};
+    parents[&e] = 1;
+    bool shared = false;
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->args.size() && !names_.count(n)) {
+        const Expr* a = n->args[next++].get();
+        if (++parents[a] == 1)
+          stack.push_back({a, 0});
+        else
+          shared = true;
+      } else {
+        post.push_back(n);
+        stack.pop_back();
+      }
+    }
+    if (shared)
+      for (const Expr* n : post)
+        if (n != &e && parents[n] > 1 && costly_(*n) && !names_.count(n)) slot(*n);
+    const std::string text = print(e, &names_).text;
+    auto it = slot_.find(text);
+    if (it == slot_.end()) {
+      it = slot_.emplace(text, static_cast<int>(texts_.size())).first;
+      texts_.push_back(text);
+    }
+    names_[&e] = {"p.k[" + std::to_string(it->second) + "]", false};
+  }
+
   Memo state_{uses_state}, costly_{is_costly}, param_{is_param};
   std::set<const Expr*> seen_;
   std::map<std::string, int> slot_;
@@ -108,6 +144,48 @@ std::string range_code(const ParamRange& r) {
          (r.lo_open ? "true" : "false") + ", " + (r.has_hi ? "true" : "false") + ", " +
          literal(r.hi) + ", " + (r.hi_open ? "true" : "false") + "}";
 }
+
+// The common subexpressions of the trees one generated function prints
+// (roots): every node that more than one parent (or root slot) uses, not a
+// leaf (nor a negated one) and not hoisted, computed once into a temporary
+// c<k>, in an order where each comes after the ones it uses. A definition
+// ([definitions]) named twice is one; so are the symbolic derivatives'
+// shared nodes. Trees without shared nodes get none (their code is as
+// printed before).
+struct Temporaries {
+  TempNames names;                 // hoisted ones and the temporaries
+  std::vector<std::string> lines;  // "    const S c0 = S(...);"
+  std::vector<const Expr*> order;  // the distinct nodes, post-order (not under hoisted ones)
+
+  Temporaries(const std::vector<const Expr*>& roots, const TempNames& hoisted) : names(hoisted) {
+    std::unordered_map<const Expr*, int> used;
+    std::vector<std::pair<const Expr*, size_t>> stack;
+    for (const Expr* r : roots) {
+      if (++used[r] > 1) continue;
+      stack.push_back({r, 0});
+      while (!stack.empty()) {
+        auto& [e, next] = stack.back();
+        if (next < e->args.size() && !hoisted.count(e)) {
+          const Expr* a = e->args[next++].get();
+          if (++used[a] == 1) stack.push_back({a, 0});
+        } else {
+          order.push_back(e);
+          stack.pop_back();
+        }
+      }
+    }
+    int temps = 0;
+    for (const Expr* e : order) {
+      const bool leaf = e->args.empty() || (e->op == Op::neg && e->args[0]->args.empty());
+      if (leaf || used[e] < 2 || names.count(e)) continue;
+      const Code c = print(*e, &names);
+      const std::string name = "c" + std::to_string(temps++);
+      lines.push_back("    const " + std::string(c.s ? "S " : "double ") + name + " = " +
+                      (c.s ? "S(" + c.text + ")" : c.text) + ";");
+      names[e] = {name, c.s};
+    }
+  }
+};
 
 // hand_dynamics(p, q, qd, t, M, F): the symbolic M and F (dynamics_trees),
 // every node used more than once computed once into a temporary c<k>, in an
@@ -129,28 +207,9 @@ void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees
   for (int i = 0; i < n; ++i)
     for (int j = 0; j <= i; ++j) roots.push_back(d.mass[static_cast<size_t>(i * n + j)].get());
   for (const auto& f : d.force) roots.push_back(f.get());
-  // distinct nodes in post-order, and how many distinct parents (or root
-  // slots) use each
-  std::map<const Expr*, int> used;
-  std::vector<const Expr*> order;
-  std::vector<std::pair<const Expr*, size_t>> stack;
-  for (const Expr* r : roots) {
-    ++used[r];
-    if (used[r] > 1) continue;
-    stack.push_back({r, 0});
-    while (!stack.empty()) {
-      auto& [e, next] = stack.back();
-      if (next < e->args.size() && !hoisted.count(e)) {
-        const Expr* a = e->args[next++].get();
-        if (++used[a] == 1) stack.push_back({a, 0});
-      } else {
-        order.push_back(e);
-        stack.pop_back();
-      }
-    }
-  }
+  const Temporaries tmp(roots, hoisted);
   Uses u;
-  for (const Expr* e : order) {
+  for (const Expr* e : tmp.order) {
     u.p = u.p || e->op == Op::param || hoisted.count(e) > 0;
     u.q = u.q || e->op == Op::coord;
     u.qd = u.qd || e->op == Op::rate;
@@ -162,17 +221,8 @@ void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees
   line("  NHOLO_HDI static void " + std::string(fname) + "(" + arg("const Params&", "p", u.p) +
        ", " + arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) +
        ", " + arg("const S&", "t", u.t) + ", Mat<S, n, n>& M, Vec<S, n>& F) {");
-  TempNames names = hoisted;
-  int temps = 0;
-  for (const Expr* e : order) {
-    const bool leaf = e->args.empty() || (e->op == Op::neg && e->args[0]->args.empty());
-    if (leaf || used[e] < 2 || names.count(e)) continue;
-    const Code c = print(*e, &names);
-    const std::string name = "c" + std::to_string(temps++);
-    line("    const " + std::string(c.s ? "S " : "double ") + name + " = " +
-         (c.s ? "S(" + c.text + ")" : c.text) + ";");
-    names[e] = {name, c.s};
-  }
+  for (const std::string& l : tmp.lines) line(l);
+  const TempNames& names = tmp.names;
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j <= i; ++j) {
       const std::string ij = std::to_string(i) + ", " + std::to_string(j);
@@ -192,19 +242,21 @@ void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees
 // order of the header (Params::k)
 void hoist_parameter_subexpressions(Hoister& hoist, const ModelSpec& s, const DynamicsTrees& dyn,
                                     const DynamicsTrees& dyn_conflated) {
+  std::vector<const Expr*> roots;
   for (const Expression* e : {&s.lagrangian, &s.energy, &s.conflated_lagrangian})
-    if (e->tree) hoist.add(*e->tree);
+    if (e->tree) roots.push_back(e->tree.get());
   for (const auto& c : s.constraints)
-    if (c.expr.tree) hoist.add(*c.expr.tree);
+    if (c.expr.tree) roots.push_back(c.expr.tree.get());
   for (const auto* f : {&s.nonpotential_force, &s.nonideal_force})
     for (const auto& e : *f)
-      if (e.tree) hoist.add(*e.tree);
+      if (e.tree) roots.push_back(e.tree.get());
   for (const DynamicsTrees* d : {&dyn, &dyn_conflated}) {
     for (const auto& e : d->mass)
-      if (e) hoist.add(*e);
+      if (e) roots.push_back(e.get());
     for (const auto& e : d->force)
-      if (e) hoist.add(*e);
+      if (e) roots.push_back(e.get());
   }
+  for (const Expr* r : roots) hoist.add(*r);
 }
 
 // the header's start: includes, the struct and its constants up to n_params
@@ -325,12 +377,15 @@ void params_struct(const ModelSpec& s, const Hoister& hoist, HeaderText& line) {
 // an S-valued function of (p, q, qd, t)
 void scalar_fn(const char* fname, const Expression& e, const TempNames* hoisted, HeaderText& line) {
   const Uses u = uses_of({&e});
+  const Temporaries tmp(
+      e.tree ? std::vector<const Expr*>{e.tree.get()} : std::vector<const Expr*>{}, *hoisted);
   line("");
   line("  template <class S>");
   line(std::string("  NHOLO_HDI static S ") + fname + "(" + arg("const Params&", "p", u.p) + ", " +
        arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) + ", " +
        arg("const S&", "t", u.t) + ") {");
-  line("    return " + returned_value(e, hoisted) + ";");
+  for (const std::string& l : tmp.lines) line(l);
+  line("    return " + returned_value(e, &tmp.names) + ";");
   line("  }");
 }
 
@@ -338,6 +393,10 @@ void scalar_fn(const char* fname, const Expression& e, const TempNames* hoisted,
 void vector_fn(const char* fname, const std::vector<const Expression*>& rows, bool with_qd,
                bool with_qdd, const std::string& size, const TempNames* hoisted, HeaderText& line) {
   const Uses u = uses_of(rows);
+  std::vector<const Expr*> roots;
+  for (const Expression* e : rows)
+    if (e->tree) roots.push_back(e->tree.get());
+  const Temporaries tmp(roots, *hoisted);
   std::string args = arg("const Params&", "p", u.p) + ", " + arg("const Vec<S, n>&", "q", u.q);
   if (with_qd) args += ", " + arg("const Vec<S, n>&", "qd", u.qd);
   if (with_qdd) args += ", " + arg("const Vec<S, n>&", "qdd", u.qdd);
@@ -345,9 +404,10 @@ void vector_fn(const char* fname, const std::vector<const Expression*>& rows, bo
   line("");
   line("  template <class S>");
   line("  NHOLO_HDI static Vec<S, " + size + "> " + fname + "(" + args + ") {");
+  for (const std::string& l : tmp.lines) line(l);
   line("    Vec<S, " + size + "> r;");
   for (size_t l = 0; l < rows.size(); ++l)
-    line("    r[" + std::to_string(l) + "] = " + returned_value(*rows[l], hoisted) + ";");
+    line("    r[" + std::to_string(l) + "] = " + returned_value(*rows[l], &tmp.names) + ";");
   line("    return r;");
   line("  }");
 }

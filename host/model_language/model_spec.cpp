@@ -1,11 +1,15 @@
 // nholo/host/model_language/model_spec.cpp — what a parsed model offers besides
 // its header: the double evaluator of its expressions (model_file::evaluate)
-// and its symbolic M and F (model_file::symbolic_dynamics);
+// its symbolic M and F (model_file::symbolic_dynamics) and whether its
+// energy is expected to be conserved (model_file::energy_not_conserved);
 // host/model_language/model_file.hpp.
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/derivative.hpp"
 #include "host/model_language/expr/eval.hpp"
 #include "host/model_language/model_file.hpp"
@@ -31,6 +35,63 @@ double evaluate(const ModelSpec& s, const Expression& e, const std::vector<doubl
   const std::vector<double> zeros(n, 0.0);
   Env env{q.data(), qd.data(), qdd.empty() ? zeros.data() : qdd.data(), p.data(), t};
   return eval(*e.tree, env, nullptr);
+}
+
+namespace {
+
+// g(q, s qd) = s g(q, qd) for s = 2, 1/2 at 8 random states (parameters at
+// their defaults), to 1e-9 relative; states where g is not finite skipped
+bool homogeneous_in_rates(const ModelSpec& s, const Expression& g) {
+  const size_t n = s.coordinates.size();
+  uint64_t state = 0x656E65726779ULL;
+  auto uniform = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return -1.5 + 3.0 * static_cast<double>(state >> 11) * 0x1.0p-53;
+  };
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<double> q(n), qd(n), qd2(n), qdh(n);
+    for (size_t i = 0; i < n; ++i) {
+      q[i] = uniform();
+      qd[i] = uniform();
+      qd2[i] = 2.0 * qd[i];
+      qdh[i] = 0.5 * qd[i];
+    }
+    const double t = 0.5 + uniform(), g1 = evaluate(s, g, q, qd, {}, t),
+                 g2 = evaluate(s, g, q, qd2, {}, t), gh = evaluate(s, g, q, qdh, {}, t);
+    if (!std::isfinite(g1) || !std::isfinite(g2) || !std::isfinite(gh)) continue;
+    const double scale = 1.0 + std::fabs(g1) + std::fabs(g2) + std::fabs(gh);
+    if (std::fabs(g2 - 2.0 * g1) > 1e-9 * scale || std::fabs(gh - 0.5 * g1) > 1e-9 * scale)
+      return false;
+  }
+  return true;
+}
+
+bool any_tree(const std::vector<Expression>& v) {
+  for (const auto& e : v)
+    if (e.tree) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> energy_not_conserved(const ModelSpec& s) {
+  std::vector<std::string> why;
+  if (s.lagrangian.tree && uses(*s.lagrangian.tree, Op::time))
+    why.push_back("the Lagrangian depends on t explicitly");
+  if (any_tree(s.nonpotential_force)) why.push_back("the model has non-potential forces");
+  if (any_tree(s.nonideal_force)) why.push_back("the model has non-ideal forces");
+  for (const auto& c : s.constraints) {
+    if (c.kind == ConstraintKind::acceleration) {
+      why.push_back("constraint " + c.name +
+                    " is an acceleration constraint (its force may do work)");
+    } else if (uses(*c.expr.tree, Op::time)) {
+      why.push_back("constraint " + c.name + " depends on t (rheonomic)");
+    } else if (c.kind == ConstraintKind::velocity && !homogeneous_in_rates(s, c.expr)) {
+      why.push_back("constraint " + c.name +
+                    " is not homogeneous of degree 1 in the rates (its force does work)");
+    }
+  }
+  return why;
 }
 
 bool has_symbolic_dynamics(const ModelSpec& s) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "host/model_language/expr/eval.hpp"
@@ -19,8 +21,11 @@ namespace {
 // acceleration, a variable under a function, a division by a variable, a
 // non-integer power of one).
 constexpr int kNotPoly = 1000;
-int poly_degree(const Expr& e, Op var) {
+using DegreeMemo = std::unordered_map<const Expr*, int>;
+int poly_degree(const Expr& e, Op var, DegreeMemo& memo);
+int poly_degree_of(const Expr& e, Op var, DegreeMemo& memo) {
   if (e.op == var) return 1;
+  auto deg = [&](size_t k) { return poly_degree(*e.args[k], var, memo); };
   switch (e.op) {
     case Op::number:
     case Op::pi:
@@ -29,15 +34,13 @@ int poly_degree(const Expr& e, Op var) {
     case Op::coord:
     case Op::rate:
     case Op::accel: return kNotPoly;
-    case Op::neg: return poly_degree(*e.args[0], var);
+    case Op::neg: return deg(0);
     case Op::add:
-    case Op::sub: return std::max(poly_degree(*e.args[0], var), poly_degree(*e.args[1], var));
-    case Op::mul:
-      return std::min(kNotPoly, poly_degree(*e.args[0], var) + poly_degree(*e.args[1], var));
-    case Op::div:
-      return poly_degree(*e.args[1], var) == 0 ? poly_degree(*e.args[0], var) : kNotPoly;
+    case Op::sub: return std::max(deg(0), deg(1));
+    case Op::mul: return std::min(kNotPoly, deg(0) + deg(1));
+    case Op::div: return deg(1) == 0 ? deg(0) : kNotPoly;
     case Op::pow: {
-      const int d = poly_degree(*e.args[0], var), x = poly_degree(*e.args[1], var);
+      const int d = deg(0), x = deg(1);
       if (d == 0 && x == 0) return 0;
       const Expr& k = *e.args[1];
       if (x == 0 && k.op == Op::number && k.value >= 0 && k.value <= 8 &&
@@ -46,20 +49,40 @@ int poly_degree(const Expr& e, Op var) {
       return kNotPoly;
     }
     case Op::call:
-      for (const auto& a : e.args)
-        if (poly_degree(*a, var) != 0) return kNotPoly;
+      for (size_t k = 0; k < e.args.size(); ++k)
+        if (deg(k) != 0) return kNotPoly;
       return 0;
   }
   return kNotPoly;
 }
+// memoized: a shared node (a definition) once
+int poly_degree(const Expr& e, Op var, DegreeMemo& memo) {
+  if (e.args.empty()) return poly_degree_of(e, var, memo);
+  const auto it = memo.find(&e);
+  if (it != memo.end()) return it->second;
+  const int d = poly_degree_of(e, var, memo);
+  memo.emplace(&e, d);
+  return d;
+}
+int poly_degree(const Expr& e, Op var) {
+  DegreeMemo memo;
+  return poly_degree(e, var, memo);
+}
 
 // pred(term) for every summand of e (through +, - and negation)
+// (a term shared by several sums, a definition, is checked once)
+template <class Pred>
+bool every_term(const Expr& e, Pred pred, std::unordered_set<const Expr*>& seen) {
+  if (!seen.insert(&e).second) return true;
+  if (e.op == Op::add || e.op == Op::sub)
+    return every_term(*e.args[0], pred, seen) && every_term(*e.args[1], pred, seen);
+  if (e.op == Op::neg) return every_term(*e.args[0], pred, seen);
+  return pred(e);
+}
 template <class Pred>
 bool every_term(const Expr& e, Pred pred) {
-  if (e.op == Op::add || e.op == Op::sub)
-    return every_term(*e.args[0], pred) && every_term(*e.args[1], pred);
-  if (e.op == Op::neg) return every_term(*e.args[0], pred);
-  return pred(e);
+  std::unordered_set<const Expr*> seen;
+  return every_term(e, pred, seen);
 }
 
 // splitmix64: reproducible random states for the linearity check
@@ -77,20 +100,16 @@ struct Random {
 }  // namespace
 
 bool uses(const Expr& e, Op op) {
-  if (e.op == op) return true;
-  for (const auto& a : e.args)
-    if (uses(*a, op)) return true;
-  return false;
+  return (e.ops & (1u << static_cast<unsigned>(op))) != 0;
 }
 
 // L = T(qd) + U(q, t) by its structure: a sum (and differences, negations)
 // of terms none of which has a rate together with a coordinate or time
 // (kernels/model.hpp, separable_lagrangian)
 bool separable_terms(const Expr& e) {
-  if (e.op == Op::add || e.op == Op::sub)
-    return separable_terms(*e.args[0]) && separable_terms(*e.args[1]);
-  if (e.op == Op::neg) return separable_terms(*e.args[0]);
-  return !(uses(e, Op::rate) && (uses(e, Op::coord) || uses(e, Op::time)));
+  return every_term(e, [](const Expr& t) {
+    return !(uses(t, Op::rate) && (uses(t, Op::coord) || uses(t, Op::time)));
+  });
 }
 
 // A separable L whose rate terms are polynomials of degree <= 2 in the rates
@@ -112,7 +131,20 @@ bool constant_force_terms(const Expr& e) {
 
 // 0: no acceleration; 1: affine in the accelerations by its structure; 2:
 // not evidently affine (*where: the first node that makes it so)
-int acc_degree(const Expr& e, int* where) {
+namespace {
+int acc_degree_of(const Expr& e, int* where, DegreeMemo& memo);
+
+// memoized: a shared node (a definition) once
+int acc_degree(const Expr& e, int* where, DegreeMemo& memo) {
+  if (!uses(e, Op::accel)) return 0;
+  const auto it = memo.find(&e);
+  if (it != memo.end()) return it->second;
+  const int d = acc_degree_of(e, where, memo);
+  memo.emplace(&e, d);
+  return d;
+}
+
+int acc_degree_of(const Expr& e, int* where, DegreeMemo& memo) {
   auto bad = [&](int d) {
     if (d == 2 && *where == 0) *where = e.pos;
     return d;
@@ -125,29 +157,36 @@ int acc_degree(const Expr& e, int* where) {
     case Op::coord:
     case Op::rate:
     case Op::param: return 0;
-    case Op::neg: return acc_degree(*e.args[0], where);
+    case Op::neg: return acc_degree(*e.args[0], where, memo);
     case Op::add:
-    case Op::sub: return std::max(acc_degree(*e.args[0], where), acc_degree(*e.args[1], where));
+    case Op::sub:
+      return std::max(acc_degree(*e.args[0], where, memo), acc_degree(*e.args[1], where, memo));
     case Op::mul: {
-      const int a = acc_degree(*e.args[0], where), b = acc_degree(*e.args[1], where);
+      const int a = acc_degree(*e.args[0], where, memo), b = acc_degree(*e.args[1], where, memo);
       if (a == 2 || b == 2) return 2;
       return bad(a + b);
     }
     case Op::div: {
-      const int a = acc_degree(*e.args[0], where), b = acc_degree(*e.args[1], where);
+      const int a = acc_degree(*e.args[0], where, memo), b = acc_degree(*e.args[1], where, memo);
       if (a == 2 || b == 2) return 2;
       return bad(b == 0 ? a : 2);
     }
     case Op::pow:
     case Op::call: {
       int d = 0;
-      for (const auto& a : e.args) d = std::max(d, acc_degree(*a, where));
+      for (const auto& a : e.args) d = std::max(d, acc_degree(*a, where, memo));
       if (d == 2) return 2;
       if (e.op == Op::pow && e.args[1]->op == Op::number && e.args[1]->value == 1.0) return d;
       return bad(d == 0 ? 0 : 2);
     }
   }
   return 2;
+}
+}  // namespace
+
+int acc_degree(const Expr& e, int* where) {
+  DegreeMemo memo;
+  return acc_degree(e, where, memo);
 }
 
 // h(q, qd, qdd, t) affine in qdd: for random states and random w, u, v,

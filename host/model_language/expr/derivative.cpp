@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -44,6 +45,7 @@ ExprPtr sym_node(Op op, std::vector<ExprPtr> args, double value = 0.0, int index
   e->value = value;
   e->index = index;
   e->fn = fn;
+  e->ops = ops_of(op, args);
   for (const auto& a : args) e->depth = std::max(e->depth, a->depth + 1);
   e->args = std::move(args);
   return e;
@@ -259,20 +261,30 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
 
 }  // namespace
 
+namespace {
+
 // Why L's symbolic derivatives are not taken, "" when they are: a power
 // whose exponent is a parameter and whose base depends on the state. Its
 // second derivative p (p - 1) a^(p-2) is 0 inf = NaN at a = 0 for p = 1 (a
 // term linear in a rate written as a power), which automatic differentiation
 // (kernels/jet2.hpp) evaluates as 0.
-std::string symbolic_exponents_refused(const Expr& e) {
+std::string symbolic_exponents_refused(const Expr& e, std::set<const Expr*>& seen) {
+  if (!seen.insert(&e).second) return "";
   const bool power = e.op == Op::pow || (e.op == Op::call && e.fn == Fn::pow);
   if (power && e.args.size() == 2 && uses(*e.args[1], Op::param) && !depends_on_state(*e.args[1]) &&
       depends_on_state(*e.args[0]))
     return "a power of the state has a parameter as its exponent (its symbolic derivatives "
            "would be 0 inf where the parameter makes the term linear)";
   for (const auto& a : e.args)
-    if (std::string why = symbolic_exponents_refused(*a); !why.empty()) return why;
+    if (std::string why = symbolic_exponents_refused(*a, seen); !why.empty()) return why;
   return "";
+}
+
+}  // namespace
+
+std::string symbolic_exponents_refused(const Expr& e) {
+  std::set<const Expr*> seen;
+  return symbolic_exponents_refused(e, seen);
 }
 
 // The symbolic M and F of L (n coordinates), or none with the reason: a
@@ -297,6 +309,25 @@ DynamicsTrees dynamics_trees(int n, const ExprPtr& L) {
     }
   }
   return d;
+}
+
+// (sum_i qd_i dL/dqd_i) - L, the sum in the order of the coordinates; a
+// term whose derivative is structurally 0 drops out
+ExprPtr jacobi_integral(int n, const ExprPtr& L, std::string* refused) {
+  if (!L) {
+    *refused = "no Lagrangian";
+  } else if (L->depth > kMaxSymbolicDepth) {
+    *refused = "its tree is " + std::to_string(L->depth) + " levels deep, more than " +
+               std::to_string(kMaxSymbolicDepth);
+  }
+  if (!refused->empty()) return nullptr;
+  Interner intern;
+  ExprPtr sum = s_num(0.0);
+  for (int i = 0; i < n; ++i) {
+    Differentiator by_rate(Op::rate, i);
+    sum = s_add(sum, s_mul(sym_node(Op::rate, {}, 0.0, i), by_rate(L)));
+  }
+  return intern(s_sub(sum, L));
 }
 
 }  // namespace nholo::model_file

@@ -25,4 +25,10 @@ struct DynamicsTrees {
 // (symbolic_exponents_refused) or trees with more than 20,000 distinct nodes
 DynamicsTrees dynamics_trees(int n, const ExprPtr& L);
 
+// The Jacobi integral h = sum_i qd_i dL/dqd_i - L (n coordinates), the
+// energy of a Lagrangian T2 + T1 + T0 - V: T2 - T0 + V. Null, with the reason
+// in *refused, for a tree deeper than 1000 levels (a power with a parameter
+// exponent is fine here: its first derivative p a^(p-1) has no 0 inf).
+ExprPtr jacobi_integral(int n, const ExprPtr& L, std::string* refused);
+
 }  // namespace nholo::model_file

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <unordered_map>
 
 namespace nholo::model_file {
 
@@ -28,12 +29,23 @@ double apply(Fn fn, double a, double b) {
   return NAN;
 }
 
-}  // namespace
+using Values = std::unordered_map<const Expr*, double>;
+double eval_node(const Expr& e, const Env& env, EvalFailure* f, Values& done);
 
-double eval(const Expr& e, const Env& env, EvalFailure* f) {
+// e's value, each node of a shared graph (a definition) evaluated once
+double eval_memo(const Expr& e, const Env& env, EvalFailure* f, Values& done) {
+  if (e.args.empty()) return eval_node(e, env, f, done);
+  const auto it = done.find(&e);
+  if (it != done.end()) return it->second;
+  const double v = eval_node(e, env, f, done);
+  done.emplace(&e, v);
+  return v;
+}
+
+double eval_node(const Expr& e, const Env& env, EvalFailure* f, Values& done) {
   double a = 0, b = 0, r = 0;
-  if (!e.args.empty()) a = eval(*e.args[0], env, f);
-  if (e.args.size() > 1) b = eval(*e.args[1], env, f);
+  if (!e.args.empty()) a = eval_memo(*e.args[0], env, f, done);
+  if (e.args.size() > 1) b = eval_memo(*e.args[1], env, f, done);
   const char* sym = nullptr;
   switch (e.op) {
     case Op::number: return e.value;
@@ -67,6 +79,13 @@ double eval(const Expr& e, const Env& env, EvalFailure* f) {
     *f = {true, e.pos, what + " = " + short_number(r) + ": not finite"};
   }
   return r;
+}
+
+}  // namespace
+
+double eval(const Expr& e, const Env& env, EvalFailure* f) {
+  Values done;
+  return eval_memo(e, env, f, done);
 }
 
 }  // namespace nholo::model_file

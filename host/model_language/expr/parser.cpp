@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -44,6 +45,11 @@ std::string accepted_names(const Scope& sc) {
   if (!vis.empty())
     parts.push_back((sc.ctx == Context::default_value ? "earlier parameters: " : "parameters: ") +
                     joined(vis));
+  if (sc.allows_q() && !nm.definitions.empty()) {
+    std::vector<std::string> defs;
+    for (const auto& d : nm.definitions) defs.push_back(d.first);
+    parts.push_back("definitions: " + joined(defs));
+  }
   parts.push_back(sc.allows_t() ? "t, pi" : "pi");
   parts.push_back("functions: " + function_list());
   return joined(parts, "; ");
@@ -211,6 +217,7 @@ class Parser {
     auto e = std::make_shared<Expr>();
     e->op = op;
     e->pos = pos;
+    e->ops = ops_of(op, args);
     for (const auto& a : args) e->depth = std::max(e->depth, a->depth + 1);
     if (e->depth > kMaxTreeDepth)
       throw ExprError{
@@ -369,6 +376,7 @@ class Parser {
     const Names& nm = *scope_.names;
     if (s == "t" || s == "pi" || index_of(nm.coords, s) >= 0 || index_of(nm.params, s) >= 0)
       return true;
+    if (nm.definitions.count(s)) return true;
     for (const auto& c : nm.coords)
       if (s == c + "_dot" || s == c + "_ddot") return true;
     return false;
@@ -422,7 +430,28 @@ class Parser {
       throw ExprError{pos, q + " is declared after this parameter: a default may use only the "
                                "parameters declared before it"};
     }
+    if (const auto d = nm.definitions.find(s); d != nm.definitions.end())
+      return definition(d->first, d->second, pos);
     throw ExprError{pos, "unknown name " + q + " (" + accepted_names(scope_) + ")"};
+  }
+
+  // definition d named at pos: its tree, where the scope allows what it uses
+  ExprPtr definition(const std::string& name, const ExprPtr& tree, int pos) const {
+    const std::string q = "'" + name + "' is a definition";
+    const unsigned state =
+        (1u << static_cast<unsigned>(Op::coord)) | (1u << static_cast<unsigned>(Op::rate)) |
+        (1u << static_cast<unsigned>(Op::accel)) | (1u << static_cast<unsigned>(Op::time));
+    auto has = [&](Op op) { return (tree->ops & (1u << static_cast<unsigned>(op))) != 0; };
+    if (scope_.ctx == Context::default_value && (tree->ops & state) != 0)
+      throw ExprError{pos, q + " of the state: " + kConstantRule};
+    if (has(Op::accel) && !scope_.allows_qdd())
+      throw ExprError{pos, q + " that uses accelerations: accelerations may appear only in "
+                               "acceleration constraints"};
+    if (has(Op::rate) && !scope_.allows_qd())
+      throw ExprError{pos, q + " that uses rates: a position constraint depends on the "
+                               "coordinates and t only (a constraint on rates has kind = "
+                               "\"velocity\")"};
+    return tree;
   }
 };
 
@@ -430,6 +459,75 @@ class Parser {
 
 ExprPtr parse_expression(const std::string& text, const Scope& scope) {
   return Parser(text, scope).parse();
+}
+
+std::vector<std::string> identifiers_in(const std::string& text) {
+  std::vector<std::string> names;
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (is_alpha(c) || c == '_') {
+      size_t j = i;
+      while (j < text.size() && is_word(text[j])) ++j;
+      names.push_back(text.substr(i, j - i));
+      i = j;
+    } else if (is_digit(c) || c == '.') {
+      // a number with its exponent's letter (1e3) and whatever is glued to
+      // it (the parser refuses 2x): no name
+      while (i < text.size() && (is_word(text[i]) || text[i] == '.')) ++i;
+    } else {
+      ++i;
+    }
+  }
+  return names;
+}
+
+// Depth-first, iteratively (a chain of thousands of definitions does not
+// deepen the stack), roots and uses in the order given: post-order.
+std::vector<size_t> definition_order(const std::vector<std::string>& names,
+                                     const std::vector<std::string>& texts) {
+  const size_t n = names.size();
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < n; ++i) index.emplace(names[i], i);
+  std::vector<std::vector<size_t>> deps(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const std::string& w : identifiers_in(texts[i])) {
+      const auto it = index.find(w);
+      if (it != index.end() &&
+          std::find(deps[i].begin(), deps[i].end(), it->second) == deps[i].end())
+        deps[i].push_back(it->second);
+    }
+  enum { unseen, open, done };
+  std::vector<int> state(n, unseen);
+  std::vector<size_t> order;
+  std::vector<std::pair<size_t, size_t>> stack;  // definition, next use to visit
+  for (size_t root = 0; root < n; ++root) {
+    if (state[root] != unseen) continue;
+    state[root] = open;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto& [d, next] = stack.back();
+      if (next == deps[d].size()) {
+        state[d] = done;
+        order.push_back(d);
+        stack.pop_back();
+        continue;
+      }
+      const size_t u = deps[d][next++];
+      if (state[u] == done) continue;
+      if (state[u] == open) {
+        DefinitionCycle c{{}, u};
+        size_t k = stack.size();
+        while (stack[k - 1].first != u) --k;
+        for (; k <= stack.size(); ++k) c.path.push_back(names[stack[k - 1].first]);
+        c.path.push_back(names[u]);
+        throw c;
+      }
+      state[u] = open;
+      stack.push_back({u, 0});
+    }
+  }
+  return order;
 }
 
 }  // namespace nholo::model_file

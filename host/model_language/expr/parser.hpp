@@ -3,6 +3,7 @@
 // Internal to host/model_language/.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,16 @@ enum class Context {
   velocity,
   acceleration,
   force,
-  event,  // an event function g(t, q, qd) of the run config ([[events]])
+  event,       // an event function g(t, q, qd) of the run config ([[events]])
+  definition,  // a named subexpression ([definitions]): any of q, qd, qdd, t
 };
 
 struct Names {
   std::vector<std::string> coords, params;
+  // the definitions parsed so far, name -> tree: a definition's name stands
+  // for its tree (the same node, shared), where the scope allows what the
+  // tree uses
+  std::map<std::string, ExprPtr> definitions;
 };
 
 struct Scope {
@@ -36,7 +42,7 @@ struct Scope {
 
   bool allows_q() const { return ctx != Context::default_value; }
   bool allows_qd() const { return ctx != Context::default_value && ctx != Context::position; }
-  bool allows_qdd() const { return ctx == Context::acceleration; }
+  bool allows_qdd() const { return ctx == Context::acceleration || ctx == Context::definition; }
   bool allows_t() const { return ctx != Context::default_value; }
 };
 
@@ -50,6 +56,23 @@ struct ExprError {
 };
 
 // The tree of `text` with every name resolved in `scope`; throws ExprError.
+// A definition's name gives its tree itself (not a copy).
 ExprPtr parse_expression(const std::string& text, const Scope& scope);
+
+// The names in text that are identifiers (not numbers, e.g. the e of 1e3),
+// in order, with repetitions: the definitions a definition depends on.
+std::vector<std::string> identifiers_in(const std::string& text);
+
+// Definitions that use one another in a circle: path, e.g. {a, b, a};
+// at: the index (in definition_order's input) of the first of them.
+struct DefinitionCycle {
+  std::vector<std::string> path;
+  size_t at;
+};
+
+// The order to parse definitions (names[i] = texts[i]) in: each after the
+// definitions its text names. Throws DefinitionCycle.
+std::vector<size_t> definition_order(const std::vector<std::string>& names,
+                                     const std::vector<std::string>& texts);
 
 }  // namespace nholo::model_file

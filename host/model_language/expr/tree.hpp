@@ -9,7 +9,11 @@
 //   expr/parser.*      names an expression may use (Scope), tokenizer and parser
 //   expr/analysis.*    structural queries (separable, constant mass, affine in qdd)
 //   expr/eval.*        evaluation in double precision
-//   expr/derivative.*  symbolic M and F of a Lagrangian
+//   expr/derivative.*  symbolic M and F of a Lagrangian, its energy
+//
+// A tree may share nodes: a definition ([definitions]) is one tree that
+// every expression naming it points to, so the expressions form a graph
+// without cycles (a DAG). Every walk over them visits a node once.
 #pragma once
 
 #include <memory>
@@ -32,7 +36,17 @@ struct Expr {
   std::vector<ExprPtr> args;
   int pos = 1;  // 1-based character position of the number, name, operator or function name
   int depth = 1;
+  // the kinds of node in this subtree, bit 1 << Op (set where the node is
+  // made, from its arguments'): uses() without walking a shared graph
+  unsigned ops = 0;
 };
+
+// the ops bits of a node of kind op with arguments args
+inline unsigned ops_of(Op op, const std::vector<ExprPtr>& args) {
+  unsigned m = 1u << static_cast<unsigned>(op);
+  for (const auto& a : args) m |= a->ops;
+  return m;
+}
 
 constexpr double kPi = 3.14159265358979323846;
 
