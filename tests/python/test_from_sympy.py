@@ -1,0 +1,349 @@
+"""nholo.Model.from_sympy (python/nholo/_sympy.py): a model derived in sympy
+runs in nholo as its hand-written model file does.
+
+The models are derived here independently of the example files (the sleigh
+with sympy.physics.mechanics, the disk by hand in sympy) and compared, run
+by run, with the hand-written files in examples/models/. The printed text is
+also read back with sympy's own parser, whose precedence for these
+operations is nholo's (docs/models.md, "Grammar": -x^2 = -(x^2), ^ right-
+associative, * and / left-associative), and compared symbolically with the
+expressions given.
+
+Run by ctest (python_from_sympy) against a build folder's BUILD/python, and
+by scripts/test.sh against the installed package.
+"""
+import math
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nholo
+
+sp = pytest.importorskip("sympy", reason="nholo.Model.from_sympy needs sympy (scripts/setup.sh installs it)")
+from sympy.physics.mechanics import Point, ReferenceFrame, dynamicsymbols  # noqa: E402
+
+from nholo._sympy import model_text  # noqa: E402  (the file's text, without writing it)
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "examples" / "models"
+t = dynamicsymbols._t
+
+
+def nholo_reads_definitions():
+    """whether this nholo reads a model file's [definitions] (issue 52, item
+    1); the tests of cse=True runs need it"""
+    try:
+        nholo.Model.from_string('name = "defs_probe"\ndescription = "probe"\n'
+                                'coordinates = [ { name = "x", unit = "m" } ]\n'
+                                'lagrangian = "k2"\n[definitions]\nk2 = "x_dot^2/2"\n', name="defs_probe")
+    except nholo.ModelError as e:
+        if "unknown key 'definitions'" in str(e):
+            return False
+        raise
+    return True
+
+
+needs_definitions = pytest.mark.skipif(not nholo_reads_definitions(),
+                                       reason="this nholo does not read [definitions] yet")
+
+
+def sleigh_from_mechanics():
+    """The Chaplygin sleigh of examples/models/chaplygin_sleigh.model.toml
+    derived with sympy.physics.mechanics: blade point B = (x, y), body frame
+    at heading theta, centre of mass C = B + a b_x + b b_y."""
+    x, y, theta = dynamicsymbols("x y theta")
+    m, Ic = sp.symbols("m Ic", positive=True)
+    a, b = sp.symbols("a b")
+    N = ReferenceFrame("N")
+    body = N.orientnew("body", "Axis", [theta, N.z])
+    O = Point("O")
+    B = O.locatenew("B", x * N.x + y * N.y)
+    C = B.locatenew("C", a * body.x + b * body.y)
+    v_C = C.pos_from(O).dt(N)
+    L = m / 2 * v_C.dot(v_C) + Ic / 2 * theta.diff(t) ** 2
+    knife_edge = B.pos_from(O).dt(N).dot(body.y)  # B moves along the blade only
+    return dict(lagrangian=L, q=[x, y, theta], constraints={"knife_edge": knife_edge},
+                parameters={m: (1.0, "kg"), Ic: (0.2, "kg m^2"), a: (0.4, "m"), b: (0.15, "m")},
+                energy=L, units={x: "m", y: "m", theta: "rad"},
+                description="Chaplygin sleigh derived with sympy.physics.mechanics")
+
+
+def disk_from_symbols():
+    """The vertical rolling disk of examples/models/rolling_disk.model.toml,
+    with plain Symbols for the coordinates and their rates: contact point
+    (x, y), heading phi, rolling angle theta; torque tau about the axle."""
+    x, y, phi, theta = sp.symbols("x y phi theta")
+    xd, yd, phid, thetad = sp.symbols("xd yd phid thetad")
+    m, R, I, J = sp.symbols("m R I J", positive=True)
+    tau = sp.Symbol("tau")
+    T = m / 2 * (xd**2 + yd**2) + J / 2 * phid**2 + I / 2 * thetad**2
+    return dict(lagrangian=T, q=[x, y, phi, theta], rates=[xd, yd, phid, thetad],
+                constraints=[("roll_x", xd - R * sp.cos(phi) * thetad), ("roll_y", yd - R * sp.sin(phi) * thetad)],
+                parameters={m: (1.0, "kg"), R: (0.3, "m"), I: (m * R**2 / 2, "kg m^2"),
+                            J: (m * R**2 / 4, "kg m^2"), tau: (0.05, "N m")},
+                forces={theta: tau}, energy=T,
+                units={x: "m", y: "m", phi: "rad", theta: "rad"},
+                description="vertical disk rolling without slipping, from sympy")
+
+
+def run(model_path, config, **sets):
+    cfg = (MODELS / config).read_text()
+    model_line = next(line for line in cfg.splitlines() if line.startswith("model = "))
+    sets = {"backend.device": "omp", "backend.threads": 2, **sets}
+    return nholo.run(cfg.replace(model_line, f'model = "{model_path}"'), set=sets)
+
+
+def same_trajectories(hand, derived, tol):
+    """every formulation's q and qdot of two runs (the same config, seeds
+    and states), to tol"""
+    forms = [n for n in hand.children if "q" in hand[n].ds]
+    assert forms
+    for form in forms:
+        assert (hand[form].ds.status.values == 0).all() and (derived[form].ds.status.values == 0).all()
+        for field in ("q", "qdot"):
+            a, b = hand[form].ds[field].values, derived[form].ds[field].values
+            assert a.shape == b.shape and a.size > 1000
+            err = float(np.max(np.abs(a - b)))
+            assert err <= tol, (form, field, err)
+
+
+def test_the_sleigh_from_mechanics_runs_as_the_hand_written_file():
+    model = nholo.Model.from_sympy(**sleigh_from_mechanics(), name="sleigh_from_sympy", cse=False)
+    text = Path(model.path).read_text()
+    assert 'kind = "velocity"' in text and "[definitions]" not in text
+    hand = run(MODELS / "chaplygin_sleigh.model.toml", "chaplygin_sleigh.toml")
+    derived = run(model.path, "chaplygin_sleigh.toml")
+    same_trajectories(hand, derived, 1e-13)
+    # the energy sympy derived is conserved by the run as the hand-written one
+    for form in ("udwadia_kalaba", "null_space"):
+        e = derived[form].ds.energy.values
+        assert np.max(np.abs(e - e[:, :1])) < 1e-10
+
+
+def test_the_disk_with_a_force_runs_as_the_hand_written_file():
+    model = nholo.Model.from_sympy(**disk_from_symbols(), name="disk_from_sympy", cse=False)
+    text = Path(model.path).read_text()
+    assert '{ name = "I", default = "R^2*m/2", unit = "kg m^2", positive = true }' in text
+    assert '{ name = "tau", default = 0.05, unit = "N m" }' in text
+    assert "[forces]\ntheta = \"tau\"" in text
+    hand = run(MODELS / "rolling_disk.model.toml", "rolling_disk.toml")
+    derived = run(model.path, "rolling_disk.toml")
+    same_trajectories(hand, derived, 1e-13)
+    # the parameters nholo evaluated from the printed defaults (I = m R^2/2, J = m R^2/4)
+    assert list(hand.attrs["parameter_names"]) == list(derived.attrs["parameter_names"])
+    assert np.array_equal(hand.attrs["parameter_values"], derived.attrs["parameter_values"])
+
+
+def read_back(text):
+    """the model file's expressions parsed by sympy: key -> expression over
+    Symbols of the file's names, and the definitions substituted in"""
+    doc = tomllib.loads(text)
+
+    def parsed(s):
+        return sp.parse_expr(s.replace("^", "**"), local_dict=local, evaluate=True)
+
+    local = {"abs": sp.Abs, "sign": sp.sign, "atan2": sp.atan2, "pi": sp.pi, "sqrt": sp.sqrt,
+             "exp": sp.exp, "log": sp.log}
+    names = [c["name"] for c in doc["coordinates"]]
+    for n in names:
+        local.update({n: sp.Symbol(n), n + "_dot": sp.Symbol(n + "_dot"), n + "_ddot": sp.Symbol(n + "_ddot")})
+    for p in doc.get("parameters", []):
+        local[p["name"]] = sp.Symbol(p["name"])
+    local["t"] = sp.Symbol("t")
+    definitions = {}
+    for name in doc.get("definitions", {}):
+        local[name] = sp.Symbol(name)
+    for name, s in doc.get("definitions", {}).items():
+        definitions[sp.Symbol(name)] = parsed(s)
+    out = {"lagrangian": parsed(doc["lagrangian"])}
+    for key in ("energy", "conflated_lagrangian"):
+        if key in doc:
+            out[key] = parsed(doc[key])
+    for c in doc.get("constraints", []):
+        out["constraints." + c["name"]] = parsed(c["expr"])
+    for table in ("forces", "nonideal_forces"):
+        for k, s in doc.get(table, {}).items():
+            out[f"{table}.{k}"] = parsed(s)
+    # definitions may use definitions: substitute until none is left
+    for key, e in out.items():
+        for _ in range(len(definitions) + 1):
+            e = e.xreplace(definitions)
+        assert not (e.free_symbols & set(definitions)), key
+        out[key] = e
+    return doc, out
+
+
+def as_file_symbols(e, q, rates=None):
+    """e over Symbols of the file's names (x, x_dot, x_ddot), independently of
+    the code under test"""
+    rep = {}
+    for i, c in enumerate(q):
+        n = c.func.__name__ if rates is None else c.name
+        if rates is None:
+            rep[c.diff(t, 2)] = sp.Symbol(n + "_ddot")
+            rep[c.diff(t)] = sp.Symbol(n + "_dot")
+        else:
+            rep[rates[i]] = sp.Symbol(n + "_dot")
+        rep[c] = sp.Symbol(n)
+    e = sp.sympify(e).xreplace(rep)
+    return e.xreplace({s: sp.Symbol(s.name) for s in e.free_symbols})
+
+
+@pytest.mark.parametrize("cse", [False, True])
+@pytest.mark.parametrize("model", [sleigh_from_mechanics, disk_from_symbols])
+def test_the_written_expressions_are_the_given_ones(model, cse):
+    spec = model()
+    text = model_text(**spec, cse=cse)
+    doc, written = read_back(text)
+    assert ("definitions" in doc) == cse
+    if cse:  # shared subexpressions: the file is shorter than written out in full
+        assert len(text) < len(model_text(**spec, cse=False))
+    rates = spec.get("rates")
+    given = {"lagrangian": spec["lagrangian"], "energy": spec["energy"]}
+    constraints = spec["constraints"]
+    pairs = constraints.items() if isinstance(constraints, dict) else constraints
+    for name, e in pairs:
+        given["constraints." + name] = e
+    for c, f in spec.get("forces", {}).items():
+        given["forces." + c.name] = f
+    assert sorted(given) == sorted(written)
+    for key, e in given.items():
+        assert sp.expand(written[key] - as_file_symbols(e, spec["q"], rates)) == 0, key
+
+
+@needs_definitions
+def test_with_definitions_the_models_run_as_the_hand_written_files():
+    sleigh = nholo.Model.from_sympy(**sleigh_from_mechanics(), name="sleigh_from_sympy_cse")
+    assert "[definitions]" in Path(sleigh.path).read_text()
+    same_trajectories(run(MODELS / "chaplygin_sleigh.model.toml", "chaplygin_sleigh.toml"),
+                      run(sleigh.path, "chaplygin_sleigh.toml"), 1e-13)
+    disk = nholo.Model.from_sympy(**disk_from_symbols(), name="disk_from_sympy_cse")
+    assert "[definitions]" in Path(disk.path).read_text()
+    same_trajectories(run(MODELS / "rolling_disk.model.toml", "rolling_disk.toml"),
+                      run(disk.path, "rolling_disk.toml"), 1e-13)
+
+
+def test_constraint_kinds_follow_from_what_they_use(tmp_path):
+    """a particle in the plane on a circle (position), with a speed limit
+    (velocity) and an acceleration constraint; nholo reads the file"""
+    x, y, z = dynamicsymbols("x y z")
+    ell, k = sp.symbols("ell k")
+    L = (x.diff(t) ** 2 + y.diff(t) ** 2 + z.diff(t) ** 2) / 2 - k * z**2 / 2
+    constraints = [x**2 + y**2 - ell**2, z.diff(t) - x.diff(t) * sp.cos(t),
+                   {"name": "tangential", "expr": x * y.diff(t, 2) - y * x.diff(t, 2) + z.diff(t, 2) * 0 + z}]
+    path = tmp_path / "kinds.model.toml"
+    model = nholo.Model.from_sympy(L, [x, y, z, dynamicsymbols("w")], constraints=constraints[:2],
+                                   parameters={ell: 1.0, k: 2.0}, cse=False, path=path, name="kinds")
+    doc = tomllib.loads(path.read_text())
+    assert [c["kind"] for c in doc["constraints"]] == ["position", "velocity"]
+    assert [c["name"] for c in doc["constraints"]] == ["constraint_0", "constraint_1"]
+    assert "cos(t)" in doc["constraints"][1]["expr"]
+    assert model.path == str(path)
+    w = dynamicsymbols("w")
+    L4 = L + w.diff(t) ** 2 / 2
+    nholo.Model.from_sympy(L4, [x, y, z, w], constraints=constraints, parameters={ell: 1.0, k: 2.0},
+                           cse=False, path=path, name="kinds")
+    doc = tomllib.loads(path.read_text())
+    assert [c["kind"] for c in doc["constraints"]] == ["position", "velocity", "acceleration"]
+    assert doc["constraints"][2]["expr"] == "x*y_ddot - x_ddot*y + z"
+    # a kind given is kept (and checked by nholo)
+    with pytest.raises(nholo.ModelError, match="must depend on a rate"):
+        nholo.Model.from_sympy(L4, [x, y, z, w], constraints=[{"expr": x - y, "kind": "velocity"}],
+                               parameters={k: 2.0}, cse=False, path=path, name="kinds")
+
+
+PRECEDENCE = [
+    # (a sympy expression of numbers, left unevaluated where sympy would fold it; its value)
+    (sp.Mul(-1, sp.Pow(2, 2, evaluate=False), evaluate=False), -4.0),       # -2^2
+    (sp.Pow(-2, 2, evaluate=False), 4.0),                                    # (-2)^2
+    (sp.Pow(2, sp.Pow(3, 2, evaluate=False), evaluate=False), 512.0),        # 2^3^2 = 2^9
+    (sp.Pow(sp.Pow(2, 3, evaluate=False), 2, evaluate=False), 64.0),         # (2^3)^2
+    (sp.Mul(sp.Rational(2, 3), 5, evaluate=False), 10 / 3),
+    (sp.Integer(7) / (sp.Integer(3) * sp.pi), 7 / (3 * math.pi)),
+    (sp.Mul(sp.Pow(3, -1, evaluate=False), sp.pi, 7, evaluate=False), 7 * math.pi / 3),
+    (sp.sqrt(2) / 2, math.sqrt(2) / 2),
+    (sp.E ** sp.Rational(1, 3), math.exp(1 / 3)),
+    (sp.atan2(1, -sp.sqrt(3)), math.atan2(1, -math.sqrt(3))),
+    (sp.Rational(1, 2) ** sp.Rational(-3, 2), 0.5 ** -1.5),
+    (sp.Pow(sp.Rational(1, 2), sp.Rational(1, 3), evaluate=False), 0.5 ** (1 / 3)),
+    (sp.sec(sp.Rational(1, 5)) - sp.cot(sp.Rational(1, 7)), 1 / math.cos(0.2) - 1 / math.tan(1 / 7)),
+    (sp.Float(0.1) + sp.Float(0.2), 0.1 + 0.2),
+    (sp.Integer(2) ** 60 + 1, 2.0**60),
+]
+
+
+def test_printed_numbers_and_precedence_read_back_in_nholo(tmp_path):
+    """each constant expression, printed as a parameter's default, is
+    evaluated by nholo's parser to the value Python computes (a few ulp:
+    the order of operations may differ)"""
+    x = dynamicsymbols("x")
+    params = {sp.Symbol(f"c{i}"): e for i, (e, _) in enumerate(PRECEDENCE)}
+    text = model_text(x.diff(t) ** 2 / 2, [x], parameters=params, cse=False)
+    defaults = {p["name"]: p["default"] for p in tomllib.loads(text)["parameters"]}
+    assert defaults["c13"] == 0.30000000000000004  # a float printed to read back exactly
+    path = tmp_path / "numbers.model.toml"
+    path.write_text(text)
+    model = nholo.Model.from_file(path)
+    tree = nholo.run({"model": str(path), "time": {"t_end": 0.1, "save_every": 0.1},
+                      "ensemble": {"size": 1, "q0": {"x": 0.0}, "qd0": {"x": 1.0}},
+                      "formulations": ["udwadia_kalaba"], "backend": {"device": "cpp"}})
+    assert list(tree.attrs["parameter_names"]) == [f"c{i}" for i in range(len(PRECEDENCE))]
+    values = tree.attrs["parameter_values"]
+    for i, (e, want) in enumerate(PRECEDENCE):
+        assert math.isclose(values[i], want, rel_tol=1e-15, abs_tol=0.0), (i, e, defaults[f"c{i}"], values[i])
+    assert model.path == str(path)
+
+
+def test_what_nholo_cannot_say_is_refused_naming_it():
+    x, y = dynamicsymbols("x y")
+    k = sp.Symbol("k")
+    L = x.diff(t) ** 2 / 2
+    cases = [
+        (L + sp.asin(x), "sympy function asin has no counterpart"),
+        (L + sp.Piecewise((x, x > 0), (0, True)), "Piecewise"),
+        (L + sp.Heaviside(x), "Heaviside"),
+        (L + sp.Max(x, 0), "Max"),
+        (L + sp.I * x, "not a finite real number"),
+        (L + k * x, "k: neither a coordinate, a rate, a parameter nor time"),
+        (L + sp.Function("f")(t), r"f\(t\) is not a coordinate"),
+        (L + x.diff(t, 3), "a derivative other than a coordinate's rate or acceleration"),
+        (L * x.diff(t, 2), "lagrangian: it uses an acceleration"),
+        (x**2, "lagrangian: it uses no rate"),
+    ]
+    for e, message in cases:
+        with pytest.raises(nholo.ModelError, match=message) as info:
+            model_text(e, [x], cse=False)
+        assert "accepted:" in str(info.value) or "coordinates:" in str(info.value) or "lagrangian" in str(info.value)
+    # the message lists what nholo's grammar accepts
+    with pytest.raises(nholo.ModelError) as info:
+        model_text(L + sp.acos(x), [x])
+    for name in ("sin", "cos", "atan2", "sqrt", "tanh", "Abs", "sign", "pi"):
+        assert name in str(info.value)
+
+
+def test_names_are_sanitised_and_clashes_refused():
+    theta, q1 = dynamicsymbols("theta q_{1}")
+    greek = dynamicsymbols("θ")
+    L = theta.diff(t) ** 2 / 2 + q1.diff(t) ** 2 / 2
+    text = model_text(L, [theta, q1], cse=False)
+    names = [c["name"] for c in tomllib.loads(text)["coordinates"]]
+    assert names == ["theta", "q_1"]
+    assert tomllib.loads(model_text(greek.diff(t) ** 2, [greek]))["coordinates"][0]["name"] == "theta"
+    m1, m2 = sp.Symbol("m"), sp.Symbol("m", positive=True)
+    with pytest.raises(nholo.ModelError, match="would both be named 'm'"):
+        model_text(L * m1 * m2, [theta, q1], parameters={m1: 1.0, m2: 2.0})
+    with pytest.raises(nholo.ModelError, match="would both be named 'theta'"):
+        model_text(L + greek.diff(t) ** 2, [theta, q1, greek])
+    for bad, why in [("pi", "reserved"), ("sin", "function"), ("v_dot", "_dot"), ("2x", "starting with a letter")]:
+        with pytest.raises(nholo.ModelError, match=why):
+            model_text(L, [theta, q1], parameters={sp.Symbol(bad): 1.0})
+    with pytest.raises(nholo.ModelError, match="either all dynamicsymbols"):
+        model_text(L, [theta, sp.Symbol("z")])
+    with pytest.raises(nholo.ModelError, match="rates: with Symbol coordinates"):
+        model_text(L, [sp.Symbol("z")])
+    with pytest.raises(nholo.ModelError, match="is a string"):
+        model_text("x_dot^2", [theta])
+    with pytest.raises(nholo.ModelError, match="name"):
+        model_text(L, [theta, q1], name="Bad Name")  # at most 64 characters
