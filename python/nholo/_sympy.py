@@ -26,7 +26,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, NoReturn
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
@@ -54,6 +54,8 @@ _ACCEPTED = ("+ - * / ^ (sympy's **; sqrt as x**(1/2)), numbers, pi, E, t, the f
              + ", and " + ", ".join(f.__name__ for f in _REWRITTEN)
              + " (written through those)")
 
+_NO_CONDITIONALS = ", which has no conditionals (abs and sign give piecewise smooth terms)"
+
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _MODEL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _KINDS = ("position", "velocity", "acceleration")
@@ -64,7 +66,7 @@ _EXACT_INTEGER = 2**53
 _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise ModelError(f"nholo.Model.from_sympy: {message}")
 
 
@@ -86,9 +88,12 @@ class _GrammarPrinter:
         self.where = where
 
     def __call__(self, e: sp.Expr) -> str:
-        return self.text(sp.sympify(e))[0]
+        # sec, cot, atan, ...: rewritten first, so that sympy folds the
+        # result (sec(x)^2 is 1/cos(x)^2, not (1/cos(x))^2)
+        e = sp.sympify(e).replace(lambda f: f.func in _REWRITTEN, lambda f: _REWRITTEN[f.func](*f.args))
+        return self.text(e)[0]
 
-    def refuse(self, e: Any, why: str) -> None:
+    def refuse(self, e: Any, why: str) -> NoReturn:
         if isinstance(e, sp.Basic):  # shown with the file's names (x_dot), not the plain symbols'
             e = e.xreplace({s: sp.Symbol(n) for s, n in self.names.items() if s in e.free_symbols})
         _fail(f"{self.where}: {_shown(e)}: {why} (accepted: {_ACCEPTED}; docs/models.md, \"Grammar\")")
@@ -112,18 +117,16 @@ class _GrammarPrinter:
         if isinstance(e, sp.Function):
             return self.function(e)
         self.unsupported(e)
-        raise AssertionError("unreachable")
 
-    def unsupported(self, e: sp.Basic) -> None:
+    def unsupported(self, e: sp.Basic) -> NoReturn:
         if e.is_number and isinstance(e, sp.Atom):
             self.refuse(e, "not a finite real number")
         if isinstance(e, sp.Derivative):
             self.refuse(e, "a derivative that is not a coordinate's rate or acceleration "
                         "(nholo takes each coordinate's first and second time derivative)")
-        if isinstance(e, (sp.Piecewise, sp.Heaviside, sp.DiracDelta)) or e.is_Relational or e.is_Boolean:
-            self.refuse(e, f"sympy's {type(e).__name__} has no counterpart in nholo's grammar, "
-                        "which has no conditionals (abs and sign give piecewise smooth terms)")
-        self.refuse(e, f"sympy's {type(e).__name__} has no counterpart in nholo's grammar")
+        self.refuse(e, f"sympy's {type(e).__name__} has no counterpart in nholo's grammar"
+                    + _NO_CONDITIONALS * (isinstance(e, (sp.Max, sp.Min)) or bool(e.is_Relational)
+                                          or bool(e.is_Boolean)))
 
     def wrapped(self, e: sp.Basic, at_least: int) -> str:
         s, level = self.text(e)
@@ -218,8 +221,6 @@ class _GrammarPrinter:
 
     def function(self, e: sp.Function) -> tuple[str, int]:
         f = e.func
-        if f in _REWRITTEN:
-            return self.text(_REWRITTEN[f](*e.args))
         if f in _FUNCTIONS_1 and len(e.args) == 1:
             return f"{_FUNCTIONS_1[f]}({self.text(e.args[0])[0]})", _ATOM
         if f in _FUNCTIONS_2 and len(e.args) == 2:
@@ -227,8 +228,8 @@ class _GrammarPrinter:
         if isinstance(e, AppliedUndef):
             self.refuse(e, f"the function {f} is not a coordinate (dynamicsymbols given as q) "
                         "and nholo's grammar has no function of that name")
-        self.refuse(e, f"the sympy function {f.__name__} has no counterpart in nholo's grammar")
-        raise AssertionError("unreachable")
+        self.refuse(e, f"the sympy function {f.__name__} has no counterpart in nholo's grammar"
+                    + _NO_CONDITIONALS * (f in (sp.Piecewise, sp.Heaviside, sp.DiracDelta)))
 
 
 def _identifier(raw: str) -> str:
@@ -376,7 +377,6 @@ class _Names:
         if c in self.of_coordinate:
             return self.of_coordinate[c]
         _fail(f"{where}: {_shown(c)} is not a coordinate (coordinates: {', '.join(self.coordinates)})")
-        raise AssertionError("unreachable")
 
 
 def _parameter_entry(p: sp.Symbol, spec: Any, names: _Names, units: Mapping[Any, str]) -> dict[str, Any]:

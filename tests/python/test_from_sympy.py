@@ -347,3 +347,40 @@ def test_names_are_sanitised_and_clashes_refused():
         model_text("x_dot^2", [theta])
     with pytest.raises(nholo.ModelError, match="name"):
         model_text(L, [theta, q1], name="Bad Name")  # at most 64 characters
+
+
+def test_nonideal_forces_and_a_conflated_lagrangian_are_written(tmp_path):
+    """tests/model_files/incline_block.toml's block with Coulomb friction (a
+    work-doing constraint force), and a skate's (a sleigh with its centre of
+    mass on the blade) conflated Lagrangian: nholo reads the files, and each
+    written expression is the one given"""
+    x, y = dynamicsymbols("x y")
+    mass, g, friction = sp.symbols("mass g friction", nonnegative=True)
+    angle = sp.Symbol("angle", positive=True)
+    xd, yd = x.diff(t), y.diff(t)
+    L = sp.Float(0.5) * mass * (xd**2 + yd**2) - mass * g * y
+    push = -friction * mass * g * sp.cos(angle) * sp.sign(xd)
+    spec = dict(lagrangian=L, q=[x, y], constraints={"plane": y - sp.tan(angle) * x},
+                parameters={mass: 1.0, g: 9.81, angle: {"default": 0.5, "max": 1.5}, friction: 0.3},
+                nonideal_forces={x: push * sp.cos(angle), "y": push * sp.sin(angle)}, energy=L + 2 * mass * g * y)
+    model = nholo.Model.from_sympy(**spec, name="incline_from_sympy", cse=False, path=tmp_path / "incline.toml")
+    doc, written = read_back(Path(model.path).read_text())
+    assert doc["constraints"][0]["kind"] == "position"
+    assert doc["parameters"][2] == {"name": "angle", "default": 0.5, "unit": "1", "max": 1.5, "positive": True}
+    assert doc["parameters"][1] == {"name": "g", "default": 9.81, "unit": "1", "nonnegative": True}
+    for key, e in [("nonideal_forces.x", push * sp.cos(angle)), ("nonideal_forces.y", push * sp.sin(angle)),
+                   ("energy", spec["energy"])]:
+        assert sp.expand(written[key] - as_file_symbols(e, [x, y])) == 0, key
+
+    X, Y, TH = dynamicsymbols("x y theta")
+    m, J = sp.symbols("m J", positive=True)
+    L = m / 2 * (X.diff(t) ** 2 + Y.diff(t) ** 2) + J / 2 * TH.diff(t) ** 2
+    # the knife edge Y' = X' tan(theta) substituted: X'^2 (1 + tan^2) = X'^2 sec^2
+    L_plus = m / 2 * X.diff(t) ** 2 * sp.sec(TH) ** 2 + J / 2 * TH.diff(t) ** 2
+    model = nholo.Model.from_sympy(L, [X, Y, TH], constraints=[Y.diff(t) * sp.cos(TH) - X.diff(t) * sp.sin(TH)],
+                                   parameters={m: 1.0, J: 0.5}, conflated_lagrangian=L_plus,
+                                   name="skate_from_sympy", cse=False, path=tmp_path / "skate.toml")
+    assert "conflated" in model.description
+    doc, written = read_back(Path(model.path).read_text())
+    assert sp.simplify(written["conflated_lagrangian"] - as_file_symbols(L_plus, [X, Y, TH])) == 0
+    assert "sec" not in doc["conflated_lagrangian"] and "cos(theta)^2" in doc["conflated_lagrangian"]
