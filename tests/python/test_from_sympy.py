@@ -95,14 +95,14 @@ def run(model_path, config, **sets):
     return nholo.run(cfg.replace(model_line, f'model = "{model_path}"'), set=sets)
 
 
-def same_trajectories(hand, derived, tol):
-    """every formulation's q and qdot of two runs (the same config, seeds
-    and states), to tol"""
+def same_trajectories(hand, derived, tol, fields=("q", "qdot")):
+    """every formulation's q and qdot (and other fields) of two runs (the
+    same config, seeds and states), to tol"""
     forms = [n for n in hand.children if "q" in hand[n].ds]
     assert forms
     for form in forms:
         assert (hand[form].ds.status.values == 0).all() and (derived[form].ds.status.values == 0).all()
-        for field in ("q", "qdot"):
+        for field in fields:
             a, b = hand[form].ds[field].values, derived[form].ds[field].values
             assert a.shape == b.shape and a.size > 1000
             err = float(np.max(np.abs(a - b)))
@@ -215,10 +215,15 @@ def test_the_written_expressions_are_the_given_ones(model, cse):
 
 @needs_definitions
 def test_with_definitions_the_models_run_as_the_hand_written_files():
-    sleigh = nholo.Model.from_sympy(**sleigh_from_mechanics(), name="sleigh_from_sympy_cse")
+    """cse=True (the default); the sleigh with energy = "auto": nholo's
+    Jacobi integral of the Lagrangian sympy derived is the hand-written
+    file's energy (measured: 4e-15)"""
+    spec = sleigh_from_mechanics()
+    spec["energy"] = "auto"
+    sleigh = nholo.Model.from_sympy(**spec, name="sleigh_from_sympy_cse")
     assert "[definitions]" in Path(sleigh.path).read_text()
     same_trajectories(run(MODELS / "chaplygin_sleigh.model.toml", "chaplygin_sleigh.toml"),
-                      run(sleigh.path, "chaplygin_sleigh.toml"), 1e-13)
+                      run(sleigh.path, "chaplygin_sleigh.toml"), 1e-13, ("q", "qdot", "energy"))
     disk = nholo.Model.from_sympy(**disk_from_symbols(), name="disk_from_sympy_cse")
     assert "[definitions]" in Path(disk.path).read_text()
     same_trajectories(run(MODELS / "rolling_disk.model.toml", "rolling_disk.toml"),
