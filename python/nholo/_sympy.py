@@ -149,10 +149,10 @@ class _GrammarPrinter:
         return self.double(float(e)), _ATOM
 
     def double(self, x: float) -> str:
-        if not math.isfinite(x):
-            self.refuse(x, "not a finite double")
-        s = repr(x)
-        return s if s[0].isdigit() else "0" + s
+        """x >= 0 as the shortest text that reads back to it (Python's repr)"""
+        if not math.isfinite(x) or x < 0:
+            self.refuse(x, "not a finite double >= 0")
+        return repr(abs(x))  # abs: -0.0 as 0.0
 
     def constant(self, e: sp.Basic) -> tuple[str, int]:
         if e is sp.pi:
