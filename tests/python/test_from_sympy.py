@@ -389,3 +389,34 @@ def test_nonideal_forces_and_a_conflated_lagrangian_are_written(tmp_path):
     doc, written = read_back(Path(model.path).read_text())
     assert sp.simplify(written["conflated_lagrangian"] - as_file_symbols(L_plus, [X, Y, TH])) == 0
     assert "sec" not in doc["conflated_lagrangian"] and "cos(theta)^2" in doc["conflated_lagrangian"]
+
+
+def test_symbol_coordinates_with_rates_and_accelerations():
+    """plain Symbols: the rates and accelerations given in order; forces as a
+    list, one per coordinate (zeros left out)"""
+    x, y, xd, yd, xdd, ydd = sp.symbols("x y xd yd xdd ydd")
+    k = sp.Symbol("k")
+    text = model_text((xd**2 + yd**2) / 2 - k * x**2 / 2, [x, y], rates=[xd, yd], accelerations=[xdd, ydd],
+                      constraints=[xdd + ydd - sp.cos(sp.Symbol("t"))], forces=[0, -yd / 10],
+                      parameters={k: sp.Rational(3, 2)}, cse=False)
+    doc = tomllib.loads(text)
+    assert doc["constraints"] == [{"name": "constraint_0", "kind": "acceleration",
+                                   "expr": "x_ddot + y_ddot - cos(t)"}]
+    assert doc["forces"] == {"y": "-y_dot/10"}
+    assert doc["parameters"] == [{"name": "k", "default": 1.5, "unit": "1"}]  # a sympy number as a number
+    with pytest.raises(nholo.ModelError, match="accelerations: a list of 2 Symbols"):
+        model_text(xd**2, [x, y], rates=[xd, yd], accelerations=[xdd])
+    with pytest.raises(nholo.ModelError, match="forces: a dict coordinate -> expression, or a list of 2"):
+        model_text(xd**2, [x, y], rates=[xd, yd], forces=[1])
+    with pytest.raises(nholo.ModelError, match=r"forces: key: z is not a coordinate \(coordinates: x, y\)"):
+        model_text(xd**2, [x, y], rates=[xd, yd], forces={sp.Symbol("z"): 1})
+    with pytest.raises(nholo.ModelError, match="units: k is neither a coordinate nor a parameter"):
+        model_text(xd**2, [x, y], rates=[xd, yd], units={k: "N/m"})
+
+
+def test_without_sympy_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "sympy", None)  # `import sympy` fails
+    monkeypatch.delitem(__import__("sys").modules, "nholo._sympy")
+    monkeypatch.delattr(nholo, "_sympy")
+    with pytest.raises(ModuleNotFoundError, match="nholo.Model.from_sympy needs sympy: pip install sympy"):
+        nholo.Model.from_sympy(None, [])
