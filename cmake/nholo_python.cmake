@@ -47,4 +47,11 @@ if(NHOLO_BUILD_TESTS)
   set_tests_properties(python_api PROPERTIES
     ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;NHOLO_BINARY=$<TARGET_FILE:nholo>;NHOLO_CACHE_DIR=${PROJECT_SOURCE_DIR}/build/test-plugin-cache"
     TIMEOUT 900)
+  # nholo.Model.from_sympy (python/nholo/_sympy.py); skipped, saying so, without sympy
+  add_test(NAME python_from_sympy
+    COMMAND ${Python_EXECUTABLE} -m pytest -q -rs -p no:cacheprovider
+            ${PROJECT_SOURCE_DIR}/tests/python/test_from_sympy.py)
+  set_tests_properties(python_from_sympy PROPERTIES
+    ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;NHOLO_CACHE_DIR=${PROJECT_SOURCE_DIR}/build/test-plugin-cache"
+    TIMEOUT 900)
 endif()

@@ -4,7 +4,8 @@
 #                    with both), CMake, Eigen, HDF5, toml++, CLI11, Boost,
 #                    GoogleTest, Google Benchmark, Open MPI (mpirun -n N nholo run)
 #   Python (the `python3` on PATH, via pip): numpy, scipy, h5py, matplotlib,
-#                    xarray, h5netcdf, tqdm, pytest, and what `pip install .`
+#                    xarray, h5netcdf, tqdm, pytest, sympy (nholo.Model.from_sympy
+#                    and its tests), and what `pip install .`
 #                    builds the Python package with (scikit-build-core, nanobind)
 # The CUDA toolkit (nvcc, CCCL) is expected under /usr/local/cuda.
 set -euo pipefail
@@ -28,9 +29,9 @@ if [ ! -d /usr/local/cuda/include/cccl ] && [ ! -f /usr/local/cuda/include/thrus
 fi
 
 PY=${PYTHON:-python3}
-if ! "$PY" -c "import numpy, scipy, h5py, matplotlib, xarray, h5netcdf, pytest, tqdm, nanobind, scikit_build_core" >/dev/null 2>&1; then
+if ! "$PY" -c "import numpy, scipy, h5py, matplotlib, xarray, h5netcdf, pytest, tqdm, sympy, nanobind, scikit_build_core" >/dev/null 2>&1; then
   echo "[setup] installing Python packages into $("$PY" -c 'import sys; print(sys.executable)')"
   "$PY" -m pip install --quiet --disable-pip-version-check numpy scipy h5py matplotlib "xarray>=2024.10" \
-    h5netcdf pytest tqdm "nanobind>=2.0" "scikit-build-core>=0.10"
+    h5netcdf pytest tqdm "sympy>=1.12" "nanobind>=2.0" "scikit-build-core>=0.10"
 fi
 echo "[setup] ok"

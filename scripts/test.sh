@@ -51,8 +51,8 @@ cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DNHOLO_BUILD_TESTS=ON -D
   "${cuda_args[@]}" >/dev/null
 cmake --build build/release -j "$JOBS"
 build/release/nholo devices
-# python_api runs below, against the installed package
-ctest --test-dir build/release --output-on-failure -j "$JOBS" -E '^python_api$'
+# python_api and python_from_sympy run below, against the installed package
+ctest --test-dir build/release --output-on-failure -j "$JOBS" -E '^python_(api|from_sympy)$'
 stamp
 
 echo "== [1b] the Python package installed from that build (pip install ., nothing recompiled) + its tests"
@@ -63,7 +63,7 @@ CMAKE_GENERATOR="Unix Makefiles" "$PY" -m pip install --quiet --disable-pip-vers
 # from another folder: the installed package, not the source tree
 root=$PWD
 (cd /tmp && NHOLO_CACHE_DIR="$root/build/test-plugin-cache" "$PY" -m pytest -q -p no:cacheprovider \
-  "$root/tests/python/test_python_api.py")
+  "$root/tests/python/test_python_api.py" "$root/tests/python/test_from_sympy.py")
 stamp
 
 echo "== [2/3] ASan/UBSan build (CPU backends) + tests"

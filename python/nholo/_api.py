@@ -422,9 +422,108 @@ class Model:
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         path = folder / f"{name}-{digest}.model.toml"
         if not path.exists():
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+            _write_atomically(path, text)
+        return cls(path)
+
+    @classmethod
+    def from_sympy(
+        cls,
+        lagrangian: Any,
+        q: Any,
+        *,
+        constraints: Any = None,
+        parameters: Mapping[Any, Any] | None = None,
+        forces: Any = None,
+        nonideal_forces: Any = None,
+        energy: Any = None,
+        conflated_lagrangian: Any = None,
+        rates: Any = None,
+        accelerations: Any = None,
+        time: Any = None,
+        units: Mapping[Any, str] | None = None,
+        name: str = "sympy_model",
+        description: str = "a model derived with sympy, written by nholo.Model.from_sympy",
+        cse: bool = True,
+        path: str | os.PathLike[str] | None = None,
+    ) -> "Model":
+        """A model file written from sympy expressions (docs/python.md,
+        "Models from sympy"), checked by nholo.
+
+        Parameters
+        ----------
+        lagrangian
+            L = T - V of the unconstrained system, a sympy expression.
+        q
+            The coordinates, in order: sympy.physics.mechanics
+            dynamicsymbols (``q(t)``; their rates and accelerations are
+            ``q.diff(t)`` and ``q.diff(t, 2)``), or sympy Symbols with
+            ``rates`` (and ``accelerations``) given as Symbols in the same
+            order. A coordinate named ``x`` has the rate ``x_dot`` and the
+            acceleration ``x_ddot`` in the file.
+        constraints
+            Expressions that the motion keeps at 0: a list (each an
+            expression, a pair ``(name, expr)`` or a dict ``{"expr", "kind",
+            "name"}``) or a dict name -> expression. The kind, unless given,
+            follows from what the expression uses: an acceleration ->
+            ``"acceleration"``, else a rate -> ``"velocity"``, else
+            ``"position"``. Unnamed ones are ``constraint_0``, ...
+        parameters
+            symbol -> default: a number, a sympy expression of numbers, pi
+            and the parameters before it (evaluated by nholo when it reads
+            the file), a tuple ``(default, unit)`` or ``(default, unit,
+            description)``, or a dict of the model file's keys (``default``,
+            ``unit``, ``description``, ``min``, ``max``, ``positive``,
+            ``nonnegative``). A symbol declared ``positive=True``
+            (``nonnegative=True``) gets that range unless the dict says
+            otherwise. Units default to ``"1"``.
+        forces, nonideal_forces
+            Non-potential generalized forces (and forces of constraints that
+            do work): a dict coordinate -> expression (the coordinate as in
+            ``q``, or its name) or a list with one per coordinate.
+        energy
+            None (no energy field), an expression, or ``"auto"`` (nholo
+            derives the Jacobi integral from the Lagrangian).
+        conflated_lagrangian
+            Hamel's L+ (the ``conflated`` formulation), an expression.
+        time
+            The time symbol (default: sympy.physics.mechanics' ``t``).
+        units
+            coordinate or parameter -> unit text (default ``"1"``).
+        name, description
+            The model's name (``[a-z][a-z0-9_]*``) and one line.
+        cse
+            True: sympy's ``cse`` over all the expressions together, each
+            shared subexpression a ``[definitions]`` entry (``sub0``,
+            ``sub1``, ...); False: every expression written out in full.
+        path
+            Where to write the model file (replaced if it exists). None: the
+            temporary folder, named by the hash of the text, as
+            ``from_string``.
+
+        Raises
+        ------
+        nholo.ModelError
+            Anything nholo's grammar cannot say (a sympy function it lacks,
+            a symbol that is neither a coordinate, a rate, a parameter nor
+            time, two symbols with one name), naming it; or nholo's own
+            refusal of the written file.
+        """
+        try:
+            from . import _sympy
+        except ModuleNotFoundError as e:
+            if e.name != "sympy":
+                raise
+            raise ModuleNotFoundError("nholo.Model.from_sympy needs sympy: pip install sympy "
+                                      "(or pip install 'nholo[sympy]')", name="sympy") from None
+
+        text = _sympy.model_text(
+            lagrangian, q, constraints=constraints, parameters=parameters, forces=forces,
+            nonideal_forces=nonideal_forces, energy=energy, conflated_lagrangian=conflated_lagrangian,
+            rates=rates, accelerations=accelerations, time=time, units=units, name=name,
+            description=description, cse=cse)
+        if path is None:
+            return cls.from_string(text, name=name)
+        _write_atomically(Path(path), text)
         return cls(path)
 
     def build(self) -> str:
@@ -434,6 +533,14 @@ class Model:
 
     def __repr__(self) -> str:
         return f"nholo.Model({self.path!r})"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """path holds text, replaced in one step (a concurrent reader sees the
+    old file or the new one)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def version() -> str:
