@@ -31,24 +31,6 @@ MODELS = ROOT / "examples" / "models"
 t = dynamicsymbols._t
 
 
-def nholo_reads_definitions():
-    """whether this nholo reads a model file's [definitions] (issue 52, item
-    1); the tests of cse=True runs need it"""
-    try:
-        nholo.Model.from_string('name = "defs_probe"\ndescription = "probe"\n'
-                                'coordinates = [ { name = "x", unit = "m" } ]\n'
-                                'lagrangian = "k2"\n[definitions]\nk2 = "x_dot^2/2"\n', name="defs_probe")
-    except nholo.ModelError as e:
-        if "unknown key 'definitions'" in str(e):
-            return False
-        raise
-    return True
-
-
-needs_definitions = pytest.mark.skipif(not nholo_reads_definitions(),
-                                       reason="this nholo does not read [definitions] yet")
-
-
 def sleigh_from_mechanics():
     """The Chaplygin sleigh of examples/models/chaplygin_sleigh.model.toml
     derived with sympy.physics.mechanics: blade point B = (x, y), body frame
@@ -213,7 +195,6 @@ def test_the_written_expressions_are_the_given_ones(model, cse):
         assert sp.expand(written[key] - as_file_symbols(e, spec["q"], rates)) == 0, key
 
 
-@needs_definitions
 def test_with_definitions_the_models_run_as_the_hand_written_files():
     """cse=True (the default); the sleigh with energy = "auto": nholo's
     Jacobi integral of the Lagrangian sympy derived is the hand-written
