@@ -383,4 +383,24 @@ std::string stats_report(const h5::Group& root, const std::string& path, int64_t
   return os.str();
 }
 
+std::vector<std::string> optional_result_lines(const h5::Group& root, const std::string& path,
+                                               int64_t block) {
+  std::vector<std::string> lines;
+  const int64_t size = trajectories_in(root, path);
+  for (const auto& fname : root.attr_strings("formulations"))
+    for (const auto& r : tables::kTrajectoryResults) {
+      if (r.presence == tables::ResultPresence::always || r.stats == tables::ResultStats::none ||
+          !root.exists(fname + "/" + r.name))
+        continue;
+      std::ostringstream os;
+      os << std::setprecision(6);
+      write_trajectory_result(os, r, root.open_dataset(fname + "/" + r.name), size, block, path);
+      std::string text = os.str();  // "  label: ...\n"
+      text = text.substr(text.find_first_not_of(' '));
+      if (!text.empty() && text.back() == '\n') text.pop_back();
+      lines.push_back(fname + ": " + text);
+    }
+  return lines;
+}
+
 }  // namespace nholo

@@ -89,6 +89,10 @@ std::string models_command(const std::string& name, bool json);
 // (host/analysis/stats.hpp, compare.hpp; per-trajectory values read `block`
 // at a time, kReadBlock in host/analysis/result_file.hpp)
 std::string stats_command(const std::string& path, int64_t block = kReadBlock);
+// The lines of stats_command's report on the per-trajectory results only
+// some runs have ([lyapunov]'s exponents, the Euler–Poisson residual), for
+// the end of a run's log (host/analysis/stats.hpp optional_result_lines).
+std::vector<std::string> optional_result_lines(const std::string& path);
 std::string compare_command(const std::string& path, const std::vector<std::string>& formulations,
                             int64_t block = kReadBlock);
 

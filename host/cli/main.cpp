@@ -488,6 +488,11 @@ int run_or_check(Args& a, bool check, int world) {
     return 0;
   }
   if (!a.quiet) report_run_summary(s);
+  // the exponents of [lyapunov] (and other results only some runs have),
+  // summarised as `nholo stats` does, from the file just written
+  if (!a.quiet && s.fault.empty() && !s.interrupted && std::filesystem::exists(written))
+    for (const auto& l : nholo::optional_result_lines(written))
+      std::fprintf(stderr, "nholo: %s\n", l.c_str());
   return run_outcome(s, written, a.quiet);
 }
 

@@ -14,4 +14,9 @@ std::string stats_command(const std::string& path, int64_t block) {
   return stats_report(f.root(), path, block);
 }
 
+std::vector<std::string> optional_result_lines(const std::string& path) {
+  h5::File f = open_result(path);
+  return optional_result_lines(f.root(), path, kReadBlock);
+}
+
 }  // namespace nholo
