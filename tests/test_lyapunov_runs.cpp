@@ -193,6 +193,14 @@ TEST(LyapunovRuns, TheIntegrableCoinsExponentDecays) {
   }
   std::printf("coin: lambda(500) in [%.4f, %.4f]\n", *std::min_element(ly.begin(), ly.end()),
               *std::max_element(ly.begin(), ly.end()));
+  // the run's log ends with the exponents' summary, its mean that of the file's
+  double mean = 0;
+  for (double l : ly) mean += l / 8;
+  const std::string line = "nholo: udwadia_kalaba: largest Lyapunov exponent: mean ";
+  const auto at = r.output.find(line);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_NEAR(std::stod(r.output.substr(at + line.size())), mean, 1e-5 * mean) << r.output;
+  EXPECT_NE(r.output.find("over 8 trajectories", at), std::string::npos) << r.output;
   fs::remove_all(dir);
 }
 
