@@ -31,8 +31,8 @@ using nholo_test::write_file;
 using Q = std::array<double, 6>;  // x, y, z, psi, theta, phi
 
 struct ReferenceRun {
-  Q q0, qd0;                // the consistent initial state (z and the centre's velocity from rolling)
-  std::array<Q, 3> q;       // at t = 0.5, 1, 2
+  Q q0, qd0;           // the consistent initial state (z and the centre's velocity from rolling)
+  std::array<Q, 3> q;  // at t = 0.5, 1, 2
 };
 
 // scripts/rattleback_reference.py --table --rtol 1e-13 --atol 1e-14
@@ -68,9 +68,12 @@ const ReferenceRun kReference[] = {
         -0.025149922089475904, -0.074145810702079942}}}},
 };
 
-const fs::path kModel = fs::path(NHOLO_SOURCE_DIR) / "tests" / "model_files" / "rattleback_expanded.toml";
+const fs::path kModel =
+    fs::path(NHOLO_SOURCE_DIR) / "tests" / "model_files" / "rattleback_expanded.toml";
 
-std::string shared_cache_env() { return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'"; }
+std::string shared_cache_env() {
+  return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'";
+}
 
 std::vector<double> read(const fs::path& file, const std::string& dataset) {
   auto f = nholo::h5::File::open_ro(file.string());
@@ -94,16 +97,18 @@ std::string row(const Q& a) {
 // nholo completes and projects nothing).
 TEST(RattlebackModelFile, FollowsNewtonEuler) {
   const fs::path dir = nholo_test::temp_dir("nholo_rattleback", "reference");
-  std::string states = "q0.x q0.y q0.z q0.psi q0.theta q0.phi qd0.x qd0.y qd0.z qd0.psi qd0.theta qd0.phi\n";
+  std::string states =
+      "q0.x q0.y q0.z q0.psi q0.theta q0.phi qd0.x qd0.y qd0.z qd0.psi qd0.theta qd0.phi\n";
   for (const ReferenceRun& r : kReference) states += row(r.q0) + row(r.qd0) + "\n";
   write_file(dir / "states.txt", states);
-  write_file(dir / "run.toml", "model = '" + kModel.string() + "'\n" +
-                                   "formulations = ['udwadia_kalaba', 'lagrange_multiplier', 'null_space']\n"
-                                   "[time]\nt_end = 2.0\nsave_every = 0.5\n"
-                                   "[integrator]\nmethod = 'dop853'\nrtol = 1e-13\natol = 1e-13\n"
-                                   "[ensemble]\nsampler = 'file'\nfile = 'states.txt'\n"
-                                   "[output]\npath = 'run.h5'\n"
-                                   "fields = ['q', 'constraint_residual', 'energy']\n");
+  write_file(dir / "run.toml",
+             "model = '" + kModel.string() + "'\n" +
+                 "formulations = ['udwadia_kalaba', 'lagrange_multiplier', 'null_space']\n"
+                 "[time]\nt_end = 2.0\nsave_every = 0.5\n"
+                 "[integrator]\nmethod = 'dop853'\nrtol = 1e-13\natol = 1e-13\n"
+                 "[ensemble]\nsampler = 'file'\nfile = 'states.txt'\n"
+                 "[output]\npath = 'run.h5'\n"
+                 "fields = ['q', 'constraint_residual', 'energy']\n");
   const Result r = nholo_test::run_nholo("run -q run.toml --threads 1", dir, shared_cache_env());
   ASSERT_EQ(r.code, 0) << r.output;
   const fs::path h5 = dir / "run.h5";
@@ -116,16 +121,19 @@ TEST(RattlebackModelFile, FollowsNewtonEuler) {
     ASSERT_EQ(q.size(), N * T * 6);
     double worst = 0, worst_energy = 0, worst_residual = 0;
     for (size_t i = 0; i < N; ++i) {
-      for (int c = 0; c < 6; ++c) EXPECT_EQ(q[(i * T) * 6 + c], kReference[i].q0[c]) << "not projected";
+      for (int c = 0; c < 6; ++c)
+        EXPECT_EQ(q[(i * T) * 6 + c], kReference[i].q0[c]) << "not projected";
       for (size_t k = 0; k < 3; ++k)
         for (int c = 0; c < 6; ++c)
-          worst = std::max(worst, std::abs(q[(i * T + save_of[k]) * 6 + c] - kReference[i].q[k][c]));
+          worst =
+              std::max(worst, std::abs(q[(i * T + save_of[k]) * 6 + c] - kReference[i].q[k][c]));
       for (size_t k = 0; k < T; ++k)
         worst_energy = std::max(worst_energy, std::abs(energy[i * T + k] / energy[i * T] - 1));
     }
     for (double v : residual) worst_residual = std::max(worst_residual, std::abs(v));
-    std::printf("rattleback, %s: |q - Newton-Euler| %.2e, energy drift %.2e, constraint residual %.2e\n", form,
-                worst, worst_energy, worst_residual);
+    std::printf(
+        "rattleback, %s: |q - Newton-Euler| %.2e, energy drift %.2e, constraint residual %.2e\n",
+        form, worst, worst_energy, worst_residual);
     EXPECT_LT(worst, 1e-10) << form;
     EXPECT_LT(worst_energy, 1e-10) << form;
     EXPECT_LT(worst_residual, 1e-11) << form;
@@ -152,8 +160,8 @@ TEST(RattlebackModelFile, CompletesHeightAndVelocityFromRolling) {
   }
   write_file(dir / "run.toml", "model = '" + kModel.string() + "'\n" +
                                    "[time]\nt_end = 0.5\nsave_every = 0.5\n"
-                                   "[ensemble]\nsize = 1\n" + q0 + qd0 +
-                                   "[output]\npath = 'run.h5'\nfields = ['q']\n");
+                                   "[ensemble]\nsize = 1\n" +
+                                   q0 + qd0 + "[output]\npath = 'run.h5'\nfields = ['q']\n");
   const Result r = nholo_test::run_nholo("run -q run.toml --threads 1", dir, shared_cache_env());
   ASSERT_EQ(r.code, 0) << r.output;
   const auto q = read(dir / "run.h5", "initial/q0"), qd = read(dir / "run.h5", "initial/qdot0");
