@@ -20,6 +20,9 @@ to a temporary folder, runs every script headless with --summary, and checks
     - the measured band (max y - min y over the saves) is at most the
       closed-form band |A| + B + A^2 / (4B) (or 2|A|) and within 0.5 % of it
       (the saves, every 0.1 s, can miss the extremes);
+  * the rattleback's nholo run agrees with the Newton-Euler reference of
+    scripts/rattleback_reference.py that plot_rattleback.py integrates, and
+    its spin reverses when the reference's does;
   * --help works and a wrong file gives exit status 2 with a message.
 """
 
