@@ -29,13 +29,16 @@ of the paraboloid whose normal is vertical: for the world's up direction in
 body components g = R^T e_z, r_c = (-R1 g1/g3, -R2 g2/g3, -h + R1 g1^2/(2 g3^2)
 + R2 g2^2/(2 g3^2)); its rate r_c' = (d r_c/d g) (g x w) is differentiated by
 sympy. The angles follow from w by the kinematic relation of the angles. The
-integration is scipy's DOP853 at rtol = atol = 1e-12 (default).
+integration is scipy's DOP853 at rtol = atol = 1e-12 (default; --rtol,
+--atol).
 
 Run it to print the reference table of the test
-(tests/test_model_file_rattleback.cpp) or write a state file:
+(tests/test_model_file_rattleback.cpp, made at rtol 1e-13, atol 1e-14), write
+the test's initial states as a state file, or print the spin over time:
 
-    python3 scripts/rattleback_reference.py --table
+    python3 scripts/rattleback_reference.py --table --rtol 1e-13 --atol 1e-14
     python3 scripts/rattleback_reference.py --state-file out/states.txt
+    python3 scripts/rattleback_reference.py --spin -3 3 --t-end 20
 """
 import argparse
 import sys
