@@ -20,6 +20,9 @@ to a temporary folder, runs every script headless with --summary, and checks
     - the measured band (max y - min y over the saves) is at most the
       closed-form band |A| + B + A^2 / (4B) (or 2|A|) and within 0.5 % of it
       (the saves, every 0.1 s, can miss the extremes);
+  * the rattleback's nholo run agrees with the Newton-Euler reference of
+    scripts/rattleback_reference.py that plot_rattleback.py integrates, and
+    its spin reverses when the reference's does;
   * --help works and a wrong file gives exit status 2 with a message.
 """
 
@@ -452,6 +455,46 @@ def test_chaos_map_draws_the_exponents_on_the_grid(chaos_run, tmp_path):
     assert bad.returncode == 2 and "grid axes" in bad.stderr
 
 
+RATTLEBACK = """
+model = "{model}"
+[time]
+t_end = 8.0
+save_every = 0.02
+[integrator]
+method = "dop853"
+rtol = 1e-12
+atol = 1e-13
+[ensemble]
+sampler = "grid"
+[ensemble.q0]
+theta = 0.01
+phi = 0.01
+[ensemble.qd0]
+psi = {{ values = [-3.0, -2.0, 2.0, 3.0] }}
+[output]
+path = "rattleback.h5"
+fields = ["q", "qdot", "energy"]
+"""
+
+
+def test_rattleback_spin_reversal_against_newton_euler(tmp_path):
+    """plot_rattleback.py on four rattlebacks (tests/model_files/rattleback_expanded.toml:
+    the plugin compiled once, in the tests' plugin cache): the Newton-Euler
+    reference of scripts/rattleback_reference.py (psi' from -3 rad/s crosses 0
+    between 5.0 and 5.5 s; from +3 rad/s it keeps its sign for 20 s) and nholo agree."""
+    model = Path(__file__).resolve().parents[1] / "model_files" / "rattleback_expanded.toml"
+    (tmp_path / "rb.toml").write_text(RATTLEBACK.format(model=model))
+    subprocess.run([os.environ["NHOLO_BINARY"], "run", "-q", "rb.toml"], cwd=tmp_path, check=True)
+    s = draw("plot_rattleback.py", tmp_path / "rattleback.h5", tmp_path, "rattleback",
+             "--reference-every", "1")
+    assert s["reference_max_q_difference"] < 1e-9
+    assert s["initial_spin"] == [-3.0, -2.0, 2.0, 3.0]
+    assert 5.0 < s["first_reversal"][0] < 5.5
+    assert s["first_reversal"][1] > s["first_reversal"][0]
+    assert s["first_reversal"][2] is None and s["first_reversal"][3] is None
+    assert s["energy_relative_drift_max"] < 1e-9
+
+
 # --------------------------------------------------------------------------
 # command line (the runs of a test go concurrently: each starts matplotlib)
 
@@ -471,7 +514,7 @@ def run_many(calls):
 
 def test_help():
     scripts = ["plot_coin_drift.py", "plot_survey.py", "plot_formulations.py",
-               "plot_diagnostics.py", "plot_chaos.py"]
+               "plot_diagnostics.py", "plot_chaos.py", "plot_rattleback.py"]
     for script, (rc, out, err) in zip(scripts, run_many([(s, "--help") for s in scripts])):
         assert rc == 0, f"{script} --help: {err}"
         assert "usage:" in out and "--summary" in out and "--pdf" in out, script
