@@ -2,7 +2,7 @@
 """The rattleback against what a PyDy user would write, one core each.
 
     python3 bench/rattleback_peers.py [--nholo build/nholo] [--count 16] [--t-end 5]
-                                      [--rtol 1e-10] [--model tests/model_files/rattleback_expanded.toml]
+                                      [--rtol 1e-10] [--model examples/models/rattleback.model.toml]
 
 The peer: the rattleback of examples/models/rattleback.model.toml derived with
 sympy.physics.mechanics (Kane's method: the angles psi, theta, phi and the
@@ -141,7 +141,7 @@ def run_nholo(nholo, model, states, t_end, rtol, atol, workdir):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nholo", default=os.path.join(ROOT, "build", "nholo"))
-    ap.add_argument("--model", default=os.path.join(ROOT, "tests", "model_files", "rattleback_expanded.toml"))
+    ap.add_argument("--model", default=os.path.join(ROOT, "examples", "models", "rattleback.model.toml"))
     ap.add_argument("--count", type=int, default=16, help="trajectories (default 16)")
     ap.add_argument("--t-end", type=float, default=5.0)
     ap.add_argument("--rtol", type=float, default=1e-10)

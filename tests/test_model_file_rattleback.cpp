@@ -1,7 +1,7 @@
-// The rattleback (examples/models/rattleback.model.toml, run here as its
-// expanded twin tests/model_files/rattleback_expanded.toml, the same model
-// without [definitions]): a rigid body of six coordinates with a paraboloidal
-// bottom rolling without slipping, one position and two velocity constraints.
+// The rattleback (examples/models/rattleback.model.toml, the shipped example,
+// written with [definitions] and energy = "auto"): a rigid body of six
+// coordinates with a paraboloidal bottom rolling without slipping, one
+// position and two velocity constraints.
 //
 // The reference values are not nholo's: scripts/rattleback_reference.py
 // integrates the Newton-Euler equations of the body with its contact force
@@ -69,7 +69,7 @@ const ReferenceRun kReference[] = {
 };
 
 const fs::path kModel =
-    fs::path(NHOLO_SOURCE_DIR) / "tests" / "model_files" / "rattleback_expanded.toml";
+    fs::path(NHOLO_SOURCE_DIR) / "examples" / "models" / "rattleback.model.toml";
 
 std::string shared_cache_env() {
   return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'";

@@ -478,11 +478,11 @@ fields = ["q", "qdot", "energy"]
 
 
 def test_rattleback_spin_reversal_against_newton_euler(tmp_path):
-    """plot_rattleback.py on four rattlebacks (tests/model_files/rattleback_expanded.toml:
+    """plot_rattleback.py on four rattlebacks (examples/models/rattleback.model.toml:
     the plugin compiled once, in the tests' plugin cache): the Newton-Euler
     reference of scripts/rattleback_reference.py (psi' from -3 rad/s crosses 0
     between 5.0 and 5.5 s; from +3 rad/s it keeps its sign for 20 s) and nholo agree."""
-    model = Path(__file__).resolve().parents[1] / "model_files" / "rattleback_expanded.toml"
+    model = Path(__file__).resolve().parents[2] / "examples" / "models" / "rattleback.model.toml"
     (tmp_path / "rb.toml").write_text(RATTLEBACK.format(model=model))
     subprocess.run([os.environ["NHOLO_BINARY"], "run", "-q", "rb.toml"], cwd=tmp_path, check=True)
     s = draw("plot_rattleback.py", tmp_path / "rattleback.h5", tmp_path, "rattleback",
