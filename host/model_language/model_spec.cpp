@@ -1,6 +1,7 @@
 // nholo/host/model_language/model_spec.cpp — what a parsed model offers besides
 // its header: the double evaluator of its expressions (model_file::evaluate)
-// and its symbolic M and F (model_file::symbolic_dynamics);
+// and of its derived parameters (model_file::derive_parameters), and its
+// symbolic M and F (model_file::symbolic_dynamics);
 // host/model_language/model_file.hpp.
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,17 @@ double evaluate(const ModelSpec& s, const Expression& e, const std::vector<doubl
   const std::vector<double> zeros(n, 0.0);
   Env env{q.data(), qd.data(), qdd.empty() ? zeros.data() : qdd.data(), p.data(), t};
   return eval(*e.tree, env, nullptr);
+}
+
+void derive_parameters(const ModelSpec& s, std::vector<double>& params) {
+  if (params.size() != s.parameters.size())
+    throw std::invalid_argument("model_file::derive_parameters: one value per parameter");
+  Env env;
+  env.p = params.data();
+  for (const int j : s.derived_order) {
+    const Parameter& par = s.parameters[static_cast<size_t>(j)];
+    params[static_cast<size_t>(j)] = eval(*par.derived.tree, env, nullptr);
+  }
 }
 
 bool has_symbolic_dynamics(const ModelSpec& s) {
