@@ -57,7 +57,7 @@ std::string parameters_line(const std::string& derived_ones) {
 }
 
 const char* kDerivedOnes =
-    "  { name = \"gs\", derived = \"g*sl\", unit = \"m/s^2\", description = \"along the slope\" },\n"
+    "  { name = \"gs\", derived = \"g*sl\", unit = \"m/s^2\", description = \"downhill\" },\n"
     "  { name = \"sl\", derived = \"sin(lam)\", unit = \"1\" },\n"
     "  { name = \"cl\", derived = \"cos(lam)\", unit = \"1\", positive = true },\n";
 
@@ -74,7 +74,9 @@ std::string incline_model(const std::string& name, const std::string& derived_on
          "forces = { theta = \"-c*cl*theta_dot\" }\n";
 }
 
-ModelSpec load(const std::string& text) { return nholo::load_model_text(text, "incline.toml", {}); }
+ModelSpec load(const std::string& text) {
+  return nholo::load_model_text(text, "incline.toml", {});
+}
 
 std::string model_error(const std::string& derived_ones) {
   try {
@@ -87,7 +89,8 @@ std::string model_error(const std::string& derived_ones) {
 }
 
 void expect_has(const std::string& text, const std::vector<std::string>& parts) {
-  for (const auto& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "'" << p << "' not in: " << text;
+  for (const auto& p : parts)
+    EXPECT_NE(text.find(p), std::string::npos) << "'" << p << "' not in: " << text;
 }
 
 int index_of(const ModelSpec& s, const std::string& name) {
@@ -152,8 +155,9 @@ TEST(DerivedParams, BadDerivationsAreRefused) {
   // undefined or out of range at the defaults
   expect_has(model_error("  { name = \"a\", derived = \"log(lam - 0.3)\", unit = \"1\" },\n"),
              {"parameters[0].derived", "at the defaults"});
-  expect_has(model_error("  { name = \"a\", derived = \"-lam\", unit = \"1\", positive = true },\n"),
-             {"parameters[0].derived", "its value at the defaults, -0.3, is outside the declared range"});
+  expect_has(
+      model_error("  { name = \"a\", derived = \"-lam\", unit = \"1\", positive = true },\n"),
+      {"parameters[0].derived", "its value at the defaults, -0.3, is outside the declared range"});
 }
 
 // ---------------------------------------------------------------------------
@@ -250,12 +254,43 @@ TEST(DerivedParams, ASweptBaseParameterVariesItsDerivedOnesPerTrajectory) {
   }
 }
 
+TEST(DerivedParams, AStateFileColumnOfABaseParameterVariesItsDerivedOnes) {
+  const fs::path dir = nholo_test::temp_dir("nholo_derived", "state_file");
+  nholo_test::write_file(dir / "states.txt", "q0.theta qd0.x params.lam\n0.2 0.5 0.25\n0.1 0.5 1.3\n");
+  const std::string text = "[model]\n" + incline_model("incline_file", kDerivedOnes) +
+                           "[time]\nt_end = 1.0\n[ensemble]\nsampler = \"file\"\nfile = \"" +
+                           (dir / "states.txt").string() + "\"\n[output]\npath = \"o.h5\"\n";
+  const RunConfig cfg = nholo::parse_config(text, {});
+  EXPECT_EQ(cfg.varied_params, (std::vector<std::string>{"gs", "sl", "cl", "lam"}));
+  const nholo::Sampler smp(cfg, *nholo::find_model("incline_file"));
+  std::vector<double> q, qd, l, p;
+  smp.fill(0, 2, q, qd, l, &p);
+  ASSERT_EQ(p.size(), 8u);
+  EXPECT_EQ(p[3], 0.25);
+  EXPECT_EQ(p[7], 1.3);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(p[i * 4 + 2], std::cos(p[i * 4 + 3])) << i;
+    EXPECT_EQ(p[i * 4 + 0], 9.81 * std::sin(p[i * 4 + 3])) << i;
+  }
+  // a column of a derived parameter is refused
+  nholo_test::write_file(dir / "bad.txt", "q0.theta params.cl\n0.2 0.5\n");
+  std::string bad = text;
+  bad.replace(bad.find("states.txt"), 10, "bad.txt");
+  std::string key;
+  expect_has(config_error(bad, {}, &key), {"column 'params.cl'", "cl is derived from lam"});
+  EXPECT_EQ(key, "ensemble.file");
+}
+
 // ---------------------------------------------------------------------------
 // 3. Runs
 
-fs::path temp_dir(const std::string& name) { return nholo_test::temp_dir("nholo_derived", name); }
+fs::path temp_dir(const std::string& name) {
+  return nholo_test::temp_dir("nholo_derived", name);
+}
 
-std::string cache_env() { return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'"; }
+std::string cache_env() {
+  return "NHOLO_CACHE_DIR='" + std::string(NHOLO_TEST_PLUGIN_CACHE) + "'";
+}
 
 std::vector<double> read_f64(const fs::path& file, const std::string& dataset) {
   return nholo::h5::File::open_ro(file.string()).root().open_dataset(dataset).read<double>();
@@ -303,7 +338,8 @@ TEST(DerivedParams, RunsRecordTheDerivedColumnsAndMatchLiteralValuesBitForBit) {
       "  { name = \"cl\", default = " + literal(std::cos(lam)) + ", unit = \"1\" },\n";
   std::string lit = single;
   const std::string derived_model = incline_model("incline_run", kDerivedOnes);
-  lit.replace(lit.find(derived_model), derived_model.size(), incline_model("incline_literal", literals));
+  lit.replace(lit.find(derived_model), derived_model.size(),
+              incline_model("incline_literal", literals));
   lit.replace(lit.find("derived.h5"), 10, "literal.h5");
   nholo_test::write_file(dir / "literal.toml", lit);
   const nholo_test::Result rl =

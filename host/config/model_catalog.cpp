@@ -75,7 +75,9 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
     derivation.parameters = s.parameters;
     derivation.derived_order = s.derived_order;
     mi.derive_params = [d = std::make_shared<const ModelSpec>(std::move(derivation))](
-                           std::vector<double>& values) { model_file::derive_parameters(*d, values); };
+                           std::vector<double>& values) {
+      model_file::derive_parameters(*d, values);
+    };
   }
   return mi;
 }

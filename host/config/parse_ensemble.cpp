@@ -49,8 +49,9 @@ std::map<std::string, Distribution> parse_param_dists(const toml::node& pn, cons
           "unknown parameter of model '" + cfg.model + "' (accepted: " +
               (names.empty() ? std::string("none: the model has no parameters") : join(names)) +
               ")");
-    const ParamDescription& p = *std::find_if(
-        mi.params.begin(), mi.params.end(), [&](const ParamDescription& d) { return d.name == name; });
+    const ParamDescription& p =
+        *std::find_if(mi.params.begin(), mi.params.end(),
+                      [&](const ParamDescription& d) { return d.name == name; });
     if (!p.derived.empty()) throw ConfigError("ensemble.params." + name, derived_refusal(p));
     if (params_given.count(name)) {
       std::ostringstream os;
@@ -340,8 +341,7 @@ void check_relation_at_corners(const RunConfig& cfg, const ModelInfo& mi, const 
             cfg.varied_params.end())
           os << (k++ ? ", " : " ") << mi.params[j].name << " (in [" << lo[j] << ", " << hi[j]
              << "])";
-      os << " reach parameters the model refuses: " << bad << " ("
-         << describe_params(cfg, mi, v)
+      os << " reach parameters the model refuses: " << bad << " (" << describe_params(cfg, mi, v)
          << "); accepted: distributions whose every combination satisfies it";
       throw ConfigError("ensemble.params", os.str());
     }
@@ -377,8 +377,7 @@ void check_varied_params(RunConfig& cfg, const ModelInfo& mi,
     // [params], and the derived parameters' ranges
     std::vector<double> v = pb.lo;
     const std::string bad = params_problem(mi, v);
-    if (!bad.empty())
-      throw ConfigError("params", bad + " (" + describe_params(cfg, mi, v) + ")");
+    if (!bad.empty()) throw ConfigError("params", bad + " (" + describe_params(cfg, mi, v) + ")");
     return;
   }
   if (!file_column.empty()) {

@@ -412,9 +412,8 @@ const std::vector<std::string> kTopKeys = {
 const std::vector<std::string> kTopRequired = {"name", "description", "coordinates", "lagrangian"};
 const std::vector<std::string> kCoordKeys = {"name", "unit", "description"};
 const std::vector<std::string> kCoordRequired = {"name", "unit"};
-const std::vector<std::string> kParamKeys = {"name",     "default",    "derived",
-                                             "unit",     "description", "min",
-                                             "max",      "positive",   "nonnegative"};
+const std::vector<std::string> kParamKeys = {
+    "name", "default", "derived", "unit", "description", "min", "max", "positive", "nonnegative"};
 const std::vector<std::string> kParamRequired = {"name", "default or derived", "unit"};
 const std::vector<std::string> kConstraintKeys = {"name", "kind", "expr"};
 const std::vector<std::string> kKinds = {"position", "velocity", "acceleration"};
@@ -557,8 +556,8 @@ std::string read_default(const Reader& rd, const toml::node& dn, const std::stri
 
 // a derived parameter's expression (at vn, key prefix p): of any other
 // parameters (its value at the defaults is found once all are read)
-void read_derived(const Reader& rd, const toml::node& vn, const std::string& p,
-                  const Names& names, Parameter& par) {
+void read_derived(const Reader& rd, const toml::node& vn, const std::string& p, const Names& names,
+                  Parameter& par) {
   const Scope scope{&names, Context::derived_param, static_cast<int>(names.params.size())};
   par.derived = rd.expression(vn, p + "derived", scope);
   par.derived_from = params_used(*par.derived.tree);
