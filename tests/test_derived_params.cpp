@@ -51,7 +51,7 @@ std::string parameters_line(const std::string& derived_ones) {
   return "parameters = [\n" + derived_ones +
          "  { name = \"m\", default = 1.0, unit = \"kg\", positive = true },\n"
          "  { name = \"g\", default = 9.81, unit = \"m/s^2\" },\n"
-         "  { name = \"lam\", default = 0.3, unit = \"rad\", min = 0, max = 3 },\n"
+         "  { name = \"lam\", default = 0.3, unit = \"rad\" },\n"
          "  { name = \"c\", default = 0.05, unit = \"kg m^2/s\" },\n"
          "]\n";
 }
@@ -256,7 +256,8 @@ TEST(DerivedParams, ASweptBaseParameterVariesItsDerivedOnesPerTrajectory) {
 
 TEST(DerivedParams, AStateFileColumnOfABaseParameterVariesItsDerivedOnes) {
   const fs::path dir = nholo_test::temp_dir("nholo_derived", "state_file");
-  nholo_test::write_file(dir / "states.txt", "q0.theta qd0.x params.lam\n0.2 0.5 0.25\n0.1 0.5 1.3\n");
+  nholo_test::write_file(dir / "states.txt",
+                         "q0.theta qd0.x params.lam\n0.2 0.5 0.25\n0.1 0.5 1.3\n");
   const std::string text = "[model]\n" + incline_model("incline_file", kDerivedOnes) +
                            "[time]\nt_end = 1.0\n[ensemble]\nsampler = \"file\"\nfile = \"" +
                            (dir / "states.txt").string() + "\"\n[output]\npath = \"o.h5\"\n";
@@ -350,6 +351,22 @@ TEST(DerivedParams, RunsRecordTheDerivedColumnsAndMatchLiteralValuesBitForBit) {
   ASSERT_EQ(a.size(), b.size());
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0);
+  // (c) a sweep whose corners keep cl = cos(lam) > 0 but whose middle value
+  // does not: those trajectories are rejected, not integrated
+  std::string mid = sweep_text("incline_run", "mid.h5");
+  mid.replace(mid.find("{ linspace = [0.1, 1.4, 6] }"), 28, "{ values = [0.5, 3.0, 6.0] }");
+  nholo_test::write_file(dir / "mid.toml", mid);
+  const nholo_test::Result rm = nholo_test::run_nholo("run -q mid.toml", dir, cache_env());
+  ASSERT_EQ(rm.code, 0) << rm.output;
+  {
+    const auto f = nholo::h5::File::open_ro((dir / "mid.h5").string());
+    const std::vector<double> p = f.root().open_dataset("initial/params").read<double>();
+    const auto status = f.root().open_dataset("udwadia_kalaba/status").read<int32_t>();
+    ASSERT_EQ(status.size(), 6u);
+    for (size_t i = 0; i < 6; ++i)
+      EXPECT_EQ(status[i], std::cos(p[i * 4 + 3]) > 0 ? 0 : 6) << "lam = " << p[i * 4 + 3];
+    EXPECT_EQ(f.root().attr_int64("initial_states_params_rejected"), 2);
+  }
   // and they differ from the defaults' motion (lam = 0.3): the override took
   std::string at_defaults = single;
   at_defaults.replace(at_defaults.find("derived.h5"), 10, "default.h5");
