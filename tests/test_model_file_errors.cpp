@@ -115,12 +115,12 @@ TEST(ModelFileErrors, ParameterUnitMissing) {
       Model::kParameters,
       R"~(parameters = [ { name = "m", default = 1.0, unit = "kg" }, { name = "J", default = "m/4" } ])~");
   expect_error(md, {md.at(Model::kParameters, "{ name = \"J\"") +
-                    ": parameters[1].unit: missing (required: name, default, unit)"});
+                    ": parameters[1].unit: missing (required: name, default or derived, unit)"});
   md.set(
       Model::kParameters,
       R"~(parameters = [ { name = "m", unit = "kg" }, { name = "J", default = 1, unit = "kg" } ])~");
   expect_error(md, {md.at(Model::kParameters, "{ name = \"m\"") +
-                    ": parameters[0].default: missing (required: name, default, unit)"});
+                    ": parameters[0].default: missing (required: name, default or derived, unit)"});
 }
 
 TEST(ModelFileErrors, ModelNameOfABuiltin) {
@@ -364,7 +364,7 @@ TEST(ModelFileErrors, UnknownKeysNameTheAcceptedOnes) {
   md.set(Model::kParameters, R"~(parameters = [ { name = "m", defualt = 1.0, unit = "kg" } ])~");
   expect_error(md, {md.at(Model::kParameters, "defualt") +
                     ": parameters[0].defualt: unknown key 'defualt' (accepted: name, default, "
-                    "unit, description, min, max, positive, nonnegative)"});
+                    "derived, unit, description, min, max, positive, nonnegative)"});
   md = Model();
   md.set(Model::kConstraints,
          R"~(constraints = [ { name = "k", kind = "velocity", expression = "x_dot" } ])~");
@@ -479,7 +479,9 @@ TEST(ModelFileErrors, StructureAndTypes) {
   expect_error(md, {"bad.toml:4:16: parameters[0]: expected a table { name = \"m\", default = "
                     "1.0, unit = \"kg\" }, got a floating-point number"});
   md.set(Model::kParameters, R"~(parameters = [ { default = 1, unit = "kg" } ])~");
-  expect_error(md, {"bad.toml:4:16: parameters[0].name: missing (required: name, default, unit)"});
+  expect_error(
+      md,
+      {"bad.toml:4:16: parameters[0].name: missing (required: name, default or derived, unit)"});
   md = Model();
   md.set(Model::kConstraints, R"~(constraints = "x_dot")~");
   expect_error(md, {"bad.toml:6:15: constraints: expected an array of tables"});

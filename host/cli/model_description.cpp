@@ -25,7 +25,7 @@ void describe_model(std::ostream& os, const ModelInfo& mi) {
   for (const auto& p : mi.params)
     os << "    " << std::left << std::setw(12) << p.name << " = " << std::setw(8) << p.default_value
        << " [" << p.unit << "]  " << p.doc << (p.range_text().empty() ? "" : "; " + p.range_text())
-       << "\n";
+       << (p.derived.empty() ? "" : "; derived: " + p.derived) << "\n";
 }
 
 }  // namespace nholo

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -81,6 +82,14 @@ struct RunConfig {
   std::string model_plugin;  // a plugin file (model = "path.so"), else ""
   std::vector<std::string> formulations;
   std::map<std::string, double> params;  // complete: defaults filled in
+  // the model's derived parameters (a model file's `derived`, docs/models.md):
+  // their names, in the model's order, and the function that recomputes them
+  // from the others (ModelInfo::derive_params: the sampler derives them per
+  // trajectory, and the description a run has of a compiled model does not
+  // carry it); empty / null when the model has none. params holds their
+  // values at the fixed parameters (those that vary at their defaults).
+  std::vector<std::string> derived_params;
+  std::function<void(std::vector<double>&)> derive_params;
 
   // [time]
   double t_start = 0.0;
@@ -102,9 +111,10 @@ struct RunConfig {
   // trajectory (the same syntax and samplers as q0); none of them is in
   // [params]. cfg.params keeps the model's default for these.
   std::map<std::string, Distribution> param_dists;
-  // every parameter that varies per trajectory: those of [ensemble.params]
-  // and, with sampler = "file", the file's params.<name> columns; in the
-  // model's parameter order (the columns of /initial/params)
+  // every parameter that varies per trajectory: those of [ensemble.params],
+  // with sampler = "file" the file's params.<name> columns, and the derived
+  // parameters that use any of them; in the model's parameter order (the
+  // columns of /initial/params)
   std::vector<std::string> varied_params;
 
   // [output]

@@ -19,6 +19,7 @@
 namespace nholo {
 
 struct ModelInfo;
+struct ParamDescription;
 
 namespace config_parse {
 
@@ -80,8 +81,13 @@ std::string inline_model_file(toml::table& root, const std::string& source);
 const ModelInfo& resolve_model(const toml::table& root, const std::string& source,
                                const std::string& model_source, RunConfig& cfg);
 void parse_formulations(const toml::table& root, const ModelInfo& mi, RunConfig& cfg);
-// cfg.params complete and checked; returns the names [params] gives
+// cfg.params complete (the derived parameters derived from the values in
+// force; cfg.derived_params, derive_params set) and checked; returns the
+// names [params] gives
 std::set<std::string> parse_params(const toml::table& root, const ModelInfo& mi, RunConfig& cfg);
+// why a run may not set the derived parameter p ("cl is derived from lam
+// (cl = cos(lam)): set lam instead ...")
+std::string derived_refusal(const ParamDescription& p);
 
 // ---- [ensemble] (parse_ensemble.cpp)
 

@@ -4,6 +4,7 @@
 // the model language's errors turned into the configuration's (key model).
 #include "host/config/model_catalog.hpp"
 
+#include <memory>
 #include <utility>
 
 #include "host/config/config.hpp"
@@ -45,8 +46,12 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
                                   : c.kind == ConstraintKind::velocity ? "velocity"
                                                                        : "acceleration");
   }
-  for (const auto& p : s.parameters)
-    mi.params.push_back({p.name, p.default_value, p.unit, p.description, p.range});
+  for (const auto& p : s.parameters) {
+    ParamDescription d{p.name, p.default_value, p.unit, p.description, p.range, {}, {}};
+    d.derived = p.derived.text;
+    for (const int k : p.derived_from) d.derived_from.push_back(s.parameters[k].name);
+    mi.params.push_back(std::move(d));
+  }
   mi.has_energy = !s.energy.text.empty();
   mi.has_nonideal = !s.nonideal_force.empty();
   mi.has_conflated = !s.conflated_lagrangian.text.empty();
@@ -63,6 +68,17 @@ ModelInfo model_info_from_spec(const ModelSpec& s) {
   mi.formulations = tables::supported_formulations(traits);
   // a model file states no relation between its parameters beyond the ranges
   mi.check_params = [](const std::vector<double>&) { return std::string(); };
+  if (!s.derived_order.empty()) {
+    // the derivation needs the parameters' trees: a copy of them (the spec
+    // given may not outlive the description)
+    ModelSpec derivation;
+    derivation.parameters = s.parameters;
+    derivation.derived_order = s.derived_order;
+    mi.derive_params = [d = std::make_shared<const ModelSpec>(std::move(derivation))](
+                           std::vector<double>& values) {
+      model_file::derive_parameters(*d, values);
+    };
+  }
   return mi;
 }
 

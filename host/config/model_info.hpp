@@ -23,6 +23,10 @@ struct ParamDescription {
   std::string unit;
   std::string doc;
   ParamRange range;
+  // a derived parameter (a model file's `derived`, docs/models.md): its
+  // expression and the parameters it uses; empty for a plain parameter
+  std::string derived;
+  std::vector<std::string> derived_from;
   std::string range_text() const;       // "> 0", "in [0, 1]", "" (any)
   bool admits(double v) const;          // finite and inside the range
   std::string doc_note() const { return doc.empty() ? "" : " (" + doc + ")"; }  // for messages
@@ -45,6 +49,12 @@ struct ModelInfo {
   // the relation the parameters (in params order) break together, "" when
   // none (Model::check_params, e.g. the skate's I_B > m s^2)
   std::function<std::string(const std::vector<double>&)> check_params;
+  // the derived parameters (those with a `derived` expression) recomputed in
+  // place from the others' values (all parameters, in params order), in
+  // double precision; NaN or inf where an expression is undefined. Null when
+  // the model has none (built-in models, plugins).
+  std::function<void(std::vector<double>&)> derive_params;
+  bool has_derived_params() const { return static_cast<bool>(derive_params); }
 };
 
 // the built-in models

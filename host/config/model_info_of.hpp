@@ -32,8 +32,13 @@ ModelInfo model_info_of() {
                                                                       : "acceleration");
   }
   for (int j = 0; j < M::n_params; ++j)
-    mi.params.push_back({M::param_info[j].name, M::param_info[j].default_value,
-                         M::param_info[j].unit, M::param_info[j].doc, M::param_info[j].range});
+    mi.params.push_back({M::param_info[j].name,
+                         M::param_info[j].default_value,
+                         M::param_info[j].unit,
+                         M::param_info[j].doc,
+                         M::param_info[j].range,
+                         {},
+                         {}});
   mi.check_params = [](const std::vector<double>& values) -> std::string {
     if constexpr (has_check_params<M>::value) {
       const char* e = M::check_params(M::make_params(values.data()));

@@ -49,6 +49,10 @@ std::map<std::string, Distribution> parse_param_dists(const toml::node& pn, cons
           "unknown parameter of model '" + cfg.model + "' (accepted: " +
               (names.empty() ? std::string("none: the model has no parameters") : join(names)) +
               ")");
+    const ParamDescription& p =
+        *std::find_if(mi.params.begin(), mi.params.end(),
+                      [&](const ParamDescription& d) { return d.name == name; });
+    if (!p.derived.empty()) throw ConfigError("ensemble.params." + name, derived_refusal(p));
     if (params_given.count(name)) {
       std::ostringstream os;
       os << "is also given in [params] (params." << name << " = " << cfg.params.at(name)
@@ -161,6 +165,9 @@ std::map<std::string, int> file_param_columns(const RunConfig& cfg, const ModelI
                             " (accepted: " + (names.empty() ? std::string("none") : join(names)) +
                             ")");
     }
+    if (!it->derived.empty())
+      throw ConfigError("ensemble.file",
+                        cfg.file + ": column '" + header[h] + "': " + derived_refusal(*it));
     if (params_given.count(name)) {
       std::ostringstream os;
       os << cfg.file << ": column '" << header[h]
@@ -175,6 +182,8 @@ std::map<std::string, int> file_param_columns(const RunConfig& cfg, const ModelI
   }
   return file_column;
 }
+
+void add_varied_derived(RunConfig& cfg, const ModelInfo& mi);
 
 // Per parameter (model order), the least and greatest value it takes.
 struct ParamBounds {
@@ -239,7 +248,44 @@ ParamBounds varied_param_bounds(RunConfig& cfg, const ModelInfo& mi,
     pb.lo.push_back(a);
     pb.hi.push_back(b);
   }
+  add_varied_derived(cfg, mi);
   return pb;
+}
+
+// A derived parameter varies when a parameter it uses does: those added to
+// cfg.varied_params (kept in the model's order).
+void add_varied_derived(RunConfig& cfg, const ModelInfo& mi) {
+  if (!mi.derive_params || cfg.varied_params.empty()) return;
+  std::set<std::string> varied(cfg.varied_params.begin(), cfg.varied_params.end());
+  // the derived parameters may use each other (in any order): until nothing changes
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& p : mi.params)
+      if (!p.derived.empty() && !varied.count(p.name) &&
+          std::any_of(p.derived_from.begin(), p.derived_from.end(),
+                      [&](const std::string& u) { return varied.count(u) > 0; }))
+        grew = varied.insert(p.name).second;
+  }
+  cfg.varied_params.clear();
+  for (const auto& p : mi.params)
+    if (varied.count(p.name)) cfg.varied_params.push_back(p.name);
+}
+
+// What the model refuses in one combination v of its parameters (all of
+// them, in its order; the derived ones recomputed here, in place): a derived
+// parameter outside its range, or the model's relation broken; "" when
+// nothing.
+std::string params_problem(const ModelInfo& mi, std::vector<double>& v) {
+  if (mi.derive_params) {
+    mi.derive_params(v);
+    for (size_t j = 0; j < mi.params.size(); ++j) {
+      const ParamDescription& p = mi.params[j];
+      if (!p.derived.empty() && !p.admits(v[j]))
+        return p.name + " = " + p.derived + " is " + short_number(v[j]) + ", where it needs " +
+               needs_text(p) + p.doc_note();
+    }
+  }
+  return mi.check_params ? mi.check_params(v) : std::string();
 }
 
 // "model 'NAME' at a = 1, b = 2"
@@ -264,7 +310,7 @@ void check_relation_per_row(const RunConfig& cfg, const ModelInfo& mi, const Par
         for (size_t j = 0; j < mi.params.size(); ++j)
           if (const auto fc = file_column.find(mi.params[j].name); fc != file_column.end())
             v[j] = row[fc->second];
-        const std::string bad = mi.check_params(v);
+        const std::string bad = params_problem(mi, v);
         if (!bad.empty()) {
           std::ostringstream os;
           os << cfg.file << " line " << line << ": " << bad << " (" << describe_params(cfg, mi, v)
@@ -286,7 +332,7 @@ void check_relation_at_corners(const RunConfig& cfg, const ModelInfo& mi, const 
     std::vector<double> v = lo;
     for (size_t k = 0; k < span.size(); ++k)
       if ((corner >> k) & 1) v[span[k]] = hi[span[k]];
-    const std::string bad = mi.check_params(v);
+    const std::string bad = params_problem(mi, v);
     if (!bad.empty()) {
       std::ostringstream os;
       os << "the distributions of";
@@ -295,8 +341,7 @@ void check_relation_at_corners(const RunConfig& cfg, const ModelInfo& mi, const 
             cfg.varied_params.end())
           os << (k++ ? ", " : " ") << mi.params[j].name << " (in [" << lo[j] << ", " << hi[j]
              << "])";
-      os << " reach parameters that break the model's relation: " << bad << " ("
-         << describe_params(cfg, mi, v)
+      os << " reach parameters the model refuses: " << bad << " (" << describe_params(cfg, mi, v)
          << "); accepted: distributions whose every combination satisfies it";
       throw ConfigError("ensemble.params", os.str());
     }
@@ -317,12 +362,22 @@ void check_varied_params(RunConfig& cfg, const ModelInfo& mi,
                          const std::set<std::string>& params_given) {
   const std::map<std::string, int> file_column = file_param_columns(cfg, mi, params_given);
   const ParamBounds pb = varied_param_bounds(cfg, mi, file_column);
-  if (!mi.check_params) return;
+  // a derived parameter that does not vary: its one value in its range
+  for (const auto& p : mi.params)
+    if (!p.derived.empty() && !p.admits(cfg.params.at(p.name)) &&
+        std::find(cfg.varied_params.begin(), cfg.varied_params.end(), p.name) ==
+            cfg.varied_params.end())
+      throw ConfigError("params", p.name + " = " + p.derived + " is " +
+                                      short_number(cfg.params.at(p.name)) + ", where it needs " +
+                                      needs_text(p) + p.doc_note() + " (" +
+                                      describe_params(cfg, mi, pb.lo) + ")");
+  if (!mi.check_params && !mi.derive_params) return;
   if (cfg.varied_params.empty()) {
-    // [ensemble.params] was empty: the fixed parameters' relation as in [params]
-    const std::string bad = mi.check_params(pb.lo);
-    if (!bad.empty())
-      throw ConfigError("params", bad + " (" + describe_params(cfg, mi, pb.lo) + ")");
+    // [ensemble.params] was empty: the fixed parameters' relation as in
+    // [params], and the derived parameters' ranges
+    std::vector<double> v = pb.lo;
+    const std::string bad = params_problem(mi, v);
+    if (!bad.empty()) throw ConfigError("params", bad + " (" + describe_params(cfg, mi, v) + ")");
     return;
   }
   if (!file_column.empty()) {

@@ -181,8 +181,14 @@ bool params_may_vary(const toml::table& root) {
 
 }  // namespace
 
+std::string derived_refusal(const ParamDescription& p) {
+  return p.name + " is derived from " + join(p.derived_from) + " (" + p.name + " = " + p.derived +
+         "): set " + (p.derived_from.size() == 1 ? p.derived_from[0] : "those parameters") +
+         " instead (a derived parameter is recomputed per trajectory from the values in force)";
+}
+
 std::set<std::string> parse_params(const toml::table& root, const ModelInfo& mi, RunConfig& cfg) {
-  // defaults, then the given ones
+  // defaults, then the given ones, then the derived ones from them
   for (const auto& p : mi.params) cfg.params[p.name] = p.default_value;
   std::set<std::string> params_given;  // named in [params]
   if (const toml::table* pt = subtable(root, "params")) {
@@ -194,9 +200,23 @@ std::set<std::string> parse_params(const toml::table& root, const ModelInfo& mi,
         throw ConfigError("params." + name,
                           "unknown parameter of model '" + cfg.model +
                               "' (accepted: " + (names.empty() ? "none" : join(names)) + ")");
+      const ParamDescription& p = mi.params[static_cast<size_t>(
+          std::find(names.begin(), names.end(), name) - names.begin())];
+      if (!p.derived.empty()) throw ConfigError("params." + name, derived_refusal(p));
       cfg.params[name] = as_number(v, "params." + name);
       params_given.insert(name);
     }
+  }
+  cfg.derived_params.clear();
+  cfg.derive_params = mi.derive_params;
+  if (mi.derive_params) {
+    std::vector<double> values;
+    for (const auto& p : mi.params) {
+      values.push_back(cfg.params.at(p.name));
+      if (!p.derived.empty()) cfg.derived_params.push_back(p.name);
+    }
+    mi.derive_params(values);
+    for (size_t j = 0; j < mi.params.size(); ++j) cfg.params[mi.params[j].name] = values[j];
   }
   // each parameter inside the range its model declares, then the relations
   // between them (a model that would integrate with a non-physical inertia or
@@ -207,6 +227,21 @@ std::set<std::string> parse_params(const toml::table& root, const ModelInfo& mi,
   std::vector<double> pvals;
   for (const auto& p : mi.params) {
     const double v = cfg.params.at(p.name);
+    // a derived parameter that may vary: checked with the ensemble
+    if (!p.derived.empty() && may_vary) {
+      pvals.push_back(v);
+      continue;
+    }
+    if (!p.admits(v) && !p.derived.empty()) {
+      std::ostringstream os;
+      os << p.name << " = " << p.derived << " is " << short_number(v) << " at";
+      for (const auto& q : mi.params)
+        if (std::find(p.derived_from.begin(), p.derived_from.end(), q.name) != p.derived_from.end())
+          os << " " << q.name << " = " << short_number(cfg.params.at(q.name));
+      os << "; model '" << cfg.model << "' needs " << p.name << " finite"
+         << (p.range_text().empty() ? "" : " and " + p.range_text()) << p.doc_note();
+      throw ConfigError("params", os.str());
+    }
     if (!p.admits(v)) {
       std::ostringstream os;
       os << "is " << short_number(v) << "; model '" << cfg.model << "' needs a finite value"

@@ -326,12 +326,12 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
       if (group == 1) qd_given[c] = true;
     }
   };
-  std::vector<std::string> pnames;
-  for (const auto& p : mi.params) pnames.push_back(p.name);
+  for (const auto& p : mi.params) pnames_.push_back(p.name);
   add(0, mi.coordinates, cfg.q0);
   add(1, mi.coordinates, cfg.qd0);
   add(2, mi.constraints, cfg.lambda0);
-  add(3, pnames, cfg.param_dists);
+  add(3, pnames_, cfg.param_dists);
+  add_derived_columns(cfg);
   for (const auto& h : header) {
     bool used = false;
     for (const auto& s : specs_) used = used || (s.column >= 0 && header[s.column] == h);
@@ -347,6 +347,40 @@ Sampler::Sampler(const RunConfig& cfg, const ModelInfo& mi)
     it->stride = stride;
     stride *= it->length;
   }
+}
+
+void Sampler::add_derived_columns(const RunConfig& cfg) {
+  if (!cfg.derive_params) return;
+  const std::vector<int> sampled = varied_;
+  for (int j = 0; j < static_cast<int>(pnames_.size()); ++j) {
+    const std::string& name = pnames_[static_cast<size_t>(j)];
+    const auto named = [&](const std::vector<std::string>& v) {
+      return std::find(v.begin(), v.end(), name) != v.end();
+    };
+    if (named(cfg.derived_params) && named(cfg.varied_params)) varied_.push_back(j);
+  }
+  if (varied_.size() == sampled.size()) return;
+  // the columns in the model's order: the sampled ones move
+  std::sort(varied_.begin(), varied_.end());
+  const auto column_of = [&](int j) {
+    return static_cast<int>(std::find(varied_.begin(), varied_.end(), j) - varied_.begin());
+  };
+  for (Spec& s : specs_)
+    if (s.group == 3) s.index = column_of(sampled[static_cast<size_t>(s.index)]);
+  derive_ = cfg.derive_params;
+  for (const std::string& name : pnames_) base_params_.push_back(cfg.params.at(name));
+  for (size_t c = 0; c < varied_.size(); ++c)
+    derived_column_.push_back(std::find(sampled.begin(), sampled.end(), varied_[c]) ==
+                              sampled.end());
+}
+
+void Sampler::derive_row(double* row, std::vector<double>& values) const {
+  values = base_params_;
+  for (size_t c = 0; c < varied_.size(); ++c)
+    if (!derived_column_[c]) values[static_cast<size_t>(varied_[c])] = row[c];
+  derive_(values);
+  for (size_t c = 0; c < varied_.size(); ++c)
+    if (derived_column_[c]) row[c] = values[static_cast<size_t>(varied_[c])];
 }
 
 double Sampler::value(const Spec& s, int64_t i) const {
@@ -420,6 +454,10 @@ void Sampler::fill(int64_t begin, int64_t end, std::vector<double>& q0, std::vec
       if (s.group == 3 && !params) continue;
       if (s.column >= 0) continue;  // from the file, above
       put(s, i, value(s, i));
+    }
+    if (params && derive_) {
+      thread_local std::vector<double> values;
+      derive_row(&(*params)[(i - begin) * nv], values);
     }
   }
 }

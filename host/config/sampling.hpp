@@ -19,7 +19,9 @@
 // Grids are cartesian products in the order q0 (coordinate order), qd0,
 // lambda0, params (the model's parameter order), the last listed varying
 // fastest. Random and Sobol dimensions are numbered in the same order (the
-// non-constant entries); Sobol uses up to 16, first point skipped.
+// non-constant entries); Sobol uses up to 16, first point skipped. A derived
+// parameter that varies (RunConfig::varied_params) is a column computed from
+// the trajectory's other parameters (RunConfig::derive_params).
 #pragma once
 
 #include <atomic>
@@ -102,12 +104,24 @@ class Sampler {
     int column;  // file
   };
   double value(const Spec& s, int64_t i) const;
+  // the derived parameters that vary (cfg.varied_params, cfg.derived_params)
+  // made columns of their own, computed per trajectory from the others
+  void add_derived_columns(const RunConfig& cfg);
+  // one trajectory's row of varied parameters: its derived columns computed
+  // (values: scratch for all the parameters)
+  void derive_row(double* row, std::vector<double>& values) const;
   SamplerKind sampler_;
   uint64_t seed_;
   int64_t size_;
   int n_, m_;
   std::vector<Spec> specs_;
   std::vector<int> varied_;
+  std::vector<std::string> pnames_;  // the model's parameters
+  // with varied derived parameters: the derivation (RunConfig::derive_params),
+  // every parameter's fixed value, and per column whether it is derived
+  std::function<void(std::vector<double>&)> derive_;
+  std::vector<double> base_params_;
+  std::vector<bool> derived_column_;
   // sampler = "file": the file is streamed, never held: the byte offset and
   // line number of every kFileStride-th row, where fill() starts reading
   static constexpr int64_t kFileStride = 4096;

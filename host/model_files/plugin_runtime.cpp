@@ -70,8 +70,13 @@ ModelInfo model_info_of_plugin(const nholo_plugin& table) {
     r.has_hi = p.has_hi != 0;
     r.hi = p.hi;
     r.hi_open = p.hi_open != 0;
-    mi.params.push_back(
-        {p.name ? p.name : "", p.default_value, p.unit ? p.unit : "", p.doc ? p.doc : "", r});
+    mi.params.push_back({p.name ? p.name : "",
+                         p.default_value,
+                         p.unit ? p.unit : "",
+                         p.doc ? p.doc : "",
+                         r,
+                         {},
+                         {}});
   }
   mi.formulations = strings(c.formulations, c.n_formulations);
   mi.has_energy = c.has_energy != 0;

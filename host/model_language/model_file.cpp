@@ -22,14 +22,21 @@
 //   parameters = [                   optional; an array of tables (may be empty)
 //     { name = "m", default = 1.0, unit = "kg", description = "mass", positive = true },
 //     { name = "J", default = "m/4", unit = "kg m^2", min = 0 },
-//     { name = "c", default = 0.1, unit = "1", nonnegative = true, max = 5 } ]
-//       name, default, unit: required; description, min, max, positive,
-//       nonnegative: optional.
+//     { name = "c", default = 0.1, unit = "1", nonnegative = true, max = 5 },
+//     { name = "cl", derived = "cos(lam)", unit = "1" } ]
+//       name, unit and one of default, derived: required; description, min,
+//       max, positive, nonnegative: optional.
 //       default: a number (integer or float), or a string holding a constant
 //         expression of numbers, pi, functions and the parameters declared
 //         BEFORE this one, evaluated here in double precision. A division by
 //         zero, any non-finite intermediate or final value (log(0), 1e200^2)
 //         and a value outside the declared range are errors.
+//       derived: a string, an expression of numbers, pi, functions and other
+//         parameters (at least one; in any order, derived ones included, no
+//         cycle): a derived parameter, re-evaluated per trajectory from the
+//         values in force (a run may not set it); its value at the defaults
+//         is its default, checked as a default is. A default may not use a
+//         derived parameter.
 //       min, max: finite numbers, inclusive bounds; positive = true: > 0;
 //         nonnegative = true: >= 0 (false: no bound). Any combination that
 //         admits a value is allowed (else "inconsistent range"); the tightest
@@ -103,6 +110,7 @@
 // and parameters. The rate of coordinate x is x_dot, its acceleration x_ddot;
 // t is time, pi the constant. What an expression may use:
 //   parameter default            numbers, pi, functions, earlier parameters
+//   derived parameter            numbers, pi, functions, other parameters
 //   position constraint          coordinates, t, parameters, pi
 //   velocity constraint, lagrangian, conflated_lagrangian, energy, forces,
 //   nonideal_forces              ... and the rates
@@ -144,6 +152,7 @@
 #include <vector>
 
 #include "host/model_language/config_error.hpp"
+#include "host/model_language/derived_params.hpp"
 #include "host/model_language/event_compile.hpp"
 #include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/derivative.hpp"
@@ -432,9 +441,9 @@ const std::vector<std::string> kTopKeys = {"name",
 const std::vector<std::string> kTopRequired = {"name", "description", "coordinates", "lagrangian"};
 const std::vector<std::string> kCoordKeys = {"name", "unit", "description"};
 const std::vector<std::string> kCoordRequired = {"name", "unit"};
-const std::vector<std::string> kParamKeys = {"name", "default", "unit",     "description",
-                                             "min",  "max",     "positive", "nonnegative"};
-const std::vector<std::string> kParamRequired = {"name", "default", "unit"};
+const std::vector<std::string> kParamKeys = {
+    "name", "default", "derived", "unit", "description", "min", "max", "positive", "nonnegative"};
+const std::vector<std::string> kParamRequired = {"name", "default or derived", "unit"};
 const std::vector<std::string> kConstraintKeys = {"name", "kind", "expr"};
 const std::vector<std::string> kKinds = {"position", "velocity", "acceleration"};
 
@@ -541,48 +550,88 @@ void read_coordinates(const Reader& rd, const toml::table& tbl, ModelSpec& s, Na
   }
 }
 
-// parameter j's default, unit, description and range from its table t;
-// values: the defaults of the parameters before it
-Parameter read_parameter(const Reader& rd, const toml::table& t, size_t j, const Names& names,
-                         const std::vector<double>& values) {
-  const std::string p = "parameters[" + std::to_string(j) + "].";
-  Parameter par;
-  par.name = names.params[j];
-  const toml::node& dn = rd.require(t, p, "default", kParamRequired);
-  std::string default_text;
-  if (dn.is_string()) {
-    const Scope scope{&names, Context::default_value, static_cast<int>(j)};
-    const Expression e = rd.expression(dn, p + "default", scope);
-    default_text = e.text;
-    EvalFailure f;
-    Env env;
-    env.p = values.data();
-    par.default_value = eval(*e.tree, env, &f);
-    if (f.failed) rd.fail_expr(dn, p + "default", e.text, f.pos, f.reason);
-    if (!std::isfinite(par.default_value))
-      rd.fail_expr(dn, p + "default", e.text, 1,
-                   "the default is not finite (" + short_number(par.default_value) + ")");
-  } else if (dn.is_number()) {
+// a plain parameter's default (at dn, key prefix p): a number, or a constant
+// expression of the parameters before it (values: their defaults), which may
+// not be derived ones (derived[k]); returns its text ("" for a number)
+std::string read_default(const Reader& rd, const toml::node& dn, const std::string& p, size_t j,
+                         const Names& names, const std::vector<double>& values,
+                         const std::vector<bool>& derived, Parameter& par) {
+  if (dn.is_number()) {
     par.default_value = rd.number_of(dn, p + "default");
-  } else {
+    return "";
+  }
+  if (!dn.is_string())
     rd.fail(
         dn, p + "default",
         std::string("expected a number or a string (a constant expression), got ") + type_name(dn));
-  }
+  const Scope scope{&names, Context::default_value, static_cast<int>(j)};
+  const Expression e = rd.expression(dn, p + "default", scope);
+  if (const Expr* use = first_param_use(*e.tree, derived))
+    rd.fail_expr(dn, p + "default", e.text, use->pos,
+                 "'" + shown(names.params[static_cast<size_t>(use->index)]) +
+                     "' is a derived parameter: a default is evaluated once, from the defaults, "
+                     "and would not follow it; make this parameter derived too (derived = \"" +
+                     one_line(e.text) + "\")");
+  EvalFailure f;
+  Env env;
+  env.p = values.data();
+  par.default_value = eval(*e.tree, env, &f);
+  if (f.failed) rd.fail_expr(dn, p + "default", e.text, f.pos, f.reason);
+  if (!std::isfinite(par.default_value))
+    rd.fail_expr(dn, p + "default", e.text, 1,
+                 "the default is not finite (" + short_number(par.default_value) + ")");
+  return e.text;
+}
+
+// a derived parameter's expression (at vn, key prefix p): of any other
+// parameters (its value at the defaults is found once all are read)
+void read_derived(const Reader& rd, const toml::node& vn, const std::string& p, const Names& names,
+                  Parameter& par) {
+  const Scope scope{&names, Context::derived_param, static_cast<int>(names.params.size())};
+  par.derived = rd.expression(vn, p + "derived", scope);
+  par.derived_from = params_used(*par.derived.tree);
+  if (par.derived_from.empty())
+    rd.fail_expr(vn, p + "derived", par.derived.text, 1,
+                 "uses no parameter: a constant is written as a default (default = \"" +
+                     one_line(par.derived.text) + "\")");
+}
+
+// parameter j's default or derived expression, unit, description and range
+// from its table t; values: the defaults of the parameters before it;
+// derived[k]: whether parameter k is derived (a derived one's range is
+// checked at the defaults by derive_defaults)
+Parameter read_parameter(const Reader& rd, const toml::table& t, size_t j, const Names& names,
+                         const std::vector<double>& values, const std::vector<bool>& derived) {
+  const std::string p = "parameters[" + std::to_string(j) + "].";
+  Parameter par;
+  par.name = names.params[j];
+  const toml::node* vn = t.get("derived");
+  const toml::node* dn = vn ? t.get("default") : &rd.require(t, p, "default", kParamRequired);
+  if (vn && dn)
+    rd.fail(*vn, p + "derived",
+            "a parameter has either a default (a number or a constant expression, evaluated "
+            "once) or is derived (an expression of other parameters, evaluated per "
+            "trajectory), not both");
+  std::string default_text;
+  if (vn)
+    read_derived(rd, *vn, p, names, par);
+  else
+    default_text = read_default(rd, *dn, p, j, names, values, derived, par);
   par.unit = unit_of(rd, t, p, kParamRequired);
   par.description = optional_string(rd, t, p, "description");
   par.range = read_range(rd, t, p);
-  if (!range_admits(par.range, par.default_value)) {
+  if (vn == nullptr && !range_admits(par.range, par.default_value)) {
     const std::string reason = "the default " + short_number(par.default_value) +
                                " is outside the declared range (" + range_text(par.range) + ")";
-    if (default_text.empty()) rd.fail(dn, p + "default", reason);
-    rd.fail_expr(dn, p + "default", default_text, 1, reason);
+    if (default_text.empty()) rd.fail(*dn, p + "default", reason);
+    rd.fail_expr(*dn, p + "default", default_text, 1, reason);
   }
   return par;
 }
 
 // parameters: all names first (a default may only use earlier ones, but a
-// later one named in it gets a precise message), then the defaults in order
+// later one named in it gets a precise message; a derived parameter may use
+// any other), then the defaults in order, then the derived values
 void read_parameters(const Reader& rd, const toml::table& tbl, ModelSpec& s, Names& names,
                      Declared& seen) {
   const toml::node* pn = tbl.get("parameters");
@@ -590,6 +639,8 @@ void read_parameters(const Reader& rd, const toml::table& tbl, ModelSpec& s, Nam
   const toml::array& a = rd.array_of(
       *pn, "parameters", "of tables, e.g. [ { name = \"m\", default = 1.0, unit = \"kg\" } ]");
   std::vector<const toml::table*> tabs;
+  std::vector<const toml::node*> derived_nodes;
+  std::vector<bool> derived;
   for (size_t j = 0; j < a.size(); ++j) {
     const std::string p = "parameters[" + std::to_string(j) + "]";
     const toml::table& t = rd.table_of(a[j], p, "{ name = \"m\", default = 1.0, unit = \"kg\" }");
@@ -599,12 +650,21 @@ void read_parameters(const Reader& rd, const toml::table& tbl, ModelSpec& s, Nam
     check_symbol(rd, nn, p + ".name", name, "parameter", seen);
     names.params.push_back(name);
     tabs.push_back(&t);
+    derived_nodes.push_back(t.get("derived"));
+    derived.push_back(derived_nodes.back() != nullptr);
   }
   std::vector<double> values;
   for (size_t j = 0; j < tabs.size(); ++j) {
-    Parameter par = read_parameter(rd, *tabs[j], j, names, values);
+    Parameter par = read_parameter(rd, *tabs[j], j, names, values, derived);
     values.push_back(par.default_value);
     s.parameters.push_back(std::move(par));
+  }
+  // the derived parameters ordered, their values at the defaults found
+  const DerivedProblem bad = derive_defaults(s);
+  if (bad.param >= 0) {
+    const size_t j = static_cast<size_t>(bad.param);
+    rd.fail_expr(*derived_nodes[j], "parameters[" + std::to_string(j) + "].derived",
+                 s.parameters[j].derived.text, bad.pos, bad.reason);
   }
 }
 

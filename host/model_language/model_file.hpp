@@ -59,8 +59,14 @@ struct Coordinate {
 struct Parameter {
   std::string name, unit, description;
   double default_value = 0;  // a number, or a constant expression of numbers, pi
-                             // and the parameters declared before it
+                             // and the parameters declared before it; for a
+                             // derived parameter its value at the defaults
   ParamRange range;          // min / max / positive / nonnegative
+  // A derived parameter (key `derived`): its expression of the other
+  // parameters, re-evaluated per trajectory from the values in force
+  // (derive_parameters); an empty text for a plain parameter.
+  Expression derived;
+  std::vector<int> derived_from;  // the parameters `derived` uses, declaration order
 };
 
 // a named subexpression ([definitions]): every expression that names it
@@ -85,6 +91,9 @@ struct ModelSpec {
   std::vector<model_file::Parameter> parameters;
   // [definitions], each after the ones it uses
   std::vector<model_file::Definition> definitions;
+  // the derived parameters (indices into parameters), each after every
+  // derived parameter it uses
+  std::vector<int> derived_order;
   model_file::Expression lagrangian;
   // ordered position, velocity, acceleration (as the Model concept wants),
   // each kind in the order written
@@ -113,6 +122,13 @@ namespace model_file {
 double evaluate(const ModelSpec& s, const Expression& e, const std::vector<double>& q,
                 const std::vector<double>& qd, const std::vector<double>& qdd, double t,
                 const std::vector<double>& params = {});
+
+// The derived parameters of s evaluated from `params` (one value per
+// parameter, declaration order; the plain ones the values in force) and
+// written into it, in derived_order, in double precision as evaluate()
+// evaluates: NaN or inf where an expression is undefined. Throws
+// std::invalid_argument when params has the wrong size.
+void derive_parameters(const ModelSpec& s, std::vector<double>& params);
 
 // M = d2L/dqd2 (n x n, row-major) and the Lagrangian's part of
 // F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt (n), differentiated symbolically

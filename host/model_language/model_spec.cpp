@@ -1,7 +1,8 @@
 // nholo/host/model_language/model_spec.cpp — what a parsed model offers besides
 // its header: the double evaluator of its expressions (model_file::evaluate)
-// its symbolic M and F (model_file::symbolic_dynamics) and whether its
-// energy is expected to be conserved (model_file::energy_not_conserved);
+// its symbolic M and F (model_file::symbolic_dynamics), whether its
+// energy is expected to be conserved (model_file::energy_not_conserved)
+// and its derived parameters (model_file::derive_parameters);
 // host/model_language/model_file.hpp.
 #include <cmath>
 #include <cstdint>
@@ -92,6 +93,17 @@ std::vector<std::string> energy_not_conserved(const ModelSpec& s) {
     }
   }
   return why;
+}
+
+void derive_parameters(const ModelSpec& s, std::vector<double>& params) {
+  if (params.size() != s.parameters.size())
+    throw std::invalid_argument("model_file::derive_parameters: one value per parameter");
+  Env env;
+  env.p = params.data();
+  for (const int j : s.derived_order) {
+    const Parameter& par = s.parameters[static_cast<size_t>(j)];
+    params[static_cast<size_t>(j)] = eval(*par.derived.tree, env, nullptr);
+  }
 }
 
 bool has_symbolic_dynamics(const ModelSpec& s) {

@@ -21,6 +21,7 @@
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/sampling.hpp"
+#include "host/model_language/number_text.hpp"
 #include "host/run/device_choice.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/model_runtime.hpp"
@@ -76,6 +77,14 @@ class InitialStates {
     base_params_.assign(std::max(n_params_, 1), 0.0);
     for (int j = 0; j < n_params_; ++j)
       base_params_[j] = cfg.params.at(model.info().params[j].name);
+    // the derived parameters that vary: their ranges checked per trajectory
+    for (int j = 0; j < n_params_; ++j) {
+      const std::string& name = model.info().params[static_cast<size_t>(j)].name;
+      const auto named = [&](const std::vector<std::string>& v) {
+        return std::find(v.begin(), v.end(), name) != v.end();
+      };
+      if (named(cfg.derived_params) && named(cfg.varied_params)) derived_varied_.push_back(j);
+    }
     threads_ = run_host_threads(cfg);
     q_given_.reset(new bool[n_]);
     qd_given_.reset(new bool[n_]);
@@ -157,18 +166,18 @@ class InitialStates {
         << "): " << ic.params_rejected
         << " rejected (status rejected, not integrated): their sampled parameters break the "
            "model's "
-           "relation between parameters";
-    if (model_.has_check_params()) {
-      std::vector<double> p;
-      for (int64_t i = 0; i < count; ++i)
-        if (st.rejected[i] == static_cast<uint8_t>(Status::rejected)) {
-          params_of(st.pk, count, i, p);
-          if (const char* why = model_.check_params(p.data())) {
-            msg << " (" << why << ")";
-            break;
-          }
+           "relation between parameters"
+        << (derived_varied_.empty() ? "" : " or put a derived parameter out of its range");
+    std::vector<double> p;
+    for (int64_t i = 0; i < count; ++i)
+      if (st.rejected[i] == static_cast<uint8_t>(Status::rejected)) {
+        params_of(st.pk, count, i, p);
+        const std::string why = params_refusal(p.data());
+        if (!why.empty()) {
+          msg << " (" << why << ")";
+          break;
         }
-    }
+      }
     return msg.str();
   }
 
@@ -193,9 +202,10 @@ class InitialStates {
     // this trajectory's parameters
     params_of(st.pk, count, i, p);
     const double* params = p.data();
-    // sampled parameters that break the model's relation (those the config
-    // could not rule out): not integrated, status rejected
-    if (nv_ > 0 && model_.has_check_params() && model_.check_params(params) != nullptr) {
+    // sampled parameters that break the model's relation, or a derived
+    // parameter out of its range (those the config could not rule out): not
+    // integrated, status rejected
+    if (nv_ > 0 && !params_refusal(params).empty()) {
       st.rejected[i] = static_cast<uint8_t>(Status::rejected);
       ++ic.params_rejected;
       return;
@@ -231,6 +241,20 @@ class InitialStates {
     }
   }
 
+  // why the model refuses a trajectory's parameters: a varied derived
+  // parameter out of its range, or the model's relation broken; "" when not
+  std::string params_refusal(const double* params) const {
+    for (const int j : derived_varied_) {
+      const ParamDescription& d = model_.info().params[static_cast<size_t>(j)];
+      if (!d.admits(params[j]))
+        return d.name + " = " + short_number(params[j]) + ", outside its range (" +
+               (d.range_text().empty() ? "finite" : "finite, " + d.range_text()) + ")";
+    }
+    if (model_.has_check_params())
+      if (const char* why = model_.check_params(params)) return why;
+    return "";
+  }
+
   // a degenerate state: A loses rank where the model says it does not, or
   // completion blew a velocity up
   bool degenerate(const double* params, const double* q, const double* qd) const {
@@ -252,6 +276,7 @@ class InitialStates {
   int nv_;
   double t0_;
   std::vector<double> base_params_;  // every parameter's fixed value
+  std::vector<int> derived_varied_;  // the derived parameters that vary (model order)
   int threads_ = 1;                  // threads completing a slice's states (fill)
   std::unique_ptr<bool[]> q_given_, qd_given_;
   bool any_free_ = false;

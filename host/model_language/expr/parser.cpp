@@ -31,8 +31,16 @@ namespace nholo::model_file {
 
 namespace {
 
-constexpr const char* kConstantRule =
+constexpr const char* kDefaultRule =
     "a default is a constant: numbers, pi, functions and the parameters declared before it";
+constexpr const char* kDerivedRule =
+    "a derived parameter is a function of the other parameters: numbers, pi, functions and "
+    "parameters";
+
+// why a constant context (a default, a derived parameter) refuses a name
+std::string constant_rule(const Scope& sc) {
+  return sc.ctx == Context::derived_param ? kDerivedRule : kDefaultRule;
+}
 
 // "coordinates: x, y; rates: x_dot, y_dot; parameters: m; t, pi; functions: ..."
 std::string accepted_names(const Scope& sc) {
@@ -397,23 +405,23 @@ class Parser {
     if (s == "pi") return node(Op::pi, pos);
     if (s == "t") {
       if (scope_.allows_t()) return node(Op::time, pos);
-      throw ExprError{pos, "'t' is time: " + std::string(kConstantRule)};
+      throw ExprError{pos, "'t' is time: " + constant_rule(scope_)};
     }
     if (const int i = index_of(nm.coords, s); i >= 0) {
       if (scope_.allows_q()) return leaf(Op::coord, i, pos);
-      throw ExprError{pos, q + " is a coordinate: " + kConstantRule};
+      throw ExprError{pos, q + " is a coordinate: " + constant_rule(scope_)};
     }
     for (size_t i = 0; i < nm.coords.size(); ++i) {
       if (s == nm.coords[i] + "_dot") {
         if (scope_.allows_qd()) return leaf(Op::rate, static_cast<int>(i), pos);
-        if (ctx == Context::default_value) throw ExprError{pos, q + " is a rate: " + kConstantRule};
+        if (scope_.constant()) throw ExprError{pos, q + " is a rate: " + constant_rule(scope_)};
         throw ExprError{pos, q + " is a rate: a position constraint depends on the coordinates "
                                  "and t only (a constraint on rates has kind = \"velocity\")"};
       }
       if (s == nm.coords[i] + "_ddot") {
         if (scope_.allows_qdd()) return leaf(Op::accel, static_cast<int>(i), pos);
-        if (ctx == Context::default_value)
-          throw ExprError{pos, q + " is an acceleration: " + kConstantRule};
+        if (scope_.constant())
+          throw ExprError{pos, q + " is an acceleration: " + constant_rule(scope_)};
         if (ctx == Context::event)
           throw ExprError{pos, q + " is an acceleration: an event function reads t, the "
                                    "coordinates, their rates and the parameters only (" +

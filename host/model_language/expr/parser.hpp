@@ -16,6 +16,7 @@ namespace nholo::model_file {
 
 enum class Context {
   default_value,  // a parameter's default
+  derived_param,  // a derived parameter's expression (of the other parameters)
   lagrangian,
   conflated,
   energy,
@@ -40,10 +41,12 @@ struct Scope {
   Context ctx;
   int visible_params;  // parameters 0 .. visible_params-1 may be used
 
-  bool allows_q() const { return ctx != Context::default_value; }
-  bool allows_qd() const { return ctx != Context::default_value && ctx != Context::position; }
+  // a parameter's default or derived value: no state, no time
+  bool constant() const { return ctx == Context::default_value || ctx == Context::derived_param; }
+  bool allows_q() const { return !constant(); }
+  bool allows_qd() const { return !constant() && ctx != Context::position; }
   bool allows_qdd() const { return ctx == Context::acceleration || ctx == Context::definition; }
-  bool allows_t() const { return ctx != Context::default_value; }
+  bool allows_t() const { return !constant(); }
 };
 
 // ---------------------------------------------------------------------------
