@@ -1,5 +1,5 @@
 // nholo/host/model_language/model_spec.cpp — what a parsed model offers besides
-// its header: the double evaluator of its expressions (model_file::evaluate)
+// its header: the double evaluator of its expressions (model_file::evaluate),
 // its symbolic M and F (model_file::symbolic_dynamics), whether its
 // energy is expected to be conserved (model_file::energy_not_conserved)
 // and its derived parameters (model_file::derive_parameters);
