@@ -450,8 +450,8 @@ class Parser {
         (1u << static_cast<unsigned>(Op::coord)) | (1u << static_cast<unsigned>(Op::rate)) |
         (1u << static_cast<unsigned>(Op::accel)) | (1u << static_cast<unsigned>(Op::time));
     auto has = [&](Op op) { return (tree->ops & (1u << static_cast<unsigned>(op))) != 0; };
-    if (scope_.ctx == Context::default_value && (tree->ops & state) != 0)
-      throw ExprError{pos, q + " of the state: " + kConstantRule};
+    if (scope_.constant() && (tree->ops & state) != 0)
+      throw ExprError{pos, q + " of the state: " + constant_rule(scope_)};
     if (has(Op::accel) && !scope_.allows_qdd())
       throw ExprError{pos, q + " that uses accelerations: accelerations may appear only in "
                                "acceleration constraints"};
