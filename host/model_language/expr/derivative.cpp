@@ -19,19 +19,27 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/eval.hpp"
+#include "host/model_language/expr/graph.hpp"
 
 namespace nholo::model_file {
 
 namespace {
 
-constexpr size_t kMaxSymbolicNodes = 20000;  // larger: the header keeps AD
-constexpr int kMaxSymbolicDepth = 1000;      // deeper Lagrangians too (recursion depth)
+// Larger: the header keeps AD. M and F come out about 4 times the
+// Lagrangian's graph (3.6 for 8 coordinates to 4.3 for 26, expanded chains
+// of pendulums on a cart), so a Lagrangian within the model budget
+// (kMaxGraphNodes, 100,000) normally has them; at 125,000 nodes they took
+// 2.5 s of CPU and 230 MB to derive (docs/models.md, "Symbolic derivatives").
+constexpr size_t kMaxSymbolicNodes = 400000;
+// Deeper Lagrangians too: the differentiation is iterative, but the printer
+// and the compilers recurse along the trees (the parser's chain limit)
+constexpr int kMaxSymbolicDepth = 10000;
 
 bool is_number(const Expr& e, double v) {
   return e.op == Op::number && e.value == v;
@@ -110,13 +118,28 @@ class Differentiator {
  public:
   Differentiator(Op var, int index) : var_(var), index_(index) {}
 
+  // the nodes below e first, in post-order with an explicit stack (a sum of
+  // thousands of terms is a chain as deep), so that take() finds its
+  // children's derivatives in memo_ and never recurses
   ExprPtr operator()(const ExprPtr& e) {
-    const auto it = memo_.find(e.get());
-    if (it != memo_.end()) return it->second;
-    ExprPtr d = take(e);
-    memo_.emplace(e.get(), d);
-    return d;
+    if (const auto it = memo_.find(e.get()); it != memo_.end()) return it->second;
+    std::vector<std::pair<const ExprPtr*, size_t>> stack = {{&e, 0}};  // node, next child
+    while (!stack.empty()) {
+      const ExprPtr& node = *stack.back().first;
+      const size_t next = stack.back().second;
+      if (next < node->args.size()) {
+        ++stack.back().second;
+        const ExprPtr& a = node->args[next];
+        if (!memo_.count(a.get())) stack.push_back({&a, 0});
+        continue;
+      }
+      if (!memo_.count(node.get())) memo_.emplace(node.get(), take(node));
+      stack.pop_back();
+    }
+    return memo_.at(e.get());
   }
+  // the derivatives taken so far forgotten (memory; the results are interned)
+  void forget() { memo_.clear(); }
 
  private:
   ExprPtr take(const ExprPtr& ep) {
@@ -192,39 +215,7 @@ class Differentiator {
 
   Op var_;
   int index_;
-  std::map<const Expr*, ExprPtr> memo_;
-};
-
-// Hash-consing: structurally equal subtrees become one node (the printer's
-// common subexpressions).
-class Interner {
- public:
-  ExprPtr operator()(const ExprPtr& e) {
-    const auto done = done_.find(e.get());
-    if (done != done_.end()) return done->second;
-    std::vector<ExprPtr> args;
-    std::vector<const Expr*> keys;
-    for (const auto& a : e->args) {
-      args.push_back((*this)(a));
-      keys.push_back(args.back().get());
-    }
-    Key k{static_cast<int>(e->op), e->value, e->index, static_cast<int>(e->fn), keys};
-    auto it = table_.find(k);
-    if (it == table_.end()) {
-      ExprPtr c = sym_node(e->op, args, e->value, e->index, e->fn);
-      it = table_.emplace(std::move(k), c).first;
-    }
-    done_.emplace(e.get(), it->second);
-    keep_.push_back(e);  // the key pointer must stay valid
-    return it->second;
-  }
-  size_t size() const { return table_.size(); }
-
- private:
-  using Key = std::tuple<int, double, int, int, std::vector<const Expr*>>;
-  std::map<Key, ExprPtr> table_;
-  std::map<const Expr*, ExprPtr> done_;
-  std::vector<ExprPtr> keep_;
+  std::unordered_map<const Expr*, ExprPtr> memo_;
 };
 
 // M_ij = d2L / dqd_i dqd_j, F_i = dL/dq_i - sum_k (d2L / dqd_i dq_k) qd_k -
@@ -239,7 +230,8 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
     by_coord.emplace_back(Op::coord, i);
   }
   Differentiator by_time(Op::time, 0);
-  Interner intern;
+  ExprGraph graph;  // hash-consing: equal subtrees one node (the printer's temporaries)
+  auto intern = [&graph](const ExprPtr& e) { return graph.intern(e); };
   for (int i = 0; i < n; ++i) {
     const ExprPtr p = intern(by_rate[static_cast<size_t>(i)](L));  // dL/dqd_i
     for (int j = 0; j <= i; ++j) {
@@ -252,8 +244,13 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
       f = s_sub(f, s_mul(by_coord[static_cast<size_t>(k)](p), sym_node(Op::rate, {}, 0.0, k)));
     f = s_sub(f, by_time(p));
     r.force[static_cast<size_t>(i)] = intern(f);
+    // forgotten: the derivatives by the coordinates and time of dL/dqd_i's
+    // nodes, most of them not met again (halves the memory of a large
+    // Lagrangian; the results are the same interned nodes)
+    for (auto& d : by_coord) d.forget();
+    by_time.forget();
   }
-  r.nodes = intern.size();
+  r.nodes = graph.size();
   return r;
 }
 
@@ -276,8 +273,8 @@ std::string symbolic_exponents_refused(const Expr& e) {
 }
 
 // The symbolic M and F of L (n coordinates), or none with the reason: a
-// tree deeper than kMaxSymbolicDepth (the differentiation recurses along it)
-// or trees with more than kMaxSymbolicNodes distinct nodes
+// tree deeper than kMaxSymbolicDepth (the printer recurses along it) or
+// trees with more than kMaxSymbolicNodes distinct nodes
 DynamicsTrees dynamics_trees(int n, const ExprPtr& L) {
   DynamicsTrees d;
   if (!L) {
