@@ -311,25 +311,22 @@ class Reader {
   Expression expression(const toml::node& n, const std::string& key, const Scope& scope) const {
     Expression e;
     e.text = string_of(n, key);
-    try {
-      e.tree = parse_expression(e.text, scope);
-    } catch (const ExprError& err) {
-      fail_expr(n, key, e.text, err.pos, err.reason);
-    }
     // a sanity cap on the parsed text (the budget is on the shared graph,
     // share_within_limit): a 64 MiB file does not fill the memory first
-    const long here = node_count(*e.tree);
-    nodes_ += here;
-    if (nodes_ > kMaxParsedNodes)
-      fail(n, key,
-           "the model's expressions are too long: " + grouped_number(static_cast<size_t>(nodes_)) +
-               " nodes as written, counted up to this expression (" +
-               grouped_number(static_cast<size_t>(here)) + " in it), more than the " +
-               grouped_number(static_cast<size_t>(kMaxParsedNodes)) +
-               " read before sharing common subexpressions (the budget, on the shared graph, "
-               "is " +
-               grouped_number(kMaxGraphNodes) +
-               " nodes; docs/models.md, \"Limits\")");
+    try {
+      e.tree = parse_expression(e.text, scope, static_cast<size_t>(kMaxParsedNodes - nodes_));
+    } catch (const ExprError& err) {
+      fail_expr(n, key, e.text, err.pos, err.reason);
+    } catch (const ExprTooLarge& big) {
+      fail_expr(n, key, e.text, big.pos,
+                "the model's expressions are too long: more than " +
+                    grouped_number(static_cast<size_t>(kMaxParsedNodes)) +
+                    " nodes as written (" + grouped_number(static_cast<size_t>(nodes_)) +
+                    " in the expressions before this one), the cap before common "
+                    "subexpressions are shared (the budget, on the shared graph, is " +
+                    grouped_number(kMaxGraphNodes) + " nodes; docs/models.md, \"Limits\")");
+    }
+    nodes_ += node_count(*e.tree);
     return e;
   }
 

@@ -3,6 +3,7 @@
 // Internal to host/model_language/.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,18 @@ struct ExprError {
   std::string reason;
 };
 
-// The tree of `text` with every name resolved in `scope`; throws ExprError.
-ExprPtr parse_expression(const std::string& text, const Scope& scope);
+// more nodes than the caller allows (parse_expression's max_nodes): where
+// the parser stopped (1-based characters)
+struct ExprTooLarge {
+  int pos;
+};
+constexpr size_t kNoNodeLimit = static_cast<size_t>(-1);
+
+// The tree of `text` with every name resolved in `scope`; throws ExprError,
+// or ExprTooLarge when the tree would have more than max_nodes nodes (or the
+// text more than 4 tokens per node allowed: it is not tokenized to its end,
+// so that a text of megabytes is refused before it fills the memory).
+ExprPtr parse_expression(const std::string& text, const Scope& scope,
+                         size_t max_nodes = kNoNodeLimit);
 
 }  // namespace nholo::model_file
