@@ -34,8 +34,9 @@ namespace {
 // Larger: the header keeps AD. M and F come out about 4 times the
 // Lagrangian's graph (3.6 for 8 coordinates to 4.3 for 26, expanded chains
 // of pendulums on a cart), so a Lagrangian within the model budget
-// (kMaxGraphNodes, 100,000) normally has them; at 125,000 nodes they took
-// 2.5 s of CPU and 230 MB to derive (docs/models.md, "Symbolic derivatives").
+// (kMaxGraphNodes, 100,000) normally has them; 125,632 nodes took 3-4 s of
+// CPU and 440 MB to derive, on a loaded machine (docs/models.md, "Symbolic
+// derivatives"). Above, the derivation stops at the row that crosses it.
 constexpr size_t kMaxSymbolicNodes = 400000;
 // Deeper Lagrangians too: the differentiation is iterative, but the printer
 // and the compilers recurse along the trees (the parser's chain limit)
@@ -138,8 +139,6 @@ class Differentiator {
     }
     return memo_.at(e.get());
   }
-  // the derivatives taken so far forgotten (memory; the results are interned)
-  void forget() { memo_.clear(); }
 
  private:
   ExprPtr take(const ExprPtr& ep) {
@@ -244,11 +243,13 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
       f = s_sub(f, s_mul(by_coord[static_cast<size_t>(k)](p), sym_node(Op::rate, {}, 0.0, k)));
     f = s_sub(f, by_time(p));
     r.force[static_cast<size_t>(i)] = intern(f);
-    // forgotten: the derivatives by the coordinates and time of dL/dqd_i's
-    // nodes, most of them not met again (halves the memory of a large
-    // Lagrangian; the results are the same interned nodes)
-    for (auto& d : by_coord) d.forget();
-    by_time.forget();
+    if (graph.size() > kMaxSymbolicNodes) {  // refused: the other rows not derived
+      r.refused = "the symbolic M and F would have more than " +
+                  std::to_string(kMaxSymbolicNodes) + " distinct nodes (" +
+                  std::to_string(graph.size()) + " in " + std::to_string(i + 1) + " of " +
+                  std::to_string(n) + (n == 1 ? " row)" : " rows)");
+      break;
+    }
   }
   r.nodes = graph.size();
   return r;
@@ -286,9 +287,7 @@ DynamicsTrees dynamics_trees(int n, const ExprPtr& L) {
     d.refused = why;
   } else {
     d = build_dynamics_trees(n, L);
-    if (d.nodes > kMaxSymbolicNodes) {
-      d.refused = "the symbolic M and F would have " + std::to_string(d.nodes) +
-                  " distinct nodes, more than " + std::to_string(kMaxSymbolicNodes);
+    if (!d.refused.empty()) {
       d.mass.clear();
       d.force.clear();
     }
