@@ -759,7 +759,7 @@ void share_within_limit(const Reader& rd, const toml::table& tbl, ModelSpec& s) 
               "), more than the limit of " + grouped_number(g.limit) +
               " (distinct numbers, names, operations and function calls of all expressions "
               "together): the generated C++ and its compile time grow with them "
-              "(docs/models.md, \"Limits\"; `nholo model check` lists the sizes)");
+              "(docs/models.md, \"Limits\")");
 }
 
 }  // namespace
