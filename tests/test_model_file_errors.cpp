@@ -295,8 +295,9 @@ TEST(ModelFileErrors, ExpressionNodesAsWrittenAreCapped) {
       << msg.substr(0, 400);
   // within the cap, 1,500,003 nodes as written are 5,153 after sharing (the
   // 150 groups are one: x_dot, 2, ^, x, 4999 sums in it, 150 sums of them)
-  EXPECT_EQ(nholo::model_file::graph_size(parse(head + "lagrangian = \"" + sum(150) + "\"\n")).nodes,
-            5153u);
+  EXPECT_EQ(
+      nholo::model_file::graph_size(parse(head + "lagrangian = \"" + sum(150) + "\"\n")).nodes,
+      5153u);
   // the parser's own limit comes first for one overlong chain
   std::string chain = "x_dot^2";
   for (int k = 0; k < 10001; ++k) chain += " + x";

@@ -321,7 +321,8 @@ TEST(ModelFiles, CheckSaysWhereMassMatrixAndForcesComeFrom) {
   // refusal above 400,000 costs about 1 GB to reach, so it is not run here):
   // 140 coordinates, (x0_dot + ... + x139_dot)^2 (2 + cos(x0) ... cos(x139)),
   // 702 graph nodes; one chain of 1100 sums
-  std::string rates = "x0_dot", cosines = "cos(x0)", coordinates = "{ name = \"x0\", unit = \"m\" }";
+  std::string rates = "x0_dot", cosines = "cos(x0)",
+              coordinates = "{ name = \"x0\", unit = \"m\" }";
   for (int k = 1; k < 140; ++k) {
     const std::string x = "x" + std::to_string(k);
     rates += " + " + x + "_dot";
@@ -355,16 +356,17 @@ TEST(ModelFiles, CheckSaysWhereMassMatrixAndForcesComeFrom) {
 //   all: 9 + x, cos, the two products, the two differences: 15
 TEST(ModelFiles, CheckPrintsTheSizeOfEachPart) {
   const fs::path dir = temp_dir("check_size");
-  write_file(dir / "sizes.model.toml",
-             "name = \"sizes\"\ndescription = \"a test of sizes\"\n"
-             "coordinates = [ { name = \"x\", unit = \"m\" }, { name = \"y\", unit = \"m\" },"
-             " { name = \"z\", unit = \"m\" } ]\n"
-             "parameters = [ { name = \"m\", default = 2.0, unit = \"kg\" } ]\n"
-             "lagrangian = \"m/2*(x_dot^2 + y_dot^2)\"\n"
-             "constraints = [ { name = \"roll\", kind = \"velocity\", expr = \"y_dot - x_dot*cos(x)\" },"
-             " { name = \"stop\", kind = \"velocity\", expr = \"y_dot*cos(x) - x_dot\" } ]\n"
-             "energy = \"m/2*(x_dot^2 + y_dot^2)\"\n"
-             "[[events]]\nname = \"e\"\nexpr = \"x\"\n");
+  write_file(
+      dir / "sizes.model.toml",
+      "name = \"sizes\"\ndescription = \"a test of sizes\"\n"
+      "coordinates = [ { name = \"x\", unit = \"m\" }, { name = \"y\", unit = \"m\" },"
+      " { name = \"z\", unit = \"m\" } ]\n"
+      "parameters = [ { name = \"m\", default = 2.0, unit = \"kg\" } ]\n"
+      "lagrangian = \"m/2*(x_dot^2 + y_dot^2)\"\n"
+      "constraints = [ { name = \"roll\", kind = \"velocity\", expr = \"y_dot - x_dot*cos(x)\" },"
+      " { name = \"stop\", kind = \"velocity\", expr = \"y_dot*cos(x) - x_dot\" } ]\n"
+      "energy = \"m/2*(x_dot^2 + y_dot^2)\"\n"
+      "[[events]]\nname = \"e\"\nexpr = \"x\"\n");
   const Result r = nholo("model check sizes.model.toml", dir);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("  size: 15 of 100,000 graph nodes (distinct after sharing common "

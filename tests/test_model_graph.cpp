@@ -66,8 +66,8 @@ TEST(ModelGraph, ARepeatedSubexpressionCountsOnce) {
   for (int k = 1; k < factors; ++k) product *= f;
   EXPECT_EQ(nholo::model_file::evaluate(s, s.lagrangian, {x}, {xd}, {}, 0.0), product);
   nholo::model_file::Names names{{"x"}, {}};
-  const auto tree = nholo::model_file::parse_expression(
-      L, {&names, nholo::model_file::Context::lagrangian, 0});
+  const auto tree =
+      nholo::model_file::parse_expression(L, {&names, nholo::model_file::Context::lagrangian, 0});
   EXPECT_NE(tree.get(), s.lagrangian.tree.get());
   ModelSpec unshared = s;
   unshared.lagrangian.tree = tree;
@@ -123,8 +123,8 @@ TEST(ModelGraph, EachPartIsCounted) {
 // 49,999 distinct nodes (3 terms + 1 with 16,666 terms): accepted, counted
 // exactly. Not compiled here (a plugin of this size takes minutes).
 TEST(ModelGraph, FiftyThousandNodesAreAccepted) {
-  const ModelSpec s = parse(kOneCoordinate + "lagrangian = \"" + numbered_terms(16666, "x_dot") +
-                            "\"\n");
+  const ModelSpec s =
+      parse(kOneCoordinate + "lagrangian = \"" + numbered_terms(16666, "x_dot") + "\"\n");
   const GraphSize g = graph_size(s);
   EXPECT_EQ(g.nodes, 49999u);
   EXPECT_LE(g.nodes, g.limit);

@@ -320,8 +320,8 @@ class Reader {
     } catch (const ExprTooLarge& big) {
       fail_expr(n, key, e.text, big.pos,
                 "the model's expressions are too long: more than " +
-                    grouped_number(static_cast<size_t>(kMaxParsedNodes)) +
-                    " nodes as written (" + grouped_number(static_cast<size_t>(nodes_)) +
+                    grouped_number(static_cast<size_t>(kMaxParsedNodes)) + " nodes as written (" +
+                    grouped_number(static_cast<size_t>(nodes_)) +
                     " in the expressions before this one), the cap before common "
                     "subexpressions are shared (the budget, on the shared graph, is " +
                     grouped_number(kMaxGraphNodes) + " nodes; docs/models.md, \"Limits\")");

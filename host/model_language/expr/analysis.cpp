@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "host/model_language/expr/eval.hpp"
@@ -77,9 +78,17 @@ struct Random {
 }  // namespace
 
 bool uses(const Expr& e, Op op) {
-  if (e.op == op) return true;
-  for (const auto& a : e.args)
-    if (uses(*a, op)) return true;
+  // depth first, without recursion; a node with more than one owner (a
+  // subexpression shared in the model's graph) is visited once
+  std::vector<const Expr*> todo = {&e};
+  std::unordered_set<const Expr*> shared_seen;
+  while (!todo.empty()) {
+    const Expr* x = todo.back();
+    todo.pop_back();
+    if (x->op == op) return true;
+    for (const auto& a : x->args)
+      if (a.use_count() == 1 || shared_seen.insert(a.get()).second) todo.push_back(a.get());
+  }
   return false;
 }
 

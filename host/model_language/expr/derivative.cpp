@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -244,10 +245,10 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
     f = s_sub(f, by_time(p));
     r.force[static_cast<size_t>(i)] = intern(f);
     if (graph.size() > kMaxSymbolicNodes) {  // refused: the other rows not derived
-      r.refused = "the symbolic M and F would have more than " +
-                  std::to_string(kMaxSymbolicNodes) + " distinct nodes (" +
-                  std::to_string(graph.size()) + " in " + std::to_string(i + 1) + " of " +
-                  std::to_string(n) + (n == 1 ? " row)" : " rows)");
+      r.refused = "the symbolic M and F would have more than " + std::to_string(kMaxSymbolicNodes) +
+                  " distinct nodes (" + std::to_string(graph.size()) + " in " +
+                  std::to_string(i + 1) + " of " + std::to_string(n) +
+                  (n == 1 ? " row)" : " rows)");
       break;
     }
   }
@@ -262,14 +263,21 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
 // second derivative p (p - 1) a^(p-2) is 0 inf = NaN at a = 0 for p = 1 (a
 // term linear in a rate written as a power), which automatic differentiation
 // (kernels/jet2.hpp) evaluates as 0.
-std::string symbolic_exponents_refused(const Expr& e) {
-  const bool power = e.op == Op::pow || (e.op == Op::call && e.fn == Fn::pow);
-  if (power && e.args.size() == 2 && uses(*e.args[1], Op::param) && !depends_on_state(*e.args[1]) &&
-      depends_on_state(*e.args[0]))
-    return "a power of the state has a parameter as its exponent (its symbolic derivatives "
-           "would be 0 inf where the parameter makes the term linear)";
-  for (const auto& a : e.args)
-    if (std::string why = symbolic_exponents_refused(*a); !why.empty()) return why;
+std::string symbolic_exponents_refused(const Expr& root) {
+  // every distinct node once (a shared graph is walked as a graph)
+  std::vector<const Expr*> todo = {&root};
+  std::unordered_set<const Expr*> seen = {&root};
+  while (!todo.empty()) {
+    const Expr& e = *todo.back();
+    todo.pop_back();
+    const bool power = e.op == Op::pow || (e.op == Op::call && e.fn == Fn::pow);
+    if (power && e.args.size() == 2 && uses(*e.args[1], Op::param) &&
+        !depends_on_state(*e.args[1]) && depends_on_state(*e.args[0]))
+      return "a power of the state has a parameter as its exponent (its symbolic derivatives "
+             "would be 0 inf where the parameter makes the term linear)";
+    for (const auto& a : e.args)
+      if (seen.insert(a.get()).second) todo.push_back(a.get());
+  }
   return "";
 }
 

@@ -29,7 +29,8 @@ std::uint64_t mixed(std::uint64_t z) {
 }  // namespace
 
 size_t ExprGraph::KeyHash::operator()(const Key& k) const {
-  std::uint64_t h = mixed(static_cast<std::uint64_t>(k.op) * 0x100 + static_cast<std::uint64_t>(k.fn));
+  std::uint64_t h =
+      mixed(static_cast<std::uint64_t>(k.op) * 0x100 + static_cast<std::uint64_t>(k.fn));
   h = mixed(h ^ k.value_bits);
   h = mixed(h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.index)));
   for (const Expr* a : k.args) h = mixed(h ^ reinterpret_cast<std::uintptr_t>(a));

@@ -106,7 +106,7 @@ class Parser {
   std::vector<Token> toks_;
   size_t i_ = 0;
   int depth_ = 0;
-  size_t max_nodes_;  // ExprTooLarge beyond
+  size_t max_nodes_;          // ExprTooLarge beyond
   mutable size_t nodes_ = 0;  // made so far
 
   static constexpr int kMaxDepth = 200;        // parentheses, signs, ^
