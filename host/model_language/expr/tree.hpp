@@ -10,6 +10,8 @@
 //   expr/analysis.*    structural queries (separable, constant mass, affine in qdd)
 //   expr/eval.*        evaluation in double precision
 //   expr/derivative.*  symbolic M and F of a Lagrangian
+//   expr/graph.*       hash-consing: equal subtrees one shared node (the
+//                      model's graph, its size budget)
 #pragma once
 
 #include <memory>
@@ -30,7 +32,10 @@ struct Expr {
   int index = 0;     // coordinate, rate, acceleration or parameter
   Fn fn = Fn::sin;   // call
   std::vector<ExprPtr> args;
-  int pos = 1;  // 1-based character position of the number, name, operator or function name
+  // 1-based character position of the number, name, operator or function
+  // name; for messages, before the model's trees are shared (expr/graph.hpp:
+  // a shared node keeps its first occurrence's)
+  int pos = 1;
   int depth = 1;
 };
 
