@@ -148,7 +148,7 @@ const char* type_name(const toml::node& n) {
 
 // The largest model file load_model_file reads (as a config file), and the
 // most expression nodes read as written, before they are shared (a sanity
-// cap on memory: about 100 bytes each; the budget is on the shared graph,
+// cap on memory: about 170 bytes each; the budget is on the shared graph,
 // model_graph.cpp) (docs/models.md, "Limits").
 constexpr std::uintmax_t kMaxModelFileBytes = 64u << 20;
 constexpr long kMaxParsedNodes = 2000000;
