@@ -316,11 +316,13 @@ TEST(ModelFiles, CheckSaysWhereMassMatrixAndForcesComeFrom) {
   EXPECT_NE(a.output.find("M, F: differentiated symbolically from the Lagrangian ("),
             std::string::npos)
       << a.output;
-  // more than 20,000 distinct nodes in the symbolic M and F: 140
-  // coordinates, (x0_dot + ... + x139_dot)^2 (2 + cos(x0) ... cos(x139)), about
-  // 700 nodes; more than 1000 levels deep: one chain of 1100 sums (under the
-  // limit of 10,000 nodes of a model file, docs/models.md "Limits")
-  std::string rates = "x0_dot", cosines = "cos(x0)", coordinates = "{ name = \"x0\", unit = \"m\" }";
+  // Refused before issue 52 (more than 20,000 distinct nodes, more than 1000
+  // levels), symbolic since (at most 400,000 nodes and 10,000 levels; the
+  // refusal above 400,000 costs about 1 GB to reach, so it is not run here):
+  // 140 coordinates, (x0_dot + ... + x139_dot)^2 (2 + cos(x0) ... cos(x139)),
+  // 702 graph nodes; one chain of 1100 sums
+  std::string rates = "x0_dot", cosines = "cos(x0)",
+              coordinates = "{ name = \"x0\", unit = \"m\" }";
   for (int k = 1; k < 140; ++k) {
     const std::string x = "x" + std::to_string(k);
     rates += " + " + x + "_dot";
@@ -330,19 +332,51 @@ TEST(ModelFiles, CheckSaysWhereMassMatrixAndForcesComeFrom) {
   std::string chain = "x0_dot^2/2";
   for (int k = 1; k <= 1100; ++k) chain += " + " + std::to_string(k) + "e-6*x0";
   const std::string one = "{ name = \"x0\", unit = \"m\" }";
-  const std::vector<std::array<std::string, 3>> cases = {
-      {coordinates, "(" + rates + ")^2*(2 + " + cosines + ")", "distinct nodes, more than 20000)"},
-      {one, chain, "levels deep, more than 1000)"}};
-  for (const auto& [coords, lagrangian, why] : cases) {
+  const std::vector<std::array<std::string, 2>> cases = {
+      {coordinates, "(" + rates + ")^2*(2 + " + cosines + ")"}, {one, chain}};
+  for (const auto& [coords, lagrangian] : cases) {
     write_file(dir / "big.model.toml",
                "name = \"big\"\ndescription = \"many terms\"\ncoordinates = [ " + coords +
                    " ]\nlagrangian = \"" + lagrangian + "\"\n");
     const Result b = nholo("model check big.model.toml", dir);
     ASSERT_EQ(b.code, 0) << b.output.substr(0, 2000);
-    EXPECT_NE(b.output.find("M, F: by automatic differentiation (symbolic: "), std::string::npos)
+    EXPECT_NE(b.output.find("M, F: differentiated symbolically from the Lagrangian ("),
+              std::string::npos)
         << b.output.substr(0, 2000);
-    EXPECT_NE(b.output.find(why), std::string::npos) << b.output.substr(0, 2000);
   }
+}
+
+// `nholo model check` prints the model's size after sharing, part by part,
+// against the limit (docs/models.md, "Limits"). Counted by hand:
+//   lagrangian m/2*(x_dot^2 + y_dot^2): m, 2, /, x_dot, ^, y_dot, ^, +, *: 9
+//   constraints: roll y_dot - x_dot*cos(x): y_dot, x_dot, x, cos, *, -: 6
+//     stop y_dot*cos(x) - x_dot: y_dot, x, cos, *, x_dot, -: 6; both: 8
+//   energy m/2*(x_dot^2 + y_dot^2): the Lagrangian's 9 nodes
+//   events x: 1
+//   all: 9 + x, cos, the two products, the two differences: 15
+TEST(ModelFiles, CheckPrintsTheSizeOfEachPart) {
+  const fs::path dir = temp_dir("check_size");
+  write_file(
+      dir / "sizes.model.toml",
+      "name = \"sizes\"\ndescription = \"a test of sizes\"\n"
+      "coordinates = [ { name = \"x\", unit = \"m\" }, { name = \"y\", unit = \"m\" },"
+      " { name = \"z\", unit = \"m\" } ]\n"
+      "parameters = [ { name = \"m\", default = 2.0, unit = \"kg\" } ]\n"
+      "lagrangian = \"m/2*(x_dot^2 + y_dot^2)\"\n"
+      "constraints = [ { name = \"roll\", kind = \"velocity\", expr = \"y_dot - x_dot*cos(x)\" },"
+      " { name = \"stop\", kind = \"velocity\", expr = \"y_dot*cos(x) - x_dot\" } ]\n"
+      "energy = \"m/2*(x_dot^2 + y_dot^2)\"\n"
+      "[[events]]\nname = \"e\"\nexpr = \"x\"\n");
+  const Result r = nholo("model check sizes.model.toml", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("  size: 15 of 100,000 graph nodes (distinct after sharing common "
+                          "subexpressions)\n    lagrangian 9, constraints 8 (roll 6, stop 6), "
+                          "energy 9, events 1\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("  M, F: differentiated symbolically from the Lagrangian ("),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(ModelFiles, PluginCacheBuildsOnceRebuildsOnEditAndRefusesDamagedPlugins) {

@@ -79,6 +79,22 @@ std::string build_model(const ModelSource& source, bool force, const GpuBuildOpt
   return os.str();
 }
 
+// the model's size against the budget (docs/models.md, "Limits") and where
+// M and F come from (docs/models.md, "Symbolic derivatives")
+void describe_size(std::ostream& os, const ModelSpec& spec) {
+  using model_file::grouped_number;
+  const model_file::GraphSize g = model_file::graph_size(spec);
+  os << "  size: " << grouped_number(g.nodes) << " of " << grouped_number(g.limit)
+     << " graph nodes (distinct after sharing common subexpressions)\n    "
+     << model_file::parts_text(g) << "\n";
+  const model_file::SymbolicDynamics sd = model_file::symbolic_dynamics(spec);
+  os << "  M, F: "
+     << (sd.refused.empty() ? "differentiated symbolically from the Lagrangian (" +
+                                  grouped_number(sd.nodes) + " distinct expression nodes)"
+                            : "by automatic differentiation (symbolic: " + sd.refused + ")")
+     << "\n";
+}
+
 }  // namespace
 
 std::string model_file_command(const std::string& path, bool build, bool force,
@@ -101,13 +117,7 @@ std::string model_file_command(const std::string& path, bool build, bool force,
   }
   std::ostringstream os;
   describe_model(os, model_info_from_spec(spec));
-  // where M and F come from (docs/models.md, "Symbolic derivatives")
-  const model_file::SymbolicDynamics sd = model_file::symbolic_dynamics(spec);
-  os << "  M, F: "
-     << (sd.refused.empty() ? "differentiated symbolically from the Lagrangian (" +
-                                  std::to_string(sd.nodes) + " distinct expression nodes)"
-                            : "by automatic differentiation (symbolic: " + sd.refused + ")")
-     << "\n";
+  describe_size(os, spec);
   if (!spec.definitions.empty()) {
     // the first 12 (a model from sympy's cse may have thousands)
     const size_t shown = std::min<size_t>(spec.definitions.size(), 12);

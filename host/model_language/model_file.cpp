@@ -137,9 +137,10 @@
 //
 // Limits (docs/models.md, "Limits"): a model file of at most 64 MiB, a
 // regular file; a model name of at most 64 characters; no NUL in any string;
-// at most 10,000 expression nodes (numbers, names, operations, function
-// calls) in all of a model's expressions together, a definition's counted
-// once.
+// at most 100,000 distinct expression nodes (numbers, names, operations,
+// function calls) in all of a model's expressions together, counted on the
+// shared graph (model_graph.cpp), and at most 2,000,000 as written (a
+// definition's counted once).
 #include "host/model_language/model_file.hpp"
 
 #include <cmath>
@@ -157,6 +158,7 @@
 #include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/derivative.hpp"
 #include "host/model_language/expr/eval.hpp"
+#include "host/model_language/expr/graph.hpp"
 #include "host/model_language/expr/parser.hpp"
 #include "host/model_language/param_range.hpp"
 #include "host/model_language/toml_type_name.hpp"
@@ -170,9 +172,11 @@ const char* type_name(const toml::node& n) {
   return toml_type_name(n, "a floating-point number");
 }
 
-// The most expression nodes a model may have (docs/models.md, "Limits"; the
-// largest model file: model_file_text.cpp).
-constexpr long kMaxModelNodes = 10000;
+// The most expression nodes read as written, before they are shared (a
+// sanity cap on memory: about 170 bytes each; the budget is on the shared
+// graph, model_graph.cpp) (docs/models.md, "Limits"; the largest model
+// file: model_file_text.cpp).
+constexpr long kMaxParsedNodes = 2000000;
 constexpr size_t kMaxModelName = 64;
 // How many characters of an expression, a name or a key a message shows.
 constexpr size_t kShown = 80;
@@ -335,24 +339,23 @@ class Reader {
   Expression expression(const toml::node& n, const std::string& key, const Scope& scope) const {
     Expression e;
     e.text = string_of(n, key);
+    // a sanity cap on the parsed text (the budget is on the shared graph,
+    // share_within_limit): a 64 MiB file does not fill the memory first
     try {
-      e.tree = parse_expression(e.text, scope);
+      e.tree = parse_expression(e.text, scope, static_cast<size_t>(kMaxParsedNodes - nodes_));
     } catch (const ExprError& err) {
       fail_expr(n, key, e.text, err.pos, err.reason);
+    } catch (const ExprTooLarge& big) {
+      fail_expr(n, key, e.text, big.pos,
+                "the model's expressions are too long: more than " +
+                    grouped_number(static_cast<size_t>(kMaxParsedNodes)) + " nodes as written (" +
+                    grouped_number(static_cast<size_t>(nodes_)) +
+                    " in the expressions before this one), the cap before common "
+                    "subexpressions are shared (the budget, on the shared graph, is " +
+                    grouped_number(kMaxGraphNodes) + " nodes; docs/models.md, \"Limits\")");
     }
-    // the generated C++ grows with the trees, and its compile time faster
-    const long here = node_count(*e.tree, counted_);
-    nodes_ += here;
-    if (nodes_ > kMaxModelNodes)
-      fail(n, key,
-           "the model's expressions are too large: " + std::to_string(nodes_) +
-               " nodes after parsing" +
-               (here == nodes_ ? std::string()
-                               : " (" + std::to_string(here) + " in this expression)") +
-               ", more than the limit of " + std::to_string(kMaxModelNodes) +
-               " (numbers, names, operations and function calls of all expressions "
-               "together): a larger model's plugin takes minutes to compile (docs/models.md, "
-               "\"Limits\")");
+    // as written: a definition's nodes once, where it is read
+    nodes_ += node_count(*e.tree, counted_);
     return e;
   }
 
@@ -903,6 +906,25 @@ void read_events(const Reader& rd, const toml::table& tbl, ModelSpec& s) {
   }
 }
 
+// the model's trees made one shared graph (expr/graph.hpp), after every
+// check that reports a position in an expression; refused above the budget
+void share_within_limit(const Reader& rd, const toml::table& tbl, ModelSpec& s) {
+  const GraphSize g = share_expressions(s);
+  if (g.nodes <= g.limit) return;
+  // named at the largest part (each part is a top-level key)
+  const GraphPart* largest = &g.parts.front();
+  for (const GraphPart& p : g.parts)
+    if (p.nodes > largest->nodes) largest = &p;
+  const toml::node* at = tbl.get(largest->name);
+  rd.fail(at ? at->source() : tbl.source(), largest->name,
+          "the model's expressions are too large: " + grouped_number(g.nodes) +
+              " graph nodes after sharing common subexpressions (" + parts_text(g) +
+              "), more than the limit of " + grouped_number(g.limit) +
+              " (distinct numbers, names, operations and function calls of all expressions "
+              "together): the generated C++ and its compile time grow with them "
+              "(docs/models.md, \"Limits\")");
+}
+
 }  // namespace
 }  // namespace model_file
 
@@ -924,6 +946,7 @@ ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
   model_file::read_constraint_rank(rd, tbl, s);
   model_file::read_optional_expressions(rd, tbl, s, names);
   model_file::read_events(rd, tbl, s);
+  model_file::share_within_limit(rd, tbl, s);
   return s;
 }
 

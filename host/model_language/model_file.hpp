@@ -136,7 +136,7 @@ void derive_parameters(const ModelSpec& s, std::vector<double>& params);
 // with what is structurally zero folded (docs/models.md, "Symbolic
 // derivatives"). `nodes`: distinct nodes of all of them. Empty, with the
 // reason in `refused`, when the spec has no Lagrangian, its tree is more than
-// 1000 levels deep or M and F would have more than 20,000 distinct nodes (the
+// 10,000 levels deep or M and F would have more than 400,000 distinct nodes (the
 // generated header then keeps AD). Their texts name the entry
 // (d2L/dx_dot dy_dot, F_x); evaluate() evaluates them.
 struct SymbolicDynamics {
@@ -155,6 +155,30 @@ SymbolicDynamics symbolic_dynamics(const ModelSpec& s);
 // states: g(q, s qd) = s g(q, qd)), whose ideal force does work; acceleration
 // constraints (their forces may do work).
 std::vector<std::string> energy_not_conserved(const ModelSpec& s);
+
+// The size of the model's expressions as one graph, the budget of
+// docs/models.md "Limits": structurally equal subexpressions are one node
+// (within an expression and across them), so `nodes` counts the distinct
+// numbers, names, operations and function calls of all expressions
+// together. Each part (lagrangian, constraints and each of them, forces,
+// nonideal_forces, energy, conflated_lagrangian, events) counts its own
+// distinct nodes, shared ones included, so the parts add up to more than
+// `nodes` when they share. A model file is refused above `limit`.
+struct GraphPart {
+  std::string name;
+  size_t nodes = 0;
+  std::vector<GraphPart> items;  // the constraints, one by one
+};
+struct GraphSize {
+  size_t nodes = 0;
+  size_t limit = 0;
+  std::vector<GraphPart> parts;
+};
+GraphSize graph_size(const ModelSpec& s);
+// "lagrangian 3,604, constraints 1,782 (roll 900, slip 882), energy 3,604"
+std::string parts_text(const GraphSize& g);
+// 8998 -> "8,998"
+std::string grouped_number(size_t v);
 // Whether symbolic_dynamics gives M and F (its `refused` empty), without
 // building their texts.
 bool has_symbolic_dynamics(const ModelSpec& s);
@@ -163,8 +187,9 @@ bool has_symbolic_dynamics(const ModelSpec& s);
 // A model file (TOML), its text (`source` names it in messages) or a [model]
 // table; builtin_names: names a model file may not take. Throws ModelFileError.
 // Limits (docs/models.md, "Limits"): a model file is a regular file of at most
-// 64 MiB; a name of at most 64 characters; no NUL in any string; at most 10,000
-// expression nodes in all of a model's expressions together.
+// 64 MiB; a name of at most 64 characters; no NUL in any string; at most
+// 100,000 distinct expression nodes in all of a model's expressions together
+// after sharing (graph_size), and 2,000,000 as written.
 ModelSpec load_model_file(const std::string& path, const std::vector<std::string>& builtin_names);
 ModelSpec load_model_text(const std::string& text, const std::string& source,
                           const std::vector<std::string>& builtin_names);

@@ -11,7 +11,7 @@
 
 namespace nholo::model_file {
 
-// whether a node of kind op occurs in e
+// whether a node of kind op occurs in e (each shared node visited once)
 bool uses(const Expr& e, Op op);
 
 // L = T(qd) + U(q, t) by its structure: a sum (and differences, negations)

@@ -20,19 +20,29 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/eval.hpp"
+#include "host/model_language/expr/graph.hpp"
 
 namespace nholo::model_file {
 
 namespace {
 
-constexpr size_t kMaxSymbolicNodes = 20000;  // larger: the header keeps AD
-constexpr int kMaxSymbolicDepth = 1000;      // deeper Lagrangians too (recursion depth)
+// Larger: the header keeps AD. M and F come out about 4 times the
+// Lagrangian's graph (3.6 for 8 coordinates to 4.3 for 26, expanded chains
+// of pendulums on a cart), so a Lagrangian within the model budget
+// (kMaxGraphNodes, 100,000) normally has them; 125,632 nodes took 3-4 s of
+// CPU and 440 MB to derive, on a loaded machine (docs/models.md, "Symbolic
+// derivatives"). Above, the derivation stops at the row that crosses it.
+constexpr size_t kMaxSymbolicNodes = 400000;
+// Deeper Lagrangians too: the differentiation is iterative, but the printer
+// and the compilers recurse along the trees (the parser's chain limit)
+constexpr int kMaxSymbolicDepth = 10000;
 
 bool is_number(const Expr& e, double v) {
   return e.op == Op::number && e.value == v;
@@ -112,12 +122,25 @@ class Differentiator {
  public:
   Differentiator(Op var, int index) : var_(var), index_(index) {}
 
+  // the nodes below e first, in post-order with an explicit stack (a sum of
+  // thousands of terms is a chain as deep), so that take() finds its
+  // children's derivatives in memo_ and never recurses
   ExprPtr operator()(const ExprPtr& e) {
-    const auto it = memo_.find(e.get());
-    if (it != memo_.end()) return it->second;
-    ExprPtr d = take(e);
-    memo_.emplace(e.get(), d);
-    return d;
+    if (const auto it = memo_.find(e.get()); it != memo_.end()) return it->second;
+    std::vector<std::pair<const ExprPtr*, size_t>> stack = {{&e, 0}};  // node, next child
+    while (!stack.empty()) {
+      const ExprPtr& node = *stack.back().first;
+      const size_t next = stack.back().second;
+      if (next < node->args.size()) {
+        ++stack.back().second;
+        const ExprPtr& a = node->args[next];
+        if (!memo_.count(a.get())) stack.push_back({&a, 0});
+        continue;
+      }
+      if (!memo_.count(node.get())) memo_.emplace(node.get(), take(node));
+      stack.pop_back();
+    }
+    return memo_.at(e.get());
   }
 
  private:
@@ -194,39 +217,7 @@ class Differentiator {
 
   Op var_;
   int index_;
-  std::map<const Expr*, ExprPtr> memo_;
-};
-
-// Hash-consing: structurally equal subtrees become one node (the printer's
-// common subexpressions).
-class Interner {
- public:
-  ExprPtr operator()(const ExprPtr& e) {
-    const auto done = done_.find(e.get());
-    if (done != done_.end()) return done->second;
-    std::vector<ExprPtr> args;
-    std::vector<const Expr*> keys;
-    for (const auto& a : e->args) {
-      args.push_back((*this)(a));
-      keys.push_back(args.back().get());
-    }
-    Key k{static_cast<int>(e->op), e->value, e->index, static_cast<int>(e->fn), keys};
-    auto it = table_.find(k);
-    if (it == table_.end()) {
-      ExprPtr c = sym_node(e->op, args, e->value, e->index, e->fn);
-      it = table_.emplace(std::move(k), c).first;
-    }
-    done_.emplace(e.get(), it->second);
-    keep_.push_back(e);  // the key pointer must stay valid
-    return it->second;
-  }
-  size_t size() const { return table_.size(); }
-
- private:
-  using Key = std::tuple<int, double, int, int, std::vector<const Expr*>>;
-  std::map<Key, ExprPtr> table_;
-  std::map<const Expr*, ExprPtr> done_;
-  std::vector<ExprPtr> keep_;
+  std::unordered_map<const Expr*, ExprPtr> memo_;
 };
 
 // M_ij = d2L / dqd_i dqd_j, F_i = dL/dq_i - sum_k (d2L / dqd_i dq_k) qd_k -
@@ -241,7 +232,8 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
     by_coord.emplace_back(Op::coord, i);
   }
   Differentiator by_time(Op::time, 0);
-  Interner intern;
+  ExprGraph graph;  // hash-consing: equal subtrees one node (the printer's temporaries)
+  auto intern = [&graph](const ExprPtr& e) { return graph.intern(e); };
   for (int i = 0; i < n; ++i) {
     const ExprPtr p = intern(by_rate[static_cast<size_t>(i)](L));  // dL/dqd_i
     for (int j = 0; j <= i; ++j) {
@@ -254,42 +246,46 @@ DynamicsTrees build_dynamics_trees(int n, const ExprPtr& L) {
       f = s_sub(f, s_mul(by_coord[static_cast<size_t>(k)](p), sym_node(Op::rate, {}, 0.0, k)));
     f = s_sub(f, by_time(p));
     r.force[static_cast<size_t>(i)] = intern(f);
+    if (graph.size() > kMaxSymbolicNodes) {  // refused: the other rows not derived
+      r.refused = "the symbolic M and F would have more than " + std::to_string(kMaxSymbolicNodes) +
+                  " distinct nodes (" + std::to_string(graph.size()) + " in " +
+                  std::to_string(i + 1) + " of " + std::to_string(n) +
+                  (n == 1 ? " row)" : " rows)");
+      break;
+    }
   }
-  r.nodes = intern.size();
+  r.nodes = graph.size();
   return r;
 }
-
-}  // namespace
-
-namespace {
 
 // Why L's symbolic derivatives are not taken, "" when they are: a power
 // whose exponent is a parameter and whose base depends on the state. Its
 // second derivative p (p - 1) a^(p-2) is 0 inf = NaN at a = 0 for p = 1 (a
 // term linear in a rate written as a power), which automatic differentiation
 // (kernels/jet2.hpp) evaluates as 0.
-std::string symbolic_exponents_refused(const Expr& e, std::set<const Expr*>& seen) {
-  if (!seen.insert(&e).second) return "";
-  const bool power = e.op == Op::pow || (e.op == Op::call && e.fn == Fn::pow);
-  if (power && e.args.size() == 2 && uses(*e.args[1], Op::param) && !depends_on_state(*e.args[1]) &&
-      depends_on_state(*e.args[0]))
-    return "a power of the state has a parameter as its exponent (its symbolic derivatives "
-           "would be 0 inf where the parameter makes the term linear)";
-  for (const auto& a : e.args)
-    if (std::string why = symbolic_exponents_refused(*a, seen); !why.empty()) return why;
+std::string symbolic_exponents_refused(const Expr& root) {
+  // every distinct node once (a shared graph is walked as a graph)
+  std::vector<const Expr*> todo = {&root};
+  std::unordered_set<const Expr*> seen = {&root};
+  while (!todo.empty()) {
+    const Expr& e = *todo.back();
+    todo.pop_back();
+    const bool power = e.op == Op::pow || (e.op == Op::call && e.fn == Fn::pow);
+    if (power && e.args.size() == 2 && uses(*e.args[1], Op::param) &&
+        !depends_on_state(*e.args[1]) && depends_on_state(*e.args[0]))
+      return "a power of the state has a parameter as its exponent (its symbolic derivatives "
+             "would be 0 inf where the parameter makes the term linear)";
+    for (const auto& a : e.args)
+      if (seen.insert(a.get()).second) todo.push_back(a.get());
+  }
   return "";
 }
 
 }  // namespace
 
-std::string symbolic_exponents_refused(const Expr& e) {
-  std::set<const Expr*> seen;
-  return symbolic_exponents_refused(e, seen);
-}
-
 // The symbolic M and F of L (n coordinates), or none with the reason: a
-// tree deeper than kMaxSymbolicDepth (the differentiation recurses along it)
-// or trees with more than kMaxSymbolicNodes distinct nodes
+// tree deeper than kMaxSymbolicDepth (the printer recurses along it) or
+// trees with more than kMaxSymbolicNodes distinct nodes
 DynamicsTrees dynamics_trees(int n, const ExprPtr& L) {
   DynamicsTrees d;
   if (!L) {
@@ -301,9 +297,7 @@ DynamicsTrees dynamics_trees(int n, const ExprPtr& L) {
     d.refused = why;
   } else {
     d = build_dynamics_trees(n, L);
-    if (d.nodes > kMaxSymbolicNodes) {
-      d.refused = "the symbolic M and F would have " + std::to_string(d.nodes) +
-                  " distinct nodes, more than " + std::to_string(kMaxSymbolicNodes);
+    if (!d.refused.empty()) {
       d.mass.clear();
       d.force.clear();
     }

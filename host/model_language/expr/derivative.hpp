@@ -20,9 +20,10 @@ struct DynamicsTrees {
 };
 
 // The symbolic M and F of L (n coordinates), or none with the reason: no
-// Lagrangian (L null), a tree deeper than 1000 levels (the differentiation
+// Lagrangian (L null), a tree deeper than 10,000 levels (the printer
 // recurses along it), a power of the state with a parameter as exponent
-// (symbolic_exponents_refused) or trees with more than 20,000 distinct nodes
+// (symbolic_exponents_refused) or trees with more than 400,000 distinct
+// nodes
 DynamicsTrees dynamics_trees(int n, const ExprPtr& L);
 
 // The Jacobi integral h = sum_i qd_i dL/dqd_i - L (n coordinates), the

@@ -88,7 +88,8 @@ std::string describe(const Token& t) {
 
 class Parser {
  public:
-  Parser(const std::string& text, const Scope& scope) : text_(text), scope_(scope) {
+  Parser(const std::string& text, const Scope& scope, size_t max_nodes)
+      : text_(text), scope_(scope), max_nodes_(max_nodes) {
     // character position of each byte (UTF-8: continuation bytes 10xxxxxx
     // belong to the character before)
     cpos_.resize(text.size() + 1);
@@ -119,6 +120,8 @@ class Parser {
   std::vector<Token> toks_;
   size_t i_ = 0;
   int depth_ = 0;
+  size_t max_nodes_;          // ExprTooLarge beyond
+  mutable size_t nodes_ = 0;  // made so far
 
   static constexpr int kMaxDepth = 200;        // parentheses, signs, ^
   static constexpr int kMaxTreeDepth = 10000;  // operations in a chain (a + b + ...)
@@ -137,6 +140,10 @@ class Parser {
         continue;
       }
       const int pos = cpos_[i];
+      // a text too long for the node budget is not tokenized to its end
+      // (a real expression has fewer than 4 tokens per node)
+      if (max_nodes_ < kNoNodeLimit / 8 && toks_.size() > 4 * max_nodes_ + 16)
+        throw ExprTooLarge{pos};
       if (is_digit(c) || (c == '.' && i + 1 < s.size() && is_digit(s[i + 1]))) {
         i = number(i);
         continue;
@@ -221,7 +228,8 @@ class Parser {
 
   // a tree node; the tree's depth is bounded (the evaluator, the printer and
   // the checks recurse, and so do compilers on the printed code)
-  static std::shared_ptr<Expr> node(Op op, int pos, std::vector<ExprPtr> args = {}) {
+  std::shared_ptr<Expr> node(Op op, int pos, std::vector<ExprPtr> args = {}) const {
+    if (++nodes_ > max_nodes_) throw ExprTooLarge{pos};
     auto e = std::make_shared<Expr>();
     e->op = op;
     e->pos = pos;
@@ -465,8 +473,8 @@ class Parser {
 
 }  // namespace
 
-ExprPtr parse_expression(const std::string& text, const Scope& scope) {
-  return Parser(text, scope).parse();
+ExprPtr parse_expression(const std::string& text, const Scope& scope, size_t max_nodes) {
+  return Parser(text, scope, max_nodes).parse();
 }
 
 std::vector<std::string> identifiers_in(const std::string& text) {

@@ -3,6 +3,7 @@
 // Internal to host/model_language/.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,9 +59,20 @@ struct ExprError {
   std::string reason;
 };
 
-// The tree of `text` with every name resolved in `scope`; throws ExprError.
-// A definition's name gives its tree itself (not a copy).
-ExprPtr parse_expression(const std::string& text, const Scope& scope);
+// more nodes than the caller allows (parse_expression's max_nodes): where
+// the parser stopped (1-based characters)
+struct ExprTooLarge {
+  int pos;
+};
+constexpr size_t kNoNodeLimit = static_cast<size_t>(-1);
+
+// The tree of `text` with every name resolved in `scope` (a definition's
+// name gives its tree itself, not a copy); throws ExprError,
+// or ExprTooLarge when the tree would have more than max_nodes nodes (or the
+// text more than 4 tokens per node allowed: it is not tokenized to its end,
+// so that a text of megabytes is refused before it fills the memory).
+ExprPtr parse_expression(const std::string& text, const Scope& scope,
+                         size_t max_nodes = kNoNodeLimit);
 
 // The names in text that are identifiers (not numbers, e.g. the e of 1e3),
 // in order, with repetitions: the definitions a definition depends on.

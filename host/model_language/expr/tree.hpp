@@ -10,10 +10,13 @@
 //   expr/analysis.*    structural queries (separable, constant mass, affine in qdd)
 //   expr/eval.*        evaluation in double precision
 //   expr/derivative.*  symbolic M and F of a Lagrangian, its energy
+//   expr/graph.*       hash-consing: equal subtrees one shared node (the
+//                      model's graph, its size budget)
 //
 // A tree may share nodes: a definition ([definitions]) is one tree that
-// every expression naming it points to, so the expressions form a graph
-// without cycles (a DAG). Every walk over them visits a node once.
+// every expression naming it points to, and the model's trees are made one
+// graph (expr/graph.*), so the expressions form a graph without cycles (a
+// DAG). Every walk over them visits a node once.
 #pragma once
 
 #include <memory>
@@ -34,7 +37,10 @@ struct Expr {
   int index = 0;     // coordinate, rate, acceleration or parameter
   Fn fn = Fn::sin;   // call
   std::vector<ExprPtr> args;
-  int pos = 1;  // 1-based character position of the number, name, operator or function name
+  // 1-based character position of the number, name, operator or function
+  // name; for messages, before the model's trees are shared (expr/graph.hpp:
+  // a shared node keeps its first occurrence's)
+  int pos = 1;
   int depth = 1;
   // the kinds of node in this subtree, bit 1 << Op (set where the node is
   // made, from its arguments'): uses() without walking a shared graph
