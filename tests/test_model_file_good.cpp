@@ -235,8 +235,10 @@ TEST(ModelFileGood, HeaderTextDeterministicAndComplete) {
         "static Vec<S, m_velocity> velocity_constraints(", "static S energy(",
         "static S conflated_lagrangian(", "nholo::expr::ipow<2>(qd[0])", "sin(p.v[4])", "cos(q[2])",
         // m/2 and m g sin(alpha): computed once per trajectory (Params::k)
+        // cos(theta), twice in L: one node of the shared graph, computed once
+        "const S c0 = S(cos(q[2]));",
         "p.k[0] * (nholo::expr::ipow<2>(qd[0]) + nholo::expr::ipow<2>(qd[1])) + p.v[0] * "
-        "p.v[1] * qd[2] * (qd[1] * cos(q[2]) - qd[0] * sin(q[2]))",
+        "p.v[1] * qd[2] * (qd[1] * c0 - qd[0] * sin(q[2]))",
         "double k[5];", "Params p{{values[0], values[1], values[2], values[3], values[4]}, {}};",
         "p.k[0] = p.v[0] / 2.0;", "p.k[2] = p.v[0] * p.v[3] * sin(p.v[4]);",
         "static void hand_dynamics(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd, "
@@ -266,7 +268,8 @@ TEST(ModelFileGood, HeaderKeepsLongSumsFlat) {
   // nvcc limit bracket depth); a - (b - c) keeps its grouping
   Model md;
   std::string sum = "x_dot^2/2";
-  for (int k = 0; k < 600; ++k) sum += " + x*" + std::to_string(k) + " - (y - theta)";
+  for (int k = 0; k < 600; ++k)
+    sum += " + x*" + std::to_string(k) + " - (y - " + std::to_string(k) + "*theta)";
   md.set(Model::kLagrangian, "lagrangian = \"" + sum + "\"");
   const std::string h = nholo::generate_model_header(parse(md.text()));
   int depth = 0, deepest = 0;
@@ -276,7 +279,7 @@ TEST(ModelFileGood, HeaderKeepsLongSumsFlat) {
   }
   EXPECT_EQ(depth, 0);
   EXPECT_LE(deepest, 4);
-  EXPECT_NE(h.find("q[0] * 179.0 - (q[1] - q[2])"), std::string::npos);
+  EXPECT_NE(h.find("q[0] * 179.0 - (q[1] - 179.0 * q[2])"), std::string::npos);
 }
 
 TEST(ModelFileGood, HeaderStringsAreEscaped) {

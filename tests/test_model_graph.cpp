@@ -65,7 +65,7 @@ TEST(ModelGraph, ARepeatedSubexpressionCountsOnce) {
   double product = f;
   for (int k = 1; k < factors; ++k) product *= f;
   EXPECT_EQ(nholo::model_file::evaluate(s, s.lagrangian, {x}, {xd}, {}, 0.0), product);
-  nholo::model_file::Names names{{"x"}, {}};
+  nholo::model_file::Names names{{"x"}, {}, {}};
   const auto tree =
       nholo::model_file::parse_expression(L, {&names, nholo::model_file::Context::lagrangian, 0});
   EXPECT_NE(tree.get(), s.lagrangian.tree.get());

@@ -315,13 +315,13 @@ ExprPtr jacobi_integral(int n, const ExprPtr& L, std::string* refused) {
                std::to_string(kMaxSymbolicDepth);
   }
   if (!refused->empty()) return nullptr;
-  Interner intern;
+  ExprGraph graph;  // hash-consing: equal subtrees one node
   ExprPtr sum = s_num(0.0);
   for (int i = 0; i < n; ++i) {
     Differentiator by_rate(Op::rate, i);
     sum = s_add(sum, s_mul(sym_node(Op::rate, {}, 0.0, i), by_rate(L)));
   }
-  return intern(s_sub(sum, L));
+  return graph.intern(s_sub(sum, L));
 }
 
 }  // namespace nholo::model_file
