@@ -175,6 +175,16 @@ std::string unit_path(const std::string& stem, int k, const char* ext) {
   return stem + (k == 0 ? "" : ".unit" + std::to_string(k)) + ext;
 }
 
+// A model whose generated header is longer than this has its functions
+// called out of line by the formulations (plugin_define.hpp
+// NHOLO_PLUGIN_OUT_OF_LINE): compiled once per scalar type, the compile
+// time grows with the model's size rather than with it times the number of
+// right-hand sides; a smaller model keeps them inlined, where they run
+// faster. Every model of examples/models and tests/model_files is below it
+// (at most 5,000 characters); bench/large_model.py's models are above
+// (58,000 and more).
+constexpr std::size_t kOutOfLineHeaderBytes = 20000;
+
 // The compiler's log of a failed step: its first 4000 characters
 std::string log_excerpt(const std::string& log_path) {
   std::string msg = read_file(log_path);
@@ -321,6 +331,7 @@ const Plugin& model_plugin(const ModelSource& source,
   const std::string& name = source.name;
   const std::string what = tangent ? "plugin (with the tangent systems)" : "plugin";
   // unit k of kPluginUnits (plugin_define.hpp NHOLO_PLUGIN_UNIT)
+  const bool out_of_line = source.header.size() > kOutOfLineHeaderBytes;
   std::vector<std::string> units;
   for (int k = 0; k < kPluginUnits; ++k)
     units.push_back(
@@ -328,7 +339,8 @@ const Plugin& model_plugin(const ModelSource& source,
         (tangent ? " with its formulations' tangent systems (Lyapunov exponents)" : "") +
         ", unit " + std::to_string(k) + " of " + std::to_string(kPluginUnits) +
         (k == 0 ? " (the entry table)" : " (systems of formulations)") + "\n" +
-        (tangent ? "#define NHOLO_PLUGIN_TANGENT 1\n" : "") + "#define NHOLO_PLUGIN_UNIT " +
+        (tangent ? "#define NHOLO_PLUGIN_TANGENT 1\n" : "") +
+        (out_of_line ? "#define NHOLO_PLUGIN_OUT_OF_LINE 1\n" : "") + "#define NHOLO_PLUGIN_UNIT " +
         std::to_string(k) + "\n" + source.header +
         "\n#include \"host/model_files/plugin_define.hpp\"\nNHOLO_DEFINE_PLUGIN(" + source.type +
         ")\n");

@@ -385,16 +385,26 @@ struct PluginOf {
 
 // The plugin of ModelType: its entry point and table in unit 0 (or without
 // NHOLO_PLUGIN_UNIT), the systems of unit k's formulations in unit k (all of
-// them without NHOLO_PLUGIN_UNIT). The formulations see the model through
+// them without NHOLO_PLUGIN_UNIT). With NHOLO_PLUGIN_OUT_OF_LINE (plugin.cpp
+// defines it for a large model) the formulations see the model through
 // OutOfLineModel (plugin_model_calls.hpp): its functions compiled once per
-// scalar type and unit.
+// scalar type and unit rather than inlined into every right-hand side, which
+// is what a small model's speed wants (a call per function, and the AD
+// seeds' zeros and ones no longer folded into the model's code: the rolling
+// disk's run took twice the CPU time out of line, in one measurement on a
+// loaded machine).
+#ifdef NHOLO_PLUGIN_OUT_OF_LINE
+#define NHOLO_PLUGIN_MODEL(ModelType) nholo::OutOfLineModel<ModelType>
+#else
+#define NHOLO_PLUGIN_MODEL(ModelType) ModelType
+#endif
 #define NHOLO_PLUGIN_ENTRY_POINT(ModelType)                                                    \
   extern "C" __attribute__((visibility("default"))) const nholo_plugin* nholo_plugin_entry_v1( \
       void) {                                                                                  \
-    return nholo::plugin_detail::PluginOf<nholo::OutOfLineModel<ModelType>>::entry();          \
+    return nholo::plugin_detail::PluginOf<NHOLO_PLUGIN_MODEL(ModelType)>::entry();             \
   }
 #define NHOLO_PLUGIN_UNIT_SYSTEMS(ModelType, Unit) \
-  template struct nholo::plugin_detail::UnitSystems<nholo::OutOfLineModel<ModelType>, Unit>;
+  template struct nholo::plugin_detail::UnitSystems<NHOLO_PLUGIN_MODEL(ModelType), Unit>;
 #if !defined(NHOLO_PLUGIN_UNIT)
 #define NHOLO_DEFINE_PLUGIN(ModelType)    \
   NHOLO_PLUGIN_ENTRY_POINT(ModelType)     \
