@@ -23,6 +23,7 @@
 
 #include <type_traits>
 
+#include "kernels/dynamics.hpp"
 #include "kernels/execution_space.hpp"
 #include "kernels/linalg.hpp"
 #include "kernels/model.hpp"
@@ -33,6 +34,20 @@ template <class Model>
 struct OutOfLineModel : Model {
   using Params = typename Model::Params;
   static constexpr int n = Model::n;
+  static constexpr int m = constraint_count<Model>();
+
+  // A, b and the residuals (kernels/dynamics.hpp constraint_terms) for a
+  // plain scalar: the model's constraints differentiated by Dual numbers
+  // with their seeds inside one out-of-line function, where the compiler
+  // folds the seeds' zeros and ones as it does inlined
+  static constexpr bool constraint_terms_out_of_line = true;
+  template <class S>
+  NHOLO_NOINLINE static void constraint_terms(const Params& p, const Vec<S, n>& q,
+                                              const Vec<S, n>& qd, S t, Mat<S, m, n>& A,
+                                              Vec<S, m>& b, Vec<S, m>* residual,
+                                              Vec<S, m>* velocity_residual) {
+    constraint_terms_by_ad<Model>(p, q, qd, t, A, b, residual, velocity_residual);
+  }
 
   template <class S, class M = Model>
   NHOLO_HDI static auto lagrangian(const Params& p, const Vec<S, n>& q, const Vec<S, n>& qd,
