@@ -217,12 +217,44 @@ NHOLO_FLATTEN NHOLO_HDI Vec<S, Model::n> lagrangian_force(const typename Model::
 // Constraints differentiated to A qdd = b. `residual` gets, row by row:
 // position rows phi(q,t), velocity rows g(q,qd,t), acceleration rows 0;
 // `velocity_residual` gets d/dt phi for position rows and g for velocity rows.
+// By forward AD of the model's constraints (constraint_terms_by_ad), or, for
+// a plain scalar, by the model's own constraint_terms where it declares
+// constraint_terms_out_of_line (a large model's plugin,
+// host/model_files/plugin_model_calls.hpp: the same computation compiled
+// once, out of line, rather than inlined into every right-hand side).
+template <class Model, class S>
+NHOLO_HDI void constraint_terms_by_ad(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                      const Vec<S, Model::n>& qd, S t,
+                                      Mat<S, m_of<Model>, Model::n>& A, Vec<S, m_of<Model>>& b,
+                                      Vec<S, m_of<Model>>* residual,
+                                      Vec<S, m_of<Model>>* velocity_residual);
+
+template <class Model, class = void>
+struct has_out_of_line_constraint_terms : std::false_type {};
+template <class Model>
+struct has_out_of_line_constraint_terms<Model,
+                                        std::void_t<decltype(Model::constraint_terms_out_of_line)>>
+    : std::true_type {};
+
 template <class Model, class S>
 NHOLO_HDI void constraint_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
-                                const Vec<S, Model::n>& qd, S t,
-                                Mat<S, m_of<Model>, Model::n>& A, Vec<S, m_of<Model>>& b,
-                                Vec<S, m_of<Model>>* residual = nullptr,
+                                const Vec<S, Model::n>& qd, S t, Mat<S, m_of<Model>, Model::n>& A,
+                                Vec<S, m_of<Model>>& b, Vec<S, m_of<Model>>* residual = nullptr,
                                 Vec<S, m_of<Model>>* velocity_residual = nullptr) {
+  if constexpr (has_out_of_line_constraint_terms<Model>::value &&
+                std::is_floating_point<S>::value) {
+    Model::constraint_terms(p, q, qd, t, A, b, residual, velocity_residual);
+  } else {
+    constraint_terms_by_ad<Model>(p, q, qd, t, A, b, residual, velocity_residual);
+  }
+}
+
+template <class Model, class S>
+NHOLO_HDI void constraint_terms_by_ad(const typename Model::Params& p, const Vec<S, Model::n>& q,
+                                      const Vec<S, Model::n>& qd, S t,
+                                      Mat<S, m_of<Model>, Model::n>& A, Vec<S, m_of<Model>>& b,
+                                      Vec<S, m_of<Model>>* residual,
+                                      Vec<S, m_of<Model>>* velocity_residual) {
   constexpr int n = Model::n;
   constexpr int mp = Model::m_position;
   constexpr int mv = Model::m_velocity;

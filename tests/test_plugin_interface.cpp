@@ -502,6 +502,42 @@ TEST(PluginCache, ACompilerThatWritesNoPluginLeavesNothingCached) {
   }
 }
 
+// A plugin is compiled from several units at once (plugin.cpp, one compiler
+// each, then linked): when one unit fails, the error names that unit and
+// gives its compiler's message and log, the other compilers are stopped, and
+// nothing is left in the cache but the sources and logs (no object, no
+// plugin, no record).
+TEST(PluginCache, ACompileErrorInOneUnitIsReportedWithItsMessage) {
+  const fs::path dir = temp_dir("unit_error");
+  write_file(dir / "tiny.model.toml", kTinyModelFile);
+  // a compiler that fails on unit 2 only, as a compiler does on an error
+  const fs::path cxx = dir / "unit2_fails.sh";
+  write_file(cxx, R"(#!/bin/sh
+case "$*" in
+  *.unit2.cpp*) echo "tiny.unit2.cpp:1:1: error: unit two fails on purpose" >&2; exit 1 ;;
+esac
+exec c++ -O0 "$@"
+)");
+  fs::permissions(cxx, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  const fs::path cache = dir / "cache";
+  const Result r = nholo_test::run_nholo("model build tiny.model.toml", dir,
+                                         cache_env(cache) + " NHOLO_CXX='" + cxx.string() + "'");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("compiling the plugin of model 'tiny_cache'"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("failed (unit 2 of 3, exit 1;"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(".unit2.log, source "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("error: unit two fails on purpose"), std::string::npos) << r.output;
+  EXPECT_TRUE(cache_files(cache, ".so").empty()) << r.output;
+  EXPECT_TRUE(cache_files(cache, ".info").empty()) << r.output;
+  EXPECT_TRUE(cache_files(cache, ".o").empty()) << r.output;
+  // the same model with the compiler that works: built, and it runs
+  const Result ok = nholo_test::run_nholo("model build tiny.model.toml", dir,
+                                          cache_env(cache) + " NHOLO_CXX='c++ -O0'");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_EQ(cache_files(cache, ".so").size(), 1u) << ok.output;
+}
+
 // Wart 14: a read-only cache serves the plugins built in it (found and
 // loaded without the lock file), and a build there is refused saying that the
 // cache is not writable. As root, the cache is made read-only by a read-only

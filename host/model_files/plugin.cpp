@@ -159,45 +159,92 @@ namespace {
 
 // The files of a model's entry in the plugin cache.
 struct PluginEntry {
-  std::string model, source, stem, so, record, src;
+  std::string model, source, stem, so, record;
+  std::vector<std::string> srcs;  // the units' sources (unit_source_path)
 };
 
-// The compiler (cxx_words and flags) run on the entry's source into a
-// temporary next to it; its path, and the seconds it took. A signal stops
-// it (Interrupted); a failed compile throws with the compiler's log.
+// The number of units a plugin is compiled from (plugin_define.hpp
+// kPluginUnits: the entry table, then groups of formulations), each
+// compiled by a compiler of its own, in parallel, then linked.
+constexpr int kPluginUnits = 3;
+
+// Where unit k of the entry stem is written: stem.cpp for unit 0 (the entry
+// table), stem.unitK.cpp for the others; its compiler's log likewise
+// (stem.log, stem.unitK.log), the link's stem.link.log.
+std::string unit_path(const std::string& stem, int k, const char* ext) {
+  return stem + (k == 0 ? "" : ".unit" + std::to_string(k)) + ext;
+}
+
+// A model whose generated header is longer than this has its functions
+// called out of line by the formulations (plugin_define.hpp
+// NHOLO_PLUGIN_OUT_OF_LINE): compiled once per scalar type, the compile
+// time grows with the model's size rather than with it times the number of
+// right-hand sides; a smaller model keeps them inlined, where they run
+// faster. Every model of examples/models and tests/model_files is below it
+// (at most 5,000 characters); bench/large_model.py's models are above
+// (58,000 and more).
+constexpr std::size_t kOutOfLineHeaderBytes = 20000;
+
+// The compiler's log of a failed step: its first 4000 characters
+std::string log_excerpt(const std::string& log_path) {
+  std::string msg = read_file(log_path);
+  if (msg.size() > 4000) msg = msg.substr(0, 4000) + "\n...";
+  return msg;
+}
+
+// The compiler (cxx_words and flags) run on each unit's source (-c, all at
+// once) and then on their objects (the link) into a temporary next to the
+// entry; its path, and the seconds it took. A signal stops every compiler
+// (Interrupted); a failed unit or link throws with its compiler's log.
 std::string compile_to_temporary(const PluginEntry& e, const std::vector<std::string>& cxx_words,
                                  const std::vector<std::string>& flags, double& seconds) {
-  const std::string tmp = e.stem + ".tmp." + std::to_string(::getpid()) + ".so";
-  const std::string log_path = e.stem + ".log";
-  std::vector<std::string> argv = cxx_words;
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back("-o");
-  argv.push_back(tmp);
-  argv.push_back(e.src);
-  const auto t0 = std::chrono::steady_clock::now();
-  int rc = 0;
-  try {
-    rc = run_process(argv, log_path);
-  } catch (const Interrupted& x) {
-    std::remove(tmp.c_str());
-    throw Interrupted(std::string(x.what()) + " the plugin of model '" + e.model + "'");
+  const std::string tmp_stem = e.stem + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = tmp_stem + ".so";
+  std::vector<std::vector<std::string>> compiles;
+  std::vector<std::string> logs, objects;
+  for (size_t k = 0; k < e.srcs.size(); ++k) {
+    objects.push_back(tmp_stem + ".unit" + std::to_string(k) + ".o");
+    std::vector<std::string> argv = cxx_words;
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-c", "-o", objects.back(), e.srcs[k]});
+    compiles.push_back(argv);
+    logs.push_back(unit_path(e.stem, static_cast<int>(k), ".log"));
   }
-  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (rc != 0 && interrupt_flag().load()) {
-    // the signal reached the compiler too (Ctrl-C to the process group)
-    std::remove(tmp.c_str());
-    throw Interrupted("while compiling the plugin of model '" + e.model + "'");
-  }
-  if (rc != 0) {
-    std::remove(tmp.c_str());
-    std::string msg = read_file(log_path);
-    if (msg.size() > 4000) msg = msg.substr(0, 4000) + "\n...";
+  std::vector<std::string> link = cxx_words;
+  link.insert(link.end(), flags.begin(), flags.end());
+  link.insert(link.end(), {"-o", tmp});
+  link.insert(link.end(), objects.begin(), objects.end());
+  const std::string link_log = e.stem + ".link.log";
+  auto remove_temporaries = [&](bool plugin_too) {
+    for (const auto& o : objects) std::remove(o.c_str());
+    if (plugin_too) std::remove(tmp.c_str());
+  };
+  auto failed = [&](const std::string& step, int rc, const std::string& log,
+                    const std::string& src) {
+    remove_temporaries(true);
+    if (interrupt_flag().load())  // a compiler stopped by the signal's handling
+      throw Interrupted("while compiling the plugin of model '" + e.model + "'");
     throw std::runtime_error("compiling the plugin of model '" + e.model + "' (" + e.source +
-                             ") failed (exit " + std::to_string(rc) +
+                             ") failed (" + step + ", exit " + std::to_string(rc) +
                              "; the model file was accepted, so "
                              "this is a problem of the compiler setup or of nholo: see " +
-                             log_path + ", source " + e.src + "):\n" + msg);
+                             log + ", source " + src + "):\n" + log_excerpt(log));
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    const std::vector<int> rc = run_processes(compiles, logs);
+    for (size_t k = 0; k < rc.size(); ++k)
+      if (rc[k] > 0)
+        failed("unit " + std::to_string(k) + " of " + std::to_string(rc.size()), rc[k], logs[k],
+               e.srcs[k]);
+    const int link_rc = run_process(link, link_log);
+    if (link_rc != 0) failed("linking its units", link_rc, link_log, e.srcs[0]);
+  } catch (const Interrupted& x) {
+    remove_temporaries(true);
+    throw Interrupted(std::string(x.what()) + " the plugin of model '" + e.model + "'");
   }
+  remove_temporaries(false);
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return tmp;
 }
 
@@ -217,7 +264,7 @@ void commit_plugin(const PluginEntry& e, const std::string& tmp, const std::stri
                                                     " bytes that is not an ELF "
                                                     "shared library") +
                              " for the plugin of model '" + e.model + "' (see " + e.stem +
-                             ".log, source " + e.src +
+                             ".link.log, sources " + e.stem + "*.cpp" +
                              "); NHOLO_CXX must name a C++17 compiler that writes "
                              "the shared library given by -o; nothing was cached");
   }
@@ -283,17 +330,25 @@ const Plugin& model_plugin(const ModelSource& source,
   };
   const std::string& name = source.name;
   const std::string what = tangent ? "plugin (with the tangent systems)" : "plugin";
-  const std::string unit =
-      "// generated by nholo: the plugin of model '" + name + "'" +
-      (tangent ? " with its formulations' tangent systems (Lyapunov exponents)\n"
-                 "#define NHOLO_PLUGIN_TANGENT 1\n"
-               : "\n") +
-      source.header + "\n#include \"host/model_files/plugin_define.hpp\"\nNHOLO_DEFINE_PLUGIN(" +
-      source.type + ")\n";
+  // unit k of kPluginUnits (plugin_define.hpp NHOLO_PLUGIN_UNIT)
+  const bool out_of_line = source.header.size() > kOutOfLineHeaderBytes;
+  std::vector<std::string> units;
+  for (int k = 0; k < kPluginUnits; ++k)
+    units.push_back(
+        "// generated by nholo: the plugin of model '" + name + "'" +
+        (tangent ? " with its formulations' tangent systems (Lyapunov exponents)" : "") +
+        ", unit " + std::to_string(k) + " of " + std::to_string(kPluginUnits) +
+        (k == 0 ? " (the entry table)" : " (systems of formulations)") + "\n" +
+        (tangent ? "#define NHOLO_PLUGIN_TANGENT 1\n" : "") +
+        (out_of_line ? "#define NHOLO_PLUGIN_OUT_OF_LINE 1\n" : "") + "#define NHOLO_PLUGIN_UNIT " +
+        std::to_string(k) + "\n" + source.header +
+        "\n#include \"host/model_files/plugin_define.hpp\"\nNHOLO_DEFINE_PLUGIN(" + source.type +
+        ")\n");
   const std::vector<std::string> cxx_words = compiler();
   const std::string cxx = joined_words(cxx_words);
   const std::vector<std::string> flags = compile_flags();
-  std::string key_text = unit + '\0' + plugin_identity();
+  std::string key_text = plugin_identity();
+  for (const auto& u : units) key_text += '\0' + u;
   for (const auto& w : cxx_words) key_text += '\0' + w;
   for (const auto& f : flags) key_text += '\0' + f;
   const std::string key = hex16(fnv1a(key_text));
@@ -302,7 +357,7 @@ const Plugin& model_plugin(const ModelSource& source,
 
   const fs::path dir = plugin_cache_dir();
   const std::string stem = (dir / (name + (tangent ? "-tangent-" : "-") + key)).string();
-  const std::string so = stem + ".so", record = stem + ".info", src = stem + ".cpp";
+  const std::string so = stem + ".so", record = stem + ".info";
   Plugin p;
   p.path = so;
   p.model = name;
@@ -345,8 +400,11 @@ const Plugin& model_plugin(const ModelSource& source,
   auto build = [&] {
     say("model " + name + ": compiling its " + what + " (" + cxx + ", nholo's headers in " +
         header_root() + ") ...");
-    write_atomic(src, unit);
-    const PluginEntry entry{name, source.origin, stem, so, record, src};
+    PluginEntry entry{name, source.origin, stem, so, record, {}};
+    for (int k = 0; k < kPluginUnits; ++k) {
+      entry.srcs.push_back(unit_path(stem, k, ".cpp"));
+      write_atomic(entry.srcs.back(), units[k]);
+    }
     const std::string tmp = compile_to_temporary(entry, cxx_words, flags, p.compile_seconds);
     commit_plugin(entry, tmp, cxx, p.compile_seconds, open_checked);
     p.compiled = true;

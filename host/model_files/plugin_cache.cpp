@@ -133,16 +133,26 @@ std::string not_writable(const fs::path& dir) {
   return "";
 }
 
-int run_process(const std::vector<std::string>& argv, const std::string& log_path) {
+namespace {
+
+// argv started with its stdout and stderr to log_path, in a process group
+// of its own (stop_all stops the compiler driver and the programs it runs,
+// cc1plus, as, together); its process id
+pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log_path) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   std::vector<char*> args;
   for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
     const char* env = std::getenv("NHOLO_CXX");
@@ -153,24 +163,75 @@ int run_process(const std::vector<std::string>& argv, const std::string& log_pat
         " (set NHOLO_CXX to a C++17 compiler, optionally followed by its options, e.g. "
         "\"clang++ -m64\")");
   }
-  // polled, so that an interrupt (SIGINT, SIGTERM, SIGHUP of `nholo run`)
-  // stops the compiler within a fraction of a second
-  int status = 0;
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR)
-      throw std::runtime_error("waiting for the compiler: " + std::string(std::strerror(errno)));
-    if (interrupt_flag().load()) {
-      ::kill(pid, SIGTERM);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      throw Interrupted("while compiling (the compiler was stopped)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  return pid;
+}
+
+int exit_status(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status)
                            : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// every process of running (pid -> index) stopped with its group (SIGTERM)
+// and waited for
+void stop_all(std::map<pid_t, size_t>& running) {
+  for (const auto& r : running) ::kill(-r.first, SIGTERM);
+  for (const auto& r : running) {
+    int status = 0;
+    while (::waitpid(r.first, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  running.clear();
+}
+
+}  // namespace
+
+std::vector<int> run_processes(const std::vector<std::vector<std::string>>& argvs,
+                               const std::vector<std::string>& log_paths) {
+  std::vector<int> codes(argvs.size(), 0);
+  std::map<pid_t, size_t> running;
+  try {
+    for (size_t k = 0; k < argvs.size(); ++k) running[spawn_logged(argvs[k], log_paths[k])] = k;
+  } catch (...) {
+    stop_all(running);
+    throw;
+  }
+  // polled, so that an interrupt (SIGINT, SIGTERM, SIGHUP of `nholo run`;
+  // a Ctrl-C reaches nholo alone, the compilers being in groups of their
+  // own) stops the compilers within a fraction of a second
+  while (!running.empty()) {
+    for (auto it = running.begin(); it != running.end();) {
+      int status = 0;
+      const pid_t r = ::waitpid(it->first, &status, WNOHANG);
+      if (r < 0 && errno != EINTR) {
+        const std::string why = std::strerror(errno);
+        stop_all(running);
+        throw std::runtime_error("waiting for the compiler: " + why);
+      }
+      if (r == it->first) {
+        const int code = exit_status(status);
+        codes[it->second] = code;
+        it = running.erase(it);
+        if (code != 0) {
+          // one failure fails the whole: the others are stopped, and say -1
+          for (const auto& o : running) codes[o.second] = -1;
+          stop_all(running);
+          return codes;
+        }
+      } else {
+        ++it;
+      }
+    }
+    if (interrupt_flag().load()) {
+      stop_all(running);
+      throw Interrupted("while compiling (the compiler was stopped)");
+    }
+    if (!running.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return codes;
+}
+
+int run_process(const std::vector<std::string>& argv, const std::string& log_path) {
+  return run_processes({argv}, {log_path})[0];
 }
 
 // the lock file at path, created if need be; the flock polled, so that an

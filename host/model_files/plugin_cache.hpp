@@ -42,8 +42,15 @@ std::string not_writable(const std::filesystem::path& dir);
 void prepare_cache_folder(const std::filesystem::path& dir, const std::string& what,
                           const std::string& file, const std::string& state);
 // Runs argv, stdout and stderr to log_path; its exit status. An interrupt
-// (interrupt_flag) stops it: SIGTERM to the child, then Interrupted.
+// (interrupt_flag) stops it: SIGTERM to its process group, then Interrupted.
 int run_process(const std::vector<std::string>& argv, const std::string& log_path);
+// Runs every argvs[k] at once, its stdout and stderr to log_paths[k]; their
+// exit statuses. When one fails, the others still running are stopped
+// (SIGTERM, waited for; their status -1) and the statuses returned. An
+// interrupt (interrupt_flag) stops them all, then Interrupted; so does a
+// compiler that cannot be started (its error).
+std::vector<int> run_processes(const std::vector<std::vector<std::string>>& argvs,
+                               const std::vector<std::string>& log_paths);
 
 // An exclusive flock held for the life of the object.
 class FileLock {

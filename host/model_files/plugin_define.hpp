@@ -13,13 +13,17 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "host/backends/formulation_system.hpp"
 #include "host/backends/model_functions.hpp"
+#include "host/backends/system_types.hpp"
 #include "host/config/model_info_of.hpp"
 #include "host/model_files/plugin_abi.h"
 #include "host/model_files/plugin_convert.hpp"
+#include "host/model_files/plugin_model_calls.hpp"
 #ifdef NHOLO_PLUGIN_TANGENT
 #include "kernels/lyapunov.hpp"
 #endif
@@ -57,28 +61,66 @@ void copy_out(const std::vector<T>& from, T* to) {
   for (std::size_t i = 0; i < from.size(); ++i) to[i] = from[i];
 }
 
-// fn(sys) for formulation f of Model (visit_formulation), or, when tangent,
-// for its tangent system (kernels/lyapunov.hpp) renormalised every
-// renormalize_every. A plugin compiled with NHOLO_PLUGIN_TANGENT holds the
-// tangent systems only (a run with [lyapunov] uses nothing else, and they
-// take as long to compile as the formulations), one without them the
-// formulations only. false when Model has no formulation f; throws when the
-// plugin does not hold the kind asked for or f has no tangent system.
-template <class Model, class Fn>
+// The plugin's units (NHOLO_PLUGIN_UNIT, set by host/model_files/plugin.cpp,
+// which compiles them in parallel and links them into one plugin): unit 0
+// holds the entry table, the model's description and its per-trajectory
+// functions (ModelFunctions); each later unit the systems of some
+// formulations (unit_of_formulation), so that the compilers' work on the
+// formulations' kernels is shared among the machine's cores. Without
+// NHOLO_PLUGIN_UNIT (a plugin built by nholo_add_model), one unit holds
+// everything.
+constexpr int kPluginUnits = 3;
+
+// The unit holding the systems of the formulation of Row
+// (host/backends/system_types.hpp): the vakonomic formulation, whose
+// multiplier terms differentiate the constraints twice over nested duals, in
+// a unit of its own; the others together.
+template <class Row>
+constexpr int unit_of_formulation() {
+  return std::is_same<Row, system_types::VakonomicRow>::value ? 2 : 1;
+}
+
+// fn(sys) for formulation f of Model when unit Unit holds its systems
+// (visit_formulation), or, when tangent, for its tangent system
+// (kernels/lyapunov.hpp) renormalised every renormalize_every. A plugin
+// compiled with NHOLO_PLUGIN_TANGENT holds the tangent systems only (a run
+// with [lyapunov] uses nothing else, and they take as long to compile as the
+// formulations), one without them the formulations only. false when Model
+// has no formulation f or another unit holds it; throws when the plugin does
+// not hold the kind asked for or f has no tangent system.
+template <class Model, int Unit, class Fn>
 bool visit_plugin_system(const char* f, bool tangent, double renormalize_every, Fn&& fn) {
+  const tables::FormulationEntry* e = tables::find_formulation(f);
+  if (!e) return false;
 #ifdef NHOLO_PLUGIN_TANGENT
   if (!tangent)
     throw std::runtime_error("this plugin of model " + std::string(Model::name) +
                              " holds the tangent systems only (NHOLO_PLUGIN_TANGENT)");
+#else
+  (void)renormalize_every;
+  if (tangent)
+    throw std::runtime_error("this plugin of model " + std::string(Model::name) +
+                             " was compiled without the tangent systems (NHOLO_PLUGIN_TANGENT)");
+#endif
   bool has_tangent = true;
-  const bool found = visit_formulation<Model>(f, [&](auto sys) {
-    using Sys = decltype(sys);
-    if constexpr (has_tangent_system<Sys>::value) {
-      TangentSystem<Sys> ts;
-      ts.renormalize_every = renormalize_every;
-      fn(ts);
+  const bool found = system_types::with_system_row(e->id, false, [&](auto row) {
+    using Row = decltype(row);
+    if constexpr (Row::template offered<Model>() && unit_of_formulation<Row>() == Unit) {
+      using Sys = typename Row::template System<Model>;
+#ifdef NHOLO_PLUGIN_TANGENT
+      if constexpr (has_tangent_system<Sys>::value) {
+        TangentSystem<Sys> ts;
+        ts.renormalize_every = renormalize_every;
+        fn(ts);
+      } else {
+        has_tangent = false;
+      }
+#else
+      fn(Sys{});
+#endif
+      return true;
     } else {
-      has_tangent = false;
+      return false;
     }
   });
   if (!has_tangent)
@@ -86,13 +128,60 @@ bool visit_plugin_system(const char* f, bool tangent, double renormalize_every, 
                              " has no tangent system (Lyapunov exponents): its state is not "
                              "smooth (the embedded formulation's running maximum)");
   return found;
-#else
-  (void)renormalize_every;
-  if (tangent)
-    throw std::runtime_error("this plugin of model " + std::string(Model::name) +
-                             " was compiled without the tangent systems (NHOLO_PLUGIN_TANGENT)");
-  return visit_formulation<Model>(f, fn);
+}
+
+// The systems of the formulations unit Unit holds, as the entry table's
+// functions use them: open (a FormulationSystem with these parameters and
+// options) and layout (the sizes of its kernel argument). Declared in every
+// unit, defined in unit Unit only (NHOLO_DEFINE_PLUGIN's explicit
+// instantiation): false when the unit does not hold formulation f.
+template <class Model, int Unit>
+struct UnitSystems {
+  static bool open(const char* formulation, const double* params, const nholo_eval_c& eval,
+                   const nholo_integrator_c& opt, FormulationSystem& out);
+  static bool layout(const char* formulation, bool tangent, nholo_window_layout* out);
+};
+
+#if !defined(NHOLO_PLUGIN_UNIT) || NHOLO_PLUGIN_UNIT > 0
+template <class Model, int Unit>
+bool UnitSystems<Model, Unit>::open(const char* formulation, const double* params,
+                                    const nholo_eval_c& eval, const nholo_integrator_c& opt,
+                                    FormulationSystem& out) {
+  const double every = eval.tangent_renormalize_every;
+  return visit_plugin_system<Model, Unit>(formulation, every > 0, every, [&](auto sys) {
+    sys.params = params_of_values<Model>(params);
+    sys.eval = eval_of(eval);
+    out = formulation_system(sys, integrator_of(opt));
+  });
+}
+
+template <class Model, int Unit>
+bool UnitSystems<Model, Unit>::layout(const char* formulation, bool tangent,
+                                      nholo_window_layout* out) {
+  return visit_plugin_system<Model, Unit>(formulation, tangent, 1.0, [&](auto sys) {
+    using Sys = decltype(sys);
+    using W = EnsembleWindow<Sys>;
+    out->bytes = sizeof(W);
+    out->align = alignof(W);
+    out->sys = sizeof(Sys);
+    out->sys_align = alignof(Sys);
+    out->params = sizeof(typename Sys::Params);
+    out->opt = sizeof(IntegratorOptions);
+    out->opt_align = alignof(IntegratorOptions);
+    out->arr = sizeof(EnsembleArrays<double>);
+  });
+}
 #endif
+
+// fn(UnitSystems<Model, u>) for each unit u holding formulations, until fn
+// returns true; whether one did
+template <class Model, class Fn, int... U>
+bool any_unit(Fn&& fn, std::integer_sequence<int, U...>) {
+  return (fn(UnitSystems<Model, U + 1>{}) || ...);
+}
+template <class Model, class Fn>
+bool any_unit(Fn&& fn) {
+  return any_unit<Model>(fn, std::make_integer_sequence<int, kPluginUnits - 1>{});
 }
 
 // The model's description as C data, built once and kept for the life of
@@ -182,11 +271,8 @@ struct PluginOf {
                              uint64_t err_size) {
     try {
       auto s = std::make_unique<nholo_system_c>();
-      const double every = eval->tangent_renormalize_every;
-      const bool found = visit_plugin_system<Model>(formulation, every > 0, every, [&](auto sys) {
-        sys.params = params_of_values<Model>(params);
-        sys.eval = eval_of(*eval);
-        s->sys = formulation_system(sys, integrator_of(*opt));
+      const bool found = any_unit<Model>([&](auto unit) {
+        return decltype(unit)::open(formulation, params, *eval, *opt, s->sys);
       });
       if (!found) {
         put_error(err, err_size,
@@ -259,18 +345,8 @@ struct PluginOf {
   static int32_t window_layout(const char* formulation, int32_t tangent, nholo_window_layout* out) {
     bool found = false;
     try {
-      found = visit_plugin_system<Model>(formulation, tangent != 0, 1.0, [&](auto sys) {
-        using Sys = decltype(sys);
-        using W = EnsembleWindow<Sys>;
-        out->bytes = sizeof(W);
-        out->align = alignof(W);
-        out->sys = sizeof(Sys);
-        out->sys_align = alignof(Sys);
-        out->params = sizeof(typename Sys::Params);
-        out->opt = sizeof(IntegratorOptions);
-        out->opt_align = alignof(IntegratorOptions);
-        out->arr = sizeof(EnsembleArrays<double>);
-      });
+      found = any_unit<Model>(
+          [&](auto unit) { return decltype(unit)::layout(formulation, tangent != 0, out); });
     } catch (const std::exception&) {
       found = false;
     }
@@ -307,8 +383,35 @@ struct PluginOf {
 
 }  // namespace nholo::plugin_detail
 
-#define NHOLO_DEFINE_PLUGIN(ModelType)                                                         \
+// The plugin of ModelType: its entry point and table in unit 0 (or without
+// NHOLO_PLUGIN_UNIT), the systems of unit k's formulations in unit k (all of
+// them without NHOLO_PLUGIN_UNIT). With NHOLO_PLUGIN_OUT_OF_LINE (plugin.cpp
+// defines it for a large model) the formulations see the model through
+// OutOfLineModel (plugin_model_calls.hpp): its functions compiled once per
+// scalar type and unit rather than inlined into every right-hand side, which
+// is what a small model's speed wants (a call per function, and the AD
+// seeds' zeros and ones no longer folded into the model's code: the rolling
+// disk's run took twice the CPU time out of line, in one measurement on a
+// loaded machine).
+#ifdef NHOLO_PLUGIN_OUT_OF_LINE
+#define NHOLO_PLUGIN_MODEL(ModelType) nholo::OutOfLineModel<ModelType>
+#else
+#define NHOLO_PLUGIN_MODEL(ModelType) ModelType
+#endif
+#define NHOLO_PLUGIN_ENTRY_POINT(ModelType)                                                    \
   extern "C" __attribute__((visibility("default"))) const nholo_plugin* nholo_plugin_entry_v1( \
       void) {                                                                                  \
-    return nholo::plugin_detail::PluginOf<ModelType>::entry();                                 \
+    return nholo::plugin_detail::PluginOf<NHOLO_PLUGIN_MODEL(ModelType)>::entry();             \
   }
+#define NHOLO_PLUGIN_UNIT_SYSTEMS(ModelType, Unit) \
+  template struct nholo::plugin_detail::UnitSystems<NHOLO_PLUGIN_MODEL(ModelType), Unit>;
+#if !defined(NHOLO_PLUGIN_UNIT)
+#define NHOLO_DEFINE_PLUGIN(ModelType)    \
+  NHOLO_PLUGIN_ENTRY_POINT(ModelType)     \
+  NHOLO_PLUGIN_UNIT_SYSTEMS(ModelType, 1) \
+  NHOLO_PLUGIN_UNIT_SYSTEMS(ModelType, 2)
+#elif NHOLO_PLUGIN_UNIT == 0
+#define NHOLO_DEFINE_PLUGIN(ModelType) NHOLO_PLUGIN_ENTRY_POINT(ModelType)
+#else
+#define NHOLO_DEFINE_PLUGIN(ModelType) NHOLO_PLUGIN_UNIT_SYSTEMS(ModelType, NHOLO_PLUGIN_UNIT)
+#endif
