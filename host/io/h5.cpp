@@ -5,11 +5,7 @@
 
 #include <hdf5_hl.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -316,37 +312,6 @@ std::vector<double> read_numeric_attr(hid_t obj, const std::string& name, hid_t 
 }
 
 }  // namespace
-
-std::string shape_text(const std::vector<hsize_t>& dims) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + ")";
-}
-
-namespace {
-
-std::atomic<std::uint64_t> g_read_budget{0};  // 0: the default
-
-std::uint64_t default_read_budget() {
-  constexpr std::uint64_t cap = std::uint64_t(4) << 30;
-  if (const char* env = std::getenv("NHOLO_READ_BUDGET_MB")) {
-    char* end = nullptr;
-    const unsigned long long mb = std::strtoull(env, &end, 10);
-    if (end != env && *end == '\0' && mb > 0 && mb < (std::uint64_t(1) << 44)) return mb << 20;
-  }
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return cap;
-  return std::min(cap, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2);
-}
-
-}  // namespace
-
-void set_read_budget(std::uint64_t bytes) { g_read_budget = bytes; }
-
-std::uint64_t read_budget() {
-  const std::uint64_t b = g_read_budget;
-  return b != 0 ? b : default_read_budget();
-}
 
 // ---------------------------------------------------------------- Object
 
@@ -715,25 +680,6 @@ void Dataset::check_count(std::size_t got, hsize_t want, const char* what) const
     throw_error(std::string(what) + ": " + std::to_string(got) + " values given, " +
                     std::to_string(want) + " expected, for",
                 where(id(), ""), "");
-}
-
-void Dataset::check_read_budget(const std::vector<hsize_t>& shape, std::size_t bytes_each) const {
-  const std::uint64_t budget = read_budget();
-  // the product saturates instead of wrapping around
-  std::uint64_t bytes = bytes_each;
-  for (hsize_t d : shape)
-    bytes = d != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / d
-                ? std::numeric_limits<std::uint64_t>::max()
-                : bytes * d;
-  if (bytes <= budget) return;
-  quiet();
-  const auto mb = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
-  throw_error("cannot read " + shape_text(shape) + " values (" + mb(bytes) +
-                  ", more than the read budget of " + mb(budget) +
-                  ", NHOLO_READ_BUDGET_MB) of a dataset of shape " + shape_text(dims()) +
-                  " that stores " + std::to_string(H5Dget_storage_size(id())) +
-                  " bytes in the file (damaged or not written by nholo?):",
-              where(id(), ""), "");
 }
 
 void Dataset::write_raw(Scalar type, const void* data) {

@@ -4,106 +4,15 @@
 // and analysed by expr/ (the grammar: expr/parser.cpp); the generated header
 // is model_header.cpp's, the run-time description model_spec.cpp's.
 //
-// ===========================================================================
-// The model file format
-// ===========================================================================
-// A model file is a TOML document whose top level IS the model table; a run
-// config embeds the same table as [model]. Keys, at every level, are checked:
-// an unknown key is an error that names the accepted ones. A value of the
-// wrong TOML type is an error ("expected a string, got an integer").
-//
-//   name = "chaplygin_sleigh"        required string; [a-z][a-z0-9_]*, not a
-//                                    built-in model's name
-//   description = "one line"         required string; not empty, no line break
-//   coordinates = [                  required; an array of at least one table
-//     { name = "x", unit = "m", description = "..." },
-//     { name = "y", unit = "m" },    name, unit: required strings;
-//     { name = "theta", unit = "rad" } ]      description: optional string
-//   parameters = [                   optional; an array of tables (may be empty)
-//     { name = "m", default = 1.0, unit = "kg", description = "mass", positive = true },
-//     { name = "J", default = "m/4", unit = "kg m^2", min = 0 },
-//     { name = "c", default = 0.1, unit = "1", nonnegative = true, max = 5 },
-//     { name = "cl", derived = "cos(lam)", unit = "1" } ]
-//       name, unit and one of default, derived: required; description, min,
-//       max, positive, nonnegative: optional.
-//       default: a number (integer or float), or a string holding a constant
-//         expression of numbers, pi, functions and the parameters declared
-//         BEFORE this one, evaluated here in double precision. A division by
-//         zero, any non-finite intermediate or final value (log(0), 1e200^2)
-//         and a value outside the declared range are errors.
-//       derived: a string, an expression of numbers, pi, functions and other
-//         parameters (at least one; in any order, derived ones included, no
-//         cycle): a derived parameter, re-evaluated per trajectory from the
-//         values in force (a run may not set it); its value at the defaults
-//         is its default, checked as a default is. A default may not use a
-//         derived parameter.
-//       min, max: finite numbers, inclusive bounds; positive = true: > 0;
-//         nonnegative = true: >= 0 (false: no bound). Any combination that
-//         admits a value is allowed (else "inconsistent range"); the tightest
-//         lower bound wins (min = 1 with positive = true is >= 1).
-//   Units (coordinates and parameters) are free text but not empty; "1" for
-//   a dimensionless quantity.
-//   lagrangian = "m/2*(x_dot^2 + y_dot^2) + J/2*theta_dot^2"
-//                                    required string; L = T - V of the
-//                                    UNCONSTRAINED system; must use a rate
-//   constraints = [                  optional; an array of tables, fewer
-//     { name = "knife_edge", kind = "velocity",        than the coordinates
-//       expr = "y_dot*cos(theta) - x_dot*sin(theta)" } ]
-//       name: required, [A-Za-z][A-Za-z0-9_]*, unique among the constraints;
-//       kind: required, "position" | "velocity" | "acceleration";
-//       expr: required string, the expression the motion keeps at 0:
-//         position:     phi(q, t): no rates; must use a coordinate
-//         velocity:     g(q, qd, t): must use a rate (may be nonlinear in
-//                       the rates)
-//         acceleration: h(q, qd, qdd, t) = A qdd - b: must use an
-//                       acceleration and be affine in the accelerations.
-//                       Checked from the expression's structure (sums,
-//                       products and quotients with an acceleration-free
-//                       factor or divisor, ^1); otherwise numerically: at 8
-//                       random states (q, qd, t, a base qdd w; parameters at
-//                       their defaults) h(w+u+v) - h(w+u) - h(w+v) + h(w)
-//                       and h(w+2u) - 2h(w+u) + h(w) must vanish (1e-9
-//                       relative), an error if not, or if h is not finite at
-//                       any of 32 states tried.
-//       The constraints are reordered position, velocity, acceleration (the
-//       order of the Model concept), each kind in the order written.
-//   forces = { theta = "-c*theta_dot" }
-//                                    optional table; non-potential generalized
-//                                    forces Q_np: key a coordinate's name,
-//                                    value an expression string; coordinates
-//                                    not listed get 0; {} means none
-//   nonideal_forces = { x = "-mu*x_dot" }
-//                                    optional table, the same form; Udwadia's
-//                                    C (work-doing constraint forces)
-//   energy = "..."                   optional string; the total energy, or
-//                                    "auto": the Jacobi integral
-//                                    sum_i qd_i dL/dqd_i - L, derived from the
-//                                    Lagrangian (expr/derivative.cpp)
-//   conflated_lagrangian = "..."     optional string; Hamel's L+ (offers the
-//                                    formulation "conflated"); must use a rate
-//   constraint_rank = 2              optional integer, 1..m: the rank of the
-//                                    constraint matrix at regular states when
-//                                    rows are redundant (then only
-//                                    udwadia_kalaba, null_space, conflated)
-//   [definitions]                    optional table of named subexpressions,
-//     v = "x_dot*cos(theta)"         name = expression; a name of its own (not a
-//     T = "m/2*v^2"                  coordinate, parameter, function, t, pi or a
-//                                    name ending in _dot or _ddot); of the
-//                                    coordinates, rates, accelerations, t,
-//                                    parameters and other definitions, in any
-//                                    order (parsed after the ones each uses; a
-//                                    cycle is an error naming it). A definition
-//                                    named in an expression IS its tree there
-//                                    (shared, not copied): the expressions form
-//                                    a graph without cycles, and the generated
-//                                    code computes it once per function. Where
-//                                    it is named, what it uses must be allowed
-//                                    (accelerations in acceleration constraints
-//                                    only, rates not in position ones).
-//   [[events]]                       optional; the model's event functions,
-//                                    the keys of a configuration's [[events]]
-//                                    (docs/events.md); every run of the model
-//                                    has them, before its configuration's own
+// The model file format (its keys, what each accepts, the checks and their
+// messages) is docs/models.md's reference: a TOML document whose top level
+// is the model table (a run config embeds the same table as [model]); every
+// key is checked, an unknown one named with the accepted ones, a value of the
+// wrong TOML type refused ("expected a string, got an integer"). In brief:
+// name, description, coordinates, parameters (a default, or derived from
+// other parameters), [definitions], lagrangian, constraints, forces,
+// nonideal_forces, energy (or "auto"), conflated_lagrangian, constraint_rank
+// and [[events]].
 //
 // Names. Coordinates and parameters: [A-Za-z][A-Za-z0-9_]*, not ending in
 // _dot or _ddot, not t, pi or a function's name, unique across coordinates
