@@ -11,7 +11,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <iomanip>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -21,7 +23,6 @@
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/sampling.hpp"
-#include "host/model_language/number_text.hpp"
 #include "host/run/device_choice.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/model_runtime.hpp"
@@ -241,13 +242,24 @@ class InitialStates {
     }
   }
 
+  // v with the fewest digits (up to 17) that read back as v, for messages
+  static std::string value_text(double v) {
+    std::ostringstream os;
+    for (int digits = 1; digits <= 17; ++digits) {
+      os.str("");
+      os << std::setprecision(digits) << v;
+      if (std::strtod(os.str().c_str(), nullptr) == v) break;
+    }
+    return os.str();
+  }
+
   // why the model refuses a trajectory's parameters: a varied derived
   // parameter out of its range, or the model's relation broken; "" when not
   std::string params_refusal(const double* params) const {
     for (const int j : derived_varied_) {
       const ParamDescription& d = model_.info().params[static_cast<size_t>(j)];
       if (!d.admits(params[j]))
-        return d.name + " = " + short_number(params[j]) + ", outside its range (" +
+        return d.name + " = " + value_text(params[j]) + ", outside its range (" +
                (d.range_text().empty() ? "finite" : "finite, " + d.range_text()) + ")";
     }
     if (model_.has_check_params())
