@@ -278,6 +278,11 @@ def main():
                 failures.append(f"case {case} ({corpus_name}, {how}): nholo {' '.join(args)} "
                                 f"-> {code} {bad}\n{out[-600:]}")
         failed = failures and failures[-1].startswith(f"case {case} ")
+        if failed:
+            print(failures[-1], flush=True)
+        if (case + 1) % 100 == 0:
+            print(f"{case + 1} of {cases} cases: {len(failures)} failures, "
+                  f"{len(library_hangs)} hangs inside HDF5", flush=True)
         for extra in list(work.glob(f"m*{case}.h5")) + list(work.glob(f"case{case}.h5")):
             extra.unlink()
         if not failed:
