@@ -107,7 +107,12 @@ R run_beside_python(const std::function<R()>& f, const std::function<void()>& on
       st = result.wait_for(std::chrono::milliseconds(100));
     }
     if (st == std::future_status::ready) break;
-    if (interrupted) continue;
+    if (interrupted) {
+      // the run clears the flag as it starts (run_command, after its set-up):
+      // an interruption during the set-up is set again until the run stops
+      nholo::interrupt_flag().store(true);
+      continue;
+    }
     bool failed = PyErr_CheckSignals() != 0;
     if (!failed && on_tick) {
       try {
