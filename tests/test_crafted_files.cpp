@@ -35,7 +35,8 @@ void replace_by_unwritten(const fs::path& file, const std::string& name,
   std::vector<hsize_t> chunk(dims.size(), 1);
   chunk[0] = 4096;
   ASSERT_GE(H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data()), 0);
-  const hid_t d = H5Dcreate2(f, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  const hid_t d =
+      H5Dcreate2(f, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   ASSERT_GE(d, 0) << name;
   H5Dclose(d);
   H5Pclose(dcpl);
@@ -65,8 +66,8 @@ TEST(CraftedFiles, StatsRefusesDeclaredSizesInsteadOfAllocatingThem) {
   replace_by_unwritten(dir / "b.h5", "statistics/udwadia_kalaba/time", {10000000});
   r = nholo_test::run_nholo("stats b.h5", dir, "NHOLO_READ_BUDGET_MB=1");
   EXPECT_EQ(r.code, 2) << r.output;
-  for (const char* w : {"/statistics/udwadia_kalaba/time", "(10000000)", "read budget of 1 MiB",
-                        "stores 0 bytes"})
+  for (const char* w :
+       {"/statistics/udwadia_kalaba/time", "(10000000)", "read budget of 1 MiB", "stores 0 bytes"})
     EXPECT_NE(r.output.find(w), std::string::npos) << w << "\n" << r.output;
 }
 
@@ -107,8 +108,7 @@ max_records = 4
   fill_int64(dir / "big.h5", count, std::numeric_limits<int64_t>::max() / 4);
   r = nholo("stats big.h5", dir);
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("at least 9223372036854775807 crossings"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("at least 9223372036854775807 crossings"), std::string::npos) << r.output;
 }
 
 }  // namespace

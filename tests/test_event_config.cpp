@@ -136,10 +136,10 @@ expr = "x - 0.5*t"
 // --set reaches an event's keys by the entry's index; an index the config
 // does not have, or a key that is no table, is refused with what exists
 TEST(EventConfig, SetReachesAnEventsKeysByIndex) {
-  const std::string two = coin_text(one_event("name = \"a\"\nexpr = \"x\"") +
-                                    one_event("name = \"b\"\nexpr = \"y\""));
-  const RunConfig cfg =
-      parse_config(two, {"events[1].expr=\"x - 3\"", "events[0].max_records=5", "events[1].direction=up"});
+  const std::string two =
+      coin_text(one_event("name = \"a\"\nexpr = \"x\"") + one_event("name = \"b\"\nexpr = \"y\""));
+  const RunConfig cfg = parse_config(
+      two, {"events[1].expr=\"x - 3\"", "events[0].max_records=5", "events[1].direction=up"});
   ASSERT_EQ(cfg.events.size(), 2u);
   EXPECT_EQ(cfg.events[0].expr, "x");
   EXPECT_EQ(cfg.events[0].max_records, 5);

@@ -411,8 +411,9 @@ TEST(LyapunovRuns, ABuiltInModelsTangentGpuModuleCompiles) {
 // is the building that is tested)
 TEST(LyapunovRuns, ModelBuildWithLyapunovBuildsBothPluginsOfAModelFile) {
   const fs::path dir = temp_dir("build_both");
-  fs::copy_file(fs::path(NHOLO_SOURCE_DIR) / "examples" / "models" / "oscillating_sleigh.model.toml",
-                dir / "s.model.toml");
+  fs::copy_file(
+      fs::path(NHOLO_SOURCE_DIR) / "examples" / "models" / "oscillating_sleigh.model.toml",
+      dir / "s.model.toml");
   const std::string env =
       "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "' NHOLO_PLUGIN_CXXFLAGS=-O0";
   const auto both = run_nholo("model build s.model.toml --lyapunov", dir, env);

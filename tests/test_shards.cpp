@@ -4,7 +4,6 @@
 // statistic bitwise equal to a single run of the same configuration; a
 // missing or duplicated shard is named with its trajectory and block ranges.
 #include <gtest/gtest.h>
-
 #include <hdf5.h>
 #include <sys/wait.h>
 
@@ -18,8 +17,8 @@
 #include <vector>
 
 #include "host/io/h5.hpp"
-#include "tests/nholo_cli.hpp"
 #include "tests/coin_config.hpp"
+#include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
 
@@ -221,7 +220,8 @@ max_records = 3
   for (const char* how : {"", "--copy "}) {
     const Result m = run_nholo(std::string("merge ") + how + "m.h5 " + a + " " + b, dir);
     EXPECT_EQ(m.code, 2) << how << m.output;
-    EXPECT_NE(m.output.find("'" + b + "' is not a shard of this merge: it has no dataset "
+    EXPECT_NE(m.output.find("'" + b +
+                            "' is not a shard of this merge: it has no dataset "
                             "/null_space/events/half_turn/count"),
               std::string::npos)
         << m.output;

@@ -331,9 +331,8 @@ void write_events(std::ostream& os, const h5::Group& fg, int64_t size, int64_t b
     const std::string action = eg.attr_string("action");
     os << "  event " << name << " (" << eg.attr_string("expr") << ", "
        << eg.attr_string("direction") << ", " << action << "): " << (saturated ? "at least " : "")
-       << total << " crossings, mean "
-       << mc.mean << " (max " << mc.max << ") per trajectory; " << crossed << " of " << size
-       << " trajectories crossed\n";
+       << total << " crossings, mean " << mc.mean << " (max " << mc.max << ") per trajectory; "
+       << crossed << " of " << size << " trajectories crossed\n";
     const h5::Dataset td = eg.open_dataset("time");
     if (crossed == 0 || td.dims().size() != 2 || td.dims()[1] == 0) continue;
     // column 0 of time: the first crossing (NaN where none: skipped)

@@ -9,20 +9,20 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <stdexcept>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include "host/cli/chunk_queue.hpp"
 #include "host/cli/commands.hpp"
 #include "host/cli/mpi_run.hpp"
-#include "host/io/output_path.hpp"
+#include "host/config/model_catalog.hpp"
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
+#include "host/io/output_path.hpp"
 #include "host/io/root_attributes.hpp"
-#include "host/config/model_catalog.hpp"
-#include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin.hpp"
+#include "host/model_language/model_file.hpp"
 #include "host/run/interrupt.hpp"
 #include "host/run/work_plan.hpp"
 

@@ -199,8 +199,9 @@ toml::table* array_entry(toml::table& t, const std::string& part, std::size_t op
                                           " entries, counted from 0: no entry " +
                                           std::to_string(k));
   toml::table* e = a->get(k)->as_table();
-  if (!e) throw ConfigError("--set " + key, "entry " + std::to_string(k) + " of '" + name +
-                                                "' is not a table");
+  if (!e)
+    throw ConfigError("--set " + key,
+                      "entry " + std::to_string(k) + " of '" + name + "' is not a table");
   return e;
 }
 

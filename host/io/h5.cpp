@@ -1,7 +1,6 @@
 // nholo/host/io/h5.cpp — the compiled part of host/io/h5.hpp: every call into the
 // HDF5 C library, its error handling, and the H5DS (hdf5_hl) dimension scales.
 #include "host/io/h5.hpp"
-#include "host/io/h5_internal.hpp"
 
 #include <hdf5_hl.h>
 
@@ -10,6 +9,8 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+
+#include "host/io/h5_internal.hpp"
 
 namespace nholo::h5 {
 

@@ -44,7 +44,9 @@ std::uint64_t default_read_budget() {
 
 }  // namespace
 
-void set_read_budget(std::uint64_t bytes) { g_read_budget = bytes; }
+void set_read_budget(std::uint64_t bytes) {
+  g_read_budget = bytes;
+}
 
 std::uint64_t read_budget() {
   const std::uint64_t b = g_read_budget;
@@ -61,12 +63,13 @@ void Dataset::check_read_budget(const std::vector<hsize_t>& shape, std::size_t b
                 : bytes * d;
   if (bytes <= budget) return;
   quiet();
-  const auto mb = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
+  const auto mb = [](std::uint64_t b) {
+    return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB";
+  };
   throw std::runtime_error("nholo::h5: cannot read " + shape_text(shape) + " values (" + mb(bytes) +
                            ", more than the read budget of " + mb(budget) +
-                           ", NHOLO_READ_BUDGET_MB) of a dataset of shape " +
-                           shape_text(dims()) + " that stores " +
-                           std::to_string(H5Dget_storage_size(id())) +
+                           ", NHOLO_READ_BUDGET_MB) of a dataset of shape " + shape_text(dims()) +
+                           " that stores " + std::to_string(H5Dget_storage_size(id())) +
                            " bytes in the file (damaged or not written by nholo?): '" +
                            where(id(), "") + "'");
 }
