@@ -193,6 +193,14 @@ def check_formulation(f, form):
     return form
 
 
+def chosen_formulation(f, requested=None):
+    """The formulation a script draws: the one asked for (checked), else
+    udwadia_kalaba when the file has it, else the file's first."""
+    forms = formulations(f)
+    form = requested or ("udwadia_kalaba" if "udwadia_kalaba" in forms else forms[0])
+    return check_formulation(f, form)
+
+
 def dataset(f, path, hint=""):
     if path not in f:
         fail(f"the file has no dataset /{path}{(': ' + hint) if hint else ''}")

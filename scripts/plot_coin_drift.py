@@ -53,9 +53,7 @@ def pick_sample(Omega, ok, n):
 def main(argv=None):
     args = parse_args(argv)
     f = common.open_result(args.file)
-    forms = common.formulations(f)
-    form = args.formulation or ("udwadia_kalaba" if "udwadia_kalaba" in forms else forms[0])
-    common.check_formulation(f, form)
+    form = common.chosen_formulation(f, args.formulation)
     cf = common.coin_closed_form(f)
     units = common.model_units(f)
     tu, lu = units["time"], units["x"]

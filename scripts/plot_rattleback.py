@@ -70,9 +70,7 @@ def file_params(f):
 def main(argv=None):
     args = parse_args(argv)
     f = common.open_result(args.file)
-    forms = common.formulations(f)
-    form = args.formulation or ("udwadia_kalaba" if "udwadia_kalaba" in forms else forms[0])
-    common.check_formulation(f, form)
+    form = common.chosen_formulation(f, args.formulation)
     names = common.coordinates(f)
     if names != reference.COORDINATES:
         common.fail(f"not a rattleback file: coordinates {', '.join(names)}")

@@ -165,9 +165,7 @@ TITLES = {
 def main(argv=None):
     args = parse_args(argv)
     f = common.open_result(args.file)
-    forms = common.formulations(f)
-    form = args.formulation or ("udwadia_kalaba" if "udwadia_kalaba" in forms else forms[0])
-    common.check_formulation(f, form)
+    form = common.chosen_formulation(f, args.formulation)
     units = common.model_units(f)
     status = f[form]["status"][:]
     ok = status == 0
