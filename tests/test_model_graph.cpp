@@ -138,15 +138,18 @@ TEST(ModelGraph, FiftyThousandNodesAreAccepted) {
 //   constraint y_dot - x_dot: 3 of its own, 2 new
 //   all: 100,004
 TEST(ModelGraph, AModelAboveTheBudgetIsRefusedWithItsTotal) {
-  const std::string text =
-      "name = \"big\"\ndescription = \"a test of sizes\"\n"
-      "coordinates = [ { name = \"x\", unit = \"m\" }, { name = \"y\", unit = \"m\" } ]\n"
-      "lagrangian = \"" +
-      numbered_terms(20000, "x_dot") +
-      "\"\n"
-      "constraints = [ { name = \"c\", kind = \"velocity\", expr = \"y_dot - x_dot\" } ]\n"
-      "energy = \"" +
-      numbered_terms(20000, "x") + "\"\n";
+  // the model above with `energy_terms` terms in its energy
+  const auto model = [](int energy_terms) {
+    return "name = \"big\"\ndescription = \"a test of sizes\"\n"
+           "coordinates = [ { name = \"x\", unit = \"m\" }, { name = \"y\", unit = \"m\" } ]\n"
+           "lagrangian = \"" +
+           numbered_terms(20000, "x_dot") +
+           "\"\n"
+           "constraints = [ { name = \"c\", kind = \"velocity\", expr = \"y_dot - x_dot\" } ]\n"
+           "energy = \"" +
+           numbered_terms(energy_terms, "x") + "\"\n";
+  };
+  const std::string text = model(20000);
   const std::string msg = error_of(text);
   EXPECT_EQ(msg.find("bad.toml:4:14: lagrangian: the model's expressions are too large: 100,004 "
                      "graph nodes after sharing common subexpressions (lagrangian 60,001, "
@@ -157,14 +160,6 @@ TEST(ModelGraph, AModelAboveTheBudgetIsRefusedWithItsTotal) {
       << msg.substr(0, 600);
   EXPECT_NE(msg.find("docs/models.md, \"Limits\""), std::string::npos) << msg.substr(0, 600);
   // two terms fewer in the energy (4 nodes): exactly the limit, accepted
-  const std::string fits =
-      "name = \"big\"\ndescription = \"a test of sizes\"\n"
-      "coordinates = [ { name = \"x\", unit = \"m\" }, { name = \"y\", unit = \"m\" } ]\n"
-      "lagrangian = \"" +
-      numbered_terms(20000, "x_dot") +
-      "\"\n"
-      "constraints = [ { name = \"c\", kind = \"velocity\", expr = \"y_dot - x_dot\" } ]\n"
-      "energy = \"" +
-      numbered_terms(19998, "x") + "\"\n";
+  const std::string fits = model(19998);
   EXPECT_EQ(graph_size(parse(fits)).nodes, 100000u);
 }
