@@ -2,7 +2,8 @@
 # Installs what nholo needs on a fresh Debian machine (idempotent):
 #   Debian packages: compilers (g++, and clang++: CI compiles model plugins
 #                    with both), CMake, Eigen, HDF5, toml++, CLI11, Boost,
-#                    GoogleTest, Google Benchmark, Open MPI (mpirun -n N nholo run)
+#                    GoogleTest, Google Benchmark, Open MPI (mpirun -n N nholo run),
+#                    SLEEF (the vector math of the CPU's SIMD lanes, kernels/lanes.hpp)
 #   Python (the `python3` on PATH, via pip): numpy, scipy, h5py, matplotlib,
 #                    xarray, h5netcdf, tqdm, pytest, sympy (nholo.Model.from_sympy
 #                    and its tests), and what `pip install .`
@@ -12,7 +13,7 @@ set -euo pipefail
 
 need_apt=()
 for pkg in build-essential clang cmake libeigen3-dev libhdf5-dev hdf5-tools libtomlplusplus-dev \
-           libcli11-dev libboost-dev libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin gdb; do
+           libcli11-dev libboost-dev libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin gdb libsleef-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -1,0 +1,274 @@
+// nholo/kernels/integrate_lanes.hpp — W trajectories advanced together in
+// the lanes of one core's vector unit (kernels/lanes.hpp), each with its own
+// step size, accept/reject decision, output time, step counts and status:
+// the adaptive integrator of integrate.hpp (detail::advance_adaptive) with
+// every decision taken per lane. CPU only.
+//
+//   LaneTrajectories<W, N> lt = start_lanes<W, N>(t0, y0, opt);
+//   advance_lanes<TableauDopri5>(sys, lt, t_out, opt, active);
+//
+// sys is a lane system: `LaneStatus<W> sys(Lanes<W> t, const Vec<Lanes<W>, N>& y,
+// Vec<Lanes<W>, N>& dydt)`. The stages and the error norm run on lanes; the
+// step-size control runs per lane on plain doubles with the same operations
+// as integrate.hpp (glibc's pow included), so that a lane takes exactly the
+// steps that the scalar integrator takes on the same right-hand side values:
+// for a right-hand side of arithmetic and sqrt only, each lane's result is
+// the scalar integrator's to the bit (tests/test_integrate_lanes.cpp). A lane
+// whose trajectory has ended (landed on its t_out, failed, or not active)
+// still rides along through the stages; what it computes is discarded.
+// Not yet here: RK4, events, the post-step projection, the Lyapunov tangent
+// and the per-launch step budget (the integrate.hpp loop serves those).
+#pragma once
+
+#include <stdint.h>
+
+#include "integrate.hpp"
+#include "lanes.hpp"
+
+namespace nholo {
+
+template <int W, int N>
+struct LaneTrajectories {
+  Vec<Lanes<W>, N> y;
+  Vec<Lanes<W>, N> dydt;  // f(t, y) in the lanes where dydt_valid (FSAL)
+  Lanes<W> t;
+  Lanes<W> h;         // next step to try
+  Lanes<W> err_prev;  // previous accepted error norm (PI control)
+  Lanes<W> fail_time;
+  int64_t steps[W];
+  int64_t rejected[W];
+  Status status[W];
+  bool dydt_valid[W];
+};
+
+// Lane i of lt as the scalar integrator's state.
+template <int W, int N>
+inline TrajectoryState<double, N> lane_state(const LaneTrajectories<W, N>& lt, int i) {
+  TrajectoryState<double, N> ts;
+  for (int c = 0; c < N; ++c) {
+    ts.y[c] = lt.y[c][i];
+    ts.dydt[c] = lt.dydt[c][i];
+  }
+  ts.t = lt.t[i];
+  ts.h = lt.h[i];
+  ts.err_prev = lt.err_prev[i];
+  ts.fail_time = lt.fail_time[i];
+  ts.steps = lt.steps[i];
+  ts.rejected = lt.rejected[i];
+  ts.status = lt.status[i];
+  ts.dydt_valid = lt.dydt_valid[i];
+  return ts;
+}
+
+// The scalar state ts into lane i of lt (a new trajectory taking a free lane).
+template <int W, int N>
+inline void set_lane_state(LaneTrajectories<W, N>& lt, int i,
+                           const TrajectoryState<double, N>& ts) {
+  for (int c = 0; c < N; ++c) {
+    lt.y[c].set(i, ts.y[c]);
+    lt.dydt[c].set(i, ts.dydt[c]);
+  }
+  lt.t.set(i, ts.t);
+  lt.h.set(i, ts.h);
+  lt.err_prev.set(i, ts.err_prev);
+  lt.fail_time.set(i, ts.fail_time);
+  lt.steps[i] = ts.steps;
+  lt.rejected[i] = ts.rejected;
+  lt.status[i] = ts.status;
+  lt.dydt_valid[i] = ts.dydt_valid;
+}
+
+namespace lane_impl {
+
+// k_I = f(t + c_I h, y + h sum_{J<I} a_IJ k_J) for I = I0 .. Last-1 on every
+// lane, every stage evaluated (a lane that failed in an earlier one rides
+// along); note(status) sees each stage's per-lane status.
+template <class Tab, int I, int Last, class Sys, class L, int N, class Note>
+inline void run_all_stages(const Sys& sys, L t, const Vec<L, N>& y, Vec<L, N>* k, L h,
+                           const Note& note) {
+  if constexpr (I < Last) {
+    Vec<L, N> yi;
+    for (int c = 0; c < N; ++c) yi[c] = detail::stage_sum<Tab, I, 0>(y[c], k, h, c);
+    note(sys(t + L(Tab::c(I)) * h, yi, k[I]));
+    run_all_stages<Tab, I + 1, Last>(sys, t, y, k, h, note);
+  }
+}
+
+// One step of the tableau on every lane: y1, the error norm and the last
+// stage, and per lane the status of the first stage that failed (ok: none),
+// as rk_step.hpp's rk_step would return it for that lane alone.
+template <class Tab, class Sys, int W, int N>
+inline void rk_step_lanes(const Sys& sys, Lanes<W> t, const Vec<Lanes<W>, N>& y,
+                          const Vec<Lanes<W>, N>& k0, Lanes<W> h, Lanes<W> t1,
+                          const StepTolerance& tol, Vec<Lanes<W>, N>& y1, Lanes<W>& err,
+                          Vec<Lanes<W>, N>& k_last, Status* first_failure) {
+  using L = Lanes<W>;
+  constexpr int s = Tab::stages;
+  static_assert(Tab::error_order > 0, "lanes: the adaptive tableaus (RK4 to come)");
+  constexpr int explicit_stages = Tab::fsal ? s - 1 : s;
+  Vec<L, N> k[s];
+  k[0] = k0;
+  for (int i = 0; i < W; ++i) first_failure[i] = Status::ok;
+  const auto note = [&](const LaneStatus<W>& st) {
+    for (int i = 0; i < W; ++i)
+      if (first_failure[i] == Status::ok && st[i] != Status::ok) first_failure[i] = st[i];
+  };
+  run_all_stages<Tab, 1, explicit_stages>(sys, t, y, k, h, note);
+  for (int c = 0; c < N; ++c)
+    y1[c] = y[c] + h * detail::weighted_sum<Tab, 0, 0, explicit_stages>(L(0.0), k, c);
+  // a lane whose y1 is not finite fails there (an FSAL tableau before its last stage)
+  const LaneMask<W> y1_finite = finite_lanes(y1);
+  const auto note_y1 = [&]() {
+    for (int i = 0; i < W; ++i)
+      if (first_failure[i] == Status::ok && !y1_finite[i]) first_failure[i] = Status::non_finite;
+  };
+  if constexpr (Tab::fsal) {
+    note_y1();
+    note(sys(t1, y1, k[s - 1]));
+    k_last = k[s - 1];
+  }
+  if constexpr (!Tab::two_estimates) {
+    L sum(0.0);
+    for (int c = 0; c < N; ++c) {
+      const L e = detail::weighted_sum<Tab, 1, 0, s>(L(0.0), k, c);
+      const L sc = L(tol.atol) + L(tol.rtol) * max_of(fabs(y[c]), fabs(y1[c]));
+      const L r = h * e / sc;
+      sum += r * r;
+    }
+    err = sqrt(sum / L(double(N)));
+  } else {
+    L e5(0.0), e3(0.0);
+    for (int c = 0; c < N; ++c) {
+      const L a5 = detail::weighted_sum<Tab, 1, 0, s>(L(0.0), k, c);
+      const L a3 = detail::weighted_sum<Tab, 2, 0, s>(L(0.0), k, c);
+      const L sc = L(tol.atol) + L(tol.rtol) * max_of(fabs(y[c]), fabs(y1[c]));
+      e5 += (a5 / sc) * (a5 / sc);
+      e3 += (a3 / sc) * (a3 / sc);
+    }
+    const L deno = e5 + L(0.01) * e3;
+    err = select(deno > L(0.0), fabs(h) * e5 / sqrt(L(double(N)) * deno), L(0.0));
+  }
+  if constexpr (!Tab::fsal) note_y1();
+}
+
+}  // namespace lane_impl
+
+template <int W, int N>
+inline LaneTrajectories<W, N> start_lanes(const Lanes<W>& t0, const Vec<Lanes<W>, N>& y0,
+                                          const IntegratorOptions& opt) {
+  LaneTrajectories<W, N> lt;
+  for (int i = 0; i < W; ++i) {
+    Vec<double, N> yi;
+    for (int c = 0; c < N; ++c) yi[c] = y0[c][i];
+    set_lane_state(lt, i, start_trajectory<double, N>(t0[i], yi, opt));
+  }
+  return lt;
+}
+
+// Advances the lanes in `active` (the others are left as they are) to their
+// own t_out[i], each as detail::advance_adaptive<Tab> would with a whole
+// interval's budget: landing exactly on t_out[i], or ending with its status
+// and fail_time set.
+template <class Tab, class Sys, int W, int N>
+inline void advance_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W>& t_out,
+                          const IntegratorOptions& opt, const bool* active) {
+  using L = Lanes<W>;
+  const StepTolerance tol{opt.rtol, opt.atol};
+  const double q = double(Tab::control_order);
+  const double expo1 = 1.0 / q - 0.75 * opt.pi_beta;
+  int64_t interval_start[W];
+  Status last_failure[W];
+  bool running[W];
+  for (int i = 0; i < W; ++i) {
+    interval_start[i] = lt.steps[i] + lt.rejected[i];
+    last_failure[i] = Status::ok;
+    running[i] = active[i] && lt.status[i] == Status::ok;
+  }
+  const auto fail = [&](int i, Status st) {
+    lt.status[i] = st;
+    lt.fail_time.set(i, lt.t[i]);
+    running[i] = false;
+  };
+  for (;;) {
+    // per lane: the step to try (integrate.hpp's order of tests)
+    L hs = lt.h, t1s = lt.t;
+    bool truncated[W];
+    bool any_running = false, need_f0 = false;
+    for (int i = 0; i < W; ++i) {
+      truncated[i] = false;
+      if (running[i] && !(lt.t[i] < t_out[i])) running[i] = false;
+      if (!running[i]) continue;
+      const double t = lt.t[i];
+      if (lt.steps[i] + lt.rejected[i] - interval_start[i] >= opt.max_steps) {
+        fail(i, Status::max_steps);
+        continue;
+      }
+      const double h_min = max_of(opt.dt_min, 64.0 * 2.2e-16 * fabs(t));
+      if (!(lt.h[i] >= h_min)) {
+        fail(i, last_failure[i] != Status::ok ? last_failure[i] : Status::step_underflow);
+        continue;
+      }
+      if (opt.dt_max > 0.0) lt.h.set(i, min_of(lt.h[i], opt.dt_max));
+      double h = lt.h[i];
+      const bool lands = t + h >= t_out[i] - 1e-12 * h;
+      truncated[i] = lands && t + h > t_out[i];
+      if (lands) h = t_out[i] - t;
+      hs.set(i, h);
+      t1s.set(i, lands ? t_out[i] : t + h);
+      any_running = true;
+      need_f0 = need_f0 || !lt.dydt_valid[i];
+    }
+    if (!any_running) return;
+    if (need_f0) {
+      Vec<L, N> f0;
+      const LaneStatus<W> st = sys(lt.t, lt.y, f0);
+      for (int i = 0; i < W; ++i) {
+        if (!running[i] || lt.dydt_valid[i]) continue;
+        for (int c = 0; c < N; ++c) lt.dydt[c].set(i, f0[c][i]);
+        if (st[i] != Status::ok) {
+          fail(i, st[i]);
+          continue;
+        }
+        lt.dydt_valid[i] = true;
+      }
+    }
+    Vec<L, N> y1, klast;
+    L err;
+    Status stage_failure[W];
+    lane_impl::rk_step_lanes<Tab>(sys, lt.t, lt.y, lt.dydt, hs, t1s, tol, y1, err, klast,
+                                  stage_failure);
+    for (int i = 0; i < W; ++i) {
+      if (!running[i]) continue;
+      const double h = hs[i], e = err[i];
+      if (stage_failure[i] != Status::ok || !is_finite(e)) {
+        // a stage left the domain of the right-hand side: a quarter step
+        last_failure[i] = stage_failure[i] != Status::ok ? stage_failure[i] : Status::non_finite;
+        lt.h.set(i, h * 0.25);
+        ++lt.rejected[i];
+        continue;
+      }
+      last_failure[i] = Status::ok;
+      if (e <= 1.0) {
+        lt.t.set(i, t1s[i]);
+        for (int c = 0; c < N; ++c) {
+          lt.y[c].set(i, y1[c][i]);
+          if (Tab::fsal) lt.dydt[c].set(i, klast[c][i]);  // f(t1, y1): the last stage
+        }
+        lt.dydt_valid[i] = Tab::fsal;
+        ++lt.steps[i];
+        const double em = max_of(e, 1e-10);
+        double fac = opt.safety * ::pow(em, -expo1) * ::pow(lt.err_prev[i], opt.pi_beta);
+        fac = min_of(opt.fac_max, max_of(opt.fac_min, fac));
+        lt.err_prev.set(i, max_of(e, 1e-4));
+        if (!truncated[i]) lt.h.set(i, h * fac);
+      } else {
+        double fac = opt.safety * ::pow(e, -1.0 / q);
+        fac = max_of(opt.fac_min, min_of(fac, 1.0));
+        lt.h.set(i, h * fac);
+        ++lt.rejected[i];
+      }
+    }
+  }
+}
+
+}  // namespace nholo

@@ -1,0 +1,351 @@
+// nholo/kernels/lanes.hpp — Lanes<W>: W doubles that every arithmetic
+// operation and math function treats element by element, so that the
+// kernels' scalar source (templated on S) integrates W trajectories at once
+// in one core's vector unit (AVX2: W = 4, AVX-512: W = 8). CPU only: the GPU
+// runs one trajectory per thread with S = double.
+//
+//   Lanes<8> x = ..., y = ...;
+//   LaneMask<8> big = x > y;          // comparisons give masks, not bools
+//   Lanes<8> z = select(big, x, y);   // per lane: big ? x : y
+//   if (any(big)) { ... }             // a branch taken when one lane needs it
+//
+// Arithmetic (+ - * /, sqrt) is IEEE per element, the same bits as double
+// code compiled with the same contraction rules (nholo builds with
+// -ffp-contract=off where lanes are compiled, docs/usage.md "SIMD lanes").
+// sin, cos, ..., pow come from SLEEF's deterministic functions (Sleef_finz_*,
+// 1 ulp), which return the same bits at every width on machines with FMA:
+// a trajectory's result does not depend on W or on the lane it ran in. They
+// are not glibc's scalar functions: lanes and S = double differ by rounding.
+#pragma once
+
+#if defined(__CUDACC__)
+#error "kernels/lanes.hpp is CPU-only: the GPU runs one trajectory per thread"
+#endif
+
+#include <math.h>
+#include <sleef.h>
+#include <stdint.h>
+
+#include "linalg.hpp"
+#include "scalar_math.hpp"
+#include "status.hpp"
+
+// The scalar FMA variants are declared by sleef.h only where it is compiled
+// with AVX2; the library exports them on every x86-64 (software fma() on
+// machines without FMA: slower, the same bits).
+#if !(defined(__AVX2__) && defined(__FMA__))
+extern "C" {
+#define NHOLO_SLEEF_D1(fn) double Sleef_finz_##fn##d1_u10purecfma(double);
+NHOLO_SLEEF_D1(sin)
+NHOLO_SLEEF_D1(cos)
+NHOLO_SLEEF_D1(tan)
+NHOLO_SLEEF_D1(exp)
+NHOLO_SLEEF_D1(log)
+NHOLO_SLEEF_D1(atan)
+NHOLO_SLEEF_D1(asin)
+NHOLO_SLEEF_D1(acos)
+NHOLO_SLEEF_D1(sinh)
+NHOLO_SLEEF_D1(cosh)
+NHOLO_SLEEF_D1(tanh)
+#undef NHOLO_SLEEF_D1
+double Sleef_finz_atan2d1_u10purecfma(double, double);
+double Sleef_finz_powd1_u10purecfma(double, double);
+}
+#endif
+
+// Lanes compiled for different instruction sets are different types (an
+// inline namespace per ISA), so that the kernels instantiated on them in an
+// AVX-512, an AVX2 and a baseline translation unit never share a symbol: the
+// linker cannot hand AVX-512 code to a machine without it.
+#if defined(__AVX512F__)
+#define NHOLO_LANE_ISA lanes_avx512
+#elif defined(__AVX2__) && defined(__FMA__)
+#define NHOLO_LANE_ISA lanes_avx2
+#else
+#define NHOLO_LANE_ISA lanes_baseline
+#endif
+
+namespace nholo {
+inline namespace NHOLO_LANE_ISA {
+
+namespace lane_impl {
+template <int W>
+struct LaneNative {
+  typedef double f64 __attribute__((vector_size(8 * W)));
+  typedef int64_t i64 __attribute__((vector_size(8 * W)));
+};
+}  // namespace lane_impl
+
+// Per-lane truth: all bits set (-1) or none (0) in each element.
+template <int W>
+struct LaneMask {
+  using native = typename lane_impl::LaneNative<W>::i64;
+  native m;
+
+  LaneMask() = default;
+  explicit LaneMask(native x) : m(x) {}
+  explicit LaneMask(bool b) : m(native{} + (b ? int64_t(-1) : int64_t(0))) {}
+  bool operator[](int i) const { return m[i] != 0; }
+  void set(int i, bool b) { m[i] = b ? -1 : 0; }
+
+  friend LaneMask operator&&(LaneMask a, LaneMask b) { return LaneMask(a.m & b.m); }
+  friend LaneMask operator||(LaneMask a, LaneMask b) { return LaneMask(a.m | b.m); }
+  friend LaneMask operator!(LaneMask a) { return LaneMask(~a.m); }
+};
+
+template <int W>
+inline bool any(const LaneMask<W>& k) {
+  int64_t r = 0;
+  for (int i = 0; i < W; ++i) r |= k.m[i];
+  return r != 0;
+}
+template <int W>
+inline bool all(const LaneMask<W>& k) {
+  int64_t r = -1;
+  for (int i = 0; i < W; ++i) r &= k.m[i];
+  return r != 0;
+}
+inline bool any(bool b) {
+  return b;
+}
+inline bool all(bool b) {
+  return b;
+}
+
+template <int W>
+struct Lanes {
+  static_assert(W == 1 || W == 2 || W == 4 || W == 8, "lane width must be 1, 2, 4 or 8");
+  using native = typename lane_impl::LaneNative<W>::f64;
+  static constexpr int width = W;
+  native v;
+
+  Lanes() = default;
+  // a double is the same value in every lane (as double converts to S in the kernels)
+  Lanes(double x) : v(native{} + x) {}  // NOLINT: implicit like a scalar's conversions
+  explicit Lanes(native x) : v(x) {}
+
+  double operator[](int i) const { return v[i]; }
+  void set(int i, double x) { v[i] = x; }
+
+  Lanes& operator+=(const Lanes& b) {
+    v += b.v;
+    return *this;
+  }
+  Lanes& operator-=(const Lanes& b) {
+    v -= b.v;
+    return *this;
+  }
+  Lanes& operator*=(const Lanes& b) {
+    v *= b.v;
+    return *this;
+  }
+  Lanes& operator/=(const Lanes& b) {
+    v /= b.v;
+    return *this;
+  }
+};
+
+template <int W>
+inline Lanes<W> operator-(const Lanes<W>& a) {
+  return Lanes<W>(-a.v);
+}
+#define NHOLO_LANES_BINARY(op)                                        \
+  template <int W>                                                    \
+  inline Lanes<W> operator op(const Lanes<W>& a, const Lanes<W>& b) { \
+    return Lanes<W>(a.v op b.v);                                      \
+  }                                                                   \
+  template <int W>                                                    \
+  inline Lanes<W> operator op(const Lanes<W>& a, double b) {          \
+    return Lanes<W>(a.v op b);                                        \
+  }                                                                   \
+  template <int W>                                                    \
+  inline Lanes<W> operator op(double a, const Lanes<W>& b) {          \
+    return Lanes<W>(a op b.v);                                        \
+  }
+NHOLO_LANES_BINARY(+)
+NHOLO_LANES_BINARY(-)
+NHOLO_LANES_BINARY(*)
+NHOLO_LANES_BINARY(/)
+#undef NHOLO_LANES_BINARY
+
+#define NHOLO_LANES_COMPARE(op)                                          \
+  template <int W>                                                       \
+  inline LaneMask<W> operator op(const Lanes<W>& a, const Lanes<W>& b) { \
+    return LaneMask<W>(a.v op b.v);                                      \
+  }                                                                      \
+  template <int W>                                                       \
+  inline LaneMask<W> operator op(const Lanes<W>& a, double b) {          \
+    return LaneMask<W>(a.v op b);                                        \
+  }                                                                      \
+  template <int W>                                                       \
+  inline LaneMask<W> operator op(double a, const Lanes<W>& b) {          \
+    return LaneMask<W>(a op b.v);                                        \
+  }
+NHOLO_LANES_COMPARE(<)
+NHOLO_LANES_COMPARE(<=)
+NHOLO_LANES_COMPARE(>)
+NHOLO_LANES_COMPARE(>=)
+NHOLO_LANES_COMPARE(==)
+NHOLO_LANES_COMPARE(!=)
+#undef NHOLO_LANES_COMPARE
+
+// per lane: k ? a : b
+template <int W>
+inline Lanes<W> select(const LaneMask<W>& k, const Lanes<W>& a, const Lanes<W>& b) {
+  return Lanes<W>(k.m ? a.v : b.v);
+}
+inline double select(bool k, double a, double b) {
+  return k ? a : b;
+}
+
+template <int W>
+inline Lanes<W> max_of(Lanes<W> a, Lanes<W> b) {
+  return select(a > b, a, b);
+}
+template <int W>
+inline Lanes<W> min_of(Lanes<W> a, Lanes<W> b) {
+  return select(a < b, a, b);
+}
+template <int W>
+inline Lanes<W> value_of(const Lanes<W>& x) {
+  return x;
+}
+template <int W>
+inline Lanes<W> fabs(const Lanes<W>& x) {
+  using I = typename LaneMask<W>::native;
+  const I bits = reinterpret_cast<const I&>(x.v) & (I{} + INT64_MAX);
+  return Lanes<W>(reinterpret_cast<const typename Lanes<W>::native&>(bits));
+}
+// per lane: finite (not NaN, not +-inf)
+template <int W>
+inline LaneMask<W> is_finite(const Lanes<W>& x) {
+  return fabs(x) <= Lanes<W>(1.7976931348623157e308);
+}
+template <int W>
+inline Lanes<W> sqrt(const Lanes<W>& x) {
+  Lanes<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(x.v[i]);
+  return r;
+}
+
+// Per-lane status of one evaluation of a lane system (kernels/status.hpp's
+// codes, one a lane).
+template <int W>
+struct LaneStatus {
+  Status s[W];
+  Status operator[](int i) const { return s[i]; }
+  static LaneStatus all(Status st) {
+    LaneStatus r;
+    for (int i = 0; i < W; ++i) r.s[i] = st;
+    return r;
+  }
+};
+
+// per lane: every component finite
+template <int W, int N>
+inline LaneMask<W> finite_lanes(const Vec<Lanes<W>, N>& u) {
+  LaneMask<W> ok(true);
+  for (int i = 0; i < N; ++i) ok = ok && is_finite(u[i]);
+  return ok;
+}
+// per lane: ok where every component is finite, else non_finite
+template <int W, int N>
+inline LaneStatus<W> finite_status(const Vec<Lanes<W>, N>& u) {
+  const LaneMask<W> ok = finite_lanes(u);
+  LaneStatus<W> r;
+  for (int i = 0; i < W; ++i) r.s[i] = ok[i] ? Status::ok : Status::non_finite;
+  return r;
+}
+
+// The math functions: SLEEF's deterministic 1-ulp functions (Sleef_finz_*)
+// at the width the translation unit was compiled for (AVX-512: 8 lanes a
+// call, AVX2 + FMA: 4, else one lane at a time with the scalar FMA variant).
+// Each returns the same bits for the same argument at every width.
+namespace lane_impl {
+template <int W, class F>
+inline Lanes<W> each_lane(F f, const Lanes<W>& x) {
+  Lanes<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = f(x.v[i]);
+  return r;
+}
+template <int W, class F>
+inline Lanes<W> each_lane(F f, const Lanes<W>& x, const Lanes<W>& y) {
+  Lanes<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = f(x.v[i], y.v[i]);
+  return r;
+}
+template <int W>
+inline Lanes<W / 2> half(const Lanes<W>& x, int which) {
+  Lanes<W / 2> r;
+  for (int i = 0; i < W / 2; ++i) r.v[i] = x.v[which * (W / 2) + i];
+  return r;
+}
+template <int W>
+inline Lanes<2 * W> join(const Lanes<W>& lo, const Lanes<W>& hi) {
+  Lanes<2 * W> r;
+  for (int i = 0; i < W; ++i) {
+    r.v[i] = lo.v[i];
+    r.v[W + i] = hi.v[i];
+  }
+  return r;
+}
+}  // namespace lane_impl
+
+#if defined(__AVX512F__)
+#define NHOLO_LANES_AVX512(...) __VA_ARGS__
+#else
+#define NHOLO_LANES_AVX512(...)
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+#define NHOLO_LANES_AVX2(...) __VA_ARGS__
+#else
+#define NHOLO_LANES_AVX2(...)
+#endif
+
+#define NHOLO_LANES_UNARY(fn, u)                                                           \
+  template <int W>                                                                         \
+  inline Lanes<W> fn(const Lanes<W>& x) {                                                  \
+    NHOLO_LANES_AVX512(                                                                    \
+        if constexpr (W == 8) { return Lanes<8>(Sleef_finz_##fn##d8_##u##avx512f(x.v)); }) \
+    NHOLO_LANES_AVX2(                                                                      \
+        if constexpr (W == 4) {                                                            \
+          return Lanes<4>(Sleef_finz_##fn##d4_##u##avx2(x.v));                             \
+        } else if constexpr (W == 8) {                                                     \
+          return lane_impl::join(fn(lane_impl::half(x, 0)), fn(lane_impl::half(x, 1)));    \
+        })                                                                                 \
+    return lane_impl::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x);                  \
+  }
+#define NHOLO_LANES_BINARY_MATH(fn, u)                                                          \
+  template <int W>                                                                              \
+  inline Lanes<W> fn(const Lanes<W>& x, const Lanes<W>& y) {                                    \
+    NHOLO_LANES_AVX512(                                                                         \
+        if constexpr (W == 8) { return Lanes<8>(Sleef_finz_##fn##d8_##u##avx512f(x.v, y.v)); }) \
+    NHOLO_LANES_AVX2(                                                                           \
+        if constexpr (W == 4) {                                                                 \
+          return Lanes<4>(Sleef_finz_##fn##d4_##u##avx2(x.v, y.v));                             \
+        } else if constexpr (W == 8) {                                                          \
+          return lane_impl::join(fn(lane_impl::half(x, 0), lane_impl::half(y, 0)),              \
+                                 fn(lane_impl::half(x, 1), lane_impl::half(y, 1)));             \
+        })                                                                                      \
+    return lane_impl::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x, y);                    \
+  }
+NHOLO_LANES_UNARY(sin, u10)
+NHOLO_LANES_UNARY(cos, u10)
+NHOLO_LANES_UNARY(tan, u10)
+NHOLO_LANES_UNARY(exp, u10)
+NHOLO_LANES_UNARY(log, u10)
+NHOLO_LANES_UNARY(atan, u10)
+NHOLO_LANES_UNARY(asin, u10)
+NHOLO_LANES_UNARY(acos, u10)
+NHOLO_LANES_UNARY(sinh, u10)
+NHOLO_LANES_UNARY(cosh, u10)
+NHOLO_LANES_UNARY(tanh, u10)
+NHOLO_LANES_BINARY_MATH(atan2, u10)
+NHOLO_LANES_BINARY_MATH(pow, u10)
+#undef NHOLO_LANES_UNARY
+#undef NHOLO_LANES_BINARY_MATH
+#undef NHOLO_LANES_AVX2
+#undef NHOLO_LANES_AVX512
+
+}  // namespace NHOLO_LANE_ISA
+}  // namespace nholo
