@@ -212,9 +212,10 @@ inline Lanes<W> value_of(const Lanes<W>& x) {
 }
 template <int W>
 inline Lanes<W> fabs(const Lanes<W>& x) {
+  // a cast between vector types of one size keeps the bits (GCC vector extension)
   using I = typename LaneMask<W>::native;
-  const I bits = reinterpret_cast<const I&>(x.v) & (I{} + INT64_MAX);
-  return Lanes<W>(reinterpret_cast<const typename Lanes<W>::native&>(bits));
+  using F = typename Lanes<W>::native;
+  return Lanes<W>((F)((I)x.v & (I{} + INT64_MAX)));
 }
 // per lane: finite (not NaN, not +-inf)
 template <int W>
