@@ -165,6 +165,15 @@ template <class T, int K>
 NHOLO_HDI auto value_of(const Dual<T, K>& x) {
   return value_of(x.v);
 }
+// per lane of a mask c (kernels/lanes.hpp): c ? a : b for value and tangents
+// (a plain bool takes scalar_math.hpp's select)
+template <class C, class T, int K, std::enable_if_t<!std::is_same<C, bool>::value, int> = 0>
+NHOLO_HDI Dual<T, K> select(const C& c, const Dual<T, K>& a, const Dual<T, K>& b) {
+  Dual<T, K> r;
+  r.v = select(c, a.v, b.v);
+  for (int k = 0; k < K; ++k) r.d[k] = select(c, a.d[k], b.d[k]);
+  return r;
+}
 // finite value and tangents (all nesting levels)
 template <class T, int K>
 NHOLO_HDI bool is_finite(const Dual<T, K>& x) {

@@ -5,7 +5,10 @@
 // every decision taken per lane. CPU only.
 //
 //   LaneTrajectories<W, N> lt = start_lanes<W, N>(t0, y0, opt);
-//   advance_lanes<TableauDopri5>(sys, lt, t_out, opt, active);
+//   advance_lanes<TableauDopri5>(sys, lt, t_out, opt, active);   // to t_out[i]
+// or, one attempted step at a time (the ensemble's lanes, which refill a lane
+// as soon as its trajectory is done: kernels/ensemble_lanes.hpp):
+//   begin_lane_interval(lt, i, budget);  ... step_lanes<Tab>(sys, lt, t_out, opt, running, ended);
 //
 // sys is a lane system: `LaneStatus<W> sys(Lanes<W> t, const Vec<Lanes<W>, N>& y,
 // Vec<Lanes<W>, N>& dydt)`. The stages and the error norm run on lanes; the
@@ -16,8 +19,8 @@
 // the scalar integrator's to the bit (tests/test_integrate_lanes.cpp). A lane
 // whose trajectory has ended (landed on its t_out, failed, or not active)
 // still rides along through the stages; what it computes is discarded.
-// Not yet here: RK4, events, the post-step projection, the Lyapunov tangent
-// and the per-launch step budget (the integrate.hpp loop serves those).
+// Not here: RK4, events, the post-step projection and the Lyapunov tangent
+// (the scalar loop of integrate.hpp serves those).
 #pragma once
 
 #include <stdint.h>
@@ -39,6 +42,18 @@ struct LaneTrajectories {
   int64_t rejected[W];
   Status status[W];
   bool dydt_valid[W];
+  // the current output interval of each lane (integrate.hpp's StepBudget and
+  // its local last_failure): set by begin_lane_interval
+  int64_t interval_start[W];
+  int64_t call_left[W];  // iterations the lane's launch may still take; < 0: no limit
+  Status last_failure[W];
+};
+
+// How a lane's output interval ended in step_lanes.
+enum class LaneEnd : uint8_t {
+  running = 0,  // not ended
+  done = 1,     // landed on its t_out, or ended with a status (advance_* returned true)
+  spent = 2,    // its launch's step budget ran out first (advance_* returned false)
 };
 
 // Lane i of lt as the scalar integrator's state.
@@ -76,9 +91,21 @@ inline void set_lane_state(LaneTrajectories<W, N>& lt, int i,
   lt.rejected[i] = ts.rejected;
   lt.status[i] = ts.status;
   lt.dydt_valid[i] = ts.dydt_valid;
+  lt.interval_start[i] = ts.steps + ts.rejected;
+  lt.call_left[i] = -1;
+  lt.last_failure[i] = Status::ok;
 }
 
-namespace lane_impl {
+// Lane i begins an output interval within budget b (integrate.hpp's
+// advance_adaptive entered with b).
+template <int W, int N>
+inline void begin_lane_interval(LaneTrajectories<W, N>& lt, int i, const StepBudget& b) {
+  lt.interval_start[i] = b.interval_start;
+  lt.call_left[i] = b.call_left;
+  lt.last_failure[i] = Status::ok;
+}
+
+namespace lane_step_detail {
 
 // k_I = f(t + c_I h, y + h sum_{J<I} a_IJ k_J) for I = I0 .. Last-1 on every
 // lane, every stage evaluated (a lane that failed in an earlier one rides
@@ -151,7 +178,7 @@ inline void rk_step_lanes(const Sys& sys, Lanes<W> t, const Vec<Lanes<W>, N>& y,
   if constexpr (!Tab::fsal) note_y1();
 }
 
-}  // namespace lane_impl
+}  // namespace lane_step_detail
 
 template <int W, int N>
 inline LaneTrajectories<W, N> start_lanes(const Lanes<W>& t0, const Vec<Lanes<W>, N>& y0,
@@ -165,6 +192,124 @@ inline LaneTrajectories<W, N> start_lanes(const Lanes<W>& t0, const Vec<Lanes<W>
   return lt;
 }
 
+namespace lane_step_detail {
+
+// The step lane i tries next, or why its interval ends before one: the
+// tests at the top of integrate.hpp's advance_adaptive loop, in its order.
+template <int W, int N>
+inline LaneEnd lane_step_size(LaneTrajectories<W, N>& lt, int i, double t_out,
+                              const IntegratorOptions& opt, double& h, double& t1,
+                              bool& truncated) {
+  const double t = lt.t[i];
+  if (lt.status[i] != Status::ok || !(t < t_out)) return LaneEnd::done;
+  if (lt.last_failure[i] == Status::ok) {  // integrate.hpp's call_spent
+    if (lt.call_left[i] == 0) return LaneEnd::spent;
+    if (lt.call_left[i] > 0) --lt.call_left[i];
+  }
+  const auto fail = [&](Status st) {
+    lt.status[i] = st;
+    lt.fail_time.set(i, t);
+    return LaneEnd::done;
+  };
+  if (lt.steps[i] + lt.rejected[i] - lt.interval_start[i] >= opt.max_steps)
+    return fail(Status::max_steps);
+  const double h_min = max_of(opt.dt_min, 64.0 * 2.2e-16 * fabs(t));
+  if (!(lt.h[i] >= h_min))
+    return fail(lt.last_failure[i] != Status::ok ? lt.last_failure[i] : Status::step_underflow);
+  if (opt.dt_max > 0.0) lt.h.set(i, min_of(lt.h[i], opt.dt_max));
+  h = lt.h[i];
+  const bool lands = t + h >= t_out - 1e-12 * h;
+  truncated = lands && t + h > t_out;
+  if (lands) h = t_out - t;
+  t1 = lands ? t_out : t + h;
+  return LaneEnd::running;
+}
+
+}  // namespace lane_step_detail
+
+// One attempted step for every lane in `running` towards its t_out[i], as
+// one pass of integrate.hpp's advance_adaptive loop: a lane whose interval
+// ends (now, or before its step) leaves `running`, with why in ended[i].
+template <class Tab, class Sys, int W, int N>
+inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W>& t_out,
+                       const IntegratorOptions& opt, bool* running, LaneEnd* ended) {
+  using L = Lanes<W>;
+  const StepTolerance tol{opt.rtol, opt.atol};
+  const double q = double(Tab::control_order);
+  const double expo1 = 1.0 / q - 0.75 * opt.pi_beta;
+  L hs = lt.h, t1s = lt.t;
+  bool truncated[W];
+  bool any_running = false, need_f0 = false;
+  for (int i = 0; i < W; ++i) {
+    ended[i] = LaneEnd::running;
+    truncated[i] = false;
+    if (!running[i]) continue;
+    double h = 0.0, t1 = 0.0;
+    ended[i] = lane_step_detail::lane_step_size(lt, i, t_out[i], opt, h, t1, truncated[i]);
+    if (ended[i] != LaneEnd::running) {
+      running[i] = false;
+      continue;
+    }
+    hs.set(i, h);
+    t1s.set(i, t1);
+    any_running = true;
+    need_f0 = need_f0 || !lt.dydt_valid[i];
+  }
+  if (!any_running) return;
+  if (need_f0) {
+    Vec<L, N> f0;
+    const LaneStatus<W> st = sys(lt.t, lt.y, f0);
+    for (int i = 0; i < W; ++i) {
+      if (!running[i] || lt.dydt_valid[i]) continue;
+      for (int c = 0; c < N; ++c) lt.dydt[c].set(i, f0[c][i]);
+      if (st[i] != Status::ok) {
+        lt.status[i] = st[i];
+        lt.fail_time.set(i, lt.t[i]);
+        running[i] = false;
+        ended[i] = LaneEnd::done;
+        continue;
+      }
+      lt.dydt_valid[i] = true;
+    }
+  }
+  Vec<L, N> y1, klast;
+  L err;
+  Status stage_failure[W];
+  lane_step_detail::rk_step_lanes<Tab>(sys, lt.t, lt.y, lt.dydt, hs, t1s, tol, y1, err, klast,
+                                stage_failure);
+  for (int i = 0; i < W; ++i) {
+    if (!running[i]) continue;
+    const double h = hs[i], e = err[i];
+    if (stage_failure[i] != Status::ok || !is_finite(e)) {
+      // a stage left the domain of the right-hand side: a quarter step
+      lt.last_failure[i] = stage_failure[i] != Status::ok ? stage_failure[i] : Status::non_finite;
+      lt.h.set(i, h * 0.25);
+      ++lt.rejected[i];
+      continue;
+    }
+    lt.last_failure[i] = Status::ok;
+    if (e <= 1.0) {
+      lt.t.set(i, t1s[i]);
+      for (int c = 0; c < N; ++c) {
+        lt.y[c].set(i, y1[c][i]);
+        if (Tab::fsal) lt.dydt[c].set(i, klast[c][i]);  // f(t1, y1): the last stage
+      }
+      lt.dydt_valid[i] = Tab::fsal;
+      ++lt.steps[i];
+      const double em = max_of(e, 1e-10);
+      double fac = opt.safety * ::pow(em, -expo1) * ::pow(lt.err_prev[i], opt.pi_beta);
+      fac = min_of(opt.fac_max, max_of(opt.fac_min, fac));
+      lt.err_prev.set(i, max_of(e, 1e-4));
+      if (!truncated[i]) lt.h.set(i, h * fac);
+    } else {
+      double fac = opt.safety * ::pow(e, -1.0 / q);
+      fac = max_of(opt.fac_min, min_of(fac, 1.0));
+      lt.h.set(i, h * fac);
+      ++lt.rejected[i];
+    }
+  }
+}
+
 // Advances the lanes in `active` (the others are left as they are) to their
 // own t_out[i], each as detail::advance_adaptive<Tab> would with a whole
 // interval's budget: landing exactly on t_out[i], or ending with its status
@@ -172,102 +317,18 @@ inline LaneTrajectories<W, N> start_lanes(const Lanes<W>& t0, const Vec<Lanes<W>
 template <class Tab, class Sys, int W, int N>
 inline void advance_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W>& t_out,
                           const IntegratorOptions& opt, const bool* active) {
-  using L = Lanes<W>;
-  const StepTolerance tol{opt.rtol, opt.atol};
-  const double q = double(Tab::control_order);
-  const double expo1 = 1.0 / q - 0.75 * opt.pi_beta;
-  int64_t interval_start[W];
-  Status last_failure[W];
   bool running[W];
+  LaneEnd ended[W];
+  bool any = false;
   for (int i = 0; i < W; ++i) {
-    interval_start[i] = lt.steps[i] + lt.rejected[i];
-    last_failure[i] = Status::ok;
-    running[i] = active[i] && lt.status[i] == Status::ok;
+    running[i] = active[i];
+    if (active[i]) begin_lane_interval(lt, i, StepBudget{lt.steps[i] + lt.rejected[i], -1});
+    any = any || running[i];
   }
-  const auto fail = [&](int i, Status st) {
-    lt.status[i] = st;
-    lt.fail_time.set(i, lt.t[i]);
-    running[i] = false;
-  };
-  for (;;) {
-    // per lane: the step to try (integrate.hpp's order of tests)
-    L hs = lt.h, t1s = lt.t;
-    bool truncated[W];
-    bool any_running = false, need_f0 = false;
-    for (int i = 0; i < W; ++i) {
-      truncated[i] = false;
-      if (running[i] && !(lt.t[i] < t_out[i])) running[i] = false;
-      if (!running[i]) continue;
-      const double t = lt.t[i];
-      if (lt.steps[i] + lt.rejected[i] - interval_start[i] >= opt.max_steps) {
-        fail(i, Status::max_steps);
-        continue;
-      }
-      const double h_min = max_of(opt.dt_min, 64.0 * 2.2e-16 * fabs(t));
-      if (!(lt.h[i] >= h_min)) {
-        fail(i, last_failure[i] != Status::ok ? last_failure[i] : Status::step_underflow);
-        continue;
-      }
-      if (opt.dt_max > 0.0) lt.h.set(i, min_of(lt.h[i], opt.dt_max));
-      double h = lt.h[i];
-      const bool lands = t + h >= t_out[i] - 1e-12 * h;
-      truncated[i] = lands && t + h > t_out[i];
-      if (lands) h = t_out[i] - t;
-      hs.set(i, h);
-      t1s.set(i, lands ? t_out[i] : t + h);
-      any_running = true;
-      need_f0 = need_f0 || !lt.dydt_valid[i];
-    }
-    if (!any_running) return;
-    if (need_f0) {
-      Vec<L, N> f0;
-      const LaneStatus<W> st = sys(lt.t, lt.y, f0);
-      for (int i = 0; i < W; ++i) {
-        if (!running[i] || lt.dydt_valid[i]) continue;
-        for (int c = 0; c < N; ++c) lt.dydt[c].set(i, f0[c][i]);
-        if (st[i] != Status::ok) {
-          fail(i, st[i]);
-          continue;
-        }
-        lt.dydt_valid[i] = true;
-      }
-    }
-    Vec<L, N> y1, klast;
-    L err;
-    Status stage_failure[W];
-    lane_impl::rk_step_lanes<Tab>(sys, lt.t, lt.y, lt.dydt, hs, t1s, tol, y1, err, klast,
-                                  stage_failure);
-    for (int i = 0; i < W; ++i) {
-      if (!running[i]) continue;
-      const double h = hs[i], e = err[i];
-      if (stage_failure[i] != Status::ok || !is_finite(e)) {
-        // a stage left the domain of the right-hand side: a quarter step
-        last_failure[i] = stage_failure[i] != Status::ok ? stage_failure[i] : Status::non_finite;
-        lt.h.set(i, h * 0.25);
-        ++lt.rejected[i];
-        continue;
-      }
-      last_failure[i] = Status::ok;
-      if (e <= 1.0) {
-        lt.t.set(i, t1s[i]);
-        for (int c = 0; c < N; ++c) {
-          lt.y[c].set(i, y1[c][i]);
-          if (Tab::fsal) lt.dydt[c].set(i, klast[c][i]);  // f(t1, y1): the last stage
-        }
-        lt.dydt_valid[i] = Tab::fsal;
-        ++lt.steps[i];
-        const double em = max_of(e, 1e-10);
-        double fac = opt.safety * ::pow(em, -expo1) * ::pow(lt.err_prev[i], opt.pi_beta);
-        fac = min_of(opt.fac_max, max_of(opt.fac_min, fac));
-        lt.err_prev.set(i, max_of(e, 1e-4));
-        if (!truncated[i]) lt.h.set(i, h * fac);
-      } else {
-        double fac = opt.safety * ::pow(e, -1.0 / q);
-        fac = max_of(opt.fac_min, min_of(fac, 1.0));
-        lt.h.set(i, h * fac);
-        ++lt.rejected[i];
-      }
-    }
+  while (any) {
+    step_lanes<Tab>(sys, lt, t_out, opt, running, ended);
+    any = false;
+    for (int i = 0; i < W; ++i) any = any || running[i];
   }
 }
 

@@ -68,18 +68,18 @@ double Sleef_finz_powd1_u10purecfma(double, double);
 namespace nholo {
 inline namespace NHOLO_LANE_ISA {
 
-namespace lane_impl {
+namespace lanes_detail {
 template <int W>
 struct LaneNative {
   typedef double f64 __attribute__((vector_size(8 * W)));
   typedef int64_t i64 __attribute__((vector_size(8 * W)));
 };
-}  // namespace lane_impl
+}  // namespace lanes_detail
 
 // Per-lane truth: all bits set (-1) or none (0) in each element.
 template <int W>
 struct LaneMask {
-  using native = typename lane_impl::LaneNative<W>::i64;
+  using native = typename lanes_detail::LaneNative<W>::i64;
   native m;
 
   LaneMask() = default;
@@ -115,7 +115,7 @@ inline bool all(bool b) {
 template <int W>
 struct Lanes {
   static_assert(W == 1 || W == 2 || W == 4 || W == 8, "lane width must be 1, 2, 4 or 8");
-  using native = typename lane_impl::LaneNative<W>::f64;
+  using native = typename lanes_detail::LaneNative<W>::f64;
   static constexpr int width = W;
   native v;
 
@@ -210,6 +210,11 @@ template <int W>
 inline Lanes<W> value_of(const Lanes<W>& x) {
   return x;
 }
+// per lane: 1, 0 or -1 (scalar_math.hpp's sgn)
+template <int W>
+inline Lanes<W> sign_of_value(const Lanes<W>& x) {
+  return select(x > 0.0, Lanes<W>(1.0), Lanes<W>(0.0)) - select(x < 0.0, Lanes<W>(1.0), Lanes<W>(0.0));
+}
 template <int W>
 inline Lanes<W> fabs(const Lanes<W>& x) {
   // a cast between vector types of one size keeps the bits (GCC vector extension)
@@ -262,7 +267,7 @@ inline LaneStatus<W> finite_status(const Vec<Lanes<W>, N>& u) {
 // at the width the translation unit was compiled for (AVX-512: 8 lanes a
 // call, AVX2 + FMA: 4, else one lane at a time with the scalar FMA variant).
 // Each returns the same bits for the same argument at every width.
-namespace lane_impl {
+namespace lanes_detail {
 template <int W, class F>
 inline Lanes<W> each_lane(F f, const Lanes<W>& x) {
   Lanes<W> r;
@@ -290,7 +295,7 @@ inline Lanes<2 * W> join(const Lanes<W>& lo, const Lanes<W>& hi) {
   }
   return r;
 }
-}  // namespace lane_impl
+}  // namespace lanes_detail
 
 #if defined(__AVX512F__)
 #define NHOLO_LANES_AVX512(...) __VA_ARGS__
@@ -312,9 +317,9 @@ inline Lanes<2 * W> join(const Lanes<W>& lo, const Lanes<W>& hi) {
         if constexpr (W == 4) {                                                            \
           return Lanes<4>(Sleef_finz_##fn##d4_##u##avx2(x.v));                             \
         } else if constexpr (W == 8) {                                                     \
-          return lane_impl::join(fn(lane_impl::half(x, 0)), fn(lane_impl::half(x, 1)));    \
+          return lanes_detail::join(fn(lanes_detail::half(x, 0)), fn(lanes_detail::half(x, 1)));    \
         })                                                                                 \
-    return lane_impl::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x);                  \
+    return lanes_detail::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x);                  \
   }
 #define NHOLO_LANES_BINARY_MATH(fn, u)                                                          \
   template <int W>                                                                              \
@@ -325,10 +330,10 @@ inline Lanes<2 * W> join(const Lanes<W>& lo, const Lanes<W>& hi) {
         if constexpr (W == 4) {                                                                 \
           return Lanes<4>(Sleef_finz_##fn##d4_##u##avx2(x.v, y.v));                             \
         } else if constexpr (W == 8) {                                                          \
-          return lane_impl::join(fn(lane_impl::half(x, 0), lane_impl::half(y, 0)),              \
-                                 fn(lane_impl::half(x, 1), lane_impl::half(y, 1)));             \
+          return lanes_detail::join(fn(lanes_detail::half(x, 0), lanes_detail::half(y, 0)),              \
+                                 fn(lanes_detail::half(x, 1), lanes_detail::half(y, 1)));             \
         })                                                                                      \
-    return lane_impl::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x, y);                    \
+    return lanes_detail::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x, y);                    \
   }
 NHOLO_LANES_UNARY(sin, u10)
 NHOLO_LANES_UNARY(cos, u10)

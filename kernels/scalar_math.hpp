@@ -42,11 +42,23 @@ NHOLO_HDI float pow(float x, float y) { return ::powf(x, y); }
 NHOLO_HDI double value_of(double x) { return x; }
 NHOLO_HDI float value_of(float x) { return x; }
 
-// Sign with sgn(0) = 0, as in Coulomb friction laws.
+// Sign with sgn(0) = 0, as in Coulomb friction laws, of x's value (an AD
+// number's derivative parts dropped): a double, or per lane for the CPU's
+// SIMD lanes (kernels/lanes.hpp overloads sign_of_value).
+NHOLO_HDI double sign_of_value(double v) { return (v > 0.0) - (v < 0.0); }
+NHOLO_HDI double sign_of_value(float v) { return (v > 0.0f) - (v < 0.0f); }
 template <class T>
-NHOLO_HDI double sgn(const T& x) {
-  const double v = static_cast<double>(value_of(x));
-  return (v > 0.0) - (v < 0.0);
+NHOLO_HDI auto sgn(const T& x) {
+  return sign_of_value(value_of(x));
+}
+
+// c ? a : b, written as a function so that model code with a value-dependent
+// choice also runs on the CPU's SIMD lanes, where c is a mask and the choice
+// is made per lane (kernels/lanes.hpp; AD numbers: kernels/dual.hpp). Both
+// a and b are evaluated.
+template <class T>
+NHOLO_HDI T select(bool c, const T& a, const T& b) {
+  return c ? a : b;
 }
 
 template <class T>

@@ -83,6 +83,7 @@ struct PreparedSystem;
 template <class Model, class S, class Formulation>
 struct SecondOrderSystem {
   using model_type = Model;
+  using formulation_type = Formulation;
   using scalar = S;
   using Params = typename Model::Params;
   static constexpr int n = Model::n;

@@ -93,10 +93,10 @@ struct Appell {
   NHOLO_HDI static Vec<S, n> nonideal_force(const Params& p, const Vec<S, n>& /*q*/,
                                             const Vec<S, n>& qd, const S& /*t*/) {
     const S u2 = qd[0] * qd[0] + qd[1] * qd[1] + qd[2] * qd[2];
-    if (!(value_of(u2) > 0.0)) return Vec<S, n>::zero();
+    const auto moving = value_of(u2) > 0.0;  // a bool, or a mask on SIMD lanes
     const S k = -p.drag * sqrt(u2);
     Vec<S, n> C;
-    for (int i = 0; i < n; ++i) C[i] = k * qd[i];
+    for (int i = 0; i < n; ++i) C[i] = select(moving, S(k * qd[i]), S(0.0));
     return C;
   }
 

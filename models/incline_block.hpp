@@ -65,7 +65,7 @@ struct InclineBlock {
   template <class S>
   NHOLO_HDI static Vec<S, n> nonideal_force(const Params& p, const Vec<S, n>& /*q*/,
                                             const Vec<S, n>& qd, const S& /*t*/) {
-    const double k = -p.friction * p.mass * p.g * cos(p.angle) * sgn(qd[0]);
+    const auto k = -p.friction * p.mass * p.g * cos(p.angle) * sgn(qd[0]);  // per lane on lanes
     Vec<S, n> C;
     C[0] = S(k * cos(p.angle));
     C[1] = S(k * sin(p.angle));

@@ -1,0 +1,176 @@
+// nholo/kernels/lane_system.hpp — a System evaluated for W trajectories at
+// once (the lane systems of kernels/integrate_lanes.hpp), built from the
+// scalar System each trajectory is integrated with:
+//
+//   LaneSystem<Sys, W> ls;  ls.lane[i] = (trajectory i's Sys, its cache prepared);
+//   LaneStatus<W> st = ls(t, y, dydt);          // Vec<Lanes<W>, N>
+//
+// The Udwadia–Kalaba formulation (and "conflated") runs on the lanes: the
+// model's M, F, A, b, C by automatic differentiation on Lanes<W>, M = L L^T
+// and the Gram matrix K = A M^-1 A^T factored with the scalar code's
+// arithmetic (cholesky.hpp, fundamental.hpp's full-rank branch), the pivot
+// tests giving a mask. A lane where the fast path does not hold (M not
+// positive definite, K rank-deficient: Appell's particle at rest, redundant
+// constraints; a non-finite result) is evaluated again alone by its scalar
+// System, whose singular-mass form, pseudoinverse and statuses are then its
+// result: the lanes never run the SVD for all W. Every other formulation is
+// evaluated lane by lane with its scalar System (correct, not faster).
+//
+// All lanes share the model's parameters (an ensemble with per-trajectory
+// parameters integrates one trajectory at a time). A lane's result depends
+// on its own state only, never on the other lanes: the lanes' math is
+// elementwise (kernels/lanes.hpp) and a lane's fallback is its own.
+#pragma once
+
+#include <type_traits>
+
+#include "constrained_terms.hpp"
+#include "formulations/udwadia_kalaba.hpp"
+#include "lanes.hpp"
+
+namespace nholo {
+
+namespace lane_system_detail {
+
+// cholesky_factor (cholesky.hpp) on lanes: the same arithmetic, the pivot
+// test per lane (false lanes: the factor is unusable there)
+template <int W, int N>
+inline LaneMask<W> cholesky_factor_lanes(const Mat<Lanes<W>, N, N>& M,
+                                         CholeskyFactor<Lanes<W>, N>& f, Lanes<W> rtol) {
+  using L = Lanes<W>;
+  L scale(0.0);
+  for (int i = 0; i < N; ++i) scale = max_of(scale, fabs(M(i, i)));
+  LaneMask<W> ok = (scale > L(0.0)) && is_finite(scale);
+  if (N == 0) return LaneMask<W>(true);
+  const L pivot_min = rtol * scale;
+  for (int j = 0; j < N; ++j) {
+    L d = M(j, j);
+    for (int k = 0; k < j; ++k) d -= f.L(j, k) * f.L(j, k);
+    ok = ok && d > pivot_min;
+    const L ljj = sqrt(d);
+    const L inv = L(1.0) / ljj;
+    f.L(j, j) = ljj;
+    f.inv_diag[j] = inv;
+    for (int i = j + 1; i < N; ++i) {
+      L s = M(i, j);
+      for (int k = 0; k < j; ++k) s -= f.L(i, k) * f.L(j, k);
+      f.L(i, j) = s * inv;
+    }
+  }
+  return ok;
+}
+
+// ldlt_factor (cholesky.hpp) on lanes, with fundamental.hpp's gram_floor
+// test: the lanes where K has full rank for the relative test gram_rtol
+template <int W, int N>
+inline LaneMask<W> gram_factor_lanes(const Mat<Lanes<W>, N, N>& K, LdltFactor<Lanes<W>, N>& f,
+                                     Lanes<W> rtol) {
+  using L = Lanes<W>;
+  L scale(0.0);
+  for (int i = 0; i < N; ++i) scale = max_of(scale, K(i, i));
+  LaneMask<W> ok = scale > L(detail::gram_floor<double>()) && is_finite(scale);
+  const L pivot_min = rtol * scale;
+  Mat<L, N, N> E;
+  for (int j = 0; j < N; ++j) {
+    L d = K(j, j);
+    for (int k = 0; k < j; ++k) d -= E(j, k) * f.L(j, k);
+    ok = ok && d > pivot_min;
+    const L inv = L(1.0) / d;
+    f.inv_d[j] = inv;
+    for (int i = j + 1; i < N; ++i) {
+      L s = K(i, j);
+      for (int k = 0; k < j; ++k) s -= E(i, k) * f.L(j, k);
+      E(i, j) = s;
+      f.L(i, j) = s * inv;
+    }
+  }
+  return ok;
+}
+
+// The Udwadia–Kalaba accelerations on lanes where the full-rank path holds
+// (fundamental.hpp: udwadia_kalaba, udwadia_kalaba_solved's first branch),
+// and the mask of those lanes.
+template <class Model, int W>
+inline LaneMask<W> udwadia_kalaba_lanes(const typename Model::Params& p,
+                                        const Vec<Lanes<W>, Model::n>& q,
+                                        const Vec<Lanes<W>, Model::n>& qd, Lanes<W> t,
+                                        const EvalOptions& eo, Vec<Lanes<W>, Model::n>& qdd) {
+  using L = Lanes<W>;
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  ConstrainedTerms<L, n, m> w;
+  constrained_terms<Model>(p, q, qd, t, eo, w);
+  CholeskyFactor<L, n> Lf;
+  LaneMask<W> ok = cholesky_factor_lanes(w.M, Lf, L(eo.pinv.chol_rtol));
+  const Vec<L, n> a = Lf.solve(w.F);
+  Vec<L, n> ac = a;
+  if constexpr (has_nonideal_force<Model>::value) {
+    const Vec<L, n> c = Lf.solve_lower(w.C);
+    ac = a + Lf.solve_upper(c);
+  }
+  const Mat<L, m, n> Wm = detail::lower_solve_rows(Lf, w.A);
+  const Vec<L, m> resid = w.b - w.A * ac;
+  LdltFactor<L, m> kf;
+  // (without constraints the scalar code's pseudoinverse of a 0 x 0 K adds
+  // the same zero vector)
+  if constexpr (m > 0) ok = ok && gram_factor_lanes(detail::gram(Wm), kf, L(eo.pinv.gram_rtol));
+  qdd = ac + Lf.solve_upper(mul_transposed(Wm, kf.solve(resid)));
+  // a rank m below the one the model declares is singular (the scalar code's status)
+  if constexpr (m < declared_constraint_rank<Model>::value) ok = LaneMask<W>(false);
+  return ok && finite_lanes(qdd);
+}
+
+// whether Sys is a SecondOrderSystem (or its PreparedSystem) under the
+// Udwadia–Kalaba formulation
+template <class Sys, class = void>
+struct runs_udwadia_kalaba_on_lanes : std::false_type {};
+template <class Sys>
+struct runs_udwadia_kalaba_on_lanes<Sys, std::void_t<typename Sys::formulation_type>>
+    : std::is_same<typename Sys::formulation_type, UdwadiaKalabaFormulation> {};
+
+}  // namespace lane_system_detail
+
+template <class Sys, int W>
+struct LaneSystem {
+  using L = Lanes<W>;
+  using Model = typename Sys::model_type;
+  static constexpr int n = Sys::n;
+  static constexpr int m = Sys::m;
+  static constexpr int N = Sys::N;
+
+  Sys lane[W];  // each lane's scalar System (parameters, options, cache)
+
+  // y' = f(t, y) in every lane; per lane the scalar System's status
+  LaneStatus<W> operator()(L t, const Vec<L, N>& y, Vec<L, N>& dydt) const {
+    LaneMask<W> fast(false);
+    if constexpr (lane_system_detail::runs_udwadia_kalaba_on_lanes<Sys>::value && n > 0) {
+      Vec<L, n> q, qd, qdd;
+      for (int c = 0; c < n; ++c) {
+        q[c] = y[c];
+        qd[c] = y[n + c];
+      }
+      fast = lane_system_detail::udwadia_kalaba_lanes<Model>(lane[0].params, q, qd, t,
+                                                              lane[0].eval, qdd);
+      fast = fast && finite_lanes(qd);
+      for (int c = 0; c < n; ++c) {
+        dydt[c] = qd[c];
+        dydt[n + c] = qdd[c];
+      }
+    }
+    LaneStatus<W> st;
+    for (int i = 0; i < W; ++i) {
+      if (fast[i]) {
+        st.s[i] = Status::ok;
+        continue;
+      }
+      // this lane alone, by its scalar System
+      Vec<double, N> yi, fi;
+      for (int c = 0; c < N; ++c) yi[c] = y[c][i];
+      st.s[i] = lane[i](t[i], yi, fi);
+      for (int c = 0; c < N; ++c) dydt[c].set(i, fi[c]);
+    }
+    return st;
+  }
+};
+
+}  // namespace nholo
