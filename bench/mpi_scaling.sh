@@ -4,7 +4,7 @@
 #   1. throughput: the same rolling-coin ensemble on one process (1 thread)
 #      and on mpirun -n 2, 3, 4 ranks of 1 thread each (more ranks than cores
 #      are oversubscribed: their total cannot grow past the cores);
-#   2. the cost of a chunk: the same run on 2 ranks in 16 chunks and in 2;
+#   2. the cost of a parcel: the same run on 2 ranks in 16 parcels and in 2;
 #   3. the cost of the final merge (virtual datasets over the shard files,
 #      statistics merged in block order) against the number of shard files.
 # Usage: bash bench/mpi_scaling.sh [BUILD_DIR (default build/cpu)]
@@ -63,14 +63,14 @@ for n in 2 3 4; do
     "$(echo "$rate / $n" | bc -l)" "$(echo "$rate / $base" | bc -l)" "$own"
 done
 echo
-echo "2. chunks (2 ranks): 16 chunks of 1 block against 2 chunks of 8 blocks"
+echo "2. parcels (2 ranks): 16 parcels of 1 block against 2 parcels of 8 blocks"
 for cb in 8 1; do
   rm -f out*.h5
   t0=$(now); mpirun -n 2 "$NHOLO" run c.toml --threads 1 --chunk-blocks "$cb" 2> mpi.log; t1=$(now)
-  printf "  --chunk-blocks %d: %d chunks, %.2f s wall\n" "$cb" "$((16 / cb))" "$(echo "$t1 - $t0" | bc -l)"
+  printf "  --chunk-blocks %d: %d parcels, %.2f s wall\n" "$cb" "$((16 / cb))" "$(echo "$t1 - $t0" | bc -l)"
   eval "wall_$cb=$(echo "$t1 - $t0" | bc -l)"
 done
-printf "  cost per chunk: %.3f s\n" "$(echo "($wall_1 - $wall_8) / (16 / 2 - 2 / 2)" | bc -l)"
+printf "  cost per parcel: %.3f s\n" "$(echo "($wall_1 - $wall_8) / (16 / 2 - 2 / 2)" | bc -l)"
 echo
 echo "3. merge (statistics only, 1 save: the merge's own cost) against the number of shard files"
 echo "| shard files | trajectories | merge s | per shard ms |"

@@ -429,7 +429,7 @@ TEST(Cli, SigintLeavesAValidFileWithFinishedTrajectoriesMarked) {
 }
 
 // SIGINT inside one long window (the whole run is one window here) is
-// honoured within about a chunk of trajectories' time, not at the window's
+// honoured within about a portion of a launch's time, not at the window's
 // end (a regression: several SIGINTs in a long window were ignored).
 TEST(Cli, SigintInsideALongWindowIsHonouredPromptly) {
   const fs::path dir = temp_dir("sigint_window");
@@ -450,7 +450,7 @@ TEST(Cli, SigintInsideALongWindowIsHonouredPromptly) {
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 130) << read_text(dir / "run.log");
   // The window runs for minutes (tens of minutes under the sanitizers): 30 s
-  // tells "at the next chunk of trajectories" from "at the window's end"
+  // tells "at the next portion of a launch" from "at the window's end"
   // with room for writing the interrupted file, which took up to 12 s under
   // ASan on a loaded 2-core machine.
   EXPECT_LT(waited, 30.0);

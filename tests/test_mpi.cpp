@@ -1,6 +1,6 @@
 // `mpirun -n N nholo run CONFIG` (host/cli/mpi_run.hpp, docs/cluster.md): the
 // ensemble run over 2 and 3 ranks (oversubscribed on a small machine), with
-// the dynamic work queue, the static partition and other chunk sizes, gives
+// the dynamic work queue, the static partition and other parcel sizes, gives
 // every dataset and statistic bitwise equal to one process; SIGINT to mpirun
 // stops every rank cleanly and a rank killed outright leaves the finished
 // shard files complete and the rest valid; `--resume` with another number
@@ -92,7 +92,7 @@ TEST(Mpi, RanksGiveTheSameFileAsOneProcessBitwise) {
 TEST(Mpi, InterruptedAndKilledRanksLeaveAResumableResult) {
   REQUIRE_MPI();
   const fs::path dir = nholo_test::temp_dir("nholo_mpi", "kill");
-  // 12 chunks of 1024, each long enough (about 1.5 s on 3 ranks sharing 2
+  // 12 parcels of 1024, each long enough (about 1.5 s on 3 ranks sharing 2
   // cores) to be stopped mid-run: Open MPI forwards a signal to the ranks
   // after about a second
   write_file(dir / "c.toml", config(30.0, 0.5, 12288));

@@ -1,7 +1,7 @@
-// The work plan of an MPI run (host/run/work_plan.hpp): chunks cover the ensemble
+// The work plan of an MPI run (host/run/work_plan.hpp): parcels cover the ensemble
 // exactly once in whole blocks, shard files found on disk are adopted as they
 // are, overlapping or misaligned ones are refused by name, the static
-// partition gives every rank a contiguous, balanced run of chunks, and the
+// partition gives every rank a contiguous, balanced run of parcels, and the
 // shard files of an output are recognised by name (and nothing else is).
 #include <gtest/gtest.h>
 
@@ -13,14 +13,14 @@
 #include "tests/nholo_cli.hpp"
 
 namespace fs = std::filesystem;
-using nholo::Chunk;
+using nholo::Parcel;
 using nholo::ShardFile;
 
 namespace {
 
-// Every trajectory of [0, size) in exactly one chunk, chunks in order,
+// Every trajectory of [0, size) in exactly one parcel, parcels in order,
 // block-aligned starts.
-void expect_cover(const std::vector<Chunk>& c, int64_t size) {
+void expect_cover(const std::vector<Parcel>& c, int64_t size) {
   ASSERT_FALSE(c.empty());
   EXPECT_EQ(c.front().begin, 0);
   for (size_t i = 0; i < c.size(); ++i) {
@@ -35,23 +35,23 @@ void expect_cover(const std::vector<Chunk>& c, int64_t size) {
 
 }  // namespace
 
-TEST(WorkPlan, ChunksCoverTheEnsembleOnceInWholeBlocks) {
+TEST(WorkPlan, ParcelsCoverTheEnsembleOnceInWholeBlocks) {
   for (int64_t size : {1, 1023, 1024, 1025, 7300, 65536, 1000000})
-    for (int64_t cb : {1, 3, 64}) {
-      SCOPED_TRACE(std::to_string(size) + " / " + std::to_string(cb));
-      const auto c = nholo::plan_chunks(size, cb, {});
+    for (int64_t pb : {1, 3, 64}) {
+      SCOPED_TRACE(std::to_string(size) + " / " + std::to_string(pb));
+      const auto c = nholo::plan_parcels(size, pb, {});
       expect_cover(c, size);
-      for (size_t i = 0; i + 1 < c.size(); ++i) EXPECT_EQ(c[i].end - c[i].begin, cb * 1024);
+      for (size_t i = 0; i + 1 < c.size(); ++i) EXPECT_EQ(c[i].end - c[i].begin, pb * 1024);
       const int64_t blocks = (size + 1023) / 1024;
-      EXPECT_EQ(static_cast<int64_t>(c.size()), (blocks + cb - 1) / cb);
+      EXPECT_EQ(static_cast<int64_t>(c.size()), (blocks + pb - 1) / pb);
     }
-  EXPECT_THROW(nholo::plan_chunks(7300, 0, {}), nholo::ConfigError);
+  EXPECT_THROW(nholo::plan_parcels(7300, 0, {}), nholo::ConfigError);
 }
 
 TEST(WorkPlan, FoundShardFilesAreAdoptedAsTheyAre) {
-  // an earlier run with other chunks: [2048, 5120) complete, [6144, 7300) partial
+  // an earlier run with other parcels: [2048, 5120) complete, [6144, 7300) partial
   std::vector<ShardFile> found = {{"b", 6144, 7300, false, true}, {"a", 2048, 5120, true, false}};
-  const auto c = nholo::plan_chunks(7300, 2, found);
+  const auto c = nholo::plan_parcels(7300, 2, found);
   expect_cover(c, 7300);
   std::vector<std::pair<int64_t, int64_t>> got;
   for (const auto& x : c) got.push_back({x.begin, x.end});
@@ -68,7 +68,7 @@ TEST(WorkPlan, FoundShardFilesAreAdoptedAsTheyAre) {
 TEST(WorkPlan, OverlappingOrMisalignedShardFilesAreRefusedByName) {
   auto message = [](const std::vector<ShardFile>& f) {
     try {
-      nholo::plan_chunks(7300, 2, f);
+      nholo::plan_parcels(7300, 2, f);
     } catch (const nholo::ConfigError& e) {
       return std::string(e.what());
     }
@@ -87,13 +87,13 @@ TEST(WorkPlan, OverlappingOrMisalignedShardFilesAreRefusedByName) {
 }
 
 TEST(WorkPlan, StaticPartitionIsContiguousAndBalanced) {
-  for (int64_t chunks : {1, 2, 7, 8, 64, 1000})
+  for (int64_t parcels : {1, 2, 7, 8, 64, 1000})
     for (int ranks : {1, 2, 3, 7, 64}) {
-      SCOPED_TRACE(std::to_string(chunks) + " chunks, " + std::to_string(ranks) + " ranks");
+      SCOPED_TRACE(std::to_string(parcels) + " parcels, " + std::to_string(ranks) + " ranks");
       std::vector<int64_t> count(ranks, 0);
       int prev = 0;
-      for (int64_t i = 0; i < chunks; ++i) {
-        const int r = nholo::static_owner(i, chunks, ranks);
+      for (int64_t i = 0; i < parcels; ++i) {
+        const int r = nholo::static_owner(i, parcels, ranks);
         ASSERT_GE(r, 0);
         ASSERT_LT(r, ranks);
         EXPECT_GE(r, prev);  // contiguous runs, in rank order
@@ -102,15 +102,16 @@ TEST(WorkPlan, StaticPartitionIsContiguousAndBalanced) {
       }
       // r owns [r*C/R, (r+1)*C/R): sizes differ by at most one
       for (int r = 0; r < ranks; ++r)
-        EXPECT_EQ(count[r], (r + 1) * chunks / ranks - r * chunks / ranks);
+        EXPECT_EQ(count[r], (r + 1) * parcels / ranks - r * parcels / ranks);
     }
 }
 
-TEST(WorkPlan, DefaultChunksGiveEveryRankSeveralAndStayBounded) {
-  EXPECT_EQ(nholo::default_chunk_blocks(7300, 3), 1);         // 8 blocks: one per chunk
-  EXPECT_EQ(nholo::default_chunk_blocks(1 << 20, 4), 64);     // 1024 blocks over 16 chunks
-  EXPECT_EQ(nholo::default_chunk_blocks(int64_t(1) << 34, 2), 1024);  // capped at 2^20 trajectories
-  EXPECT_EQ(nholo::default_chunk_blocks(1, 64), 1);
+TEST(WorkPlan, DefaultParcelsGiveEveryRankSeveralAndStayBounded) {
+  EXPECT_EQ(nholo::default_parcel_blocks(7300, 3), 1);      // 8 blocks: one per parcel
+  EXPECT_EQ(nholo::default_parcel_blocks(1 << 20, 4), 64);  // 1024 blocks over 16 parcels
+  EXPECT_EQ(nholo::default_parcel_blocks(int64_t(1) << 34, 2),
+            1024);  // capped at 2^20 trajectories
+  EXPECT_EQ(nholo::default_parcel_blocks(1, 64), 1);
 }
 
 TEST(WorkPlan, ShardFilesOfAnOutputAreFoundByName) {
@@ -133,7 +134,7 @@ TEST(WorkPlan, ShardFilesOfAnOutputAreFoundByName) {
   fs::remove_all(dir);
 }
 
-// make_plan: a fresh output is cut into chunks; what is in the way is refused
+// make_plan: a fresh output is cut into parcels; what is in the way is refused
 // without --overwrite and removed with it (the shard files of an earlier run).
 TEST(WorkPlan, MakePlanRefusesOrDiscardsWhatIsInTheWay) {
   const fs::path dir = nholo_test::temp_dir("nholo_work_plan", "make");
@@ -142,11 +143,11 @@ TEST(WorkPlan, MakePlanRefusesOrDiscardsWhatIsInTheWay) {
   cfg.size = 5000;
   cfg.result_hash = "h";
   nholo::WorkRequest req;
-  req.chunk_blocks = 2;
+  req.parcel_blocks = 2;
   nholo::WorkPlan plan = nholo::make_plan(cfg, req);
   EXPECT_FALSE(plan.complete);
-  expect_cover(plan.chunks, 5000);
-  EXPECT_EQ(plan.chunks.size(), 3u);
+  expect_cover(plan.parcels, 5000);
+  EXPECT_EQ(plan.parcels.size(), 3u);
   std::ofstream(dir / "out.shard-0-1024.h5") << "x";
   try {
     nholo::make_plan(cfg, req);
@@ -159,6 +160,6 @@ TEST(WorkPlan, MakePlanRefusesOrDiscardsWhatIsInTheWay) {
   req.overwrite = true;
   plan = nholo::make_plan(cfg, req);
   EXPECT_FALSE(fs::exists(dir / "out.shard-0-1024.h5"));
-  expect_cover(plan.chunks, 5000);
+  expect_cover(plan.parcels, 5000);
   fs::remove_all(dir);
 }

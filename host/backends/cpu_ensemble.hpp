@@ -228,8 +228,8 @@ class CpuEnsemble final : public DeviceEnsemble {
   // The window's integration, scheduled as the CUDA backend does
   // (EnsembleLayout::steps_per_launch): launches over the active trajectories,
   // each advancing them by at most that many steps, those that finished the
-  // window dropping out. Each launch runs in chunks of trajectories, so that
-  // an interrupt (L_.stop) is honoured within about kChunkSeconds: the chunk
+  // window dropping out. Each launch runs in portions of trajectories, so that
+  // an interrupt (L_.stop) is honoured within about kPortionSeconds: the portion
   // adapts to the measured cost per trajectory. The trajectories are
   // independent, so the results depend on neither. False: interrupted.
   bool integrate(EnsembleArrays<double>& arr, int64_t count, const double* save_times, int ns) {
@@ -245,7 +245,7 @@ class CpuEnsemble final : public DeviceEnsemble {
     for (int64_t i = 0; i < count; ++i) active_[i] = i;
     complete_ = true;
     const int64_t per_thread = std::max(dev_.threads(), 1);
-    if (chunk_ == 0) chunk_ = 32 * per_thread;  // grows 4x per chunk while chunks are fast
+    if (portion_ == 0) portion_ = 32 * per_thread;  // grows 4x per portion while portions are fast
     while (!active_.empty()) {
       const int64_t n_active = static_cast<int64_t>(active_.size());
       finished_.assign(active_.size(), 0);
@@ -257,14 +257,14 @@ class CpuEnsemble final : public DeviceEnsemble {
           busy_seconds_ += seconds_since(c0);
           return false;
         }
-        const int64_t j1 = std::min(n_active, j0 + chunk_);
+        const int64_t j1 = std::min(n_active, j0 + portion_);
         const auto t0 = std::chrono::steady_clock::now();
         for_each_index(dev_.info().backend, dev_.threads(), j0, j1, part);
         const double dt = seconds_since(t0);
-        const double scale = dt > 0 ? std::min(4.0, std::max(0.25, kChunkSeconds / dt)) : 4.0;
-        chunk_ = std::min<int64_t>(
+        const double scale = dt > 0 ? std::min(4.0, std::max(0.25, kPortionSeconds / dt)) : 4.0;
+        portion_ = std::min<int64_t>(
             int64_t(1) << 22,
-            std::max<int64_t>(32 * per_thread, static_cast<int64_t>(chunk_ * scale)));
+            std::max<int64_t>(32 * per_thread, static_cast<int64_t>(portion_ * scale)));
         j0 = j1;
       }
       int64_t kept = 0;
@@ -299,8 +299,8 @@ class CpuEnsemble final : public DeviceEnsemble {
   const double* q_ = nullptr;
   int64_t fault_at_ = -1, windows_ = 0;
   bool complete_ = true;
-  static constexpr double kChunkSeconds = 0.1;
-  int64_t chunk_ = 0;  // trajectories per chunk of a launch (adapted; 0: not yet)
+  static constexpr double kPortionSeconds = 0.1;
+  int64_t portion_ = 0;  // trajectories per portion of a launch (adapted; 0: not yet)
   // the scheduler's: window progress, the active trajectories, which finished
   std::vector<int32_t> save_k_;
   std::vector<int64_t> interval_start_, active_;

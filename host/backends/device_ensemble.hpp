@@ -169,7 +169,7 @@ struct EnsembleLayout {
   int64_t cpu_tail = 0;
   int host_threads = 1;
   // set asynchronously (an interrupt): a backend stops between launches and
-  // chunks of them (the window is then not complete)
+  // portions of them (the window is then not complete)
   const std::atomic<bool>* stop = nullptr;
   // the run's events ([[events]], kernels/event_program.hpp; null: none),
   // owned by the run: each ensemble counts and records them for its slice

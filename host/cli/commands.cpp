@@ -207,7 +207,7 @@ RunSummary run_command(const RunConfig& cfg_in, const CommandOptions& opts) {
   // a model file's GPU kernels, before anything is removed or written
   add_gpu_modules(cfg, *dev, opts.quiet);
   output.begin_writing();
-  // a signal received before (an MPI rank between chunks) still stops it; else a fresh flag
+  // a signal received before (an MPI rank between parcels) still stops it; else a fresh flag
   interrupt_flag().store(interrupt_signal() != 0);
   RunOptions ro;
   ro.quiet = opts.quiet;

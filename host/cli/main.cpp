@@ -13,9 +13,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "host/cli/chunk_queue.hpp"
 #include "host/cli/commands.hpp"
 #include "host/cli/mpi_run.hpp"
+#include "host/cli/parcel_queue.hpp"
 #include "host/config/model_catalog.hpp"
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
@@ -129,11 +129,11 @@ CLI::App* add_run(CLI::App& app, Args& a) {
                 "--overwrite, an existing PATH of another configuration is replaced when it "
                 "completes");
   run->add_flag("--static", a.mpi_opts.static_partition,
-                "under mpirun: a static partition of the chunks over the ranks instead of the "
+                "under mpirun: a static partition of the parcels over the ranks instead of the "
                 "dynamic work queue");
-  run->add_option("--chunk-blocks", a.mpi_opts.chunk_blocks,
-                  "under mpirun: blocks of 1024 trajectories per chunk (work unit and shard file; "
-                  "default: about 4 chunks per rank, at most 1024 blocks)")
+  run->add_option("--chunk-blocks", a.mpi_opts.parcel_blocks,
+                  "under mpirun: blocks of 1024 trajectories per parcel (work unit and shard file; "
+                  "default: about 4 parcels per rank, at most 1024 blocks)")
       ->check(whole_number(1, "a whole number of blocks >= 1"));
   return run;
 }
@@ -435,7 +435,7 @@ int run_world(const Args& a) {
   const int world = nholo::mpi::init(nullptr, nullptr);
   // srun tasks without MPI: each must run its own shard
   if (world == 1 && a.shard.empty() && a.range.empty()) nholo::mpi::refuse_plain_srun_tasks();
-  if (world == 1 && (a.mpi_opts.static_partition || a.mpi_opts.chunk_blocks != 0))
+  if (world == 1 && (a.mpi_opts.static_partition || a.mpi_opts.parcel_blocks != 0))
     throw nholo::ConfigError("--static/--chunk-blocks",
                              "apply to a run over several MPI ranks "
                              "(mpirun -n N nholo run CONFIG) only");
@@ -473,7 +473,7 @@ int run_or_check(Args& a, bool check, int world) {
   if (a.resume && a.shard.empty() && a.range.empty() &&
       !std::filesystem::exists(nholo::partial_path(cfg.output_path)) &&
       !nholo::find_shard_files(cfg.output_path).empty())
-    return nholo::chunks::run_alone(cfg, opts);
+    return nholo::parcels::run_alone(cfg, opts);
   const nholo::RunSummary s = nholo::run_command(cfg, opts);
   // the file this process writes: a shard's own (OUT.shard-BEGIN-END.h5)
   std::string written = cfg.output_path;

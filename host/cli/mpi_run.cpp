@@ -1,5 +1,5 @@
 // nholo/host/cli/mpi_run.cpp — `mpirun -n N nholo run CONFIG`: the work plan
-// shared, chunks run as shards by run_command, the shards merged.
+// shared, parcels run as shards by run_command, the shards merged.
 #include "host/cli/mpi_run.hpp"
 
 #include <unistd.h>
@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "host/cli/chunk_queue.hpp"
-#include "host/io/output_path.hpp"
+#include "host/cli/parcel_queue.hpp"
 #include "host/io/file_names.hpp"
 #include "host/io/h5.hpp"
+#include "host/io/output_path.hpp"
 #include "host/model_files/plugin.hpp"
 #include "host/run/device_choice.hpp"
 #include "host/run/work_plan.hpp"
@@ -87,12 +87,12 @@ namespace {
 
 bool g_initialized = false;
 
-using namespace chunks;
+using namespace parcels;
 
 // Message tags of the work queue.
-constexpr int kTagReport = 11;   // rank -> 0: how its last chunk ended, and a request for the next
-constexpr int kTagMessage = 12;  // rank -> 0: the error message of that chunk
-constexpr int kTagChunk = 13;    // 0 -> rank: the next chunk's index, or -1: no more
+constexpr int kTagReport = 11;   // rank -> 0: how its last parcel ended, and a request for the next
+constexpr int kTagMessage = 12;  // rank -> 0: the error message of that parcel
+constexpr int kTagParcel = 13;   // 0 -> rank: the next parcel's index, or -1: no more
 
 void quiet_wait(MPI_Request& req);
 
@@ -163,19 +163,19 @@ void serve(Queue& q, int n) {
       MPI_Recv(msg.data(), static_cast<int>(rep.message_len), MPI_CHAR, st.MPI_SOURCE, kTagMessage,
                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     int64_t idx = q.next(st.MPI_SOURCE, rep, msg);
-    MPI_Send(&idx, 1, MPI_INT64_T, st.MPI_SOURCE, kTagChunk, MPI_COMM_WORLD);
+    MPI_Send(&idx, 1, MPI_INT64_T, st.MPI_SOURCE, kTagParcel, MPI_COMM_WORLD);
     if (idx < 0) ++finished;
   }
 }
 
-// A rank other than 0 asks for its next chunk, reporting its last one.
+// A rank other than 0 asks for its next parcel, reporting its last one.
 int64_t request(const Report& rep, const std::string& msg) {
   MPI_Send(&rep, kReportInts, MPI_INT64_T, 0, kTagReport, MPI_COMM_WORLD);
   if (rep.message_len > 0)
     MPI_Send(msg.data(), static_cast<int>(rep.message_len), MPI_CHAR, 0, kTagMessage,
              MPI_COMM_WORLD);
   int64_t idx = -1;
-  MPI_Recv(&idx, 1, MPI_INT64_T, 0, kTagChunk, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Recv(&idx, 1, MPI_INT64_T, 0, kTagParcel, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return idx;
 }
 
@@ -266,7 +266,7 @@ int share_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
   std::string error;
   if (w.me == 0) {
     try {
-      plan = prepare_run(cfg, opts, mo.chunk_blocks, mo.static_partition, w.n);
+      plan = prepare_run(cfg, opts, mo.parcel_blocks, mo.static_partition, w.n);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -284,19 +284,19 @@ int share_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
                    cfg.output_path.c_str());
     return 0;
   }
-  int64_t nc = static_cast<int64_t>(plan.chunks.size());
+  int64_t nc = static_cast<int64_t>(plan.parcels.size());
   MPI_Bcast(&nc, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   std::vector<int64_t> ranges(2 * nc);
   if (w.me == 0)
     for (int64_t i = 0; i < nc; ++i) {
-      ranges[2 * i] = plan.chunks[i].begin;
-      ranges[2 * i + 1] = plan.chunks[i].end;
+      ranges[2 * i] = plan.parcels[i].begin;
+      ranges[2 * i + 1] = plan.parcels[i].end;
     }
   MPI_Bcast(ranges.data(), static_cast<int>(2 * nc), MPI_INT64_T, 0, MPI_COMM_WORLD);
   if (w.me != 0) {
-    plan.chunks.resize(nc);
+    plan.parcels.resize(nc);
     for (int64_t i = 0; i < nc; ++i)
-      plan.chunks[i] = {ranges[2 * i], ranges[2 * i + 1], false, false};
+      plan.parcels[i] = {ranges[2 * i], ranges[2 * i + 1], false, false};
   }
   return -1;
 }
@@ -305,15 +305,15 @@ int share_plan(const RunConfig& cfg, const CommandOptions& opts, const Options& 
 void print_run_start(const RunConfig& cfg, const Options& mo, const WorkPlan& plan, int n,
                      const std::vector<std::string>& hellos) {
   int64_t adopted = 0, complete_found = 0;
-  for (const auto& c : plan.chunks) {
+  for (const auto& c : plan.parcels) {
     adopted += c.found && !c.complete;
     complete_found += c.complete;
   }
   std::fprintf(stderr,
-               "nholo: mpi: %d ranks, %s: %lld chunks of trajectories (%lld complete "
+               "nholo: mpi: %d ranks, %s: %lld parcels of trajectories (%lld complete "
                "and %lld to continue from shard files on disk), written to %s\n",
                n, mo.static_partition ? "static partition" : "dynamic work queue",
-               static_cast<long long>(plan.chunks.size()), static_cast<long long>(complete_found),
+               static_cast<long long>(plan.parcels.size()), static_cast<long long>(complete_found),
                static_cast<long long>(adopted),
                fs::path(cfg.output_path)
                    .replace_extension("")
@@ -350,8 +350,8 @@ std::string open_devices(const RunConfig& cfg, const Options& mo, const WorkPlan
   return error;
 }
 
-// The chunks: rank 0 serves the queue from a thread and runs chunks too.
-void run_chunks(const RunConfig& cfg, const WorkPlan& plan, Queue& queue, const World& w) {
+// The parcels: rank 0 serves the queue from a thread and runs parcels too.
+void run_parcels(const RunConfig& cfg, const WorkPlan& plan, Queue& queue, const World& w) {
   std::thread server;
   if (w.me == 0 && w.n > 1) server = std::thread([&] { serve(queue, w.n); });
   Report rep;
@@ -360,7 +360,7 @@ void run_chunks(const RunConfig& cfg, const WorkPlan& plan, Queue& queue, const 
     const int64_t idx = w.me == 0 ? queue.next(0, rep, msg) : request(rep, msg);
     if (idx < 0) break;
     msg.clear();
-    rep = run_chunk(cfg, plan.chunks[idx], idx, msg);
+    rep = run_parcel(cfg, plan.parcels[idx], idx, msg);
   }
   if (server.joinable()) server.join();
 }
@@ -377,8 +377,8 @@ int run(const RunConfig& cfg_in, const CommandOptions& opts, const Options& mo) 
     if (w.me == 0) std::fprintf(stderr, "nholo: error: %s\n", error.c_str());
     return 2;
   }
-  Queue queue(plan.chunks, w.n, mo.static_partition, opts.quiet);
-  run_chunks(cfg, plan, queue, w);
+  Queue queue(plan.parcels, w.n, mo.static_partition, opts.quiet);
+  run_parcels(cfg, plan, queue, w);
   const int code = w.me == 0 ? finish(cfg, opts, plan, queue, w.n, t0) : 0;
   quiet_barrier();
   return code;

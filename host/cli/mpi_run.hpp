@@ -1,17 +1,17 @@
 // nholo/host/cli/mpi_run.hpp — `mpirun -n N nholo run CONFIG` (docs/cluster.md):
-// a mode of the run command (in cli/ with it: it runs run_command per chunk
+// a mode of the run command (in cli/ with it: it runs run_command per parcel
 // and merge_command at the end; the pipeline and run/ know nothing of MPI).
 //
-// The ensemble is cut into chunks of whole blocks (host/run/work_plan.hpp). Every
-// rank runs chunks as shards (`--range`), each into its own complete shard
+// The ensemble is cut into parcels of whole blocks (host/run/work_plan.hpp). Every
+// rank runs parcels as shards (`--range`), each into its own complete shard
 // file OUT.shard-BEGIN-END.h5 next to OUT, through the same crash-consistent
-// pipeline as a single run; rank 0 hands the chunks out (a work queue served
+// pipeline as a single run; rank 0 hands the parcels out (a work queue served
 // by a thread of rank 0, so rank 0 integrates too; or a static partition),
-// and when every chunk is finished writes OUT as `nholo merge` does: virtual
+// and when every parcel is finished writes OUT as `nholo merge` does: virtual
 // datasets over the shard files, statistics merged in block order, bitwise
 // those of a single process. A rank that dies leaves the finished shard
 // files complete and its current one a valid .partial; `--resume` adopts
-// both (with any number of ranks, one included: chunk_queue.hpp, which holds
+// both (with any number of ranks, one included: parcel_queue.hpp, which holds
 // the plan, the queue and the merge without MPI) and runs what is missing.
 //
 // Built with -DNHOLO_WITH_MPI=ON (the default when an MPI library is found);
@@ -35,8 +35,8 @@ int launcher_world_size();
 std::string library_version();
 
 struct Options {
-  bool static_partition = false;  // chunk i to a fixed rank, no queue
-  int64_t chunk_blocks = 0;       // blocks of 1024 per chunk (0: default_chunk_blocks)
+  bool static_partition = false;  // parcel i to a fixed rank, no queue
+  int64_t parcel_blocks = 0;      // blocks of 1024 per parcel (0: default_parcel_blocks)
 };
 
 // Initializes MPI when the process was started by a launcher; returns the

@@ -1,6 +1,6 @@
 // nholo/host/run/interrupt.hpp — the interrupt flag of a run: set by the
 // handler of SIGINT, SIGTERM and SIGHUP, read by the run pipeline between
-// windows (and by the CPU backends between chunks of trajectories).
+// windows (and by the CPU backends between portions of a launch).
 #pragma once
 
 #include <atomic>

@@ -30,7 +30,7 @@
 //                      finished), or the master replaced by one with the
 //                      statistics (stopped)
 //      interrupts (SIGINT, SIGTERM, SIGHUP) are honoured between windows and,
-//      on the CPU backends, between chunks of trajectories inside a window
+//      on the CPU backends, between portions of a launch inside a window
 //      (about 0.1 s apart) and during the initial states.
 // Peak memory is set by the slice size and the window, never by the ensemble
 // size or the number of saves.

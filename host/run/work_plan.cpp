@@ -69,15 +69,16 @@ std::vector<ShardFile> find_shard_files(const std::string& output_path) {
   return v;
 }
 
-int64_t default_chunk_blocks(int64_t size, int ranks) {
+int64_t default_parcel_blocks(int64_t size, int ranks) {
   const int64_t blocks = (size + kStatBlock - 1) / kStatBlock;
   const int64_t want = 4 * std::max(1, ranks);
   return std::clamp<int64_t>((blocks + want - 1) / want, 1, 1024);
 }
 
-std::vector<Chunk> plan_chunks(int64_t size, int64_t chunk_blocks,
-                               const std::vector<ShardFile>& found) {
-  if (chunk_blocks < 1) throw ConfigError("--chunk-blocks", "must be at least 1 (a block is 1024 trajectories)");
+std::vector<Parcel> plan_parcels(int64_t size, int64_t parcel_blocks,
+                                 const std::vector<ShardFile>& found) {
+  if (parcel_blocks < 1)
+    throw ConfigError("--chunk-blocks", "must be at least 1 (a block is 1024 trajectories)");
   std::vector<ShardFile> f = found;
   std::sort(f.begin(), f.end(),
             [](const ShardFile& a, const ShardFile& b) { return a.begin < b.begin; });
@@ -95,19 +96,20 @@ std::vector<Chunk> plan_chunks(int64_t size, int64_t chunk_blocks,
                                         "merge or remove one of them by hand, or pass --overwrite "
                                         "to discard both");
   }
-  const int64_t step = chunk_blocks * kStatBlock;
-  std::vector<Chunk> chunks;
+  const int64_t step = parcel_blocks * kStatBlock;
+  std::vector<Parcel> parcels;
   auto fill = [&](int64_t b, int64_t e) {
-    for (int64_t x = b; x < e; x += step) chunks.push_back({x, std::min(e, x + step), false, false});
+    for (int64_t x = b; x < e; x += step)
+      parcels.push_back({x, std::min(e, x + step), false, false});
   };
   int64_t at = 0;
   for (const auto& s : f) {
     fill(at, s.begin);
-    chunks.push_back({s.begin, s.end, true, s.complete && !s.partial});
+    parcels.push_back({s.begin, s.end, true, s.complete && !s.partial});
     at = s.end;
   }
   fill(at, size);
-  return chunks;
+  return parcels;
 }
 
 WorkPlan make_plan(const RunConfig& cfg, const WorkRequest& req) {
@@ -186,19 +188,19 @@ WorkPlan make_plan(const RunConfig& cfg, const WorkRequest& req) {
               "); move it away, or run with --overwrite alone to discard the shard files");
   }
   const int64_t blocks = (cfg.size + kStatBlock - 1) / kStatBlock;
-  int64_t cb = req.chunk_blocks;
-  if (cb <= 0)
-    cb = req.static_partition ? (blocks + req.ranks - 1) / req.ranks
-                              : default_chunk_blocks(cfg.size, req.ranks);
-  plan.chunks = plan_chunks(cfg.size, cb, found);
+  int64_t pb = req.parcel_blocks;
+  if (pb <= 0)
+    pb = req.static_partition ? (blocks + req.ranks - 1) / req.ranks
+                              : default_parcel_blocks(cfg.size, req.ranks);
+  plan.parcels = plan_parcels(cfg.size, pb, found);
   return plan;
 }
 
-int static_owner(int64_t i, int64_t chunks, int ranks) {
-  // rank r owns chunks [r*C/R, (r+1)*C/R): the inverse of that split
-  int r = static_cast<int>(i * ranks / std::max<int64_t>(1, chunks));
-  while (r + 1 < ranks && i >= (r + 1) * chunks / ranks) ++r;
-  while (r > 0 && i < r * chunks / ranks) --r;
+int static_owner(int64_t i, int64_t parcels, int ranks) {
+  // rank r owns parcels [r*C/R, (r+1)*C/R): the inverse of that split
+  int r = static_cast<int>(i * ranks / std::max<int64_t>(1, parcels));
+  while (r + 1 < ranks && i >= (r + 1) * parcels / ranks) ++r;
+  while (r > 0 && i < r * parcels / ranks) --r;
   return r;
 }
 

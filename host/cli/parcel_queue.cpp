@@ -1,6 +1,6 @@
-// nholo/host/cli/chunk_queue.cpp — chunks of a run as shards, their queue and
-// their merge (chunk_queue.hpp).
-#include "host/cli/chunk_queue.hpp"
+// nholo/host/cli/parcel_queue.cpp — parcels of a run as shards, their queue and
+// their merge (parcel_queue.hpp).
+#include "host/cli/parcel_queue.hpp"
 
 #include <algorithm>
 #include <csignal>
@@ -11,7 +11,7 @@
 #include "host/io/output_path.hpp"
 #include "host/run/interrupt.hpp"
 
-namespace nholo::chunks {
+namespace nholo::parcels {
 
 namespace {
 
@@ -44,14 +44,14 @@ int merge_shards(const RunConfig& cfg, const CommandOptions& opts,
 
 }  // namespace
 
-std::string chunk_name(const Chunk& c) {
+std::string parcel_name(const Parcel& c) {
   return "[" + std::to_string(c.begin) + ", " + std::to_string(c.end) + ")";
 }
 
-Queue::Queue(std::vector<Chunk> chunks, int ranks, bool static_partition, bool quiet)
-    : chunks_(std::move(chunks)),
-      state_(chunks_.size(), kNone),
-      message_(chunks_.size()),
+Queue::Queue(std::vector<Parcel> parcels, int ranks, bool static_partition, bool quiet)
+    : parcels_(std::move(parcels)),
+      state_(parcels_.size(), kNone),
+      message_(parcels_.size()),
       ranks_(ranks),
       static_(static_partition),
       quiet_(quiet),
@@ -59,8 +59,8 @@ Queue::Queue(std::vector<Chunk> chunks, int ranks, bool static_partition, bool q
       done_by_(ranks, 0),
       traj_by_(ranks, 0),
       steps_by_(ranks, 0) {
-  for (size_t i = 0; i < chunks_.size(); ++i)
-    if (chunks_[i].complete) {
+  for (size_t i = 0; i < parcels_.size(); ++i)
+    if (parcels_[i].complete) {
       state_[i] = kDone;
       ++done_;
     }
@@ -68,9 +68,9 @@ Queue::Queue(std::vector<Chunk> chunks, int ranks, bool static_partition, bool q
 
 int64_t Queue::next(int r, const Report& rep, const std::string& message) {
   std::lock_guard<std::mutex> g(mu_);
-  if (rep.chunk >= 0 && rep.chunk < static_cast<int64_t>(chunks_.size())) {
-    state_[rep.chunk] = rep.outcome;
-    message_[rep.chunk] = message;
+  if (rep.parcel >= 0 && rep.parcel < static_cast<int64_t>(parcels_.size())) {
+    state_[rep.parcel] = rep.outcome;
+    message_[rep.parcel] = message;
     busy_[r] += rep.micros * 1e-6;
     steps_by_[r] += rep.steps;
     if (rep.outcome == kDone) {
@@ -78,9 +78,9 @@ int64_t Queue::next(int r, const Report& rep, const std::string& message) {
       ++done_by_[r];
       traj_by_[r] += rep.trajectories;
       if (!quiet_)
-        std::fprintf(stderr, "nholo: [%lld/%zu chunks] trajectories %s by rank %d in %.2f s\n",
-                     static_cast<long long>(done_), chunks_.size(),
-                     chunk_name(chunks_[rep.chunk]).c_str(), r, rep.micros * 1e-6);
+        std::fprintf(stderr, "nholo: [%lld/%zu parcels] trajectories %s by rank %d in %.2f s\n",
+                     static_cast<long long>(done_), parcels_.size(),
+                     parcel_name(parcels_[rep.parcel]).c_str(), r, rep.micros * 1e-6);
     } else {
       stop_ = true;
       if (rep.signal > 0 && signal_ == 0) signal_ = static_cast<int>(rep.signal);
@@ -88,23 +88,22 @@ int64_t Queue::next(int r, const Report& rep, const std::string& message) {
   }
   if (stop_ || interrupt_signal() != 0) return -1;
   if (!static_) {
-    while (cursor_ < static_cast<int64_t>(chunks_.size()) && state_[cursor_] != kNone) ++cursor_;
-    if (cursor_ >= static_cast<int64_t>(chunks_.size())) return -1;
+    while (cursor_ < static_cast<int64_t>(parcels_.size()) && state_[cursor_] != kNone) ++cursor_;
+    if (cursor_ >= static_cast<int64_t>(parcels_.size())) return -1;
     state_[cursor_] = -1;  // handed out
     return cursor_++;
   }
-  for (int64_t i = 0; i < static_cast<int64_t>(chunks_.size()); ++i)
-    if (state_[i] == kNone &&
-        static_owner(i, static_cast<int64_t>(chunks_.size()), ranks_) == r) {
+  for (int64_t i = 0; i < static_cast<int64_t>(parcels_.size()); ++i)
+    if (state_[i] == kNone && static_owner(i, static_cast<int64_t>(parcels_.size()), ranks_) == r) {
       state_[i] = -1;
       return i;
     }
   return -1;
 }
 
-Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string& msg) {
+Report run_parcel(const RunConfig& cfg, const Parcel& c, int64_t idx, std::string& msg) {
   Report rep;
-  rep.chunk = idx;
+  rep.parcel = idx;
   CommandOptions o;
   o.quiet = true;
   o.resume = true;
@@ -138,14 +137,14 @@ Report run_chunk(const RunConfig& cfg, const Chunk& c, int64_t idx, std::string&
   return rep;
 }
 
-WorkPlan prepare_run(const RunConfig& cfg, const CommandOptions& opts, int64_t chunk_blocks,
+WorkPlan prepare_run(const RunConfig& cfg, const CommandOptions& opts, int64_t parcel_blocks,
                      bool static_partition, int ranks) {
   check_output_folder(cfg.output_path);
   prepare_model(cfg, opts.quiet);  // a model file's plugin compiled once, before the ranks load it
   WorkRequest req;
   req.resume = opts.resume;
   req.overwrite = opts.overwrite;
-  req.chunk_blocks = chunk_blocks;
+  req.parcel_blocks = parcel_blocks;
   req.static_partition = static_partition;
   req.ranks = ranks;
   return make_plan(cfg, req);
@@ -153,16 +152,16 @@ WorkPlan prepare_run(const RunConfig& cfg, const CommandOptions& opts, int64_t c
 
 int finish(const RunConfig& cfg, const CommandOptions& opts, const WorkPlan& plan,
            const Queue& queue, int ranks, Clock::time_point t0) {
-  const int64_t nc = static_cast<int64_t>(plan.chunks.size());
+  const int64_t nc = static_cast<int64_t>(plan.parcels.size());
   int code = 0;
   std::vector<std::string> files;
   int64_t interrupted = 0;
-  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+  for (size_t i = 0; i < plan.parcels.size(); ++i) {
     const int64_t s = queue.state(i);
-    files.push_back(shard_path(cfg.output_path, plan.chunks[i].begin, plan.chunks[i].end));
+    files.push_back(shard_path(cfg.output_path, plan.parcels[i].begin, plan.parcels[i].end));
     if (s == kError || s == kFault) {
       std::fprintf(stderr, "nholo: error: trajectories %s: %s\n",
-                   chunk_name(plan.chunks[i]).c_str(), queue.message(i).c_str());
+                   parcel_name(plan.parcels[i]).c_str(), queue.message(i).c_str());
       code = s == kFault ? 3 : 2;
     }
     interrupted += s == kInterrupted;
@@ -171,7 +170,7 @@ int finish(const RunConfig& cfg, const CommandOptions& opts, const WorkPlan& pla
   if (!opts.quiet)
     for (int r = 0; r < ranks; ++r)
       std::fprintf(stderr,
-                   "nholo: mpi: rank %d ran %lld chunks, %lld trajectories, %lld steps "
+                   "nholo: mpi: rank %d ran %lld parcels, %lld trajectories, %lld steps "
                    "in %.2f s (%.4g trajectory-steps/s)\n",
                    r, static_cast<long long>(queue.done_by(r)),
                    static_cast<long long>(queue.trajectories_by(r)),
@@ -182,7 +181,7 @@ int finish(const RunConfig& cfg, const CommandOptions& opts, const WorkPlan& pla
     return merged != 0 ? merged : code;
   }
   std::fprintf(stderr,
-               "nholo: %s: %lld of %lld chunks finished (their shard files are complete); the "
+               "nholo: %s: %lld of %lld parcels finished (their shard files are complete); the "
                "others are not run or their .partial holds what finished. `mpirun -n N nholo "
                "run CONFIG --resume` (any N) continues them\n",
                interrupted > 0 || queue.signal() || interrupt_signal() ? "interrupted" : "stopped",
@@ -203,17 +202,17 @@ int run_alone(const RunConfig& cfg, const CommandOptions& opts) {
                    cfg.output_path.c_str());
     return 0;
   }
-  Queue queue(plan.chunks, 1, false, opts.quiet);
+  Queue queue(plan.parcels, 1, false, opts.quiet);
   if (!opts.quiet) {
     int64_t complete = 0, adopted = 0;
-    for (const auto& c : plan.chunks) {
+    for (const auto& c : plan.parcels) {
       complete += c.complete;
       adopted += c.found && !c.complete;
     }
     std::fprintf(stderr,
-                 "nholo: resuming the shard files of %s in one process: %lld chunks (%lld "
+                 "nholo: resuming the shard files of %s in one process: %lld parcels (%lld "
                  "complete and %lld to continue)\n",
-                 cfg.output_path.c_str(), static_cast<long long>(plan.chunks.size()),
+                 cfg.output_path.c_str(), static_cast<long long>(plan.parcels.size()),
                  static_cast<long long>(complete), static_cast<long long>(adopted));
   }
   Report rep;
@@ -222,9 +221,9 @@ int run_alone(const RunConfig& cfg, const CommandOptions& opts) {
     const int64_t idx = queue.next(0, rep, msg);
     if (idx < 0) break;
     msg.clear();
-    rep = run_chunk(cfg, plan.chunks[idx], idx, msg);
+    rep = run_parcel(cfg, plan.parcels[idx], idx, msg);
   }
   return finish(cfg, opts, plan, queue, 1, t0);
 }
 
-}  // namespace nholo::chunks
+}  // namespace nholo::parcels
