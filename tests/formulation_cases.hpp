@@ -16,6 +16,7 @@
 
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
+#include "tests/integrator_options.hpp"
 #include "tests/random_values.hpp"
 
 namespace nholo_test {
@@ -225,11 +226,7 @@ Acceleration<double, Sys::n, Sys::m> accel(const typename Sys::Params& p, const 
 // ------------------------------------------------------ trajectories
 
 inline IntegratorOptions tight() {
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-13;
-  opt.atol = 1e-13;
-  return opt;
+  return tolerance_options(Method::dop853, 1e-13);
 }
 
 // q, qd at t = 1, 2, ..., t_end (the first 2n components of the state)

@@ -39,6 +39,7 @@
 #include "kernels/formulations/embedded.hpp"
 #include "kernels/integrate.hpp"
 #include "models/registry.hpp"
+#include "tests/integrator_options.hpp"
 #include "tests/nholo_cli.hpp"
 
 using namespace nholo;
@@ -56,11 +57,7 @@ Sleigh::Params sleigh(double a, double slope, double w = 0.0, double J = 0.6, do
 }
 
 IntegratorOptions tight() {
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-12;
-  opt.atol = 1e-12;
-  return opt;
+  return nholo_test::tolerance_options(Method::dop853, 1e-12);
 }
 
 // a consistent embedded state: heading th along the motion, speed v > 0
