@@ -58,10 +58,6 @@ if(NHOLO_BUILD_TESTS)
     message(WARNING "${NHOLO_PYTHON3} lacks one of pytest, numpy, h5py, xarray, h5netcdf: "
                     "the test python_h5_layout will fail (run scripts/setup.sh)")
   endif()
-  add_test(NAME python_h5_layout
-    COMMAND ${NHOLO_PYTHON3} -m pytest -q -p no:cacheprovider
-            ${PROJECT_SOURCE_DIR}/tests/python/test_h5_layout.py)
-  set_tests_properties(python_h5_layout PROPERTIES
-    ENVIRONMENT "NHOLO_H5_LAYOUT_WRITER=$<TARGET_FILE:h5_layout_writer>;PYTHONDONTWRITEBYTECODE=1"
-    TIMEOUT 300)
+  nholo_add_pytest(python_h5_layout ${NHOLO_PYTHON3} test_h5_layout.py 300
+    "NHOLO_H5_LAYOUT_WRITER=$<TARGET_FILE:h5_layout_writer>;PYTHONDONTWRITEBYTECODE=1")
 endif()

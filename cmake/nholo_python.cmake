@@ -41,17 +41,10 @@ add_dependencies(_nholo nholo_python_files)
 # its tests against this build folder (scripts/test.sh runs them against the
 # installed package instead)
 if(NHOLO_BUILD_TESTS)
-  add_test(NAME python_api
-    COMMAND ${Python_EXECUTABLE} -m pytest -q -p no:cacheprovider
-            ${PROJECT_SOURCE_DIR}/tests/python/test_python_api.py)
-  set_tests_properties(python_api PROPERTIES
-    ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;NHOLO_BINARY=$<TARGET_FILE:nholo>;NHOLO_CACHE_DIR=${PROJECT_SOURCE_DIR}/build/test-plugin-cache"
-    TIMEOUT 900)
+  nholo_add_pytest(python_api ${Python_EXECUTABLE} test_python_api.py 900
+    "PYTHONPATH=${CMAKE_BINARY_DIR}/python;NHOLO_BINARY=$<TARGET_FILE:nholo>;NHOLO_CACHE_DIR=${PROJECT_SOURCE_DIR}/build/test-plugin-cache")
   # nholo.Model.from_sympy (python/nholo/_sympy.py); skipped, saying so, without sympy
-  add_test(NAME python_from_sympy
-    COMMAND ${Python_EXECUTABLE} -m pytest -q -rs -p no:cacheprovider
-            ${PROJECT_SOURCE_DIR}/tests/python/test_from_sympy.py)
-  set_tests_properties(python_from_sympy PROPERTIES
-    ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;NHOLO_CACHE_DIR=${PROJECT_SOURCE_DIR}/build/test-plugin-cache"
-    TIMEOUT 900)
+  nholo_add_pytest(python_from_sympy ${Python_EXECUTABLE} test_from_sympy.py 900
+    "PYTHONPATH=${CMAKE_BINARY_DIR}/python;NHOLO_CACHE_DIR=${PROJECT_SOURCE_DIR}/build/test-plugin-cache"
+    -rs)
 endif()

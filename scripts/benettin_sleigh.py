@@ -123,73 +123,84 @@ def _report_times(t0, t_end):
     return marks
 
 
-def benettin(sys_, y0, t0, t_end, d0, renorm, rtol, atol, direction, verbose):
-    v = np.asarray(direction, float)
-    v = v / np.linalg.norm(v)
-    ref = np.asarray(y0, float)
-    nb = ref + d0 * v
-    log_sum = 0.0
+def _renormalised_run(rhs, y, t0, t_end, renorm, rtol, atol, renormalise, report):
+    """Integrates `rhs` from y at t0 to t_end (DOP853) in segments of `renorm`
+    time units; after each segment the state is renormalise(state), and at
+    each of _report_times, report(t, state) is called with the renormalised
+    state."""
     edges = _segments(t0, t_end, renorm)
     marks = _report_times(t0, t_end)
-    out = []
     for ta, tb in zip(edges[:-1], edges[1:]):
-        sol = solve_ivp(sys_.rhs_pair, (ta, tb), np.r_[ref, nb], method="DOP853", rtol=rtol, atol=atol)
+        sol = solve_ivp(rhs, (ta, tb), y, method="DOP853", rtol=rtol, atol=atol)
         if not sol.success:
             raise RuntimeError(f"integration failed at t = {ta}: {sol.message}")
-        y = sol.y[:, -1]
-        ref, nb = y[:2], y[2:]
-        sep = nb - ref
+        y = renormalise(sol.y[:, -1].copy())
+        while marks and tb >= marks[0] - 1e-9:
+            report(tb, y)
+            marks.pop(0)
+
+
+def _unit(direction):
+    v = np.asarray(direction, float)
+    return v / np.linalg.norm(v)
+
+
+def benettin(sys_, y0, t0, t_end, d0, renorm, rtol, atol, direction, verbose):
+    ref = np.asarray(y0, float)
+    log_sum = 0.0
+    out = []
+
+    def pull_back(y):
+        """the neighbour (y2, y3) back to distance d0 from the reference (y0, y1)"""
+        nonlocal log_sum
+        sep = y[2:] - y[:2]
         d = float(np.hypot(sep[0], sep[1]))
         log_sum += math.log(d / d0)
-        nb = ref + sep * (d0 / d)
-        while marks and tb >= marks[0] - 1e-9:
-            lam = log_sum / (tb - t0)
-            out.append((tb, lam))
-            if verbose:
-                print(f"  benettin     t = {tb:10.1f}  lambda = {lam:.6f}  (u, omega) = ({ref[0]: .4f}, {ref[1]: .4f})")
-            marks.pop(0)
+        return np.r_[y[:2], y[:2] + sep * (d0 / d)]
+
+    def report(tb, y):
+        lam = log_sum / (tb - t0)
+        out.append((tb, lam))
+        if verbose:
+            print(f"  benettin     t = {tb:10.1f}  lambda = {lam:.6f}  (u, omega) = ({y[0]: .4f}, {y[1]: .4f})")
+
+    _renormalised_run(sys_.rhs_pair, np.r_[ref, ref + d0 * _unit(direction)], t0, t_end, renorm,
+                      rtol, atol, pull_back, report)
     return log_sum / (t_end - t0), out
 
 
 def variational(sys_, y0, t0, t_end, renorm, rtol, atol, direction, verbose):
-    v = np.asarray(direction, float)
-    v = v / np.linalg.norm(v)
-    y = np.r_[np.asarray(y0, float), v]
     log_sum = 0.0
-    edges = _segments(t0, t_end, renorm)
-    marks = _report_times(t0, t_end)
     out = []
-    for ta, tb in zip(edges[:-1], edges[1:]):
-        sol = solve_ivp(sys_.rhs_tangent, (ta, tb), y, method="DOP853", rtol=rtol, atol=atol)
-        if not sol.success:
-            raise RuntimeError(f"integration failed at t = {ta}: {sol.message}")
-        y = sol.y[:, -1].copy()
+
+    def unit_tangent(y):
+        """the tangent (y2, y3) back to length 1"""
+        nonlocal log_sum
         n = float(np.hypot(y[2], y[3]))
         log_sum += math.log(n)
         y[2:] /= n
-        while marks and tb >= marks[0] - 1e-9:
-            lam = log_sum / (tb - t0)
-            out.append((tb, lam))
-            if verbose:
-                print(f"  variational  t = {tb:10.1f}  lambda = {lam:.6f}  (u, omega) = ({y[0]: .4f}, {y[1]: .4f})")
-            marks.pop(0)
+        return y
+
+    def report(tb, y):
+        lam = log_sum / (tb - t0)
+        out.append((tb, lam))
+        if verbose:
+            print(f"  variational  t = {tb:10.1f}  lambda = {lam:.6f}  (u, omega) = ({y[0]: .4f}, {y[1]: .4f})")
+
+    _renormalised_run(sys_.rhs_tangent, np.r_[np.asarray(y0, float), _unit(direction)], t0, t_end,
+                      renorm, rtol, atol, unit_tangent, report)
     return log_sum / (t_end - t0), out
 
 
 def joint(sys_, y0, t0, t_end, d0, renorm, rtol, atol, direction, verbose):
-    v = np.asarray(direction, float)
-    v = v / np.linalg.norm(v)
+    v = _unit(direction)
     ref = np.asarray(y0, float)
-    y = np.r_[ref, ref + d0 * v, v]
     sum_b = sum_v = 0.0
-    edges = _segments(t0, t_end, renorm)
-    marks = _report_times(t0, t_end)
     out = []
-    for ta, tb in zip(edges[:-1], edges[1:]):
-        sol = solve_ivp(sys_.rhs_joint, (ta, tb), y, method="DOP853", rtol=rtol, atol=atol)
-        if not sol.success:
-            raise RuntimeError(f"integration failed at t = {ta}: {sol.message}")
-        y = sol.y[:, -1].copy()
+
+    def renormalise_both(y):
+        """the neighbour (y2, y3) back to distance d0, the tangent (y4, y5) to length 1"""
+        nonlocal sum_b, sum_v
         sep = y[2:4] - y[:2]
         d = float(np.hypot(sep[0], sep[1]))
         sum_b += math.log(d / d0)
@@ -197,13 +208,17 @@ def joint(sys_, y0, t0, t_end, d0, renorm, rtol, atol, direction, verbose):
         n = float(np.hypot(y[4], y[5]))
         sum_v += math.log(n)
         y[4:] /= n
-        while marks and tb >= marks[0] - 1e-9:
-            lb, lv = sum_b / (tb - t0), sum_v / (tb - t0)
-            out.append((tb, lb, lv))
-            if verbose:
-                print(f"  joint        t = {tb:10.1f}  benettin = {lb:.6f}  variational = {lv:.6f}"
-                      f"  relative difference = {abs(lb - lv) / abs(0.5 * (lb + lv)):.1e}")
-            marks.pop(0)
+        return y
+
+    def report(tb, y):
+        lb, lv = sum_b / (tb - t0), sum_v / (tb - t0)
+        out.append((tb, lb, lv))
+        if verbose:
+            print(f"  joint        t = {tb:10.1f}  benettin = {lb:.6f}  variational = {lv:.6f}"
+                  f"  relative difference = {abs(lb - lv) / abs(0.5 * (lb + lv)):.1e}")
+
+    _renormalised_run(sys_.rhs_joint, np.r_[ref, ref + d0 * v, v], t0, t_end, renorm, rtol, atol,
+                      renormalise_both, report)
     return sum_b / (t_end - t0), sum_v / (t_end - t0), out
 
 

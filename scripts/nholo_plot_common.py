@@ -427,6 +427,12 @@ def base_parser(description, epilog=None):
     return p
 
 
+def add_formulation_option(
+        p, help_text="formulation to draw (default: udwadia_kalaba if present, else the first)"):
+    """--formulation: the one a script draws (read by chosen_formulation)."""
+    p.add_argument("--formulation", default=None, help=help_text)
+
+
 def default_output(file, name):
     return os.path.join(os.path.dirname(os.path.abspath(file)), name + ".png")
 

@@ -32,8 +32,7 @@ def parse_args(argv=None):
     p = common.base_parser(__doc__.split("\n")[0])
     p.add_argument("kind", choices=["section", "map"], nargs="?", default=None,
                    help="section (events) or map (Lyapunov exponents)")
-    p.add_argument("--formulation", default=None,
-                   help="formulation to draw (default: the file's first)")
+    common.add_formulation_option(p, help_text="formulation to draw (default: the file's first)")
     p.add_argument("--event", default=None, help="section: the event whose records are drawn")
     p.add_argument("--after", type=float, default=0.0,
                    help="section: leave out crossings before this time (default 0)")

@@ -27,8 +27,7 @@ import nholo_plot_common as common
 
 def parse_args(argv=None):
     p = common.base_parser(__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1])
-    p.add_argument("--formulation", default=None,
-                   help="formulation to draw (default: udwadia_kalaba if present, else the first)")
+    common.add_formulation_option(p)
     p.add_argument("--sample", type=int, default=6,
                    help="number of coins drawn in (a) and (b), spread over theta_dot (default 6)")
     p.add_argument("--trajectories", default=None,

@@ -30,8 +30,7 @@ import rattleback_reference as reference  # noqa: E402
 
 def parse_args(argv=None):
     p = common.base_parser(__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1])
-    p.add_argument("--formulation", default=None,
-                   help="formulation to draw (default: udwadia_kalaba if present, else the first)")
+    common.add_formulation_option(p)
     p.add_argument("--spin", type=float, default=3.0,
                    help="the initial spins +-SPIN of panels (a) and (b) (default 3)")
     p.add_argument("--no-reference", action="store_true",

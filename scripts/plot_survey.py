@@ -37,8 +37,7 @@ def parse_args(argv=None):
                    help="grid axis drawn horizontally, q.<coordinate> or qdot.<coordinate> "
                         "(default: qdot.theta for the rolling coin, else found from /initial)")
     p.add_argument("--y", default=None, help="grid axis drawn vertically (as --x)")
-    p.add_argument("--formulation", default=None,
-                   help="formulation (default: udwadia_kalaba if present, else the first)")
+    common.add_formulation_option(p)
     p.add_argument("--recompute", action="store_true",
                    help="recompute drift and band from q instead of reading /statistics")
     return p.parse_args(argv)

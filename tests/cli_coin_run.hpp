@@ -19,6 +19,12 @@ namespace nholo_test::cli {
 
 namespace fs = std::filesystem;
 
+// what these tests take from tests/nholo_cli.hpp by name (`using namespace
+// nholo_test::cli` brings them in with the shorthands below)
+using nholo_test::read_text;
+using nholo_test::Result;
+using nholo_test::write_file;
+
 // Runs `nholo args` in `dir`, stdout and stderr captured together.
 inline Result nholo(const std::string& args, const fs::path& dir) {
   return nholo_test::run_nholo(args, dir);
@@ -34,8 +40,7 @@ inline const std::string kCoinConfig = [] {
   c.params = {{"mass", 1.0}, {"radius", 0.5}, {"g", 9.81}, {"slope", 0.3}};
   c.t_end = 6.0;
   c.save_every = 0.25;
-  c.method = "dop853";
-  c.rtol = c.atol = 1e-12;
+  c.use_integrator("dop853", 1e-12, 1e-12);
   c.drift = "project";
   c.size = 300;
   c.seed = 7;

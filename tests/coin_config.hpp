@@ -72,6 +72,13 @@ struct CoinConfig {
   std::optional<std::vector<std::string>> fields;  // {} writes fields = []
   std::string extra;                               // appended as is (more tables)
 
+  // [integrator]: the method and its tolerances
+  void use_integrator(const std::string& name, double relative_tol, double absolute_tol) {
+    method = name;
+    rtol = relative_tol;
+    atol = absolute_tol;
+  }
+
   std::string text() const {
     std::string t = "\nmodel = \"rolling_coin\"\n";
     if (!formulations.empty()) t += "formulations = " + string_list(formulations) + "\n";
@@ -138,9 +145,7 @@ inline CoinConfig compared_coins() {
   c.formulations = {"udwadia_kalaba", "lagrange_multiplier"};
   c.t_end = 3.0;
   c.save_every = 0.25;
-  c.method = "dopri5";
-  c.rtol = 1e-9;
-  c.atol = 1e-11;
+  c.use_integrator("dopri5", 1e-9, 1e-11);
   c.size = 2500;
   c.seed = 11;
   c.path = "a.h5";
@@ -158,8 +163,7 @@ inline CoinConfig shard_coins(double t_end, double save_every, int64_t size) {
   c.params = {{"slope", 0.3}};
   c.t_end = t_end;
   c.save_every = save_every;
-  c.method = "dopri5";
-  c.rtol = c.atol = 1e-8;
+  c.use_integrator("dopri5", 1e-8, 1e-8);
   c.size = size;
   c.seed = 3;
   c.q0 = {{"theta", uniform(0.0, 2 * M_PI)}};

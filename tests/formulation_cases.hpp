@@ -16,6 +16,7 @@
 
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
+#include "tests/integrator_options.hpp"
 #include "tests/random_values.hpp"
 
 namespace nholo_test {
@@ -82,9 +83,7 @@ struct Gen<Skate> {
     State<Skate> s;
     const double m = uni(r, 0.5, 2.0), a = uni(r, -0.8, 0.8);
     s.p = {m, a, m * a * a + uni(r, 0.2, 1.5), uni(r, 1.0, 10.0), uni(r, -0.6, 0.6)};
-    s.q = V<3>{{uni(r, -3.0, 3.0), uni(r, -3.0, 3.0), uni(r, -3.1, 3.1)}};
-    const double v = uni(r, -2.0, 2.0), thd = uni(r, -2.0, 2.0);
-    s.qd = V<3>{{v * std::cos(s.q[2]), v * std::sin(s.q[2]), thd}};
+    knife_edge_state(r, s.q, s.qd);
     s.t = uni(r, 0.0, 5.0);
     return s;
   }
@@ -96,9 +95,7 @@ struct Gen<Sleigh> {
     const double a = uni(r, 0.0, 0.8);
     s.p = {uni(r, 0.5, 2.0), a * a + uni(r, 0.2, 1.5), a, uni(r, 1.0, 10.0), uni(r, -0.6, 0.6),
            uni(r, 0.0, 1.0)};
-    s.q = V<3>{{uni(r, -3.0, 3.0), uni(r, -3.0, 3.0), uni(r, -3.1, 3.1)}};
-    const double v = uni(r, -2.0, 2.0), thd = uni(r, -2.0, 2.0);
-    s.qd = V<3>{{v * std::cos(s.q[2]), v * std::sin(s.q[2]), thd}};
+    knife_edge_state(r, s.q, s.qd);
     s.t = uni(r, 0.0, 5.0);
     return s;
   }
@@ -201,14 +198,7 @@ struct Gen<IntegrableConstraint> {
   // qd along the null space of A = [4 q1 + 3 q2^2, 2 q1 q2], |A| away from 0
   static State<IntegrableConstraint> draw(Rng& r) {
     State<IntegrableConstraint> s;
-    double a1 = 0.0, a2 = 0.0;
-    do {
-      s.q = V<2>{{uni(r, -2.0, 2.0), uni(r, -2.0, 2.0)}};
-      a1 = 4.0 * s.q[0] + 3.0 * s.q[1] * s.q[1];
-      a2 = 2.0 * s.q[0] * s.q[1];
-    } while (a1 * a1 + a2 * a2 < 0.25);
-    const double w = uni(r, -1.0, 1.0) / std::sqrt(a1 * a1 + a2 * a2);
-    s.qd = V<2>{{w * a2, -w * a1}};
+    integrable_constraint_state(r, s.q, s.qd);
     s.t = uni(r, 0.0, 5.0);
     return s;
   }
@@ -225,11 +215,7 @@ Acceleration<double, Sys::n, Sys::m> accel(const typename Sys::Params& p, const 
 // ------------------------------------------------------ trajectories
 
 inline IntegratorOptions tight() {
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-13;
-  opt.atol = 1e-13;
-  return opt;
+  return tolerance_options(Method::dop853, 1e-13);
 }
 
 // q, qd at t = 1, 2, ..., t_end (the first 2n components of the state)

@@ -241,9 +241,7 @@ struct Case<Skate> {
   }
   static State<Skate> state(Rng& r, const P&) {
     State<Skate> s;
-    s.q = V<3>{{uni(r, -3.0, 3.0), uni(r, -3.0, 3.0), uni(r, -3.1, 3.1)}};
-    const double v = uni(r, -2.0, 2.0), thd = uni(r, -2.0, 2.0);
-    s.qd = V<3>{{v * std::cos(s.q[2]), v * std::sin(s.q[2]), thd}};
+    knife_edge_state(r, s.q, s.qd);
     s.t = uni(r, -5.0, 5.0);
     return s;
   }
@@ -298,28 +296,15 @@ struct Case<Sleigh> {
   }
   static State<Sleigh> state(Rng& r, const P&) {
     State<Sleigh> s;
-    s.q = V<3>{{uni(r, -3.0, 3.0), uni(r, -3.0, 3.0), uni(r, -3.1, 3.1)}};
-    const double v = uni(r, -2.0, 2.0), thd = uni(r, -2.0, 2.0);
-    s.qd = V<3>{{v * std::cos(s.q[2]), v * std::sin(s.q[2]), thd}};
+    knife_edge_state(r, s.q, s.qd);
     s.t = uni(r, -5.0, 5.0);
     return s;
   }
-  static TermsOf<Sleigh> hand(const P& p, const V<3>& q, const V<3>& qd, double) {
-    TermsOf<Sleigh> h;
-    const double m = p.mass, a = p.a, c = std::cos(q[2]), sn = std::sin(q[2]);
-    const double gs = p.g * std::sin(p.slope), thd = qd[2];
-    h.M = Mx<3, 3>::zero();
-    h.M(0, 0) = m;
-    h.M(1, 1) = m;
-    h.M(0, 2) = h.M(2, 0) = -m * a * sn;
-    h.M(1, 2) = h.M(2, 1) = m * a * c;
-    h.M(2, 2) = m * p.J;
-    h.F = V<3>{{m * gs + m * a * thd * thd * c, m * a * thd * thd * sn,
-                -m * gs * (1.0 - p.paper_potential) * a * sn}};
-    h.A = Mx<1, 3>::zero();
-    h.A(0, 0) = -sn;
-    h.A(0, 1) = c;
-    h.b[0] = thd * (qd[1] * sn + qd[0] * c);
+  static TermsOf<Sleigh> hand(const P& p, const V<3>& q, const V<3>& qd, double t) {
+    TermsOf<Sleigh> h =
+        Case<Skate>::hand(Skate::Params{p.mass, p.a, p.mass * p.J, p.g, p.slope}, q, qd, t);
+    const double gs = p.g * std::sin(p.slope);
+    h.F[2] = -p.mass * gs * (1.0 - p.paper_potential) * p.a * std::sin(q[2]);
     return h;
   }
 };
@@ -563,14 +548,7 @@ struct Case<IntegrableConstraint> {
   // qd along the null space of A = [4 q1 + 3 q2^2, 2 q1 q2], |A| kept away from 0
   static State<IntegrableConstraint> state(Rng& r, const P&) {
     State<IntegrableConstraint> s;
-    double a1 = 0.0, a2 = 0.0;
-    do {
-      s.q = V<2>{{uni(r, -2.0, 2.0), uni(r, -2.0, 2.0)}};
-      a1 = 4.0 * s.q[0] + 3.0 * s.q[1] * s.q[1];
-      a2 = 2.0 * s.q[0] * s.q[1];
-    } while (a1 * a1 + a2 * a2 < 0.25);
-    const double w = uni(r, -1.0, 1.0) / std::sqrt(a1 * a1 + a2 * a2);
-    s.qd = V<2>{{w * a2, -w * a1}};
+    integrable_constraint_state(r, s.q, s.qd);
     s.t = uni(r, -5.0, 5.0);
     return s;
   }
@@ -589,15 +567,19 @@ struct Case<IntegrableConstraint> {
 
 // The redundant variants: the base model's Case, with the redundant rows
 // appended to the hand-derived A and b.
-template <>
-struct Case<RollingCoinRedundant> {
-  using Base = Case<RollingCoin>;
-  using P = RollingCoin::Params;
+template <class Redundant, class BaseModel>
+struct RedundantCase {
+  using Base = Case<BaseModel>;
+  using P = typename BaseModel::Params;
   static P params(Rng& r) { return Base::params(r); }
-  static State<RollingCoinRedundant> state(Rng& r, const P& p) {
+  static State<Redundant> state(Rng& r, const P& p) {
     const auto s = Base::state(r, p);
-    return State<RollingCoinRedundant>{s.q, s.qd, s.t};
+    return State<Redundant>{s.q, s.qd, s.t};
   }
+};
+
+template <>
+struct Case<RollingCoinRedundant> : RedundantCase<RollingCoinRedundant, RollingCoin> {
   // the coin's M, F, A, b with the third row A1 + A2, b1 + b2
   static TermsOf<RollingCoinRedundant> hand(const P& p, const V<4>& q, const V<4>& qd, double t) {
     const auto h = Base::hand(p, q, qd, t);
@@ -615,14 +597,7 @@ struct Case<RollingCoinRedundant> {
 };
 
 template <>
-struct Case<SkateRedundant> {
-  using Base = Case<Skate>;
-  using P = Skate::Params;
-  static P params(Rng& r) { return Base::params(r); }
-  static State<SkateRedundant> state(Rng& r, const P& p) {
-    const auto s = Base::state(r, p);
-    return State<SkateRedundant>{s.q, s.qd, s.t};
-  }
+struct Case<SkateRedundant> : RedundantCase<SkateRedundant, Skate> {
   // the skate's rows with the second row 2 A, 2 b
   static TermsOf<SkateRedundant> doubled(const TermsOf<Skate>& h) {
     TermsOf<SkateRedundant> r;

@@ -102,9 +102,7 @@ const std::string kCoin = [] {
   c.formulations = {"udwadia_kalaba", "null_space"};
   c.t_end = 1.0;
   c.save_every = 0.25;
-  c.method = "dopri5";
-  c.rtol = 1e-9;
-  c.atol = 1e-11;
+  c.use_integrator("dopri5", 1e-9, 1e-11);
   c.size = 3000;
   c.seed = 11;
   c.qd0[0].second = nholo_test::uniform(-3.0, 3.0);  // theta_dot
@@ -173,10 +171,15 @@ std::string expected_compare_line(const nholo::h5::File& f, const std::string& a
   return s + "\n";
 }
 
+// kCoin run in dir (writing coin.toml) on two threads, with these options
+Result run_coins(const fs::path& dir, const std::string& options = "") {
+  write_file(dir / "coin.toml", kCoin);
+  return nholo_test::run_nholo("run -q coin.toml --threads 2" + options, dir);
+}
+
 TEST(BoundedMemory, StatsAndCompareMatchTheFileInAnyBlockSize) {
   const fs::path dir = temp_dir("stats");
-  write_file(dir / "coin.toml", kCoin);
-  Result r = nholo_test::run_nholo("run -q coin.toml --threads 2", dir);
+  const Result r = run_coins(dir);
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string file = (dir / "coin.h5").string();
   std::string drift[2], cmp;
@@ -212,8 +215,7 @@ TEST(BoundedMemory, StatsAndCompareMatchTheFileInAnyBlockSize) {
 // result (its per-trajectory datasets have the shard's length).
 TEST(BoundedMemory, StatsAndCompareReadAShard) {
   const fs::path dir = temp_dir("shard");
-  write_file(dir / "coin.toml", kCoin);
-  Result r = nholo_test::run_nholo("run -q coin.toml --threads 2 --shard 1/2", dir);
+  const Result r = run_coins(dir, " --shard 1/2");
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string file = (dir / "coin.shard-1024-3000.h5").string();
   ASSERT_TRUE(fs::exists(file)) << r.output;

@@ -35,13 +35,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using nholo_test::read_text;
-using nholo_test::Result;
-using nholo_test::write_file;
-using nholo_test::cli::kCoinConfig;
-using nholo_test::cli::nholo;
-using nholo_test::cli::temp_dir;
-using nholo_test::cli::spawn_nholo;
+using namespace nholo_test::cli;
+using nholo_test::cli::nholo;  // the function, hiding the namespace nholo
 
 TEST(Cli, EveryExampleConfigRuns) {
   const fs::path examples = fs::path(NHOLO_SOURCE_DIR) / "examples";

@@ -34,13 +34,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using nholo_test::read_text;
-using nholo_test::Result;
-using nholo_test::write_file;
-using nholo_test::cli::kCoinConfig;
-using nholo_test::cli::nholo;
-using nholo_test::cli::temp_dir;
-using nholo_test::cli::spawn_nholo;
+using namespace nholo_test::cli;
+using nholo_test::cli::nholo;  // the function, hiding the namespace nholo
 
 // `nholo check` refuses what `nholo run` refuses before writing anything: a
 // state file's bad column or value, events whose records cannot fit the

@@ -6,9 +6,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kernels/integrate.hpp"
 #include "kernels/formulations/udwadia_kalaba.hpp"
+#include "kernels/integrate.hpp"
 #include "models/registry.hpp"
+#include "tests/integrator_options.hpp"
 
 using namespace nholo;
 using namespace nholo::models;
@@ -16,11 +17,7 @@ using namespace nholo::models;
 namespace {
 
 IntegratorOptions reference_options() {
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-13;
-  opt.atol = 1e-13;
-  return opt;
+  return nholo_test::tolerance_options(Method::dop853, 1e-13);
 }
 
 // Integrate to t_end in unit windows; the largest |E(t) - E(0)| relative to the

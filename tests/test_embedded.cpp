@@ -39,6 +39,7 @@
 #include "kernels/formulations/embedded.hpp"
 #include "kernels/integrate.hpp"
 #include "models/registry.hpp"
+#include "tests/integrator_options.hpp"
 #include "tests/nholo_cli.hpp"
 
 using namespace nholo;
@@ -56,11 +57,7 @@ Sleigh::Params sleigh(double a, double slope, double w = 0.0, double J = 0.6, do
 }
 
 IntegratorOptions tight() {
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-12;
-  opt.atol = 1e-12;
-  return opt;
+  return nholo_test::tolerance_options(Method::dop853, 1e-12);
 }
 
 // a consistent embedded state: heading th along the motion, speed v > 0
@@ -600,29 +597,31 @@ fields = ["q", "qdot", "multiplier", "constraint_residual"]
 TEST(EmbeddedEnsemble, BadInputGivesClearErrors) {
   namespace fs = std::filesystem;
   const fs::path dir = nholo_test::temp_dir("nholo_embedded", "errors");
-  nholo_test::write_file(dir / "coin.toml",
-                         "model = \"rolling_coin\"\nformulations = [\"embedded\"]\n");
-  const auto r = nholo_test::run_nholo("run -q coin.toml", dir);
-  EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("model 'rolling_coin' does not support 'embedded' (accepted for it: "
-                          "udwadia_kalaba, lagrange_multiplier, null_space, vakonomic)"),
-            std::string::npos)
-      << r.output;
-  nholo_test::write_file(
-      dir / "sleigh.toml",
-      "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\na = 0.8\nJ = 0.5\n");
-  const auto s = nholo_test::run_nholo("run -q sleigh.toml", dir);
-  EXPECT_EQ(s.code, 2) << s.output;
-  EXPECT_NE(s.output.find("J (squared radius of gyration about the contact point) must exceed a^2"),
-            std::string::npos)
-      << s.output;
-  nholo_test::write_file(
-      dir / "w.toml",
-      "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\npaper_potential = 2.0\n");
-  const auto w = nholo_test::run_nholo("run -q w.toml", dir);
-  EXPECT_EQ(w.code, 2) << w.output;
-  EXPECT_NE(w.output.find("paper_potential"), std::string::npos) << w.output;
-  EXPECT_NE(w.output.find("[0, 1]"), std::string::npos) << w.output;
+  struct Refused {
+    const char* file;
+    const char* config;
+    std::vector<std::string> says;  // in the message, each
+  };
+  const Refused cases[] = {
+      {"coin.toml",
+       "model = \"rolling_coin\"\nformulations = [\"embedded\"]\n",
+       {"model 'rolling_coin' does not support 'embedded' (accepted for it: "
+        "udwadia_kalaba, lagrange_multiplier, null_space, vakonomic)"}},
+      {"sleigh.toml",
+       "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\na = 0.8\nJ = 0.5\n",
+       {"J (squared radius of gyration about the contact point) must exceed a^2"}},
+      {"w.toml",
+       "model = \"sleigh\"\nformulations = [\"embedded\"]\n[params]\npaper_potential = 2.0\n",
+       {"paper_potential", "[0, 1]"}},
+  };
+  for (const Refused& c : cases) {
+    SCOPED_TRACE(c.file);
+    nholo_test::write_file(dir / c.file, c.config);
+    const auto r = nholo_test::run_nholo(std::string("run -q ") + c.file, dir);
+    EXPECT_EQ(r.code, 2) << r.output;
+    for (const std::string& part : c.says)
+      EXPECT_NE(r.output.find(part), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "host/config/config.hpp"
@@ -18,6 +19,7 @@
 #include "host/config/model_info.hpp"
 #include "host/model_language/model_file.hpp"
 #include "kernels/event_program.hpp"
+#include "tests/config_error_check.hpp"
 
 using namespace nholo;
 
@@ -43,18 +45,11 @@ std::string one_event(const std::string& body) {
   return "[[events]]\n" + body + "\n";
 }
 
-// f() throws a ConfigError with this key whose message holds every word.
-void expect_config_error(const std::function<void()>& f, const std::string& key,
-                         const std::vector<std::string>& words) {
-  try {
-    f();
-    ADD_FAILURE() << "no ConfigError; expected one for " << key;
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), key) << e.what();
-    for (const auto& w : words)
-      EXPECT_NE(std::string(e.what()).find(w), std::string::npos)
-          << "expected '" << w << "' in: " << e.what();
-  }
+using nholo_test::expect_config_error;
+
+// the fields of an [[events]] table, to compare at once
+auto fields(const EventConfig& e) {
+  return std::tie(e.name, e.expr, e.direction, e.action, e.max_records, e.subdivisions);
 }
 
 // the coin's config with these [[events]] refused at `key`
@@ -102,20 +97,10 @@ expr = "x - 0.5*t"
 )toml"),
                                      {});
   ASSERT_EQ(cfg.events.size(), 2u);
-  const EventConfig& a = cfg.events[0];
-  EXPECT_EQ(a.name, "half_turn");
-  EXPECT_EQ(a.expr, "sin(theta)");
-  EXPECT_EQ(a.direction, "up");
-  EXPECT_EQ(a.action, "stop");
-  EXPECT_EQ(a.max_records, 7);
-  EXPECT_EQ(a.subdivisions, 16);
-  const EventConfig& b = cfg.events[1];
-  EXPECT_EQ(b.name, "x_crosses");
-  EXPECT_EQ(b.expr, "x - 0.5*t");
-  EXPECT_EQ(b.direction, "both");
-  EXPECT_EQ(b.action, "record");
-  EXPECT_EQ(b.max_records, 100);
-  EXPECT_EQ(b.subdivisions, 1);
+  EXPECT_EQ(fields(cfg.events[0]),
+            fields(EventConfig{"half_turn", "sin(theta)", "up", "stop", 7, 16}));
+  EXPECT_EQ(fields(cfg.events[1]),
+            fields(EventConfig{"x_crosses", "x - 0.5*t", "both", "record", 100, 1}));
   // no [[events]]: none; max_records = 0 (count only) and the limits accepted
   EXPECT_TRUE(parse_config(coin_text(""), {}).events.empty());
   const RunConfig edge = parse_config(

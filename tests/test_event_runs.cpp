@@ -43,9 +43,7 @@ nholo_test::CoinConfig turning_coins(const std::string& method, const std::strin
   c.formulations = {"udwadia_kalaba"};
   c.t_end = 20.0;
   c.save_every = 5.0;
-  c.method = method;
-  c.rtol = 1e-10;
-  c.atol = 1e-12;
+  c.use_integrator(method, 1e-10, 1e-12);
   c.size = 200;
   c.seed = 7;
   c.fields = std::vector<std::string>{"q"};
@@ -68,6 +66,16 @@ struct RunData {
   std::vector<int32_t> status;
   EventData ev;
 };
+
+// The turning coins (method, events) run in dir, writing out.h5; a failure
+// with the run's output when it fails.
+::testing::AssertionResult ran_turning_coins(const fs::path& dir, const std::string& method,
+                                             const std::string& events) {
+  write_file(dir / "c.toml", turning_coins(method, events).text());
+  const auto r = run_nholo("run c.toml -q", dir);
+  if (r.code == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "exit status " << r.code << ":\n" << r.output;
+}
 
 RunData read_run(const fs::path& file, const std::string& event) {
   const auto f = nholo::h5::File::open_ro(file.string());
@@ -135,9 +143,7 @@ void expect_every_half_turn(const RunData& d, double t_end) {
 TEST(EventRuns, EveryHalfTurnOfTheCoinIsFoundOnceAtItsTimeWithDopri5Dop853AndRk4) {
   for (const std::string method : {"dopri5", "dop853", "rk4"}) {
     const fs::path dir = temp_dir(method);
-    write_file(dir / "c.toml", turning_coins(method, sine_event(100)).text());
-    const auto r = run_nholo("run c.toml -q", dir);
-    ASSERT_EQ(r.code, 0) << r.output;
+    ASSERT_TRUE(ran_turning_coins(dir, method, sine_event(100)));
     SCOPED_TRACE(method);
     const RunData d = read_run(dir / "out.h5", "half_turn");
     expect_every_half_turn(d, 20.0);
@@ -161,12 +167,9 @@ TEST(EventRuns, TangencyPairsInsideOneStepAreFoundWithoutSubdivisions) {
   for (const std::string method : {"dop853", "rk4"}) {
     SCOPED_TRACE(method);
     const fs::path dir = temp_dir("tangency_" + method);
-    write_file(dir / "c.toml", turning_coins(method,
-                                             "[[events]]\nname = \"near_top\"\nexpr = "
-                                             "\"sin(theta) - 0.9999\"\nsubdivisions = 1\n")
-                                   .text());
-    const auto r = run_nholo("run c.toml -q", dir);
-    ASSERT_EQ(r.code, 0) << r.output;
+    ASSERT_TRUE(ran_turning_coins(dir, method,
+                                  "[[events]]\nname = \"near_top\"\nexpr = "
+                                  "\"sin(theta) - 0.9999\"\nsubdivisions = 1\n"));
     const RunData d = read_run(dir / "out.h5", "near_top");
     int64_t total = 0;
     double worst = 0, closest = 1e300;
@@ -201,9 +204,7 @@ TEST(EventRuns, TangencyPairsInsideOneStepAreFoundWithoutSubdivisions) {
 // keeps them all.
 TEST(EventRuns, CrossingsPastMaxRecordsAreCountedNotStored) {
   const fs::path dir = temp_dir("max_records");
-  write_file(dir / "c.toml", turning_coins("dopri5", sine_event(3)).text());
-  const auto r = run_nholo("run c.toml -q", dir);
-  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_TRUE(ran_turning_coins(dir, "dopri5", sine_event(3)));
   const RunData d = read_run(dir / "out.h5", "half_turn");
   ASSERT_EQ(d.ev.max_records, 3);
   expect_every_half_turn(d, 20.0);
@@ -218,9 +219,7 @@ TEST(EventRuns, AStopEventEndsItsTrajectoryAtTheCrossingAndTheOthersGoOn) {
   const std::string ev =
       "[[events]]\nname = \"heading_four\"\nexpr = \"theta - 4\"\ndirection = \"up\"\n"
       "action = \"stop\"\nmax_records = 1\n";
-  write_file(dir / "c.toml", turning_coins("dopri5", ev).text());
-  const auto r = run_nholo("run c.toml -q", dir);
-  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_TRUE(ran_turning_coins(dir, "dopri5", ev));
   const RunData d = read_run(dir / "out.h5", "heading_four");
   int stopped = 0, ran = 0;
   for (size_t i = 0; i < d.theta0.size(); ++i) {
@@ -254,9 +253,7 @@ TEST(EventRuns, AStopAtASaveTimeKeepsThatSave) {
   const std::string ev =
       "[[events]]\nname = \"at_ten\"\nexpr = \"t - 10\"\naction = \"stop\"\n"
       "max_records = 1\n";
-  write_file(dir / "c.toml", turning_coins("dopri5", ev).text());
-  const auto r = run_nholo("run c.toml -q", dir);
-  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_TRUE(ran_turning_coins(dir, "dopri5", ev));
   const RunData d = read_run(dir / "out.h5", "at_ten");
   const auto q = nholo::h5::File::open_ro((dir / "out.h5").string())
                      .root()

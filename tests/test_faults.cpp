@@ -58,8 +58,7 @@ const std::string kConfig = [] {
   c.params = {{"slope", 0.3}};
   c.t_end = 2.0;
   c.save_every = 0.25;
-  c.method = "dopri5";
-  c.rtol = c.atol = 1e-9;
+  c.use_integrator("dopri5", 1e-9, 1e-9);
   c.size = 2600;
   c.seed = 11;
   c.qd0[1].second = nholo_test::uniform(0.5, 1.5);  // phi_dot
@@ -87,6 +86,12 @@ const Reference& reference() {
     return r;
   }();
   return ref;
+}
+
+// dir/out.h5 holds the reference's results, bit for bit (fault_check.py same)
+void expect_the_reference_in(const fs::path& dir) {
+  const Result same = fault_check("same", reference().file, dir / "out.h5");
+  EXPECT_EQ(same.code, 0) << same.output;
 }
 
 // `run --resume` in dir completes kConfig's run: the reference's bytes, and
@@ -273,8 +278,7 @@ TEST(Faults, ResumeRefusesAnotherConfiguration) {
   // the backend and the thread count may change
   const Result ok = nholo_test::run_nholo("run -q c.toml --resume --threads 2 --backend omp", dir);
   EXPECT_EQ(ok.code, 0) << ok.output;
-  const Result same = fault_check("same", reference().file, dir / "out.h5");
-  EXPECT_EQ(same.code, 0) << same.output;
+  expect_the_reference_in(dir);
   // resuming a finished result does nothing and says so
   const Result again = nholo_test::run_nholo("run c.toml --resume", dir);
   EXPECT_EQ(again.code, 0) << again.output;
@@ -323,8 +327,7 @@ TEST(Faults, AStoppedOverwriteRunIsKeptAndResumedWithResumeOverwrite) {
     EXPECT_EQ(read_text(dir / "out.h5"), other_bytes);
     const Result r = nholo_test::run_nholo("run -q c.toml --threads 2 --resume --overwrite", dir);
     EXPECT_EQ(r.code, 0) << r.output;
-    const Result same = fault_check("same", reference().file, dir / "out.h5");
-    EXPECT_EQ(same.code, 0) << same.output;
+    expect_the_reference_in(dir);
     EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
     EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
   }
@@ -364,8 +367,7 @@ TEST(Faults, AStopInTheLastStepIsUndoneByResume) {
   }
   const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
   EXPECT_EQ(r.code, 0) << r.output;
-  const Result same = fault_check("same", reference().file, dir / "out.h5");
-  EXPECT_EQ(same.code, 0) << same.output;
+  expect_the_reference_in(dir);
   EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
 }
 
@@ -390,8 +392,7 @@ TEST(Faults, ResumeKeepsIntactSlicesWhoseSlotsWereOverwrittenAtOnce) {
   const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output.find("is integrated again"), std::string::npos) << r.output;
-  const Result same = fault_check("same", reference().file, dir / "out.h5");
-  EXPECT_EQ(same.code, 0) << same.output;
+  expect_the_reference_in(dir);
 }
 
 // --resume reads back every piece of the slices it keeps (HDF5's Fletcher-32
@@ -464,8 +465,7 @@ TEST(Faults, DamagedPiecesAndFieldBlocksAreFoundByResumeAndRunAgain) {
     EXPECT_NE(r.output.find("slice 1 (trajectories [1024, 2048)) is integrated again: " + expect1),
               std::string::npos)
         << r.output;
-    const Result same = fault_check("same", reference().file, dir / "out.h5");
-    EXPECT_EQ(same.code, 0) << same.output;
+    expect_the_reference_in(dir);
     EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
   }
 }
@@ -509,8 +509,7 @@ TEST(Faults, DamagedPerTrajectoryBlocksInTheResultFileAreFoundByResume) {
   EXPECT_NE(r.output.find(block0), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Fletcher32"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(block1), std::string::npos) << r.output;
-  const Result same = fault_check("same", reference().file, dir / "out.h5");
-  EXPECT_EQ(same.code, 0) << same.output;
+  expect_the_reference_in(dir);
   EXPECT_FALSE(fs::exists(dir / "out.h5.partial.d"));
 }
 
@@ -576,8 +575,7 @@ TEST(Faults, AFullDiskIsAClearErrorAndLosesNothing) {
   fs::remove(dir / "out.h5");
   const Result r = nholo_test::run_nholo("run -q c.toml --threads 1 --resume", dir);
   EXPECT_EQ(r.code, 0) << r.output;
-  const Result same = fault_check("same", reference().file, dir / "out.h5");
-  EXPECT_EQ(same.code, 0) << same.output;
+  expect_the_reference_in(dir);
   // a real full file system: a 6 MiB tmpfs (room for the first slice), where
   // this process may mount one
   const fs::path mnt = nholo_test::temp_dir("nholo_faults", "tmpfs");

@@ -21,6 +21,7 @@
 
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
+#include "tests/coin_closed_form.hpp"
 #include "tests/cpu_ensemble_run.hpp"
 #include "tests/formulation_cases.hpp"
 
@@ -191,6 +192,26 @@ V<2 * n> join(const V<n>& q, const V<n>& qd) {
   return y;
 }
 
+// A conflated system's motion from (q0, qd0) over [0, T] (Hamel's paradox):
+// its largest gap to the hand-written equations `eq` over the saves, and its
+// distance at T to the correct (Udwadia-Kalaba) motion; both printed after
+// `what` (the conflated motion and the equations it is compared with).
+struct ConflatedGaps {
+  double to_equations, to_correct;
+};
+template <class Model, class Eq>
+ConflatedGaps conflated_gaps(const std::string& what, const typename Model::Params& p, const Eq& eq,
+                             const V<3>& q0, const V<3>& qd0, double T) {
+  const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
+  const auto conf = trajectory(ConflatedSystem<Model>{p, EvalOptions()}, q0, qd0, T, tight());
+  const auto correct =
+      trajectory(UdwadiaKalabaSystem<Model>{p, EvalOptions()}, q0, qd0, T, tight());
+  const ConflatedGaps gaps{trajectory_gap(conf, ref), max_diff(conf.back(), correct.back())};
+  std::printf("%s %.2e; distance to the correct motion at t = %g: %.4f\n", what.c_str(),
+              gaps.to_equations, T, gaps.to_correct);
+  return gaps;
+}
+
 // Hamel's skate on level ice, m = 1: the conflated T+ follows (1.14)
 //   xdd = -xd thd tan th, ydd = xd thd, thdd = 0
 // (closed form: theta = theta0 + omega t, speed v along the blade constant),
@@ -260,18 +281,10 @@ TEST(HamelParadox, Example2ConflatedFollows_3_25) {
                    c * (1.0 - c * c * alpha * z * z) * xd * zd / d, c * c * alpha * xd * xd * z}};
     });
     const double T = 5.0;
-    const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
-    const auto conf =
-        trajectory(ConflatedSystem<UdwadiaExample2>{p, EvalOptions()}, q0, qd0, T, tight());
-    const auto correct =
-        trajectory(UdwadiaKalabaSystem<UdwadiaExample2>{p, EvalOptions()}, q0, qd0, T, tight());
-    const double g = trajectory_gap(conf, ref);
+    char what[64];
+    std::snprintf(what, sizeof what, "example 2, alpha = %.1f: conflated vs (3.25)", alpha);
+    const auto [g, sep] = conflated_gaps<UdwadiaExample2>(what, p, eq, q0, qd0, T);
     EXPECT_LT(g, 1e-10) << "alpha " << alpha;
-    const double sep = max_diff(conf.back(), correct.back());
-    std::printf(
-        "example 2, alpha = %.1f: conflated vs (3.25) %.2e; distance to the correct motion "
-        "at t = %g: %.4f\n",
-        alpha, g, T, sep);
     if (alpha > 0.0) {
       EXPECT_GT(sep, 1e-2);
     } else {
@@ -296,18 +309,9 @@ TEST(HamelParadox, Example3ConflatedFollowsCorrected_3_40) {
         {0.0, xd * zd * (1.0 + c2 * yd * yd) / (c * D), xd * yd * (1.0 + c2 * zd * zd) / (c * D)}};
   });
   const double T = 5.0;
-  const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
-  const auto conf =
-      trajectory(ConflatedSystem<UdwadiaExample3>{p, EvalOptions()}, q0, qd0, T, tight());
-  const auto correct =
-      trajectory(UdwadiaKalabaSystem<UdwadiaExample3>{p, EvalOptions()}, q0, qd0, T, tight());
-  const double g = trajectory_gap(conf, ref);
+  const auto [g, sep] = conflated_gaps<UdwadiaExample3>("example 3: conflated vs corrected (3.40)",
+                                                        p, eq, q0, qd0, T);
   EXPECT_LT(g, 1e-10);
-  const double sep = max_diff(conf.back(), correct.back());
-  std::printf(
-      "example 3: conflated vs corrected (3.40) %.2e; distance to the correct motion at "
-      "t = %g: %.4f\n",
-      g, T, sep);
   EXPECT_GT(sep, 1e-2);
 }
 
@@ -331,22 +335,14 @@ TEST(HamelParadox, AppellConflatedGoesThroughSingularMassTo_3_11) {
   auto eq = hand_system<3>(
       [&](double, const V<3>&, const V<3>& qd) { return appell_conflated_3_11(p, qd); });
   const double T = 3.0;
-  const auto ref = hand_trajectory<6>(eq, join<3>(q0, qd0), T, tight());
   ConflatedSystem<Appell> sys{p, EvalOptions()};
   const auto acc = sys.acceleration(0.0, q0, qd0);
   EXPECT_TRUE(acc.singular_mass);
   EXPECT_EQ(acc.status, Status::ok);
   EXPECT_STREQ(ConflatedSystem<Appell>::formulation_name, "conflated");
-  const auto conf = trajectory(sys, q0, qd0, T, tight());
-  const auto correct =
-      trajectory(UdwadiaKalabaSystem<Appell>{p, EvalOptions()}, q0, qd0, T, tight());
-  const double g = trajectory_gap(conf, ref);
+  const auto [g, sep] = conflated_gaps<Appell>(
+      "Appell: conflated (singular-mass form) vs (3.11)-(3.13)", p, eq, q0, qd0, T);
   EXPECT_LT(g, 1e-10);
-  const double sep = max_diff(conf.back(), correct.back());
-  std::printf(
-      "Appell: conflated (singular-mass form) vs (3.11)-(3.13) %.2e; distance to the "
-      "correct motion at t = %g: %.4f\n",
-      g, T, sep);
   EXPECT_GT(sep, 1e-2);
 }
 
@@ -402,27 +398,9 @@ TEST(HamelParadox, Example4ConflatedEqualsCorrect) {
 
 // ------------------------------------------------------ 3. Lemos' proposition
 
-// The nonholonomic coin in closed form (docs/physics.md, item 10).
-struct CoinMotion {
-  RollingCoin::Params p;
-  double Omega, omega, theta0;
-  double gs() const { return p.g * std::sin(p.slope); }
-  V<8> state(double t) const {
-    const double th = Omega * t + theta0, R = p.radius;
-    const double w = omega * R / Omega + gs() / (3 * Omega * Omega) * std::sin(th);
-    const double phid = omega + 2 * gs() / (3 * R * Omega) * std::sin(th);
-    V<8> y;
-    y[0] = gs() / (3 * Omega) * t - w * std::cos(th);
-    y[1] = w * std::sin(th);
-    y[2] = omega * t - 2 * gs() / (3 * R * Omega * Omega) * (std::cos(th) - std::cos(theta0));
-    y[3] = th;
-    y[4] = R * phid * std::sin(th);
-    y[5] = R * phid * std::cos(th);
-    y[6] = phid;
-    y[7] = Omega;
-    return y;
-  }
-};
+// The nonholonomic coin in closed form (docs/physics.md, item 10), from x = y
+// = phi = 0.
+using nholo_test::CoinMotion;
 
 V<4> head4(const V<8>& y) {
   return V<4>{{y[0], y[1], y[2], y[3]}};
@@ -513,10 +491,7 @@ TEST(Lemos, SlopeNoMultiplierGridPointComesClose) {
       }
   }
   // the gaps are O(0.1 - 10): a moderate tolerance resolves them amply
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-7;
-  opt.atol = 1e-7;
+  const IntegratorOptions opt = tolerance_options(Method::dop853, 1e-7);
   std::vector<double> saves;
   for (int k = 1; k <= kSaves; ++k) saves.push_back(2.0 * T * k / kSaves);
   // the production CPU backend, one window of every save, q to the host

@@ -209,6 +209,21 @@ TEST(GramSolve, NearlyDependentRowsBothSidesOfTheThreshold) {
   EXPECT_GT(fallback, 10);
 }
 
+// M random symmetric positive definite, then F and a constraint row a with
+// F[i], a[i] drawn in turn from u
+struct MassForceRow {
+  Mat<double, 3, 3> M;
+  Vec<double, 3> F, a;
+};
+MassForceRow draw_mass_force_row(std::mt19937_64& rng, std::uniform_real_distribution<double>& u) {
+  MassForceRow d{random_spd<3>(rng), {}, {}};
+  for (int i = 0; i < 3; ++i) {
+    d.F[i] = u(rng);
+    d.a[i] = u(rng);
+  }
+  return d;
+}
+
 // A duplicated constraint row: K is singular, the pseudoinverse answers.
 // Moore–Penrose, derived by hand: qdd is that of the single constraint, and
 // the minimum-norm multipliers split the single multiplier equally.
@@ -216,12 +231,7 @@ TEST(GramSolve, RedundantRowGivesMoorePenrose) {
   std::mt19937_64 rng(13);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 50; ++trial) {
-    const Mat<double, 3, 3> M = random_spd<3>(rng);
-    Vec<double, 3> F, a;
-    for (int i = 0; i < 3; ++i) {
-      F[i] = u(rng);
-      a[i] = u(rng);
-    }
+    const auto [M, F, a] = draw_mass_force_row(rng, u);
     const double beta = u(rng);
     Mat<double, 1, 3> A1;
     Mat<double, 2, 3> A2;
@@ -249,12 +259,7 @@ TEST(GramSolve, VanishingAndTinyRows) {
   std::mt19937_64 rng(17);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 50; ++trial) {
-    const Mat<double, 3, 3> M = random_spd<3>(rng);
-    Vec<double, 3> F, a;
-    for (int i = 0; i < 3; ++i) {
-      F[i] = u(rng);
-      a[i] = u(rng);
-    }
+    const auto [M, F, a] = draw_mass_force_row(rng, u);
     Mat<double, 1, 3> A0 = Mat<double, 1, 3>::zero();
     const auto r0 = udwadia_kalaba(M, F, A0, Vec<double, 1>{{0.0}}, Vec<double, 3>::zero());
     ASSERT_EQ(r0.status, Status::ok);

@@ -34,10 +34,7 @@
 
 namespace fs = std::filesystem;
 using namespace nholo::h5;
-using nholo_test::contains;
-using nholo_test::error_of;
-using nholo_test::H5Test;
-using nholo_test::ramp;
+using namespace nholo_test;  // H5Test, contains, error_of, ramp
 
 namespace {
 

@@ -17,36 +17,32 @@
 #include "kernels/formulations.hpp"
 #include "kernels/integrate.hpp"
 #include "models/rolling_coin.hpp"
+#include "tests/coin_closed_form.hpp"
 #include "tests/cpu_ensemble_run.hpp"
+#include "tests/integrator_options.hpp"
 
 using namespace nholo;
 using models::RollingCoin;
 using CoinSystem = UdwadiaKalabaSystem<RollingCoin>;
+using nholo_test::CoinMotion;
 using nholo_test::CpuEnsembleRun;
 
 namespace {
 
-struct CoinMotion {
-  RollingCoin::Params p;
-  double Omega, omega, theta0, x0, y0, phi0;
-  double gs() const { return p.g * std::sin(p.slope); }
-  Vec<double, 8> state(double t) const {
-    const double th = Omega * t + theta0;
-    const double R = p.radius;
-    const double w = omega * R / Omega + gs() / (3 * Omega * Omega) * std::sin(th);
-    const double phid = omega + 2 * gs() / (3 * R * Omega) * std::sin(th);
-    Vec<double, 8> y;
-    y[0] = x0 + gs() / (3 * Omega) * t - w * std::cos(th);
-    y[1] = y0 + w * std::sin(th);
-    y[2] = phi0 + omega * t - 2 * gs() / (3 * R * Omega * Omega) * (std::cos(th) - std::cos(theta0));
-    y[3] = th;
-    y[4] = R * phid * std::sin(th);
-    y[5] = R * phid * std::cos(th);
-    y[6] = phid;
-    y[7] = Omega;
-    return y;
-  }
-};
+// The kernel's arrays of a slice's integration state hs (the fields' arrays
+// left null, for the caller to point).
+EnsembleArrays<double> state_arrays(HostStates& hs) {
+  EnsembleArrays<double> arr;
+  arr.y = hs.y.data();
+  arr.t = hs.t.data();
+  arr.h = hs.h.data();
+  arr.err_prev = hs.err_prev.data();
+  arr.fail_time = hs.fail_time.data();
+  arr.steps = hs.steps.data();
+  arr.rejected = hs.rejected.data();
+  arr.status = hs.status.data();
+  return arr;
+}
 
 CoinMotion example_coin() {
   return CoinMotion{RollingCoin::Params{1.0, 0.5, 9.81, 0.3}, 2.0, 1.5, 0.4, 0.1, -0.2, 0.3};
@@ -64,10 +60,7 @@ TrajectoryState<double, Sys::N> integrate_one(const Sys& sys, Vec<double, Sys::N
 TEST(Integrate, CoinMatchesClosedFormOver50PeriodsWithDop853) {
   const CoinMotion cm = example_coin();
   CoinSystem sys{cm.p, EvalOptions()};
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-13;
-  opt.atol = 1e-13;
+  IntegratorOptions opt = nholo_test::tolerance_options(Method::dop853, 1e-13);
   const double period = 2 * M_PI / cm.Omega;
   auto ts = start_trajectory<double, 8>(0.0, cm.state(0.0), opt);
   double worst = 0;
@@ -90,10 +83,7 @@ TEST(Integrate, Dopri5AdaptiveMeetsTolerance) {
   const CoinMotion cm = example_coin();
   CoinSystem sys{cm.p, EvalOptions()};
   for (double rtol : {1e-6, 1e-8, 1e-10}) {
-    IntegratorOptions opt;
-    opt.method = Method::dopri5;
-    opt.rtol = rtol;
-    opt.atol = rtol;
+    IntegratorOptions opt = nholo_test::tolerance_options(Method::dopri5, rtol);
     const auto ts = integrate_one(sys, cm.state(0.0), 10.0, opt);
     ASSERT_EQ(ts.status, Status::ok);
     const auto ref = cm.state(10.0);
@@ -180,10 +170,7 @@ TEST(Integrate, MaxStepsAndUnderflowGuards) {
 
 TEST(Integrate, ProjectionKeepsResidualBelow1e12OverLongRuns) {
   const CoinMotion cm = example_coin();
-  IntegratorOptions opt;
-  opt.method = Method::dopri5;
-  opt.rtol = 1e-7;
-  opt.atol = 1e-7;
+  IntegratorOptions opt = nholo_test::tolerance_options(Method::dopri5, 1e-7);
   for (DriftControl drift : {DriftControl::project, DriftControl::none}) {
     EvalOptions eo;
     eo.drift = drift;
@@ -213,10 +200,7 @@ TEST(Integrate, ProjectionKeepsResidualBelow1e12OverLongRuns) {
 
 TEST(Integrate, BaumgarteReducesDrift) {
   const CoinMotion cm = example_coin();
-  IntegratorOptions opt;
-  opt.method = Method::dopri5;
-  opt.rtol = 1e-6;
-  opt.atol = 1e-6;
+  IntegratorOptions opt = nholo_test::tolerance_options(Method::dopri5, 1e-6);
   double worst[2] = {0, 0};
   int idx = 0;
   for (DriftControl drift : {DriftControl::none, DriftControl::baumgarte}) {
@@ -351,15 +335,7 @@ TEST(Ensemble, TrajectoryMajorLayoutIsThePermutedSoALayout) {
   start_host_states(sys, opt, count, q0.data(), qd0.data(), l0.data(), rej.data(), 0.0, hs);
   std::vector<double> sq(ns * 4 * count), sqd(ns * 4 * count), smul(ns * 2 * count),
       sen(ns * count);
-  EnsembleArrays<double> arr;
-  arr.y = hs.y.data();
-  arr.t = hs.t.data();
-  arr.h = hs.h.data();
-  arr.err_prev = hs.err_prev.data();
-  arr.fail_time = hs.fail_time.data();
-  arr.steps = hs.steps.data();
-  arr.rejected = hs.rejected.data();
-  arr.status = hs.status.data();
+  EnsembleArrays<double> arr = state_arrays(hs);
   arr.q = sq.data();
   arr.qdot = sqd.data();
   arr.multiplier = smul.data();
@@ -404,10 +380,7 @@ TEST(Ensemble, CpuBackendMatchesClosedForm) {
   std::vector<double> q0, qd0;
   coin_states(motions, q0, qd0);
   CoinSystem sys{cm.p, EvalOptions()};
-  IntegratorOptions opt;
-  opt.method = Method::dop853;
-  opt.rtol = 1e-12;
-  opt.atol = 1e-12;
+  IntegratorOptions opt = nholo_test::tolerance_options(Method::dop853, 1e-12);
   const int ns = 2;
   CpuEnsembleRun<CoinSystem> run(Backend::omp, 0, sys, opt, {1.0, 2.0}, count, ns, {"q", "qdot"});
   run.start(q0, qd0);
@@ -479,15 +452,7 @@ TEST(GpuModuleHooks, StartAndWindowBytesDriveTheTypedKernel) {
   const std::vector<double> saves = {0.5, 1.0, 2.0};
   const int ns = 3;
   std::vector<double> q(static_cast<size_t>(ns) * 4 * count, 0.0);
-  EnsembleArrays<double> arr;
-  arr.y = hs.y.data();
-  arr.t = hs.t.data();
-  arr.h = hs.h.data();
-  arr.err_prev = hs.err_prev.data();
-  arr.fail_time = hs.fail_time.data();
-  arr.steps = hs.steps.data();
-  arr.rejected = hs.rejected.data();
-  arr.status = hs.status.data();
+  EnsembleArrays<double> arr = state_arrays(hs);
   arr.q = q.data();
   std::vector<unsigned char> bytes(ms.window_bytes);
   ms.window(bytes.data(), arr, count, saves.data(), ns);

@@ -169,9 +169,7 @@ TEST(LyapunovRuns, TheIntegrableCoinsExponentDecays) {
   c.formulations = {"udwadia_kalaba"};
   c.t_end = 500.0;
   c.save_every = 250.0;
-  c.method = "dopri5";
-  c.rtol = 1e-10;
-  c.atol = 1e-12;
+  c.use_integrator("dopri5", 1e-10, 1e-12);
   c.size = 8;
   c.seed = 11;
   c.fields = std::vector<std::string>{};

@@ -141,17 +141,23 @@ INSTANTIATE_TEST_SUITE_P(EveryBuiltInModel, BuiltInModelAsAModelFile,
                          ::testing::ValuesIn(nholo::model_names()),
                          [](const ::testing::TestParamInfo<std::string>& model) { return model.param; });
 
+// Runs examples/models/NAME.toml with its model file in `dir`: the result
+// file it writes (NAME.h5), empty (after a failure) when the run failed.
+fs::path run_example_model(const std::string& name, const fs::path& dir) {
+  for (const std::string& f : {name + ".toml", name + ".model.toml"})
+    fs::copy_file(kSource / "examples" / "models" / f, dir / f);
+  const Result r = nholo("run -q " + name + ".toml", dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+  return r.code == 0 ? dir / (name + ".h5") : fs::path();
+}
+
 // examples/models/chaplygin_sleigh: the body-frame Newton–Euler equations of
 // the sleigh (docs/models.md), integrated here by classical RK4 from each
 // trajectory's initial state, against the forward speed u and the turning
 // rate omega of the run.
 TEST(ModelFiles, ChaplyginSleighOffTheBladeLineFollowsNewtonEuler) {
-  const fs::path dir = temp_dir("chaplygin");
-  for (const char* f : {"chaplygin_sleigh.toml", "chaplygin_sleigh.model.toml"})
-    fs::copy_file(kSource / "examples" / "models" / f, dir / f);
-  const Result r = nholo("run -q chaplygin_sleigh.toml", dir);
-  ASSERT_EQ(r.code, 0) << r.output;
-  const fs::path h5 = dir / "chaplygin_sleigh.h5";
+  const fs::path h5 = run_example_model("chaplygin_sleigh", temp_dir("chaplygin"));
+  ASSERT_FALSE(h5.empty());
   const double m = 1.0, Ic = 0.2, a = 0.4, b = 0.15;
   const auto time = read(h5, "udwadia_kalaba/time");
   const size_t T = time.size();
@@ -203,12 +209,8 @@ TEST(ModelFiles, ChaplyginSleighOffTheBladeLineFollowsNewtonEuler) {
 // examples/models/rolling_disk: phi_dot constant, theta'' = tau / (I + m R^2),
 // x, y in closed form (docs/models.md).
 TEST(ModelFiles, DrivenRollingDiskMatchesItsClosedForm) {
-  const fs::path dir = temp_dir("disk");
-  for (const char* f : {"rolling_disk.toml", "rolling_disk.model.toml"})
-    fs::copy_file(kSource / "examples" / "models" / f, dir / f);
-  const Result r = nholo("run -q rolling_disk.toml", dir);
-  ASSERT_EQ(r.code, 0) << r.output;
-  const fs::path h5 = dir / "rolling_disk.h5";
+  const fs::path h5 = run_example_model("rolling_disk", temp_dir("disk"));
+  ASSERT_FALSE(h5.empty());
   const double m = 1.0, R = 0.3, I = m * R * R / 2, tau = 0.05, alpha = tau / (I + m * R * R);
   const auto time = read(h5, "udwadia_kalaba/time");
   const auto q0 = read(h5, "initial/q0"), qd0 = read(h5, "initial/qdot0");
@@ -243,12 +245,8 @@ TEST(ModelFiles, DrivenRollingDiskMatchesItsClosedForm) {
 // examples/models/constant_speed: psi' = -(g/v) cos psi in closed form through
 // the Gudermannian (docs/models.md).
 TEST(ModelFiles, ConstantSpeedParticleMatchesItsClosedForm) {
-  const fs::path dir = temp_dir("speed");
-  for (const char* f : {"constant_speed.toml", "constant_speed.model.toml"})
-    fs::copy_file(kSource / "examples" / "models" / f, dir / f);
-  const Result r = nholo("run -q constant_speed.toml", dir);
-  ASSERT_EQ(r.code, 0) << r.output;
-  const fs::path h5 = dir / "constant_speed.h5";
+  const fs::path h5 = run_example_model("constant_speed", temp_dir("speed"));
+  ASSERT_FALSE(h5.empty());
   const double g = 9.81, v = 2.0;
   const auto time = read(h5, "udwadia_kalaba/time");
   const auto q0 = read(h5, "initial/q0"), qd0 = read(h5, "initial/qdot0");

@@ -40,8 +40,7 @@ const std::string kSweep = [] {
   c.params = {{"radius", 0.5}};
   c.t_end = 0.5;
   c.save_every = 0.25;
-  c.method = "dopri5";
-  c.rtol = c.atol = 1e-8;
+  c.use_integrator("dopri5", 1e-8, 1e-8);
   c.sampler = "grid";
   c.q0 = {{"theta", "{ linspace = [0.0, 2.0, 5] }"}};
   c.qd0 = {{"theta", "{ values = [1.5, 2.5] }"}, {"phi", "0.7"}};
@@ -422,8 +421,8 @@ path = "out.h5"
 // A state file may give parameters per row (columns params.<name>); each
 // value is checked against the range, each row against the relation.
 TEST(ParamsSweep, StateFileParameterColumns) {
-  const fs::path dir = temp_dir("file");
-  write_file(dir / "c.toml", R"(
+  // the coins of states.csv, in the folders of the good and of the bad files
+  const std::string from_file = R"(
 model = "rolling_coin"
 [time]
 t_end = 0.2
@@ -433,7 +432,9 @@ sampler = "file"
 file = "states.csv"
 [output]
 path = "out.h5"
-)");
+)";
+  const fs::path dir = temp_dir("file");
+  write_file(dir / "c.toml", from_file);
   write_file(dir / "states.csv", "qd0.theta, params.slope, params.radius\n1.0, 0.1, 0.5\n2.0, 0.2, 1.5\n");
   const Result r = run_nholo("run -q c.toml", dir);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -443,17 +444,7 @@ path = "out.h5"
   EXPECT_EQ(read_f64(root, "initial/params"), (std::vector<double>{0.5, 0.1, 1.5, 0.2}));
   // a value out of range, a fixed parameter also a column, an unknown parameter column
   const fs::path bad = temp_dir("file_bad");
-  write_file(bad / "c.toml", R"(
-model = "rolling_coin"
-[time]
-t_end = 0.2
-save_every = 0.1
-[ensemble]
-sampler = "file"
-file = "states.csv"
-[output]
-path = "out.h5"
-)");
+  write_file(bad / "c.toml", from_file);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"qd0.theta, params.slope\n1.0, 0.1\n1.0, 2.0\n", "states.csv line 3: params.slope = 2 is outside"},
       {"qd0.theta, params.friction\n1.0, 0.1\n", "column 'params.friction' is not a parameter of model"},
@@ -482,8 +473,7 @@ const std::string kShardSweep = [] {
   c.params = {{"radius", 0.5}};
   c.t_end = 1.0;
   c.save_every = 0.25;
-  c.method = "dopri5";
-  c.rtol = c.atol = 1e-8;
+  c.use_integrator("dopri5", 1e-8, 1e-8);
   c.sampler = "grid";
   c.qd0 = {{"theta", "{ values = [1.0, 2.0, 3.0] }"}, {"phi", "0.5"}};
   c.ensemble_params = {{"slope", "{ linspace = [0.0, 0.5, 1000] }"}};

@@ -264,25 +264,28 @@ CachedRun cached_run(const fs::path& dir) {
   return c;
 }
 
+// the cached run passed and built its plugin
+::testing::AssertionResult built(const CachedRun& c) {
+  if (c.result.code != 0) return ::testing::AssertionFailure() << c.result.output;
+  if (c.so.empty()) return ::testing::AssertionFailure() << "no plugin in " << c.cache;
+  return ::testing::AssertionSuccess();
+}
+
 // A cached plugin of an older interface (a cache kept across an nholo update
 // whose record was rewritten, or a plugin copied in) is refused and rebuilt.
 TEST(PluginInterface, ACachedPluginOfAnOlderInterfaceIsRebuilt) {
   const fs::path dir = temp_dir("rebuilt");
   const CachedRun first = cached_run(dir);
-  ASSERT_EQ(first.result.code, 0) << first.result.output;
-  ASSERT_FALSE(first.so.empty());
-  const fs::path cache = first.cache, so = first.so;
-  const std::string run = first.run;
-  const std::vector<double> q_first = first.q;
+  ASSERT_TRUE(built(first));
   // the stand-in, vouched for by the record (size and checksum)
-  nholo_test::replace_vouched_plugin(so,
+  nholo_test::replace_vouched_plugin(first.so,
                                      read_text(fake_plugin(dir, "old", 5, false, NHOLO_VERSION)));
-  const Result second = nholo_test::run_nholo(run, dir, cache_env(cache));
+  const Result second = nholo_test::run_nholo(first.run, dir, cache_env(first.cache));
   ASSERT_EQ(second.code, 0) << second.output;
   EXPECT_NE(second.output.find("it has plugin interface version 5"), std::string::npos)
       << second.output;
   EXPECT_NE(second.output.find("refused, rebuilding it"), std::string::npos) << second.output;
-  EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), q_first);
+  EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), first.q);
 }
 
 }  // namespace
@@ -295,23 +298,20 @@ namespace {
 TEST(PluginCache, KilledBuildsLeftoversAndAFolderInPlaceOfThePluginAreCleared) {
   const fs::path dir = temp_dir("leftovers");
   const CachedRun first = cached_run(dir);
-  ASSERT_EQ(first.result.code, 0) << first.result.output;
-  ASSERT_FALSE(first.so.empty());
-  const fs::path cache = first.cache, so = first.so;
-  const std::string run = first.run;
-  const std::vector<double> q_first = first.q;
+  ASSERT_TRUE(built(first));
+  const fs::path& so = first.so;
   const std::string stem = (so.parent_path() / so.stem()).string();
   // what a build killed in the compiler and in writing its source leaves
   const std::vector<fs::path> leftovers = {stem + ".tmp.999999.so", stem + ".cpp.tmp.999999"};
   for (const auto& l : leftovers) write_file(l, "partial");
   fs::remove(so);
   fs::create_directories(so / "inside");
-  const Result second = nholo_test::run_nholo(run, dir, cache_env(cache));
+  const Result second = nholo_test::run_nholo(first.run, dir, cache_env(first.cache));
   ASSERT_EQ(second.code, 0) << second.output;
   EXPECT_NE(second.output.find("refused, rebuilding it"), std::string::npos) << second.output;
   for (const auto& l : leftovers) EXPECT_FALSE(fs::exists(l)) << l;
   EXPECT_TRUE(fs::is_regular_file(so)) << so;
-  EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), q_first);
+  EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), first.q);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // Tests of host/config/sampling.hpp: Sobol points, the normal quantile, and the
 // counter-based sampler (same values whatever the slicing).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/sampling.hpp"
+#include "tests/config_error_check.hpp"
 
 using namespace nholo;
 
@@ -158,20 +158,26 @@ TEST(Sampler, SameValuesOnAnyNumberOfThreads) {
   }
 }
 
-TEST(Sampler, GridIsACartesianProductLastFastest) {
-  const std::string text = R"(
+// the coin on a grid of the axes in `tables` ([ensemble.q0], ... with their keys)
+std::string grid_coin_text(const std::string& tables) {
+  return R"(
 model = "rolling_coin"
 [time]
 t_end = 1.0
 [ensemble]
 sampler = "grid"
-[ensemble.q0]
+)" + tables +
+         R"([output]
+path = "x.h5"
+)";
+}
+
+TEST(Sampler, GridIsACartesianProductLastFastest) {
+  const std::string text = grid_coin_text(R"([ensemble.q0]
 theta = { linspace = [0.0, 1.0, 3] }
 [ensemble.qd0]
 phi = { values = [5.0, 7.0] }
-[output]
-path = "x.h5"
-)";
+)");
   const RunConfig cfg = parse_config(text, {});
   EXPECT_EQ(cfg.size, 6);
   Sampler smp(cfg, *find_model("rolling_coin"));
@@ -212,20 +218,12 @@ TEST(Sampler, ParametersComeLastInDimensionsAndGrids) {
       EXPECT_TRUE(pb[2 * i + 1] >= 0.1 && pb[2 * i + 1] <= 0.2) << pb[2 * i + 1];
     }
   }
-  const std::string text = R"(
-model = "rolling_coin"
-[time]
-t_end = 1.0
-[ensemble]
-sampler = "grid"
-[ensemble.qd0]
+  const std::string text = grid_coin_text(R"([ensemble.qd0]
 phi = { values = [5.0, 7.0] }
 [ensemble.params]
 slope = { linspace = [0.0, 0.4, 3] }
 mass = { values = [1.0, 2.0] }
-[output]
-path = "x.h5"
-)";
+)");
   const RunConfig cfg = parse_config(text, {});
   EXPECT_EQ(cfg.size, 12);
   Sampler smp(cfg, *find_model("rolling_coin"));
@@ -259,19 +257,7 @@ size = 4
 path = "x.h5"
 )";
 
-// f() throws a ConfigError with this key whose message holds every word.
-void expect_config_error(const std::function<void()>& f, const std::string& key,
-                         const std::vector<std::string>& words) {
-  try {
-    f();
-    ADD_FAILURE() << "no ConfigError; expected one for " << key;
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), key) << e.what();
-    for (const auto& w : words)
-      EXPECT_NE(std::string(e.what()).find(w), std::string::npos)
-          << "expected '" << w << "' in: " << e.what();
-  }
-}
+using nholo_test::expect_config_error;
 
 void expect_override_error(const std::vector<std::string>& overrides, const std::string& key,
                            const std::vector<std::string>& words) {

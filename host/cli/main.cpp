@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "host/cli/commands.hpp"
 #include "host/cli/mpi_run.hpp"
@@ -343,32 +345,30 @@ void report_run_summary(const nholo::RunSummary& s) {
       "nholo: initial states: %lld completed from the constraints, %lld projected, %lld rejected\n",
       static_cast<long long>(s.completed_from_constraints), static_cast<long long>(s.projected),
       static_cast<long long>(s.rejected));
-  if (s.projected > 0)
-    std::fprintf(stderr,
-                 "nholo: the %lld projected initial states still violated the constraints after "
-                 "the components not given were completed (Newton steps from 0 for those not "
-                 "given, which a vanishing derivative leaves in place); the projection moves "
-                 "every component, the given ones too (ensemble.on_violation = \"reject\" or "
-                 "\"error\" refuses them instead)\n",
-                 static_cast<long long>(s.projected));
-  if (s.rejected > 0)
-    std::fprintf(stderr,
-                 "nholo: the %lld rejected initial states violate the constraints by more than "
-                 "1e-13 x (1 + |q| + |qd|) (max norms) after the completion and, with "
-                 "ensemble.on_violation = \"project\", after 20 Newton steps of the projection "
-                 "(status rejected, not integrated; /initial holds them as they were left)\n",
-                 static_cast<long long>(s.rejected));
-  if (s.params_rejected > 0)
-    std::fprintf(stderr,
-                 "nholo: %lld trajectories rejected because their sampled parameters break "
-                 "the model's relation between parameters (status rejected, not integrated)\n",
-                 static_cast<long long>(s.params_rejected));
-  if (s.singular_initial > 0)
-    std::fprintf(stderr,
-                 "nholo: %lld initial states are degenerate (the constraint matrix loses rank "
-                 "there, or completing them from the constraints blew a velocity up): status "
-                 "singular in every formulation, not integrated\n",
-                 static_cast<long long>(s.singular_initial));
+  // each count of initial states set aside, when there are any, with what it
+  // means (the format's %lld: the count)
+  const std::pair<int64_t, const char*> set_aside[] = {
+      {s.projected,
+       "nholo: the %lld projected initial states still violated the constraints after "
+       "the components not given were completed (Newton steps from 0 for those not "
+       "given, which a vanishing derivative leaves in place); the projection moves "
+       "every component, the given ones too (ensemble.on_violation = \"reject\" or "
+       "\"error\" refuses them instead)\n"},
+      {s.rejected,
+       "nholo: the %lld rejected initial states violate the constraints by more than "
+       "1e-13 x (1 + |q| + |qd|) (max norms) after the completion and, with "
+       "ensemble.on_violation = \"project\", after 20 Newton steps of the projection "
+       "(status rejected, not integrated; /initial holds them as they were left)\n"},
+      {s.params_rejected,
+       "nholo: %lld trajectories rejected because their sampled parameters break "
+       "the model's relation between parameters (status rejected, not integrated)\n"},
+      {s.singular_initial,
+       "nholo: %lld initial states are degenerate (the constraint matrix loses rank "
+       "there, or completing them from the constraints blew a velocity up): status "
+       "singular in every formulation, not integrated\n"},
+  };
+  for (const auto& [count, meaning] : set_aside)
+    if (count > 0) std::fprintf(stderr, meaning, static_cast<long long>(count));
   for (const auto& l : s.status_lines) std::fprintf(stderr, "nholo: status %s\n", l.c_str());
 }
 

@@ -41,7 +41,8 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
-COIN = """
+# the coins of COIN and SURVEY: 40 s on a slope of 0.3, saved every 0.1 s
+COIN_RUN = """
 model = "rolling_coin"
 [params]
 radius = 0.5
@@ -54,7 +55,9 @@ method = "dopri5"
 rtol = 1e-10
 atol = 1e-12
 drift = "project"
-[ensemble]
+"""
+
+COIN = COIN_RUN + """[ensemble]
 size = 48
 seed = 7
 [ensemble.q0]
@@ -67,20 +70,7 @@ path = "coin.h5"
 fields = ["q", "qdot", "constraint_residual", "energy"]
 """
 
-SURVEY = """
-model = "rolling_coin"
-[params]
-radius = 0.5
-slope = 0.3
-[time]
-t_end = 40.0
-save_every = 0.1
-[integrator]
-method = "dopri5"
-rtol = 1e-10
-atol = 1e-12
-drift = "project"
-[ensemble]
+SURVEY = COIN_RUN + """[ensemble]
 sampler = "grid"
 [ensemble.q0]
 theta = 0.3
