@@ -134,11 +134,11 @@ struct EnsembleWindow {
   static constexpr int m = Sys::m;
   static constexpr int N = Sys::N;
 
-  Sys sys;                    // model parameters and formulation options
+  Sys sys;  // model parameters and formulation options
   IntegratorOptions opt;
   EnsembleArrays<S> arr;
-  int64_t count;              // trajectories in the slice
-  const S* save_times;        // the window's output times, increasing
+  int64_t count;        // trajectories in the slice
+  const S* save_times;  // the window's output times, increasing
   int n_saves;
   bool trajectory_major = false;  // output layout (see above)
 
@@ -193,7 +193,10 @@ struct EnsembleWindow {
     }
   }
 
- private:
+  // The pieces of run_part, public for the SIMD lanes' runner
+  // (kernels/ensemble_lanes.hpp), which integrates W trajectories of the
+  // window at once and loads, stores and saves each as run_part does.
+
   // trajectory i's integration state, as the last launch left it
   NHOLO_HDI TrajectoryState<S, N> load(int64_t i) const {
     TrajectoryState<S, N> ts;
@@ -216,7 +219,8 @@ struct EnsembleWindow {
                                            int64_t i, int64_t launch_steps) const {
     int k = arr.save_k ? arr.save_k[i] : 0;
     StepBudget budget = whole_interval(ts);
-    if (arr.interval_start && arr.interval_start[i] >= 0) budget.interval_start = arr.interval_start[i];
+    if (arr.interval_start && arr.interval_start[i] >= 0)
+      budget.interval_start = arr.interval_start[i];
     if (launch_steps > 0) budget.call_left = launch_steps;
     const TrajectoryEvents<S> ev{arr.events,        i,           count,     n, arr.event_count,
                                  arr.event_records, arr.event_g, arr.params};
@@ -231,11 +235,18 @@ struct EnsembleWindow {
       store<Events>(run_sys, ts, k, i);
       budget.interval_start = ts.steps + ts.rejected;
     }
+    write_back(ts, i, k, budget.interval_start);
+    return finished ? LaunchOutcome::finished : LaunchOutcome::unfinished;
+  }
+
+  // trajectory i's state after a launch, with its window progress (the next
+  // save k, the current interval's start) when the window runs in parts
+  NHOLO_HDI void write_back(const TrajectoryState<S, N>& ts, int64_t i, int k,
+                            int64_t interval_start) const {
     if (arr.save_k) {
       arr.save_k[i] = k;
-      arr.interval_start[i] = budget.interval_start;
+      arr.interval_start[i] = interval_start;
     }
-    // write back
     for (int c = 0; c < N; ++c) arr.y[c * count + i] = ts.y[c];
     arr.t[i] = ts.t;
     arr.h[i] = ts.h;
@@ -244,7 +255,6 @@ struct EnsembleWindow {
     arr.steps[i] = ts.steps;
     arr.rejected[i] = ts.rejected;
     arr.status[i] = static_cast<int32_t>(ts.status);
-    return finished ? LaunchOutcome::finished : LaunchOutcome::unfinished;
   }
 
   // index of component c (of nc) of save k of trajectory i in an output array
@@ -277,7 +287,8 @@ struct EnsembleWindow {
     }
     if (arr.multiplier)
       for (int l = 0; l < m; ++l) arr.multiplier[at(k, l, m, i)] = ok ? obs.multiplier[l] : nan;
-    if (arr.constraint_residual) arr.constraint_residual[at(k, 0, 1, i)] = ok ? obs.constraint_residual : nan;
+    if (arr.constraint_residual)
+      arr.constraint_residual[at(k, 0, 1, i)] = ok ? obs.constraint_residual : nan;
     if (arr.energy) arr.energy[at(k, 0, 1, i)] = ok ? obs.energy : nan;
   }
 };

@@ -276,7 +276,7 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
   L err;
   Status stage_failure[W];
   lane_step_detail::rk_step_lanes<Tab>(sys, lt.t, lt.y, lt.dydt, hs, t1s, tol, y1, err, klast,
-                                stage_failure);
+                                       stage_failure);
   for (int i = 0; i < W; ++i) {
     if (!running[i]) continue;
     const double h = hs[i], e = err[i];

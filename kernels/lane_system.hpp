@@ -149,8 +149,8 @@ struct LaneSystem {
         q[c] = y[c];
         qd[c] = y[n + c];
       }
-      fast = lane_system_detail::udwadia_kalaba_lanes<Model>(lane[0].params, q, qd, t,
-                                                              lane[0].eval, qdd);
+      fast = lane_system_detail::udwadia_kalaba_lanes<Model>(lane[0].params, q, qd, t, lane[0].eval,
+                                                             qdd);
       fast = fast && finite_lanes(qd);
       for (int c = 0; c < n; ++c) {
         dydt[c] = qd[c];

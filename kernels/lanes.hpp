@@ -213,7 +213,8 @@ inline Lanes<W> value_of(const Lanes<W>& x) {
 // per lane: 1, 0 or -1 (scalar_math.hpp's sgn)
 template <int W>
 inline Lanes<W> sign_of_value(const Lanes<W>& x) {
-  return select(x > 0.0, Lanes<W>(1.0), Lanes<W>(0.0)) - select(x < 0.0, Lanes<W>(1.0), Lanes<W>(0.0));
+  return select(x > 0.0, Lanes<W>(1.0), Lanes<W>(0.0)) -
+         select(x < 0.0, Lanes<W>(1.0), Lanes<W>(0.0));
 }
 template <int W>
 inline Lanes<W> fabs(const Lanes<W>& x) {
@@ -308,18 +309,18 @@ inline Lanes<2 * W> join(const Lanes<W>& lo, const Lanes<W>& hi) {
 #define NHOLO_LANES_AVX2(...)
 #endif
 
-#define NHOLO_LANES_UNARY(fn, u)                                                           \
-  template <int W>                                                                         \
-  inline Lanes<W> fn(const Lanes<W>& x) {                                                  \
-    NHOLO_LANES_AVX512(                                                                    \
-        if constexpr (W == 8) { return Lanes<8>(Sleef_finz_##fn##d8_##u##avx512f(x.v)); }) \
-    NHOLO_LANES_AVX2(                                                                      \
-        if constexpr (W == 4) {                                                            \
-          return Lanes<4>(Sleef_finz_##fn##d4_##u##avx2(x.v));                             \
-        } else if constexpr (W == 8) {                                                     \
-          return lanes_detail::join(fn(lanes_detail::half(x, 0)), fn(lanes_detail::half(x, 1)));    \
-        })                                                                                 \
-    return lanes_detail::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x);                  \
+#define NHOLO_LANES_UNARY(fn, u)                                                                 \
+  template <int W>                                                                               \
+  inline Lanes<W> fn(const Lanes<W>& x) {                                                        \
+    NHOLO_LANES_AVX512(                                                                          \
+        if constexpr (W == 8) { return Lanes<8>(Sleef_finz_##fn##d8_##u##avx512f(x.v)); })       \
+    NHOLO_LANES_AVX2(                                                                            \
+        if constexpr (W == 4) {                                                                  \
+          return Lanes<4>(Sleef_finz_##fn##d4_##u##avx2(x.v));                                   \
+        } else if constexpr (W == 8) {                                                           \
+          return lanes_detail::join(fn(lanes_detail::half(x, 0)), fn(lanes_detail::half(x, 1))); \
+        })                                                                                       \
+    return lanes_detail::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x);                     \
   }
 #define NHOLO_LANES_BINARY_MATH(fn, u)                                                          \
   template <int W>                                                                              \
@@ -330,10 +331,10 @@ inline Lanes<2 * W> join(const Lanes<W>& lo, const Lanes<W>& hi) {
         if constexpr (W == 4) {                                                                 \
           return Lanes<4>(Sleef_finz_##fn##d4_##u##avx2(x.v, y.v));                             \
         } else if constexpr (W == 8) {                                                          \
-          return lanes_detail::join(fn(lanes_detail::half(x, 0), lanes_detail::half(y, 0)),              \
-                                 fn(lanes_detail::half(x, 1), lanes_detail::half(y, 1)));             \
+          return lanes_detail::join(fn(lanes_detail::half(x, 0), lanes_detail::half(y, 0)),     \
+                                    fn(lanes_detail::half(x, 1), lanes_detail::half(y, 1)));    \
         })                                                                                      \
-    return lanes_detail::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x, y);                    \
+    return lanes_detail::each_lane<W>(Sleef_finz_##fn##d1_##u##purecfma, x, y);                 \
   }
 NHOLO_LANES_UNARY(sin, u10)
 NHOLO_LANES_UNARY(cos, u10)

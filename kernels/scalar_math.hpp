@@ -13,9 +13,13 @@ namespace nholo {
 // Scalar math as overloads inside namespace nholo, so that model code written
 // as `sin(x)` resolves to the same functions for double, float and the AD
 // number types (which add their own overloads in dual.hpp and jet2.hpp).
-#define NHOLO_UNARY_MATH(fn)                              \
-  NHOLO_HDI double fn(double x) { return ::fn(x); }       \
-  NHOLO_HDI float fn(float x) { return ::fn##f(x); }
+#define NHOLO_UNARY_MATH(fn)      \
+  NHOLO_HDI double fn(double x) { \
+    return ::fn(x);               \
+  }                               \
+  NHOLO_HDI float fn(float x) {   \
+    return ::fn##f(x);            \
+  }
 NHOLO_UNARY_MATH(sin)
 NHOLO_UNARY_MATH(cos)
 NHOLO_UNARY_MATH(tan)
@@ -30,23 +34,43 @@ NHOLO_UNARY_MATH(cosh)
 NHOLO_UNARY_MATH(tanh)
 #undef NHOLO_UNARY_MATH
 
-NHOLO_HDI double fabs(double x) { return ::fabs(x); }
-NHOLO_HDI float fabs(float x) { return ::fabsf(x); }
-NHOLO_HDI double atan2(double y, double x) { return ::atan2(y, x); }
-NHOLO_HDI float atan2(float y, float x) { return ::atan2f(y, x); }
-NHOLO_HDI double pow(double x, double y) { return ::pow(x, y); }
-NHOLO_HDI float pow(float x, float y) { return ::powf(x, y); }
+NHOLO_HDI double fabs(double x) {
+  return ::fabs(x);
+}
+NHOLO_HDI float fabs(float x) {
+  return ::fabsf(x);
+}
+NHOLO_HDI double atan2(double y, double x) {
+  return ::atan2(y, x);
+}
+NHOLO_HDI float atan2(float y, float x) {
+  return ::atan2f(y, x);
+}
+NHOLO_HDI double pow(double x, double y) {
+  return ::pow(x, y);
+}
+NHOLO_HDI float pow(float x, float y) {
+  return ::powf(x, y);
+}
 
 // Value of a scalar with every derivative part dropped (identity for plain
 // scalars; the AD types overload it).
-NHOLO_HDI double value_of(double x) { return x; }
-NHOLO_HDI float value_of(float x) { return x; }
+NHOLO_HDI double value_of(double x) {
+  return x;
+}
+NHOLO_HDI float value_of(float x) {
+  return x;
+}
 
 // Sign with sgn(0) = 0, as in Coulomb friction laws, of x's value (an AD
 // number's derivative parts dropped): a double, or per lane for the CPU's
 // SIMD lanes (kernels/lanes.hpp overloads sign_of_value).
-NHOLO_HDI double sign_of_value(double v) { return (v > 0.0) - (v < 0.0); }
-NHOLO_HDI double sign_of_value(float v) { return (v > 0.0f) - (v < 0.0f); }
+NHOLO_HDI double sign_of_value(double v) {
+  return (v > 0.0) - (v < 0.0);
+}
+NHOLO_HDI double sign_of_value(float v) {
+  return (v > 0.0f) - (v < 0.0f);
+}
 template <class T>
 NHOLO_HDI auto sgn(const T& x) {
   return sign_of_value(value_of(x));
@@ -70,7 +94,11 @@ NHOLO_HDI T min_of(T a, T b) {
   return a < b ? a : b;
 }
 
-NHOLO_HDI bool is_finite(double x) { return isfinite(x); }
-NHOLO_HDI bool is_finite(float x) { return isfinite(x); }
+NHOLO_HDI bool is_finite(double x) {
+  return isfinite(x);
+}
+NHOLO_HDI bool is_finite(float x) {
+  return isfinite(x);
+}
 
 }  // namespace nholo

@@ -37,7 +37,8 @@ struct InclineBlock {
   static constexpr ParamInfo param_info[n_params] = {
       {"mass", 1.0, "kg", "block mass m", positive()},
       {"g", 9.81, "m/s^2", "gravitational acceleration", nonnegative()},
-      {"angle", 0.5, "rad", "inclination theta of the plane, 0 < theta < pi/2", open_interval(0.0, 1.5707963267948966)},
+      {"angle", 0.5, "rad", "inclination theta of the plane, 0 < theta < pi/2",
+       open_interval(0.0, 1.5707963267948966)},
       {"friction", 0.3, "1", "Coulomb friction coefficient mu", nonnegative()},
   };
   struct Params {

@@ -38,8 +38,8 @@ typename Model::Params default_params() {
 template <class Model>
 using UKSys = UdwadiaKalabaSystem<Model>;
 template <class Model>
-using Prepared = std::decay_t<decltype(prepare_system(std::declval<const UKSys<Model>&>(), 0.0,
-                                                      std::declval<const Vec<double, 2 * Model::n>&>()))>;
+using Prepared = std::decay_t<decltype(prepare_system(
+    std::declval<const UKSys<Model>&>(), 0.0, std::declval<const Vec<double, 2 * Model::n>&>()))>;
 
 template <class Model>
 std::vector<Vec<double, 2 * Model::n>> random_states(int count, uint64_t seed) {

@@ -1,0 +1,194 @@
+// nholo/kernels/ensemble_lanes.hpp — an ensemble window's trajectories
+// integrated W at a time in the SIMD lanes of one CPU core (CPU only):
+//
+//   run_window_lanes<Method::dopri5, W>(window, idx, n, launch_steps, finished);
+//
+// integrates trajectories idx[0 .. n) of the window (kernels/ensemble.hpp
+// EnsembleWindow) for at most launch_steps steps each (0: to the window's
+// end), finished[j] saying whether idx[j] finished it: what
+// window.run<M>(idx[j], launch_steps) does for each, with the same results
+// (the lanes' integrator takes each trajectory's scalar steps: only the
+// model's sin, cos, ... are SLEEF's on the lanes, kernels/lanes.hpp). A lane
+// whose trajectory finished its window, ended, or spent its launch's budget
+// takes the next trajectory of idx at once, so that a slow trajectory holds
+// one lane, not the other W - 1; each trajectory's result depends on it
+// alone, not on its lane or its neighbours.
+//
+// For the adaptive methods (DOPRI5, DOP853), no events, no post-step
+// projection, parameters the same for every trajectory (lanes_apply says
+// whether a window qualifies; the others run window.run<M>).
+#pragma once
+
+#include <stdint.h>
+
+#include <type_traits>
+#include <utility>
+
+#include "ensemble.hpp"
+#include "integrate_lanes.hpp"
+#include "lane_system.hpp"
+
+namespace nholo {
+
+// Whether the lanes can integrate this window with method M: an adaptive
+// method, no events, no per-trajectory parameters, no projection after steps.
+template <class Sys>
+inline bool lanes_apply(const EnsembleWindow<Sys>& w, Method method) {
+  return (method == Method::dopri5 || method == Method::dop853) && w.arr.events == nullptr &&
+         w.arr.params == nullptr && w.sys.eval.drift != DriftControl::project;
+}
+
+namespace ensemble_lanes_detail {
+
+template <Method M>
+struct TableauOf {
+  using type = TableauDopri5;
+};
+template <>
+struct TableauOf<Method::dop853> {
+  using type = TableauDop853;
+};
+
+// The lanes' view of the window: which trajectory each lane holds, its next
+// save and the lane system of their scalar systems.
+template <class Sys, int W>
+struct LanePool {
+  using S = double;
+  static constexpr int N = Sys::N;
+  using RunSys = std::decay_t<decltype(prepare_system(std::declval<const Sys&>(), 0.0,
+                                                      std::declval<const Vec<double, N>&>()))>;
+  const EnsembleWindow<Sys>& win;
+  const int64_t* idx;
+  int64_t n;
+  int64_t launch_steps;
+  uint8_t* finished;
+
+  LanePool(const EnsembleWindow<Sys>& w, const int64_t* trajectories, int64_t count,
+           int64_t steps_per_launch, uint8_t* finished_out)
+      : win(w),
+        idx(trajectories),
+        n(count),
+        launch_steps(steps_per_launch),
+        finished(finished_out) {}
+
+  LaneSystem<RunSys, W> sys;
+  LaneTrajectories<W, N> lt;
+  Lanes<W> t_out;
+  int64_t slot[W];  // the index into idx of the trajectory a lane holds; -1: empty
+  int k[W];         // its next save
+  bool running[W];
+  int64_t next = 0;
+
+  // trajectory idx[j] leaves its lane at save k, with or without its window done
+  void leave(int lane, int save, bool done) {
+    const int64_t j = slot[lane];
+    win.write_back(lane_state(lt, lane), idx[j], save, lt.interval_start[lane]);
+    finished[j] = done ? 1 : 0;
+    slot[lane] = -1;
+    running[lane] = false;
+  }
+
+  // After lane's interval ended at save k[lane] (landed, or its trajectory
+  // ended): the save stored, and the next interval begun or the trajectory
+  // gone; a trajectory that has ended gets NaN for every save left, as
+  // window.run's advance_to returns at once for it.
+  void after_interval(int lane) {
+    const int64_t i = idx[slot[lane]];
+    const TrajectoryState<double, N> ts = lane_state(lt, lane);
+    do {
+      win.template store<false>(sys.lane[lane], ts, k[lane], i);
+      ++k[lane];
+      lt.interval_start[lane] = ts.steps + ts.rejected;
+    } while (k[lane] < win.n_saves && ts.status != Status::ok);
+    if (k[lane] == win.n_saves) {
+      leave(lane, k[lane], true);
+      return;
+    }
+    begin_lane_interval(lt, lane, StepBudget{lt.interval_start[lane], lt.call_left[lane]});
+    t_out.set(lane, win.save_times[k[lane]]);
+    running[lane] = true;
+  }
+
+  // the next trajectory of idx into lane (false: none left); one that has
+  // ended already is stored and written back at once, as window.run does
+  bool fill(int lane) {
+    while (next < n) {
+      const int64_t j = next++;
+      const int64_t i = idx[j];
+      const TrajectoryState<double, N> ts = win.load(i);
+      sys.lane[lane] = prepare_system(win.sys, ts.t, ts.y);
+      StepBudget b = whole_interval(ts);
+      if (win.arr.interval_start && win.arr.interval_start[i] >= 0)
+        b.interval_start = win.arr.interval_start[i];
+      if (launch_steps > 0) b.call_left = launch_steps;
+      set_lane_state(lt, lane, ts);
+      begin_lane_interval(lt, lane, b);
+      slot[lane] = j;
+      k[lane] = win.arr.save_k ? win.arr.save_k[i] : 0;
+      if (k[lane] >= win.n_saves) {
+        leave(lane, k[lane], true);
+        continue;
+      }
+      if (ts.status != Status::ok) {
+        after_interval(lane);  // every save left NaN
+        if (slot[lane] < 0) continue;
+      }
+      t_out.set(lane, win.save_times[k[lane]]);
+      running[lane] = true;
+      return true;
+    }
+    slot[lane] = -1;
+    running[lane] = false;
+    return false;
+  }
+
+  // An empty lane rides along through the stages with the state and system
+  // of an occupied one (so that it computes nothing that fails or is NaN).
+  void park(int lane) {
+    for (int o = 0; o < W; ++o) {
+      if (slot[o] < 0) continue;
+      for (int c = 0; c < N; ++c) {
+        lt.y[c].set(lane, lt.y[c][o]);
+        lt.dydt[c].set(lane, lt.dydt[c][o]);
+      }
+      lt.t.set(lane, lt.t[o]);
+      lt.h.set(lane, lt.h[o]);
+      sys.lane[lane] = sys.lane[o];
+      return;
+    }
+  }
+};
+
+}  // namespace ensemble_lanes_detail
+
+template <Method M, int W, class Sys>
+inline void run_window_lanes(const EnsembleWindow<Sys>& win, const int64_t* idx, int64_t n,
+                             int64_t launch_steps, uint8_t* finished) {
+  using Tab = typename ensemble_lanes_detail::TableauOf<M>::type;
+  ensemble_lanes_detail::LanePool<Sys, W> pool(win, idx, n, launch_steps, finished);
+  bool any = false;
+  for (int lane = 0; lane < W; ++lane) any = pool.fill(lane) || any;
+  if (!any) return;
+  for (int lane = 0; lane < W; ++lane)
+    if (pool.slot[lane] < 0) pool.park(lane);
+  LaneEnd ended[W];
+  while (any) {
+    step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended);
+    any = false;
+    for (int lane = 0; lane < W; ++lane) {
+      if (pool.slot[lane] < 0) continue;
+      if (ended[lane] == LaneEnd::spent) {
+        pool.leave(lane, pool.k[lane], false);
+        pool.fill(lane);
+      } else if (ended[lane] == LaneEnd::done) {
+        pool.after_interval(lane);
+        if (pool.slot[lane] < 0) pool.fill(lane);
+      }
+      any = any || pool.slot[lane] >= 0;
+    }
+    for (int lane = 0; lane < W && any; ++lane)
+      if (pool.slot[lane] < 0) pool.park(lane);
+  }
+}
+
+}  // namespace nholo

@@ -1,0 +1,234 @@
+// Tests of kernels/ensemble_lanes.hpp: a window's trajectories integrated W
+// at a time in SIMD lanes against the scalar functor (EnsembleWindow::run),
+// launch by launch as the CPU backend's scheduler runs them. On models whose
+// right-hand side uses no sin, cos, ... of the state, every array is the
+// scalar one's to the bit, whatever the width and the order in which lanes
+// are refilled; on the coin (SLEEF's sin and cos) within rounding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "host/backends/ensemble_data.hpp"
+#include "kernels/ensemble_lanes.hpp"
+#include "kernels/formulations.hpp"
+#include "models/registry.hpp"
+
+using namespace nholo;
+
+namespace {
+
+uint64_t bits(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+template <class Model>
+typename Model::Params default_params() {
+  double v[Model::n_params > 0 ? Model::n_params : 1] = {0.0};
+  for (int j = 0; j < Model::n_params; ++j) v[j] = Model::param_info[j].default_value;
+  return Model::make_params(v);
+}
+
+// One slice's state and one window's outputs (q, qdot, qddot, energy),
+// trajectory-major as on a CPU backend, integrated over the saves in
+// launches of launch_steps (0: whole windows) by the scalar functor or the
+// lanes.
+template <class Sys>
+struct Slice {
+  static constexpr int n = Sys::n;
+  HostEnsemble<Sys> h;
+  std::vector<double> q, qdot, qddot, energy;
+  std::vector<int32_t> save_k;
+  std::vector<int64_t> interval_start;
+
+  Slice(const Sys& sys, const IntegratorOptions& opt, const std::vector<double>& q0,
+        const std::vector<double>& qd0) {
+    const int64_t count = static_cast<int64_t>(q0.size() / n);
+    const std::vector<double> l0(static_cast<size_t>(Sys::m > 0 ? Sys::m : 1) * count, 0.0);
+    const std::vector<uint8_t> rejected(static_cast<size_t>(count), 0);
+    h.start_from_states(sys, count, q0.data(), qd0.data(), l0.data(), rejected.data(), 0.0, opt);
+  }
+
+  // saves [0, ns) of times; W = 0: the scalar functor, else W lanes, the
+  // trajectories taken in `order`
+  template <Method M, int W>
+  void window(const Sys& sys, const IntegratorOptions& opt, const std::vector<double>& times,
+              int64_t launch_steps, const std::vector<int64_t>& order) {
+    const int64_t count = h.count;
+    const int ns = static_cast<int>(times.size());
+    q.assign(count * ns * n, 0.0);
+    qdot = q;
+    qddot = q;
+    energy.assign(count * ns, 0.0);
+    save_k.assign(count, 0);
+    interval_start.assign(count, -1);
+    EnsembleArrays<double> a;
+    a.y = h.y.data();
+    a.t = h.t.data();
+    a.h = h.h.data();
+    a.err_prev = h.err_prev.data();
+    a.fail_time = h.fail_time.data();
+    a.steps = h.steps.data();
+    a.rejected = h.rejected.data();
+    a.status = h.status.data();
+    a.q = q.data();
+    a.qdot = qdot.data();
+    a.qddot = qddot.data();
+    a.energy = energy.data();
+    if (launch_steps > 0) {
+      a.save_k = save_k.data();
+      a.interval_start = interval_start.data();
+    }
+    EnsembleWindow<Sys> w;
+    w.sys = sys;
+    w.opt = opt;
+    w.arr = a;
+    w.count = count;
+    w.save_times = times.data();
+    w.n_saves = ns;
+    w.trajectory_major = true;
+    ASSERT_TRUE(lanes_apply(w, M));
+    std::vector<int64_t> active = order;
+    std::vector<uint8_t> finished;
+    while (!active.empty()) {
+      finished.assign(active.size(), 0);
+      if constexpr (W == 0) {
+        for (size_t j = 0; j < active.size(); ++j)
+          finished[j] = w.template run<M>(active[j], launch_steps);
+      } else {
+        run_window_lanes<M, W>(w, active.data(), static_cast<int64_t>(active.size()), launch_steps,
+                               finished.data());
+      }
+      size_t kept = 0;
+      for (size_t j = 0; j < active.size(); ++j)
+        if (!finished[j]) active[kept++] = active[j];
+      active.resize(kept);
+    }
+  }
+};
+
+template <class T>
+void expect_same_bits(const std::vector<T>& a, const std::vector<T>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if constexpr (std::is_same<T, double>::value) {
+      ASSERT_EQ(bits(a[k]), bits(b[k])) << what << "[" << k << "]";
+    } else {
+      ASSERT_EQ(a[k], b[k]) << what << "[" << k << "]";
+    }
+  }
+}
+
+template <class Sys>
+void expect_same_slices(const Slice<Sys>& a, const Slice<Sys>& b) {
+  expect_same_bits(a.h.y, b.h.y, "y");
+  expect_same_bits(a.h.t, b.h.t, "t");
+  expect_same_bits(a.h.h, b.h.h, "h");
+  expect_same_bits(a.h.err_prev, b.h.err_prev, "err_prev");
+  expect_same_bits(a.h.fail_time, b.h.fail_time, "fail_time");
+  expect_same_bits(a.h.steps, b.h.steps, "steps");
+  expect_same_bits(a.h.rejected, b.h.rejected, "rejected");
+  expect_same_bits(a.h.status, b.h.status, "status");
+  expect_same_bits(a.q, b.q, "q");
+  expect_same_bits(a.qdot, b.qdot, "qdot");
+  expect_same_bits(a.qddot, b.qddot, "qddot");
+  expect_same_bits(a.energy, b.energy, "energy");
+}
+
+// Udwadia & Wanichanon's example 3 (a constraint nonlinear in the rates,
+// rank lost where yd = zd = 0): random states, some at rest in y and z
+// (singular there: the scalar fallback), one not finite.
+struct Example3Ensemble {
+  using Model = models::UdwadiaExample3;
+  using Sys = UdwadiaKalabaSystem<Model>;
+  static constexpr int count = 37;
+  Sys sys;
+  std::vector<double> q0, qd0;
+  Example3Ensemble() {
+    sys.params = default_params<Model>();
+    std::mt19937_64 rng(17);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int i = 0; i < count; ++i) {
+      for (int c = 0; c < 3; ++c) q0.push_back(u(rng));
+      for (int c = 0; c < 3; ++c) qd0.push_back(i % 9 == 4 && c > 0 ? 0.0 : 3.0 * u(rng));
+    }
+    q0[3 * 20] = NAN;  // trajectory 20: not finite from the start
+  }
+};
+
+template <Method M, int W>
+void compare_example3(int64_t launch_steps, int64_t max_steps, bool reversed) {
+  const Example3Ensemble e;
+  IntegratorOptions opt;
+  opt.method = M;
+  opt.rtol = 1e-9;
+  opt.atol = 1e-11;
+  opt.max_steps = max_steps;
+  std::vector<double> times;
+  for (int k = 1; k <= 6; ++k) times.push_back(0.5 * k);
+  std::vector<int64_t> order(e.count);
+  for (int i = 0; i < e.count; ++i) order[i] = i;
+  Slice<Example3Ensemble::Sys> scalar(e.sys, opt, e.q0, e.qd0), lanes(e.sys, opt, e.q0, e.qd0);
+  scalar.window<M, 0>(e.sys, opt, times, launch_steps, order);
+  if (reversed) std::reverse(order.begin(), order.end());
+  lanes.window<M, W>(e.sys, opt, times, launch_steps, order);
+  expect_same_slices(scalar, lanes);
+  // the ensemble is heterogeneous: some trajectories ended early
+  int ok = 0, ended = 0;
+  for (int32_t s : scalar.h.status) (s == 0 ? ok : ended) += 1;
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(ended, 0);
+}
+
+TEST(EnsembleLanes, WholeWindowsGiveTheScalarFunctorsBits) {
+  compare_example3<Method::dopri5, 8>(0, 100000, false);
+  compare_example3<Method::dop853, 8>(0, 100000, false);
+  compare_example3<Method::dopri5, 4>(0, 100000, true);
+}
+
+TEST(EnsembleLanes, LaunchesOfAFewStepsAndTrajectoriesOutOfStepsGiveTheScalarBits) {
+  // launches of 7 steps (lanes leave and are refilled mid-interval) and a
+  // step limit per interval that some trajectories reach (status max_steps)
+  compare_example3<Method::dopri5, 8>(7, 60, false);
+  compare_example3<Method::dop853, 8>(5, 40, true);
+  compare_example3<Method::dopri5, 1>(7, 60, true);
+}
+
+TEST(EnsembleLanes, TheRollingCoinInLanesAgreesWithTheScalarFunctorToRounding) {
+  using Model = models::RollingCoin;
+  using Sys = UdwadiaKalabaSystem<Model>;
+  Sys sys;
+  sys.params = default_params<Model>();
+  constexpr int count = 20;
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  std::vector<double> q0, qd0;
+  for (int i = 0; i < count; ++i) {
+    const double th = u(rng), phid = u(rng), R = sys.params.radius;
+    q0.insert(q0.end(), {0.0, 0.0, 0.0, th});
+    qd0.insert(qd0.end(), {R * phid * std::sin(th), R * phid * std::cos(th), phid, u(rng)});
+  }
+  IntegratorOptions opt;
+  opt.rtol = 1e-10;
+  opt.atol = 1e-12;
+  const std::vector<double> times = {1.0, 2.0, 3.0};
+  std::vector<int64_t> order(count);
+  for (int i = 0; i < count; ++i) order[i] = i;
+  Slice<Sys> scalar(sys, opt, q0, qd0), lanes(sys, opt, q0, qd0);
+  scalar.window<Method::dopri5, 0>(sys, opt, times, 0, order);
+  lanes.window<Method::dopri5, 8>(sys, opt, times, 0, order);
+  for (size_t k = 0; k < scalar.q.size(); ++k)
+    EXPECT_NEAR(lanes.q[k], scalar.q[k], 1e-9 * (1.0 + std::fabs(scalar.q[k]))) << k;
+  for (int i = 0; i < count; ++i) {
+    EXPECT_EQ(lanes.h.status[i], 0) << i;
+    EXPECT_NEAR(double(lanes.h.steps[i]), double(scalar.h.steps[i]), 2.0) << i;
+  }
+}
+
+}  // namespace
