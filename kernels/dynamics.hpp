@@ -170,7 +170,7 @@ template <class Model, class S>
 NHOLO_HDI void lagrangian_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
                                 const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
                                 Vec<S, Model::n>& F) {
-  if constexpr (!std::is_floating_point<S>::value) {
+  if constexpr (!is_plain_scalar<S>::value) {
     lagrangian_terms_nested<Model>(p, q, qd, t, M, F);
   } else if constexpr (has_hand_dynamics<Model>::value) {
     Model::hand_dynamics(p, q, qd, t, M, F);

@@ -50,6 +50,12 @@ struct Jet2 {
     for (int k = 0; k < K; ++k) g[k] = S(0);
     for (int e = 0; e < H; ++e) h[e] = S(0);
   }
+  // a constant of a scalar type that is not built in (the CPU's SIMD lanes)
+  template <class U = S, std::enable_if_t<!std::is_arithmetic<U>::value, int> = 0>
+  NHOLO_HD Jet2(const S& c) : v(c) {  // NOLINT(google-explicit-constructor): constants
+    for (int k = 0; k < K; ++k) g[k] = S(0);
+    for (int e = 0; e < H; ++e) h[e] = S(0);
+  }
 
   // ---- between jets
   NHOLO_JET_INLINE friend Jet2 operator+(const Jet2& a, const Jet2& b) {
@@ -144,6 +150,21 @@ struct Jet2 {
   }
   // (s / b)_k = -r b_k / b, (s / b)_ij = -(r b_ij + r_i b_j + r_j b_i) / b
   NHOLO_JET_INLINE friend Jet2 operator/(const S& s, const Jet2& b) { return Jet2(s) / b; }
+
+  // A double where S is not itself a built-in type (the CPU's SIMD lanes,
+  // kernels/lanes.hpp): the operators above with S(s), which `2.0 * x` would
+  // otherwise reach by two conversions at once; a dummy type for double and
+  // float, where they are the ones above.
+  struct NotAScalar {};
+  using Other = std::conditional_t<std::is_arithmetic<S>::value, NotAScalar, double>;
+  NHOLO_JET_INLINE friend Jet2 operator+(const Jet2& a, Other s) { return a + S(s); }
+  NHOLO_JET_INLINE friend Jet2 operator+(Other s, const Jet2& a) { return S(s) + a; }
+  NHOLO_JET_INLINE friend Jet2 operator-(const Jet2& a, Other s) { return a - S(s); }
+  NHOLO_JET_INLINE friend Jet2 operator-(Other s, const Jet2& a) { return S(s) - a; }
+  NHOLO_JET_INLINE friend Jet2 operator*(const Jet2& a, Other s) { return a * S(s); }
+  NHOLO_JET_INLINE friend Jet2 operator*(Other s, const Jet2& a) { return S(s) * a; }
+  NHOLO_JET_INLINE friend Jet2 operator/(const Jet2& a, Other s) { return a / S(s); }
+  NHOLO_JET_INLINE friend Jet2 operator/(Other s, const Jet2& a) { return S(s) / a; }
 
   NHOLO_JET_INLINE Jet2& operator+=(const Jet2& b) { return *this = *this + b; }
   NHOLO_JET_INLINE Jet2& operator-=(const Jet2& b) { return *this = *this - b; }

@@ -87,6 +87,47 @@ inline LaneMask<W> gram_factor_lanes(const Mat<Lanes<W>, N, N>& K, LdltFactor<La
   return ok;
 }
 
+// fundamental.hpp's udwadia_kalaba_solved, its full-rank branch, on lanes:
+// qdd = ac + L^-T W^T K^-1 (b - A ac), ac = a + M^-1 C, with the mask of the
+// lanes where K = W W^T passes the rank test (Factor: CholeskyFactor or its
+// DiagonalFactor view, as in the scalar code)
+template <bool Nonideal, class Factor, int W, int n, int m>
+inline LaneMask<W> solve_full_rank_lanes(const Factor& Lf, const Vec<Lanes<W>, n>& a,
+                                         const ConstrainedTerms<Lanes<W>, n, m>& w,
+                                         const PinvOptions& opt, Vec<Lanes<W>, n>& qdd) {
+  using L = Lanes<W>;
+  Vec<L, n> ac = a;
+  if constexpr (Nonideal) {
+    const Vec<L, n> c = Lf.solve_lower(w.C);
+    ac = a + Lf.solve_upper(c);
+  }
+  const Mat<L, m, n> Wm = detail::lower_solve_rows(Lf, w.A);
+  const Vec<L, m> resid = w.b - w.A * ac;
+  LdltFactor<L, m> kf;
+  LaneMask<W> ok(true);
+  // (without constraints the scalar code's pseudoinverse of a 0 x 0 K adds
+  // the same zero vector)
+  if constexpr (m > 0) ok = gram_factor_lanes(detail::gram(Wm), kf, L(opt.gram_rtol));
+  qdd = ac + Lf.solve_upper(mul_transposed(Wm, kf.solve(resid)));
+  return ok;
+}
+
+template <int W, int n>
+inline CholeskyFactor<Lanes<W>, n> broadcast(const CholeskyFactor<double, n>& f) {
+  CholeskyFactor<Lanes<W>, n> r;
+  for (int i = 0; i < n; ++i) {
+    r.inv_diag[i] = Lanes<W>(f.inv_diag[i]);
+    for (int j = 0; j < n; ++j) r.L(i, j) = Lanes<W>(f.L(i, j));
+  }
+  return r;
+}
+template <int W, int n>
+inline Vec<Lanes<W>, n> broadcast(const Vec<double, n>& v) {
+  Vec<Lanes<W>, n> r;
+  for (int i = 0; i < n; ++i) r[i] = Lanes<W>(v[i]);
+  return r;
+}
+
 // The Udwadia–Kalaba accelerations on lanes where the full-rank path holds
 // (fundamental.hpp: udwadia_kalaba, udwadia_kalaba_solved's first branch),
 // and the mask of those lanes.
@@ -101,24 +142,58 @@ inline LaneMask<W> udwadia_kalaba_lanes(const typename Model::Params& p,
   ConstrainedTerms<L, n, m> w;
   constrained_terms<Model>(p, q, qd, t, eo, w);
   CholeskyFactor<L, n> Lf;
-  LaneMask<W> ok = cholesky_factor_lanes(w.M, Lf, L(eo.pinv.chol_rtol));
-  const Vec<L, n> a = Lf.solve(w.F);
-  Vec<L, n> ac = a;
-  if constexpr (has_nonideal_force<Model>::value) {
-    const Vec<L, n> c = Lf.solve_lower(w.C);
-    ac = a + Lf.solve_upper(c);
-  }
-  const Mat<L, m, n> Wm = detail::lower_solve_rows(Lf, w.A);
-  const Vec<L, m> resid = w.b - w.A * ac;
-  LdltFactor<L, m> kf;
-  // (without constraints the scalar code's pseudoinverse of a 0 x 0 K adds
-  // the same zero vector)
-  if constexpr (m > 0) ok = ok && gram_factor_lanes(detail::gram(Wm), kf, L(eo.pinv.gram_rtol));
-  qdd = ac + Lf.solve_upper(mul_transposed(Wm, kf.solve(resid)));
+  const LaneMask<W> ok = cholesky_factor_lanes(w.M, Lf, L(eo.pinv.chol_rtol));
+  const LaneMask<W> full =
+      solve_full_rank_lanes<has_nonideal_force<Model>::value>(Lf, Lf.solve(w.F), w, eo.pinv, qdd);
   // a rank m below the one the model declares is singular (the scalar code's status)
-  if constexpr (m < declared_constraint_rank<Model>::value) ok = LaneMask<W>(false);
-  return ok && finite_lanes(qdd);
+  if constexpr (m < declared_constraint_rank<Model>::value) return LaneMask<W>(false);
+  return ok && full && finite_lanes(qdd);
 }
+
+// The same with a constant mass matrix's cache (udwadia_kalaba.hpp,
+// ConstantMassCache, usable: c.ok), shared by every lane (the parameters
+// are): udwadia_kalaba_acceleration_cached on lanes, M's factor (its
+// diagonal view where M is diagonal) and, with a constant force, M^-1 F from
+// the cache, so that per evaluation only the constraints and the solves remain.
+template <class Model, int W, class Cache>
+inline LaneMask<W> udwadia_kalaba_cached_lanes(const typename Model::Params& p,
+                                               const Vec<Lanes<W>, Model::n>& q,
+                                               const Vec<Lanes<W>, Model::n>& qd, Lanes<W> t,
+                                               const EvalOptions& eo, const Cache& c,
+                                               Vec<Lanes<W>, Model::n>& qdd) {
+  using L = Lanes<W>;
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  ConstrainedTerms<L, n, m> w;
+  constraint_rows<Model>(p, q, qd, t, eo, w);
+  w.C = nonideal_terms<Model>(p, q, qd, t);
+  const CholeskyFactor<L, n> Lf = broadcast<W>(c.L);
+  Vec<L, n> a;
+  if constexpr (force_is_constant<Model>::value && !has_nonpotential_force<Model>::value) {
+    a = broadcast<W>(c.a);
+  } else {
+    Vec<L, n> F;
+    if constexpr (force_is_constant<Model>::value) {
+      F = broadcast<W>(c.F);
+      F += Model::nonpotential_force(p, q, qd, t);
+    } else {
+      F = lagrangian_force<Model>(p, q, qd, t);
+    }
+    a = Lf.solve(F);
+  }
+  constexpr bool nonideal = has_nonideal_force<Model>::value;
+  const LaneMask<W> full =
+      c.diagonal ? solve_full_rank_lanes<nonideal>(DiagonalFactor<L, n>{Lf}, a, w, eo.pinv, qdd)
+                 : solve_full_rank_lanes<nonideal>(Lf, a, w, eo.pinv, qdd);
+  if constexpr (m < declared_constraint_rank<Model>::value) return LaneMask<W>(false);
+  return full && finite_lanes(qdd);
+}
+
+// the System's per-trajectory cache (a PreparedSystem's), if it has one
+template <class Sys, class = void>
+struct has_cache : std::false_type {};
+template <class Sys>
+struct has_cache<Sys, std::void_t<decltype(std::declval<const Sys&>().cache)>> : std::true_type {};
 
 // whether Sys is a SecondOrderSystem (or its PreparedSystem) under the
 // Udwadia–Kalaba formulation
@@ -149,8 +224,19 @@ struct LaneSystem {
         q[c] = y[c];
         qd[c] = y[n + c];
       }
-      fast = lane_system_detail::udwadia_kalaba_lanes<Model>(lane[0].params, q, qd, t, lane[0].eval,
-                                                             qdd);
+      bool cached = false;
+      if constexpr (lane_system_detail::has_cache<Sys>::value) {
+        // the cache depends on the parameters only, which the lanes share
+        if (lane[0].cache.ok) {
+          fast = lane_system_detail::udwadia_kalaba_cached_lanes<Model>(
+              lane[0].params, q, qd, t, lane[0].eval, lane[0].cache, qdd);
+          cached = true;
+        }
+      }
+      if (!cached) {
+        fast = lane_system_detail::udwadia_kalaba_lanes<Model>(lane[0].params, q, qd, t,
+                                                               lane[0].eval, qdd);
+      }
       fast = fast && finite_lanes(qd);
       for (int c = 0; c < n; ++c) {
         dydt[c] = qd[c];

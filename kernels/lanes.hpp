@@ -23,6 +23,13 @@
 #endif
 
 #include <math.h>
+// (GCC 12's _mm512_undefined_pd initialises a variable with itself, which
+// -Wuninitialized reports where an intrinsic using it is inlined)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
 #include <sleef.h>
 #include <stdint.h>
 
@@ -228,8 +235,15 @@ template <int W>
 inline LaneMask<W> is_finite(const Lanes<W>& x) {
   return fabs(x) <= Lanes<W>(1.7976931348623157e308);
 }
+// correctly rounded, as the scalar sqrt: the same bits
 template <int W>
 inline Lanes<W> sqrt(const Lanes<W>& x) {
+#if defined(__AVX512F__)
+  if constexpr (W == 8) return Lanes<8>(_mm512_sqrt_pd(x.v));
+#endif
+#if defined(__AVX2__)
+  if constexpr (W == 4) return Lanes<4>(_mm256_sqrt_pd(x.v));
+#endif
   Lanes<W> r;
   for (int i = 0; i < W; ++i) r.v[i] = __builtin_sqrt(x.v[i]);
   return r;
@@ -355,4 +369,10 @@ NHOLO_LANES_BINARY_MATH(pow, u10)
 #undef NHOLO_LANES_AVX512
 
 }  // namespace NHOLO_LANE_ISA
+}  // namespace nholo
+
+namespace nholo {
+// Lanes are plain scalars, W at a time (scalar_math.hpp)
+template <int W>
+struct is_plain_scalar<Lanes<W>> : std::true_type {};
 }  // namespace nholo

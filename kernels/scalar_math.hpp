@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+#include <type_traits>
+
 #include "execution_space.hpp"
 
 namespace nholo {
@@ -52,6 +54,13 @@ NHOLO_HDI double pow(double x, double y) {
 NHOLO_HDI float pow(float x, float y) {
   return ::powf(x, y);
 }
+
+// A scalar without derivative parts: double, float, and the CPU's SIMD lanes
+// of doubles (kernels/lanes.hpp specialises it); the AD types are not.
+// Where the kernels choose between a plain scalar's path (hand-written M, F;
+// one level of automatic differentiation) and an AD type's (nested).
+template <class S>
+struct is_plain_scalar : std::is_floating_point<S> {};
 
 // Value of a scalar with every derivative part dropped (identity for plain
 // scalars; the AD types overload it).

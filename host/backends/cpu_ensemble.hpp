@@ -24,18 +24,24 @@
 #include "host/backends/device_ensemble.hpp"
 #include "host/config/tables.hpp"
 #include "host/backends/formulation_system.hpp"
+#include "host/backends/simd_choice.hpp"
 
 namespace nholo {
 
 class CpuDevice final : public Device {
  public:
-  CpuDevice(Backend b, int threads) {
+  // simd: the SIMD lanes the formulations that have lane kernels integrate
+  // with (host/backends/simd_choice.hpp; a run resolves backend.simd)
+  CpuDevice(Backend b, int threads, SimdIsa simd = SimdIsa::off) : simd_(simd) {
     info_.backend = b;
     info_.threads = b == Backend::cpp ? 1 : (threads > 0 ? threads : omp_get_max_threads());
     info_.name = b == Backend::cpp ? std::string("CPU (serial)")
                                    : "CPU (OpenMP, " + std::to_string(info_.threads) +
                                          (info_.threads == 1 ? " thread)" : " threads)");
+    info_.simd = simd_isa_name(simd);
+    info_.lanes = simd_lanes(simd);
   }
+  SimdIsa simd() const { return simd_; }
   const DeviceInfo& info() const override { return info_; }
   std::size_t usable_memory() const override { return 0; }
   void* alloc_bytes(std::size_t bytes) override {
@@ -59,6 +65,7 @@ class CpuDevice final : public Device {
   int threads() const { return info_.threads; }
 
  private:
+  SimdIsa simd_;
   DeviceInfo info_;
   std::vector<double> times_;
 };
@@ -215,15 +222,31 @@ class CpuEnsemble final : public DeviceEnsemble {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  // Part of a window for the active trajectories: finished[j] says whether
-  // trajectory active[j] finished the window.
+  // Part of a window for the active trajectories, a block of `block` of
+  // them per index (1, or kLaneBlock where the window runs in SIMD lanes):
+  // finished[j] says whether trajectory active[j] finished the window.
   struct ActivePart {
     const CpuWindow* w;
     const int64_t* active;
     uint8_t* finished;
     int64_t launch_steps;
-    void operator()(int64_t j) const { finished[j] = w->run(active[j], launch_steps) ? 1 : 0; }
+    int64_t block, end;  // trajectories per index; active[0 .. end) in all
+    void operator()(int64_t b) const {
+      const int64_t a = b * block, e = std::min(end, a + block);
+      w->run_batch(active + a, e - a, launch_steps, finished + a);
+    }
   };
+  // trajectories a thread integrates together in SIMD lanes, refilling each
+  // lane as its trajectory finishes (kernels/ensemble_lanes.hpp)
+  static constexpr int64_t kLaneBlock = 64;
+
+  // The window's lane kernels for the device's instruction set, if the
+  // system has them and they apply to the window (true: run_batch uses them).
+  bool use_lanes(CpuWindow& window) const {
+    if (!sys_.lanes || dev_.simd() == SimdIsa::off) return false;
+    return window.use_lanes(dev_.simd() == SimdIsa::avx512 ? sys_.lanes->avx512
+                                                           : sys_.lanes->avx2);
+  }
 
   // The window's integration, scheduled as the CUDA backend does
   // (EnsembleLayout::steps_per_launch): launches over the active trajectories,
@@ -241,6 +264,7 @@ class CpuEnsemble final : public DeviceEnsemble {
       arr.interval_start = interval_start_.data();
     }
     const std::unique_ptr<CpuWindow> window = sys_.cpu_window(arr, count, save_times, ns);
+    const int64_t block = use_lanes(*window) ? kLaneBlock : 1;
     active_.resize(count);
     for (int64_t i = 0; i < count; ++i) active_[i] = i;
     complete_ = true;
@@ -249,7 +273,8 @@ class CpuEnsemble final : public DeviceEnsemble {
     while (!active_.empty()) {
       const int64_t n_active = static_cast<int64_t>(active_.size());
       finished_.assign(active_.size(), 0);
-      const ActivePart part{window.get(), active_.data(), finished_.data(), L_.steps_per_launch};
+      const ActivePart part{window.get(), active_.data(), finished_.data(), L_.steps_per_launch,
+                            block, n_active};
       ++launches_;
       for (int64_t j0 = 0; j0 < n_active;) {
         if (L_.stop && L_.stop->load()) {
@@ -257,9 +282,11 @@ class CpuEnsemble final : public DeviceEnsemble {
           busy_seconds_ += seconds_since(c0);
           return false;
         }
-        const int64_t j1 = std::min(n_active, j0 + portion_);
+        // whole blocks (j0 stays a multiple of block)
+        const int64_t j1 = std::min(n_active, j0 + (portion_ + block - 1) / block * block);
         const auto t0 = std::chrono::steady_clock::now();
-        for_each_index(dev_.info().backend, dev_.threads(), j0, j1, part);
+        for_each_index(dev_.info().backend, dev_.threads(), j0 / block, (j1 + block - 1) / block,
+                       part);
         const double dt = seconds_since(t0);
         const double scale = dt > 0 ? std::min(4.0, std::max(0.25, kPortionSeconds / dt)) : 4.0;
         portion_ = std::min<int64_t>(

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "host/backends/device_ensemble.hpp"
+#include "host/backends/lane_entry.hpp"
 #include "host/backends/system_types.hpp"
 #include "host/config/tables.hpp"
 #include "kernels/ensemble.hpp"
@@ -37,6 +38,18 @@ class CpuWindow {
  public:
   virtual ~CpuWindow() = default;
   virtual bool run(int64_t i, int64_t launch_steps) const = 0;
+  // run(idx[j], launch_steps) for j < n, finished[j] its result: in SIMD
+  // lanes where use_lanes gave kernels that apply to this window, else one
+  // trajectory after the other (the same results up to the lanes' math
+  // functions: kernels/ensemble_lanes.hpp)
+  virtual void run_batch(const int64_t* idx, int64_t n, int64_t launch_steps,
+                         uint8_t* finished) const {
+    for (int64_t j = 0; j < n; ++j) finished[j] = run(idx[j], launch_steps) ? 1 : 0;
+  }
+  // the lane kernels of this system for the CPU's instruction set
+  // (host/backends/lane_entry.hpp); true when run_batch will use them
+  // (windows without lane kernels ignore them)
+  virtual bool use_lanes(nholo_lanes::LaneEntry /*entry*/) { return false; }
 };
 
 // A formulation's CPU window over arrays (arrays, count, save_times, ns),
@@ -61,6 +74,9 @@ struct FormulationSystem {
   std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int)> window;
   // a CPU backend's window, outputs trajectory-major: (arrays, count, save_times, ns)
   CpuWindowMaker cpu_window;
+  // the system's SIMD lane kernels (a built-in model under the Udwadia–Kalaba
+  // formulation: host/backends/lane_entry.hpp); null: none
+  const nholo_lanes::LaneTableRow* lanes = nullptr;
 };
 
 // HostEnsemble<Sys>::start_from_states into HostStates.
@@ -104,9 +120,29 @@ class TypedCpuWindow final : public CpuWindow {
   bool run(int64_t i, int64_t launch_steps) const override {
     return f_.run_method(i, launch_steps);
   }
+  void run_batch(const int64_t* idx, int64_t n, int64_t launch_steps,
+                 uint8_t* finished) const override {
+    if (!lanes_) {
+      CpuWindow::run_batch(idx, n, launch_steps, finished);
+      return;
+    }
+    const nholo_lanes::LaneRun r{&f_, sizeof f_, static_cast<int>(f_.opt.method), idx, n,
+                                 launch_steps, finished};
+    lanes_(r);
+  }
+  // the lanes integrate what kernels/ensemble_lanes.hpp's lanes_apply allows:
+  // an adaptive method, no events, no per-trajectory parameters, no projection
+  bool use_lanes(nholo_lanes::LaneEntry entry) override {
+    const bool apply = (f_.opt.method == Method::dopri5 || f_.opt.method == Method::dop853) &&
+                       f_.arr.events == nullptr && f_.arr.params == nullptr &&
+                       f_.sys.eval.drift != DriftControl::project;
+    lanes_ = apply ? entry : nullptr;
+    return lanes_ != nullptr;
+  }
 
  private:
   EnsembleWindow<Sys> f_;
+  nholo_lanes::LaneEntry lanes_ = nullptr;
 };
 
 // The FormulationSystem of sys (the hooks hold copies of sys and opt).

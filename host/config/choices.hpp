@@ -26,6 +26,9 @@ enum class OutputMode { full, statistics };
 // backend.device: the backend asked for (host/run/device_choice.hpp);
 // automatic is written "auto"
 enum class BackendDevice { automatic, omp, cpp, cuda };
+// backend.simd: the CPU backends' SIMD lanes (kernels/lanes.hpp,
+// host/backends/simd_choice.hpp); automatic is written "auto"
+enum class SimdChoice { automatic, off, avx2, avx512 };
 
 namespace tables {
 
@@ -50,9 +53,16 @@ inline constexpr NamedChoice<BackendDevice> kDevices[] = {
     {"cpp", BackendDevice::cpp},
     {"cuda", BackendDevice::cuda},
 };
+inline constexpr NamedChoice<SimdChoice> kSimd[] = {
+    {"auto", SimdChoice::automatic},
+    {"off", SimdChoice::off},
+    {"avx2", SimdChoice::avx2},
+    {"avx512", SimdChoice::avx512},
+};
 static_assert(indexed_by_enum(kSamplers) && indexed_by_enum(kOnViolation) &&
-                  indexed_by_enum(kOutputModes) && indexed_by_enum(kDevices),
-              "kSamplers / kOnViolation / kOutputModes / kDevices out of enum order");
+                  indexed_by_enum(kOutputModes) && indexed_by_enum(kDevices) &&
+                  indexed_by_enum(kSimd),
+              "kSamplers / kOnViolation / kOutputModes / kDevices / kSimd out of enum order");
 
 }  // namespace tables
 
@@ -68,6 +78,9 @@ inline const char* name_of(OutputMode m) {
 }
 inline const char* name_of(BackendDevice d) {
   return tables::name_of(tables::kDevices, d);
+}
+inline const char* name_of(SimdChoice s) {
+  return tables::name_of(tables::kSimd, s);
 }
 
 }  // namespace nholo

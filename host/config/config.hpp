@@ -133,6 +133,9 @@ struct RunConfig {
   int gpu = 0;             // CUDA device index
   bool gpu_given = false;  // backend.gpu set (an MPI run binds ranks to GPUs otherwise)
   int threads = 0;
+  // the CPU backends' SIMD lanes: several trajectories per core in the
+  // vector unit (host/backends/simd_choice.hpp); off: one at a time
+  SimdChoice simd = SimdChoice::automatic;
   // steps a launch advances a trajectory at most (0: a whole window per
   // launch); the results do not depend on it (kernels/ensemble.hpp)
   int64_t steps_per_launch = kDefaultStepsPerLaunch;

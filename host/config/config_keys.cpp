@@ -213,6 +213,10 @@ std::vector<ConfigKey> backend_keys() {
       checked(key("backend", "threads", K::integer, "0", "OpenMP threads (0: all cores)",
                   [](Cfg c) { return text(double(c.threads)); }),
               within(0, 4096), "must be in [0, 4096] (0: all cores)"),
+      choice("backend", "simd", choice_names<tables::kSimd>, "`auto`",
+             "CPU backends: trajectories integrated together in the vector unit (auto: "
+             "AVX-512 8, AVX2 4 per core; off: one)",
+             [](Cfg c) { return std::string(name_of(c.simd)); }),
       checked(key("backend", "steps_per_launch", K::integer, "1000",
                   "steps a launch advances a trajectory at most (0: a whole window)",
                   [](Cfg c) { return text(double(c.steps_per_launch)); }),

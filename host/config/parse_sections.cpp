@@ -225,6 +225,7 @@ void parse_backend(const toml::table& root, RunConfig& cfg) {
     cfg.gpu_given = true;
   }
   if (const auto v = read_integer(*bt, "backend.threads")) cfg.threads = static_cast<int>(*v);
+  if (const auto v = read_choice(*bt, "backend.simd", tables::kSimd)) cfg.simd = *v;
   if (const auto v = read_integer(*bt, "backend.steps_per_launch")) cfg.steps_per_launch = *v;
   if (const auto v = read_integer(*bt, "backend.cpu_tail")) cfg.cpu_tail = *v;
 }

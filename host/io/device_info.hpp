@@ -29,6 +29,8 @@ struct DeviceInfo {
   std::string runtime_version;
   int gpu = -1;                  // CUDA device index
   int threads = 0;               // OpenMP threads (CPU backends)
+  std::string simd;              // CPU backends' SIMD lanes: "avx512", "avx2", "off"; "" on a GPU
+  int lanes = 1;                 // trajectories per thread at once (8, 4, 1)
   std::size_t memory_bytes = 0;  // device memory (CUDA), 0 for the host
 };
 

@@ -77,6 +77,10 @@ void write_root_attrs(h5::Group& root, const RunConfig& cfg, const DeviceInfo& d
   root.set_attr("backend_requested", name_of(cfg.device));
   root.set_attr("device_name", di.name);
   root.set_attr("threads", static_cast<int64_t>(di.threads));
+  if (di.backend != Backend::cuda) {
+    root.set_attr("simd", di.simd);  // the CPU backends' SIMD lanes (backend.simd)
+    root.set_attr("simd_lanes", static_cast<int64_t>(di.lanes));
+  }
   if (di.backend == Backend::cuda) {
     root.set_attr("gpu", static_cast<int64_t>(di.gpu));
     root.set_attr("compute_capability", di.compute_capability);

@@ -51,12 +51,12 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg,
                                         std::string* note) {
   check_backend(cfg);
   if (note) note->clear();
-  if (cfg.device == BackendDevice::cpp) return std::make_unique<CpuDevice>(Backend::cpp, 1);
+  if (cfg.device == BackendDevice::cpp) return std::make_unique<CpuDevice>(Backend::cpp, 1, resolve_simd(cfg.simd));
   if (cfg.device == BackendDevice::omp)
-    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads, resolve_simd(cfg.simd));
   if (!cfg.model_plugin.empty()) {
     if (note) *note = "auto: plugin files run on the CPU backends";
-    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads, resolve_simd(cfg.simd));
   }
 #ifdef NHOLO_WITH_CUDA
   if (cfg.model_spec && cfg.device != BackendDevice::cuda && cuda_backend::device_count() > 0) {
@@ -65,7 +65,7 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg,
       gpu_compiler_check();
     } catch (const std::exception& e) {
       if (note) *note = std::string("auto: a GPU is here, but ") + e.what();
-      return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+      return std::make_unique<CpuDevice>(Backend::omp, cfg.threads, resolve_simd(cfg.simd));
     }
   }
   if (cfg.device == BackendDevice::cuda || cuda_backend::device_count() > 0)
@@ -75,11 +75,13 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg,
   (void)gpu_compiler_check;
   if (note) *note = "auto: this nholo was built without CUDA";
 #endif
-  return std::make_unique<CpuDevice>(Backend::omp, cfg.threads);
+  return std::make_unique<CpuDevice>(Backend::omp, cfg.threads, resolve_simd(cfg.simd));
 }
 
 std::string describe_device(const DeviceInfo& d) {
   std::string s = std::string(backend_name(d.backend)) + ": " + d.name;
+  if (d.backend != Backend::cuda && d.simd != "off")
+    s += ", SIMD " + d.simd + " (" + std::to_string(d.lanes) + " lanes)";
   if (d.backend == Backend::cuda)
     s += " (GPU " + std::to_string(d.gpu) + ", compute " + d.compute_capability + ", driver " +
          d.driver_version + ", runtime " + d.runtime_version + ", " +
@@ -99,6 +101,10 @@ std::string describe_backends() {
   std::ostringstream os;
   os << "backends: omp (OpenMP, " << CpuDevice(Backend::omp, 0).info().threads
      << " threads here), cpp (serial)";
+  const SimdIsa best = cpu_simd_isa();
+  os << "; SIMD lanes (backend.simd, CPU backends): auto = " << simd_isa_name(best);
+  if (best != SimdIsa::off) os << ", " << simd_lanes(best) << " trajectories per core at once";
+  os << " (this CPU: " << cpu_vector_units() << ")";
 #ifdef NHOLO_WITH_CUDA
   os << ", cuda\n";
   os << "CUDA devices: " << cuda_backend::describe_devices() << "\n";

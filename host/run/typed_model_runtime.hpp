@@ -70,8 +70,11 @@ class TypedModelRuntime final : public ModelRuntime {
                                  " for model " + Model::name + " in this nholo");
 #endif
       }
-      out = std::make_unique<CpuEnsemble>(f, static_cast<CpuDevice&>(dev),
-                                          formulation_system(sys, cfg.integrator), layout);
+      FormulationSystem fs = formulation_system(sys, cfg.integrator);
+      // the SIMD lanes' kernels (host/backends/lane_entry.hpp): the
+      // Udwadia–Kalaba formulation of a built-in model
+      if (f == "udwadia_kalaba") fs.lanes = nholo_lanes::find_lane_row(Model::name);
+      out = std::make_unique<CpuEnsemble>(f, static_cast<CpuDevice&>(dev), std::move(fs), layout);
     });
     if (!found)
       throw ConfigError("formulations",
