@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""bench/simd_lanes.py — the CPU backend's SIMD lanes (backend.simd) against one
+trajectory at a time, side by side: every system is run with each setting this
+CPU offers (off, avx2, avx512), interleaved, `--repeat` times, and the median
+of the integration's time (the file's `compute_seconds`) and of the wall time
+is reported, with the ratio to `off`.
+
+  python3 bench/simd_lanes.py [--nholo build/nholo] [--threads 1] [--repeat 3]
+                              [--size 20000] [--coins 100000]
+
+Systems: the built-in coin, skate and Appell's particle (the bench's systems,
+examples/*.toml, drift = "none": the lanes do not take the projection) for
+--size trajectories and t = 0..10, one thread; then the issue's end-to-end
+case: --coins coins, t = 0..10, 101 saves of q, two threads. Prints a markdown
+table; the CPU's vector units and the load are printed first (measure idle).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cpu_units():
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags.update(line.split(":", 1)[1].split())
+                break
+    return [u for u in ("avx512f", "avx2", "fma") if u in flags]
+
+
+def settings():
+    units = cpu_units()
+    s = ["off"]
+    if "avx2" in units and "fma" in units:
+        s.append("avx2")
+    if "avx512f" in units:
+        s.append("avx512")
+    return s
+
+
+def run_once(nholo, config, extra, simd, out_dir):
+    path = os.path.join(out_dir, "r.h5")
+    if os.path.exists(path):
+        os.remove(path)
+    cmd = [nholo, "run", "-q", config, "--set", f"backend.simd={simd}",
+           "--set", f"output.path={path}"] + extra
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with h5py.File(path, "r") as f:
+        return float(f.attrs["compute_seconds"]), float(f.attrs["wall_seconds"])
+
+
+def measure(nholo, name, config, extra, repeat, out_dir):
+    times = {s: [] for s in settings()}
+    for _ in range(repeat):
+        for s in times:  # interleaved: the load falls on every setting alike
+            times[s].append(run_once(nholo, config, extra, s, out_dir))
+    base = statistics.median(t[0] for t in times["off"])
+    rows = []
+    for s, ts in times.items():
+        c = statistics.median(t[0] for t in ts)
+        w = statistics.median(t[1] for t in ts)
+        rows.append(f"| {name} | {s} | {c:.2f} | {w:.2f} | {base / c:.2f}x |")
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nholo", default=os.path.join(HERE, "build", "nholo"))
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--size", type=int, default=20000)
+    ap.add_argument("--coins", type=int, default=100000)
+    a = ap.parse_args()
+    print(f"CPU vector units: {' '.join(cpu_units()) or 'none'}; load: {os.getloadavg()[0]:.1f}")
+    print("| system | simd | compute s | wall s | vs off |")
+    print("|---|---|---|---|---|")
+    common = ["--set", 'formulations=["udwadia_kalaba"]', "--set", "integrator.drift=none",
+              "--set", "time.t_end=10",
+              "--set", "time.save_every=0.1", "--set", 'output.fields=["q"]']
+    with tempfile.TemporaryDirectory() as d:
+        for model in ("rolling_coin", "skate", "appell"):
+            config = os.path.join(HERE, "examples", model + ".toml")
+            extra = common + ["--set", f"ensemble.size={a.size}",
+                              "--set", f"backend.threads={a.threads}"]
+            for row in measure(a.nholo, f"{model}, {a.size}, {a.threads} thread", config, extra,
+                               a.repeat, d):
+                print(row, flush=True)
+        config = os.path.join(HERE, "examples", "rolling_coin.toml")
+        extra = common + ["--set", f"ensemble.size={a.coins}", "--set", "backend.threads=2"]
+        for row in measure(a.nholo, f"rolling_coin, {a.coins}, 2 threads", config, extra, a.repeat, d):
+            print(row, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

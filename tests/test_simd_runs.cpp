@@ -1,0 +1,130 @@
+// Runs of the nholo command with the CPU backend's SIMD lanes
+// (backend.simd, docs/usage.md "SIMD lanes"): a trajectory's result does not
+// depend on threads, slices, launches, lane width or a resume (every dataset
+// bit for bit); lanes and `off` agree to rounding, and bit for bit on a model
+// without sin, cos, ... of the state; what the CPU lacks is refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "host/backends/simd_choice.hpp"
+#include "host/io/h5.hpp"
+#include "tests/coin_config.hpp"
+#include "tests/nholo_cli.hpp"
+
+namespace fs = std::filesystem;
+using nholo_test::run_nholo;
+using nholo_test::write_file;
+
+namespace {
+
+// the coin's ensemble as the lanes run it: DOPRI5, no projection, more
+// trajectories than one block of lanes
+std::string lane_coin_config() {
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.params = {{"mass", 1.0}, {"radius", 0.5}, {"g", 9.81}, {"slope", 0.3}};
+  c.t_end = 4.0;
+  c.save_every = 0.05;  // 80 saves: 5 windows (a fault in the third leaves two)
+  c.use_integrator("dopri5", 1e-10, 1e-12);
+  c.drift = "none";
+  c.size = 700;
+  c.seed = 11;
+  c.path = "a.h5";
+  c.fields = std::vector<std::string>{"q", "qdot", "energy"};
+  return c.text();
+}
+
+nholo_test::Result run(const fs::path& dir, const std::string& out, const std::string& extra,
+                       const std::string& env = "") {
+  return run_nholo("run -q c.toml --set output.path=" + out + " " + extra, dir, env);
+}
+
+// exit code of `nholo diff a b --rtol r`: 0 when every dataset agrees
+int diff(const fs::path& dir, const std::string& a, const std::string& b, const char* rtol) {
+  return run_nholo("diff " + a + " " + b + " --rtol " + rtol, dir).code;
+}
+
+std::string root_attr(const fs::path& file, const char* name) {
+  return nholo::h5::File::open_ro(file.string()).root().attr_string(name);
+}
+
+TEST(SimdRuns, LanesGiveTheSameBitsWhateverTheThreadsSlicesLaunchesWidthAndResume) {
+  const nholo::SimdIsa best = nholo::cpu_simd_isa();
+  if (best == nholo::SimdIsa::off) {
+    std::printf("SKIPPED: this CPU has no AVX2 + FMA (%s): no SIMD lanes to test\n",
+                nholo::cpu_vector_units().c_str());
+    return;
+  }
+  const fs::path dir = nholo_test::temp_dir("nholo_simd", "bits");
+  write_file(dir / "c.toml", lane_coin_config());
+  ASSERT_EQ(run(dir, "a.h5", "--threads 1").code, 0);
+  EXPECT_EQ(root_attr(dir / "a.h5", "simd"), nholo::simd_isa_name(best));
+  // two threads, slices of 1024 -> a memory budget that cuts 700 into several
+  // slices, launches of 37 steps (lanes leave and are refilled mid-window)
+  auto r = run(dir, "b.h5",
+               "--threads 2 --set output.memory_budget_mb=1 --set backend.steps_per_launch=37");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(diff(dir, "a.h5", "b.h5", "0"), 0);
+  // the other width: 4 lanes where the CPU has AVX-512 too
+  if (best == nholo::SimdIsa::avx512) {
+    ASSERT_EQ(run(dir, "c.h5", "--set backend.simd=avx2").code, 0);
+    EXPECT_EQ(root_attr(dir / "c.h5", "simd"), "avx2");
+    EXPECT_EQ(diff(dir, "a.h5", "c.h5", "0"), 0);
+  } else {
+    std::printf("[ note ] no AVX-512 here: 8 lanes against 4 not compared\n");
+  }
+  // a device fault in the third window, then --resume
+  r = run(dir, "d.h5", "--set output.memory_budget_mb=1", "NHOLO_FAILPOINT_DEVICE_FAULT=2");
+  ASSERT_EQ(r.code, 3) << r.output;
+  r = run(dir, "d.h5", "--set output.memory_budget_mb=1 --resume");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(diff(dir, "a.h5", "d.h5", "0"), 0);
+  // one trajectory at a time: the same motion to rounding (SLEEF's sin and
+  // cos on the lanes, glibc's here), not the same bits
+  ASSERT_EQ(run(dir, "off.h5", "--set backend.simd=off").code, 0);
+  EXPECT_EQ(root_attr(dir / "off.h5", "simd"), "off");
+  EXPECT_EQ(diff(dir, "a.h5", "off.h5", "0"), 1);
+  EXPECT_EQ(diff(dir, "a.h5", "off.h5", "1e-11"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(SimdRuns, AModelWithoutTranscendentalFunctionsOfTheStateGivesTheScalarBits) {
+  if (nholo::cpu_simd_isa() == nholo::SimdIsa::off) {
+    std::printf("SKIPPED: this CPU has no AVX2 + FMA: no SIMD lanes to test\n");
+    return;
+  }
+  // Udwadia & Wanichanon's example 3: arithmetic only, its constraint loses
+  // rank where yd = zd = 0 (those lanes take the scalar code)
+  const fs::path dir = nholo_test::temp_dir("nholo_simd", "example3");
+  write_file(dir / "c.toml",
+             nholo_test::read_text(fs::path(NHOLO_SOURCE_DIR) / "examples/udwadia_example3.toml"));
+  const std::string common = "--set integrator.drift=none --set ensemble.size=300 ";
+  ASSERT_EQ(run(dir, "lanes.h5", common).code, 0);
+  ASSERT_EQ(run(dir, "off.h5", common + "--set backend.simd=off").code, 0);
+  EXPECT_NE(root_attr(dir / "lanes.h5", "simd"), "off");
+  EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(SimdRuns, WhatTheCpuLacksOrTheKeyDoesNotKnowIsRefused) {
+  const fs::path dir = nholo_test::temp_dir("nholo_simd", "refused");
+  write_file(dir / "c.toml", lane_coin_config());
+  auto r = run(dir, "x.h5", "--set backend.simd=sse4");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("backend.simd"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("avx512"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "x.h5"));
+  if (nholo::cpu_simd_isa() != nholo::SimdIsa::avx512) {
+    r = run(dir, "y.h5", "--set backend.simd=avx512");
+    EXPECT_NE(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("no AVX-512F"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "y.h5"));
+  } else {
+    std::printf("[ note ] this CPU has AVX-512: its refusal is not exercised here\n");
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
