@@ -15,8 +15,10 @@
 // alone, not on its lane or its neighbours.
 //
 // For the adaptive methods (DOPRI5, DOP853), no events, no post-step
-// projection, parameters the same for every trajectory (lanes_apply says
-// whether a window qualifies; the others run window.run<M>).
+// projection (lanes_apply says whether a window qualifies; the others run
+// window.run<M>). Lanes share the model's parameters: a window with
+// per-trajectory parameters runs with W = 1 (lanes_width), so that a
+// trajectory computes the same bits in a sweep as in a run of its own.
 #pragma once
 
 #include <stdint.h>
@@ -35,7 +37,12 @@ namespace nholo {
 template <class Sys>
 inline bool lanes_apply(const EnsembleWindow<Sys>& w, Method method) {
   return (method == Method::dopri5 || method == Method::dop853) && w.arr.events == nullptr &&
-         w.arr.params == nullptr && w.sys.eval.drift != DriftControl::project;
+         w.sys.eval.drift != DriftControl::project;
+}
+// the lanes a window runs with: W, or 1 where the parameters vary per trajectory
+template <class Sys>
+inline int lanes_width(const EnsembleWindow<Sys>& w, int W) {
+  return w.arr.params ? 1 : W;
 }
 
 namespace ensemble_lanes_detail {
@@ -116,7 +123,14 @@ struct LanePool {
       const int64_t j = next++;
       const int64_t i = idx[j];
       const TrajectoryState<double, N> ts = win.load(i);
-      sys.lane[lane] = prepare_system(win.sys, ts.t, ts.y);
+      Sys local = win.sys;  // with trajectory i's parameters, as run_part
+      if (win.arr.params) {
+        double pv[Sys::model_type::n_params > 0 ? Sys::model_type::n_params : 1];
+        for (int p = 0; p < Sys::model_type::n_params; ++p)
+          pv[p] = win.arr.params[p * win.count + i];
+        local.params = Sys::model_type::make_params(pv);
+      }
+      sys.lane[lane] = prepare_system(local, ts.t, ts.y);
       StepBudget b = whole_interval(ts);
       if (win.arr.interval_start && win.arr.interval_start[i] >= 0)
         b.interval_start = win.arr.interval_start[i];
@@ -164,6 +178,8 @@ struct LanePool {
 template <Method M, int W, class Sys>
 inline void run_window_lanes(const EnsembleWindow<Sys>& win, const int64_t* idx, int64_t n,
                              int64_t launch_steps, uint8_t* finished) {
+  // (the lanes share lane 0's parameters: per-trajectory ones take W = 1)
+  if (W > 1 && win.arr.params) __builtin_trap();
   using Tab = typename ensemble_lanes_detail::TableauOf<M>::type;
   ensemble_lanes_detail::LanePool<Sys, W> pool(win, idx, n, launch_steps, finished);
   bool any = false;

@@ -17,23 +17,15 @@
 #include "kernels/ensemble_lanes.hpp"
 #include "kernels/formulations.hpp"
 #include "models/registry.hpp"
+#include "tests/model_defaults.hpp"
 
 using namespace nholo;
 
 namespace {
 
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using nholo_test::bits;
 
-template <class Model>
-typename Model::Params default_params() {
-  double v[Model::n_params > 0 ? Model::n_params : 1] = {0.0};
-  for (int j = 0; j < Model::n_params; ++j) v[j] = Model::param_info[j].default_value;
-  return Model::make_params(v);
-}
+using nholo_test::default_params;
 
 // One slice's state and one window's outputs (q, qdot, qddot, energy),
 // trajectory-major as on a CPU backend, integrated over the saves in

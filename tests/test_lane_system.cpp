@@ -15,23 +15,15 @@
 #include "kernels/formulations.hpp"
 #include "kernels/lane_system.hpp"
 #include "models/registry.hpp"
+#include "tests/model_defaults.hpp"
 
 using namespace nholo;
 
 namespace {
 
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using nholo_test::bits;
 
-template <class Model>
-typename Model::Params default_params() {
-  double v[Model::n_params > 0 ? Model::n_params : 1] = {0.0};
-  for (int j = 0; j < Model::n_params; ++j) v[j] = Model::param_info[j].default_value;
-  return Model::make_params(v);
-}
+using nholo_test::default_params;
 
 // The scalar system a trajectory is integrated with (its cache prepared at
 // its state, as the ensemble does) and the lane system of W of them.
@@ -140,20 +132,17 @@ TEST(LaneSystem, EveryBuiltInModelUnderUdwadiaKalabaMatchesItsScalarRightHandSid
   check_model<models::RollingCoin, true>(false);
   check_model<models::Skate>(false);
   check_model<models::Appell, true>(false);
-  check_model<models::UdwadiaExample2>(false);
-  check_model<models::UdwadiaExample3>(false);
-  check_model<models::UdwadiaExample4>(false);
-  check_model<models::InclineBlock>(false);
-  check_model<models::ParallelVelocities>(false);
-  check_model<models::IntegrableConstraint>(false);
+  check_model<models::UdwadiaExample3>(false);  // a constraint nonlinear in the rates
+  check_model<models::InclineBlock>(false);     // Coulomb friction: sgn on lanes
   check_model<models::Sleigh>(false);
+  // (the other built-in models take the same code paths as one of these; left
+  // out to keep this test's compile time small)
 }
 
 TEST(LaneSystem, RedundantConstraintsFallBackToTheScalarCodeBitForBit) {
   // K = A M^-1 A^T is rank-deficient in every state: every lane is its
   // scalar System's evaluation (the pseudoinverse)
   check_model<models::RollingCoinRedundant>(true);
-  check_model<models::SkateRedundant>(true);
 }
 
 TEST(LaneSystem, AppellsParticleAtRestFallsBackInItsLaneOnly) {

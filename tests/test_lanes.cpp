@@ -13,6 +13,7 @@
 #include "kernels/integrate.hpp"
 #include "kernels/integrate_lanes.hpp"
 #include "kernels/lanes.hpp"
+#include "tests/model_defaults.hpp"
 
 namespace nholo_test {
 void lane_math_probe_baseline(int width, const double* x, const double* y, int n, double* out);
@@ -24,11 +25,7 @@ using namespace nholo;
 
 namespace {
 
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using nholo_test::bits;
 
 // distance in units in the last place between two finite doubles of one sign
 int64_t ulp_distance(double a, double b) {

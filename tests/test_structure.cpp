@@ -13,6 +13,7 @@
 #include "models/appell.hpp"
 #include "models/rolling_coin.hpp"
 #include "models/skate.hpp"
+#include "tests/model_defaults.hpp"
 
 using namespace nholo;
 
@@ -114,12 +115,7 @@ static_assert(std::is_same<decltype(prepare_system(std::declval<const UdwadiaKal
                            const UdwadiaKalabaSystem<Skate>&>::value,
               "");
 
-template <class Model>
-typename Model::Params default_params() {
-  double v[Model::n_params > 0 ? Model::n_params : 1] = {0};
-  for (int j = 0; j < Model::n_params; ++j) v[j] = Model::param_info[j].default_value;
-  return Model::make_params(v);
-}
+using nholo_test::default_params;
 
 // Largest difference of the general jet's M (and of its F without the
 // nonpotential force) between random states and a reference state, relative

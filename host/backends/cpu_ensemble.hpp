@@ -22,9 +22,9 @@
 
 #include "host/backends/backend.hpp"
 #include "host/backends/device_ensemble.hpp"
-#include "host/config/tables.hpp"
 #include "host/backends/formulation_system.hpp"
 #include "host/backends/simd_choice.hpp"
+#include "host/config/tables.hpp"
 
 namespace nholo {
 
@@ -178,7 +178,7 @@ class CpuEnsemble final : public DeviceEnsemble {
       for_each_index(b, threads, blocks * ns * n, bm);
     }
     if (L_.line_fit) {
-      LineFitKernel<double> lf{arr.q,  true,       count,    ns,
+      LineFitKernel<double> lf{arr.q,    true,       count,    ns,
                                n,        L_.fit_x,   L_.fit_y, dev_.save_times() + k0,
                                L_.t_mid, fit_.data()};
       for_each_index(b, threads, count, lf);
@@ -244,8 +244,7 @@ class CpuEnsemble final : public DeviceEnsemble {
   // system has them and they apply to the window (true: run_batch uses them).
   bool use_lanes(CpuWindow& window) const {
     if (!sys_.lanes || dev_.simd() == SimdIsa::off) return false;
-    return window.use_lanes(dev_.simd() == SimdIsa::avx512 ? sys_.lanes->avx512
-                                                           : sys_.lanes->avx2);
+    return window.use_lanes(dev_.simd() == SimdIsa::avx512 ? sys_.lanes->avx512 : sys_.lanes->avx2);
   }
 
   // The window's integration, scheduled as the CUDA backend does
@@ -273,8 +272,8 @@ class CpuEnsemble final : public DeviceEnsemble {
     while (!active_.empty()) {
       const int64_t n_active = static_cast<int64_t>(active_.size());
       finished_.assign(active_.size(), 0);
-      const ActivePart part{window.get(), active_.data(), finished_.data(), L_.steps_per_launch,
-                            block, n_active};
+      const ActivePart part{window.get(),        active_.data(), finished_.data(),
+                            L_.steps_per_launch, block,          n_active};
       ++launches_;
       for (int64_t j0 = 0; j0 < n_active;) {
         if (L_.stop && L_.stop->load()) {
@@ -314,7 +313,7 @@ class CpuEnsemble final : public DeviceEnsemble {
   EnsembleLayout L_;
   HostStates ens_;
   int64_t count_ = 0;
-  std::vector<double> params_;  // per trajectory, [j count + i], when they vary
+  std::vector<double> params_;        // per trajectory, [j count + i], when they vary
   std::vector<int64_t> event_count_;  // the slice's events (EnsembleLayout::events)
   std::vector<double> event_records_, event_g_;
   std::vector<std::vector<double>> slot_data_[2];

@@ -126,16 +126,15 @@ class TypedCpuWindow final : public CpuWindow {
       CpuWindow::run_batch(idx, n, launch_steps, finished);
       return;
     }
-    const nholo_lanes::LaneRun r{&f_, sizeof f_, static_cast<int>(f_.opt.method), idx, n,
+    const nholo_lanes::LaneRun r{&f_,          sizeof f_, static_cast<int>(f_.opt.method), idx, n,
                                  launch_steps, finished};
     lanes_(r);
   }
   // the lanes integrate what kernels/ensemble_lanes.hpp's lanes_apply allows:
-  // an adaptive method, no events, no per-trajectory parameters, no projection
+  // an adaptive method, no events, no projection
   bool use_lanes(nholo_lanes::LaneEntry entry) override {
     const bool apply = (f_.opt.method == Method::dopri5 || f_.opt.method == Method::dop853) &&
-                       f_.arr.events == nullptr && f_.arr.params == nullptr &&
-                       f_.sys.eval.drift != DriftControl::project;
+                       f_.arr.events == nullptr && f_.sys.eval.drift != DriftControl::project;
     lanes_ = apply ? entry : nullptr;
     return lanes_ != nullptr;
   }

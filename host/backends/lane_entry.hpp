@@ -31,9 +31,9 @@ using LaneEntry = void (*)(const LaneRun&);
 
 // A built-in model's lane kernels, under the Udwadia–Kalaba formulation.
 struct LaneTableRow {
-  const char* model;   // Model::name
-  LaneEntry avx512;    // 8 lanes; runs only where the CPU has AVX-512F
-  LaneEntry avx2;      // 4 lanes; runs only where the CPU has AVX2 and FMA
+  const char* model;  // Model::name
+  LaneEntry avx512;   // 8 lanes; runs only where the CPU has AVX-512F
+  LaneEntry avx2;     // 4 lanes; runs only where the CPU has AVX2 and FMA
 };
 
 // The row of model `name`, or null (a model without lane kernels).

@@ -6,8 +6,12 @@
 namespace nholo {
 
 namespace {
-bool has_avx512() { return __builtin_cpu_supports("avx512f"); }
-bool has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool has_avx512() {
+  return __builtin_cpu_supports("avx512f");
+}
+bool has_avx2_fma() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 }  // namespace
 
 SimdIsa cpu_simd_isa() {
@@ -32,16 +36,15 @@ SimdIsa resolve_simd(SimdChoice c) {
     case SimdChoice::off: return SimdIsa::off;
     case SimdChoice::avx2:
       if (!has_avx2_fma())
-        throw DeviceUnavailable("backend.simd", "'avx2': this CPU has no AVX2 with FMA (it has: " +
-                                                    cpu_vector_units() +
-                                                    "); accepted here: auto, off");
+        throw DeviceUnavailable(
+            "backend.simd", "'avx2': this CPU has no AVX2 with FMA (it has: " + cpu_vector_units() +
+                                "); accepted here: auto, off");
       return SimdIsa::avx2;
     case SimdChoice::avx512:
       if (cpu_simd_isa() != SimdIsa::avx512)
-        throw DeviceUnavailable("backend.simd",
-                                "'avx512': this CPU has no AVX-512F (it has: " + cpu_vector_units() +
-                                    "); accepted here: auto, off" +
-                                    (has_avx2_fma() ? ", avx2" : ""));
+        throw DeviceUnavailable(
+            "backend.simd", "'avx512': this CPU has no AVX-512F (it has: " + cpu_vector_units() +
+                                "); accepted here: auto, off" + (has_avx2_fma() ? ", avx2" : ""));
       return SimdIsa::avx512;
   }
   return SimdIsa::off;
@@ -56,6 +59,8 @@ const char* simd_isa_name(SimdIsa s) {
   return "off";
 }
 
-int simd_lanes(SimdIsa s) { return s == SimdIsa::avx512 ? 8 : s == SimdIsa::avx2 ? 4 : 1; }
+int simd_lanes(SimdIsa s) {
+  return s == SimdIsa::avx512 ? 8 : s == SimdIsa::avx2 ? 4 : 1;
+}
 
 }  // namespace nholo
