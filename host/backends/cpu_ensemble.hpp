@@ -268,9 +268,14 @@ class CpuEnsemble final : public DeviceEnsemble {
     for (int64_t i = 0; i < count; ++i) active_[i] = i;
     complete_ = true;
     const int64_t per_thread = std::max(dev_.threads(), 1);
-    if (portion_ == 0) portion_ = 32 * per_thread;  // grows 4x per portion while portions are fast
     while (!active_.empty()) {
       const int64_t n_active = static_cast<int64_t>(active_.size());
+      // every launch starts small and grows 4x per portion while portions
+      // are fast: a portion grown over a window's tail (trajectories that
+      // finish in a few steps) would otherwise carry into the next launch or
+      // window, whose trajectories take up to steps_per_launch steps each,
+      // and hold a stop for minutes
+      portion_ = 32 * per_thread;
       finished_.assign(active_.size(), 0);
       const ActivePart part{window.get(),        active_.data(), finished_.data(),
                             L_.steps_per_launch, block,          n_active};
@@ -326,7 +331,7 @@ class CpuEnsemble final : public DeviceEnsemble {
   int64_t fault_at_ = -1, windows_ = 0;
   bool complete_ = true;
   static constexpr double kPortionSeconds = 0.1;
-  int64_t portion_ = 0;  // trajectories per portion of a launch (adapted; 0: not yet)
+  int64_t portion_ = 0;  // trajectories per portion of the current launch (adapted)
   // the scheduler's: window progress, the active trajectories, which finished
   std::vector<int32_t> save_k_;
   std::vector<int64_t> interval_start_, active_;
