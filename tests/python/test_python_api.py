@@ -267,6 +267,10 @@ def test_two_runs_in_two_python_threads():
 
 
 def test_keyboard_interrupt_stops_the_run_promptly(tmp_path):
+    # Python's own SIGINT handler, also where the tests were started with
+    # SIGINT ignored (a background job of a non-interactive shell: Python then
+    # leaves it ignored and the signal below would never arrive)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out = tmp_path / "long.h5"
     long_run = {**SMALL, "ensemble.size": 200_000, "time.t_end": 50.0, "time.save_every": 1.0,
                 "output.fields": []}
