@@ -1,33 +1,43 @@
-// nholo/kernels/lyapunov.hpp — the largest Lyapunov exponent of a trajectory,
-// from the variational equation of the formulation's own right-hand side.
+// nholo/kernels/lyapunov.hpp — the K largest Lyapunov exponents of a
+// trajectory (K = 1: the largest), from the variational equation of the
+// formulation's own right-hand side.
 //
-// TangentSystem<Sys> is a System (system.hpp) whose state carries, after the
-// state y0 of Sys (N0 components), a tangent vector delta (N0 components), the
-// sum of the logarithms of delta's norms at the renormalisations, the time
-// since the last renormalisation and the time since the start:
+// TangentSystem<Sys, K> is a System (system.hpp) whose state carries, after
+// the state y0 of Sys (N0 components), K tangent vectors delta_1..delta_K (N0
+// components each), for each the sum of the logarithms of its lengths at the
+// reorthonormalisations, the time since the last one and the time since the
+// start:
 //
-//   y = (y0, delta, log_sum, tau, T),   N = 2 N0 + 3
-//   y0' = f(t, y0),   delta' = J(t, y0) delta,   log_sum' = 0,   tau' = T' = 1
+//   y = (y0, delta_1, ..., delta_K, log_sum_1, ..., log_sum_K, tau, T),
+//   N = N0 + K N0 + K + 2 (K = 1: 2 N0 + 3)
+//   y0' = f(t, y0),   delta_j' = J(t, y0) delta_j,   log_sum_j' = 0,   tau' = T' = 1
 //
-// J delta comes with f from one evaluation of Sys's right-hand side on dual
-// numbers (dual.hpp: Dual<S, 1> seeded with delta), so the tangent flow is
-// exactly the linearisation of what the stepper integrates, projection and
-// all the formulation's branches included; the stepper controls the error of
-// delta with that of y0. tau and T grow linearly, which every Runge-Kutta
-// method integrates exactly (up to the rounding of the steps' sum). After each accepted step
-// (post_step) with tau >= renormalize_every, or with |delta| > 1e100 (whatever
-// renormalize_every says: delta stays representable), delta is divided by its
-// norm |delta| and log(|delta|) is added to log_sum, tau set to 0. The
-// estimate at any time is
+// J delta_j comes with f from one evaluation of Sys's right-hand side on dual
+// numbers (dual.hpp: Dual<S, K>, tangent j seeded with delta_j), so the
+// tangent flow is exactly the linearisation of what the stepper integrates,
+// projection and all the formulation's branches included; the stepper
+// controls the error of the deltas with that of y0. tau and T grow linearly,
+// which every Runge-Kutta method integrates exactly (up to the rounding of
+// the steps' sum). After each accepted step (post_step) with tau >=
+// renormalize_every, or with any |delta_j| > 1e100 (whatever
+// renormalize_every says: the deltas stay representable), the deltas are
+// reorthonormalised by modified Gram-Schmidt (the QR step of Benettin et al.:
+// delta_j minus its projections on the delta_i, i < j, already made unit, then
+// divided by its length r_j) and log(r_j) is added to log_sum_j, tau set to 0.
+// The estimates at any time are
 //
-//   lambda = (log_sum + log |delta|) / T
+//   lambda_j = (log_sum_j + log r_j(t)) / T
 //
-// (lyapunov_estimate): the renormalisations only keep delta representable;
-// the variational equation is linear, so where they happen does not change the
-// estimate (up to rounding). The initial delta is a fixed direction with no
-// zero component (initial_tangent), the same for every trajectory and backend.
+// with r_j(t) the diagonal of the QR factorisation of the current deltas
+// (lyapunov_spectrum_from; K = 1: r_1 = |delta|): the reorthonormalisations
+// only keep the deltas representable and apart; the variational equation is
+// linear, so where they happen does not change the estimates (up to
+// rounding). The initial deltas are fixed directions (initial_tangent), the
+// same for every trajectory and backend, made orthonormal by the same
+// Gram-Schmidt. For a linear flow y' = A y the estimates are exactly
+// (1 / T) log of the diagonal of R in e^(A T) Q0 = Q R, Q0 the initial deltas.
 //
-// Sys's own post_step (drift projection) moves y0 only: delta follows the
+// Sys's own post_step (drift projection) moves y0 only: the deltas follow the
 // flow of the unprojected equations. The norm is the Euclidean norm of all N0
 // components. Systems with a non-smooth state of their own (the embedded
 // formulation's running maximum) are not accepted (has_tangent_system).
@@ -66,43 +76,75 @@ NHOLO_HDI S lyapunov_from(S log_sum, S tangent_norm, S elapsed) {
   return elapsed > S(0) ? (log_sum + log(tangent_norm)) / elapsed : S(NAN);
 }
 
-// The estimate of trajectory i of `count` from a slice's states in structure-
-// of-arrays layout (component c of trajectory i at [c count + i]), given from
-// component N0 on: the tangent's N0 rows, then log_sum, tau, T (a run reads
-// the final states so, host/backends/).
-NHOLO_HDI double lyapunov_of_states(const double* from_tangent, int64_t count, int64_t i, int N0) {
-  double s = 0;
-  for (int c = 0; c < N0; ++c) s += from_tangent[c * count + i] * from_tangent[c * count + i];
-  return lyapunov_from(from_tangent[N0 * count + i], sqrt(s), from_tangent[(N0 + 2) * count + i]);
+// Component c of initial tangent direction j (before Gram-Schmidt): for j = 0
+// no component zero, no two alike, none a simple multiple of another; for
+// j > 0 the unit vector e_j tilted by a smooth pattern, so that any K <= N0
+// of them are independent and well conditioned.
+NHOLO_HDI double initial_tangent(int c, int j = 0) {
+  if (j == 0) return 1.0 + 0.5 * sin(1.7 * c + 0.3);
+  return (c == j ? 1.0 : 0.0) + 0.25 * sin(1.3 * c + 0.7 * j + 0.1);
 }
 
-// Component c of the initial tangent direction (before normalisation): no
-// component zero, no two alike, none a simple multiple of another.
-NHOLO_HDI double initial_tangent(int c) {
-  return 1.0 + 0.5 * sin(1.7 * c + 0.3);
+// Modified Gram-Schmidt of the K vectors of length N0 at v[j * N0 + c] (QR
+// with the vectors as the columns): each made unit after its projections on
+// the earlier ones are removed; r[j] its length before (the diagonal of R).
+// A vector of length zero or not finite is left as it is (r[j] says so).
+// K = 1: v / |v|, |v| summed in component order.
+template <class S, int K, int N0>
+NHOLO_HDI void orthonormalize(S* v, S* r) {
+  for (int j = 0; j < K; ++j) {
+    S* vj = v + j * N0;
+    for (int i = 0; i < j; ++i) {
+      const S* vi = v + i * N0;
+      S p = S(0);
+      for (int c = 0; c < N0; ++c) p += vi[c] * vj[c];
+      for (int c = 0; c < N0; ++c) vj[c] -= p * vi[c];
+    }
+    S s = S(0);
+    for (int c = 0; c < N0; ++c) s += vj[c] * vj[c];
+    r[j] = sqrt(s);
+    if (r[j] > S(0) && is_finite(r[j]))
+      for (int c = 0; c < N0; ++c) vj[c] /= r[j];
+  }
 }
 
-template <class Sys>
+// The K estimates lambda_j = (log_sum_j + log r_j) / T from the deltas (at
+// delta[j * stride + c * delta_step]), their log sums and T: a QR of a copy
+// of the deltas; NaN before any time passed.
+template <int K, int N0>
+NHOLO_HDI void lyapunov_spectrum_from(const double* delta, int64_t stride, int64_t delta_step,
+                                      const double* log_sum, int64_t log_sum_step, double elapsed,
+                                      double* out) {
+  double v[K * N0], r[K];
+  for (int j = 0; j < K; ++j)
+    for (int c = 0; c < N0; ++c) v[j * N0 + c] = delta[j * stride + c * delta_step];
+  orthonormalize<double, K, N0>(v, r);
+  for (int j = 0; j < K; ++j) out[j] = lyapunov_from(log_sum[j * log_sum_step], r[j], elapsed);
+}
+
+template <class Sys, int K = 1>
 struct TangentSystem {
   static_assert(has_tangent_system<Sys>::value,
                 "Lyapunov exponents need a formulation whose right-hand side can be evaluated "
                 "on dual numbers (not the embedded formulation)");
+  static_assert(K >= 1 && K <= Sys::N, "1 <= exponents <= the state's size");
   using model_type = typename Sys::model_type;
   using scalar = typename Sys::scalar;
   using S = scalar;
   using Params = typename Sys::Params;
-  using D = Dual<S, 1>;
+  using D = Dual<S, K>;
   using DualSys = typename rebind_scalar<Sys, D>::type;
   static constexpr int N0 = Sys::N;
+  static constexpr int exponents = K;
   static constexpr int n = Sys::n;
   static constexpr int m = Sys::m;
-  static constexpr int N = 2 * N0 + 3;
+  static constexpr int N = N0 + K * N0 + K + 2;
   static constexpr int n_extra = N - 2 * n;
-  static constexpr int log_sum_index = 2 * N0;
-  static constexpr int tau_index = 2 * N0 + 1;
-  static constexpr int elapsed_index = 2 * N0 + 2;
+  static constexpr int log_sum_index = N0 + K * N0;  // of the first; then one per delta
+  static constexpr int tau_index = log_sum_index + K;
+  static constexpr int elapsed_index = tau_index + 1;
   static constexpr const char* formulation_name = Sys::formulation_name;
-  // |delta| beyond which it is renormalised whatever the schedule
+  // |delta_j| beyond which the deltas are reorthonormalised whatever the schedule
   static constexpr double kTangentCeiling = 1e100;
 
   Params params;
@@ -123,18 +165,18 @@ struct TangentSystem {
     Vec<D, N0> yd, fd;
     for (int c = 0; c < N0; ++c) {
       yd[c] = D(y[c]);
-      yd[c].d[0] = y[N0 + c];
+      for (int j = 0; j < K; ++j) yd[c].d[j] = y[N0 + j * N0 + c];
     }
     const Status st = ds(D(t), yd, fd);
     for (int c = 0; c < N0; ++c) {
       dydt[c] = fd[c].v;
-      dydt[N0 + c] = fd[c].d[0];
+      for (int j = 0; j < K; ++j) dydt[N0 + j * N0 + c] = fd[c].d[j];
     }
-    dydt[log_sum_index] = S(0);
+    for (int j = 0; j < K; ++j) dydt[log_sum_index + j] = S(0);
     dydt[tau_index] = S(1);
     dydt[elapsed_index] = S(1);
     if (st != Status::ok) return st;
-    for (int c = N0; c < 2 * N0; ++c)
+    for (int c = N0; c < N0 + K * N0; ++c)
       if (!is_finite(dydt[c])) return Status::non_finite;
     return Status::ok;
   }
@@ -144,15 +186,16 @@ struct TangentSystem {
     bool moved = system().post_step(t, y0);
     if (moved)
       for (int c = 0; c < N0; ++c) y[c] = y0[c];
-    // on schedule, or sooner where delta has grown past 1e100 (its squares
+    // on schedule, or sooner where a delta has grown past 1e100 (its squares
     // would overflow near 1e154): a renormalize_every long against 1 / lambda
     // ended the trajectory as non_finite
-    const S norm = tangent_norm(y);
-    if (y[tau_index] >= renormalize_every || norm > S(kTangentCeiling)) {
-      if (norm > S(0) && is_finite(norm)) {
-        for (int c = N0; c < 2 * N0; ++c) y[c] /= norm;
-        y[log_sum_index] += log(norm);
-      }
+    bool too_long = false;
+    for (int j = 0; j < K; ++j) too_long = too_long || tangent_norm(y, j) > S(kTangentCeiling);
+    if (y[tau_index] >= renormalize_every || too_long) {
+      S r[K];
+      orthonormalize<S, K, N0>(&y[N0], r);
+      for (int j = 0; j < K; ++j)
+        if (r[j] > S(0) && is_finite(r[j])) y[log_sum_index + j] += log(r[j]);
       y[tau_index] = S(0);
       moved = true;  // delta' scales with delta: the derivative at the step's end is stale
     }
@@ -163,19 +206,28 @@ struct TangentSystem {
     system().observe(t, base_state(y), obs);
   }
 
-  // Sys's state, then the initial tangent (unit norm) and zero sums and times
+  // Sys's state, then the initial deltas (orthonormal) and zero sums and times
   NHOLO_HDI void pack(const Vec<S, n>& q, const Vec<S, n>& qd, const Vec<S, m>& lambda0,
                       Vec<S, N>& y) const {
     Vec<S, N0> y0;
     system().pack(q, qd, lambda0, y0);
-    S sum = S(0);
-    for (int c = 0; c < N0; ++c) sum += initial_tangent(c) * initial_tangent(c);
-    const S scale = S(1) / sqrt(sum);
-    for (int c = 0; c < N0; ++c) {
-      y[c] = y0[c];
-      y[N0 + c] = S(initial_tangent(c)) * scale;
+    for (int c = 0; c < N0; ++c) y[c] = y0[c];
+    // Gram-Schmidt, each delta scaled by the reciprocal of its length
+    for (int j = 0; j < K; ++j) {
+      S* dj = &y[N0 + j * N0];
+      for (int c = 0; c < N0; ++c) dj[c] = S(initial_tangent(c, j));
+      for (int i = 0; i < j; ++i) {
+        const S* di = &y[N0 + i * N0];
+        S p = S(0);
+        for (int c = 0; c < N0; ++c) p += di[c] * dj[c];
+        for (int c = 0; c < N0; ++c) dj[c] -= p * di[c];
+      }
+      S sum = S(0);
+      for (int c = 0; c < N0; ++c) sum += dj[c] * dj[c];
+      const S scale = S(1) / sqrt(sum);
+      for (int c = 0; c < N0; ++c) dj[c] *= scale;
     }
-    y[log_sum_index] = S(0);
+    for (int j = 0; j < K; ++j) y[log_sum_index + j] = S(0);
     y[tau_index] = S(0);
     y[elapsed_index] = S(0);
   }
@@ -189,22 +241,136 @@ struct TangentSystem {
     for (int c = 0; c < N0; ++c) y0[c] = y[c];
     return y0;
   }
-  NHOLO_HDI static S tangent_norm(const Vec<S, N>& y) {
+  // |delta_j|
+  NHOLO_HDI static S tangent_norm(const Vec<S, N>& y, int j = 0) {
     S s = S(0);
-    for (int c = N0; c < 2 * N0; ++c) s += y[c] * y[c];
+    for (int c = N0 + j * N0; c < N0 + (j + 1) * N0; ++c) s += y[c] * y[c];
     return sqrt(s);
   }
   // the running estimate of the largest exponent (NaN before any time passed)
   NHOLO_HDI static S lyapunov_estimate(const Vec<S, N>& y) {
     return lyapunov_from(y[log_sum_index], tangent_norm(y), y[elapsed_index]);
   }
+  // the running estimates of the K exponents (NaN before any time passed)
+  NHOLO_HDI static void spectrum_estimate(const Vec<double, N>& y, double* out) {
+    lyapunov_spectrum_from<K, N0>(&y[N0], N0, 1, &y[log_sum_index], 1, y[elapsed_index], out);
+  }
 };
 
-// N0 of a tangent system (its base system's state size: where its tangent
-// starts in the state), -1 for any other system.
+// N0 of a tangent system (its base system's state size: where its tangents
+// start in the state), -1 for any other system; and its K.
 template <class Sys>
 struct tangent_base_size : std::integral_constant<int, -1> {};
+template <class Sys, int K>
+struct tangent_base_size<TangentSystem<Sys, K>> : std::integral_constant<int, Sys::N> {};
 template <class Sys>
-struct tangent_base_size<TangentSystem<Sys>> : std::integral_constant<int, Sys::N> {};
+struct tangent_exponents : std::integral_constant<int, 0> {};
+template <class Sys, int K>
+struct tangent_exponents<TangentSystem<Sys, K>> : std::integral_constant<int, K> {};
+
+// What a run reads of a slice's final tangent states, in structure-of-arrays
+// layout (component c of trajectory i at [c count + i]), given from
+// component N0 on: the K deltas' K N0 rows, then the K log sums, tau, T;
+// with room for the readers' work, K N0 + K doubles.
+struct TangentRows {
+  const double* from_tangent;
+  int64_t count;
+  int N0, K;
+  double* work;
+  const double* delta(int64_t i, int j) const { return from_tangent + j * N0 * count + i; }
+  const double* log_sum(int64_t i) const { return from_tangent + K * N0 * count + i; }
+  double elapsed(int64_t i) const { return from_tangent[(K * N0 + K + 1) * count + i]; }
+};
+
+// The estimates of trajectory i's K exponents (out[0..K)) from a slice's
+// rows (host code: a run's K is a value, up to kMaxTangentExponents).
+inline constexpr int kMaxTangentExponents = 64;
+inline void spectrum_of_states(const TangentRows& rows, int64_t i, double* out) {
+  const int N0 = rows.N0, K = rows.K;
+  double *v = rows.work, *r = rows.work + K * N0;
+  // modified Gram-Schmidt as orthonormalize<double, K, N0> (same order)
+  for (int j = 0; j < K; ++j) {
+    double* vj = v + j * N0;
+    for (int c = 0; c < N0; ++c) vj[c] = rows.delta(i, j)[c * rows.count];
+    for (int l = 0; l < j; ++l) {
+      const double* vl = v + l * N0;
+      double p = 0;
+      for (int c = 0; c < N0; ++c) p += vl[c] * vj[c];
+      for (int c = 0; c < N0; ++c) vj[c] -= p * vl[c];
+    }
+    double s = 0;
+    for (int c = 0; c < N0; ++c) s += vj[c] * vj[c];
+    r[j] = sqrt(s);
+    if (r[j] > 0 && is_finite(r[j]))
+      for (int c = 0; c < N0; ++c) vj[c] /= r[j];
+    out[j] = lyapunov_from(rows.log_sum(i)[j * rows.count], r[j], rows.elapsed(i));
+  }
+}
+
+// The sum of the exponents lambda[0..K).
+inline double spectrum_sum(const double* lambda, int K) {
+  double s = 0;
+  for (int j = 0; j < K; ++j) s += lambda[j];
+  return s;
+}
+
+// The Kaplan-Yorke (Lyapunov) dimension of the exponents lambda[0..K) of a
+// state space of dimension N0: with the exponents in decreasing order and j
+// the largest count whose partial sum is >= 0, D = j + (lambda_1 + ... +
+// lambda_j) / |lambda_(j+1)|; 0 where lambda_1 < 0; N0 where every partial
+// sum of all N0 exponents is >= 0; NaN where the K < N0 exponents known all
+// have partial sums >= 0 (the dimension is at least K, not determined) or
+// one is NaN.
+inline double kaplan_yorke_dimension(const double* lambda, int K, int N0) {
+  double l[kMaxTangentExponents];
+  if (K > kMaxTangentExponents) return NAN;
+  for (int j = 0; j < K; ++j) {
+    if (!(lambda[j] == lambda[j])) return NAN;
+    l[j] = lambda[j];
+  }
+  for (int a = 1; a < K; ++a)  // insertion sort, decreasing
+    for (int b = a; b > 0 && l[b] > l[b - 1]; --b) {
+      const double x = l[b];
+      l[b] = l[b - 1];
+      l[b - 1] = x;
+    }
+  double partial = 0;
+  for (int j = 0; j < K; ++j) {
+    if (partial + l[j] < 0) return j + partial / -l[j];
+    partial += l[j];
+  }
+  return K == N0 ? static_cast<double>(K) : NAN;
+}
+
+// The readers of the table of per-trajectory results
+// (host/config/trajectory_results.hpp): trajectory i's values from a slice's
+// final tangent rows.
+inline void largest_exponent_of_states(const TangentRows& rows, int64_t i, double* out) {
+  double lambda[kMaxTangentExponents];
+  if (rows.K > kMaxTangentExponents) {
+    out[0] = NAN;
+    return;
+  }
+  spectrum_of_states(rows, i, lambda);
+  out[0] = lambda[0];
+}
+inline void spectrum_sum_of_states(const TangentRows& rows, int64_t i, double* out) {
+  double lambda[kMaxTangentExponents];
+  if (rows.K > kMaxTangentExponents) {
+    out[0] = NAN;
+    return;
+  }
+  spectrum_of_states(rows, i, lambda);
+  out[0] = spectrum_sum(lambda, rows.K);
+}
+inline void kaplan_yorke_of_states(const TangentRows& rows, int64_t i, double* out) {
+  double lambda[kMaxTangentExponents];
+  if (rows.K > kMaxTangentExponents) {
+    out[0] = NAN;
+    return;
+  }
+  spectrum_of_states(rows, i, lambda);
+  out[0] = kaplan_yorke_dimension(lambda, rows.K, rows.N0);
+}
 
 }  // namespace nholo

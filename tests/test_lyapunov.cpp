@@ -1,10 +1,13 @@
-// The largest Lyapunov exponent from the tangent flow (kernels/lyapunov.hpp),
-// against closed forms: a saddle point whose unstable eigenvalue is sqrt(k),
-// and the integrable rolling coin, whose exponent decays like log(t)/t.
+// Lyapunov exponents from the tangent flow (kernels/lyapunov.hpp), against
+// closed forms: a saddle point whose unstable eigenvalue is sqrt(k) (the
+// largest exponent, and the whole spectrum of this linear flow from its exact
+// flow map), the integrable rolling coin, whose exponent decays like
+// log(t)/t, and the Kaplan-Yorke dimension of given exponents.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "kernels/formulations.hpp"
 #include "kernels/integrate.hpp"
@@ -166,6 +169,129 @@ TEST(Lyapunov, TheIntegrableCoinsExponentDecaysLikeLogTOverT) {
   if (!kShort) {
     EXPECT_LT(exponent_at(s, q0, qd0, 500.0, Method::dop853), 0.05);
   }
+}
+
+// The saddle's flow is linear, y' = A y, for any state (x'' = k x, y'' =
+// -w^2 y, z'' = 0: the constraint's acceleration), with the exact flow map
+// Phi(dt) per block. Benettin's estimates are (1 / T) log of the diagonal
+// of R in Phi(T) Q0 = Q R: computed here with Phi(dt) and this test's own
+// Gram-Schmidt after each dt (Phi(T) = Phi(dt)^(T/dt), and the QR of a
+// product is the product of the steps' R), in long double.
+std::vector<double> saddle_spectrum(double k, double w, double T, int K) {
+  const long double s = std::sqrt(static_cast<long double>(k)), dt = 0.5L;
+  std::vector<std::vector<long double>> v(K, std::vector<long double>(6));
+  for (int j = 0; j < K; ++j)
+    for (int c = 0; c < 6; ++c) v[j][c] = initial_tangent(c, j);
+  std::vector<long double> log_sum(K, 0.0L);
+  auto gram_schmidt = [&](bool accumulate) {
+    for (int j = 0; j < K; ++j) {
+      for (int i = 0; i < j; ++i) {
+        long double p = 0;
+        for (int c = 0; c < 6; ++c) p += v[i][c] * v[j][c];
+        for (int c = 0; c < 6; ++c) v[j][c] -= p * v[i][c];
+      }
+      long double r = 0;
+      for (int c = 0; c < 6; ++c) r += v[j][c] * v[j][c];
+      r = std::sqrt(r);
+      for (int c = 0; c < 6; ++c) v[j][c] /= r;
+      if (accumulate) log_sum[j] += std::log(r);
+    }
+  };
+  gram_schmidt(false);
+  const long double ch = std::cosh(s * dt), sh = std::sinh(s * dt);
+  const long double co = std::cos(w * dt), si = std::sin(w * dt);
+  const int steps = static_cast<int>(std::lround(T / static_cast<double>(dt)));
+  for (int step = 0; step < steps; ++step) {
+    for (auto& u : v) {  // (x, y, z, x', y', z')
+      const long double x = u[0], y = u[1], z = u[2], xd = u[3], yd = u[4], zd = u[5];
+      u[0] = ch * x + sh / s * xd;
+      u[3] = s * sh * x + ch * xd;
+      u[1] = co * y + si / w * yd;
+      u[4] = -w * si * y + co * yd;
+      u[2] = z + dt * zd;
+      u[5] = zd;
+    }
+    gram_schmidt(true);
+  }
+  std::vector<double> lambda(K);
+  for (int j = 0; j < K; ++j) lambda[j] = static_cast<double>(log_sum[j] / T);
+  return lambda;
+}
+
+template <int K>
+std::vector<double> saddle_spectrum_integrated(double k, double T, double renormalize_every) {
+  using Sys = TangentSystem<SaddleUK, K>;
+  Sys ts;
+  ts.params = SaddleOnPlane::Params{k, 2.0};
+  ts.renormalize_every = renormalize_every;
+  IntegratorOptions opt;
+  opt.method = Method::dop853;
+  opt.rtol = 1e-11;
+  opt.atol = 1e-13;
+  opt.dt = 1e-3;
+  const Vec<double, 3> zero = Vec<double, 3>::zero();
+  Vec<double, Sys::N> y;
+  ts.pack(zero, zero, Vec<double, 1>::zero(), y);
+  auto st = start_trajectory<double, Sys::N>(0.0, y, opt);
+  advance_to(ts, st, T, opt);
+  EXPECT_EQ(st.status, Status::ok);
+  std::vector<double> lambda(K);
+  Sys::spectrum_estimate(st.y, lambda.data());
+  return lambda;
+}
+
+TEST(LyapunovSpectrum, TheSaddlesSpectrumIsItsFlowMapsQRAtEveryK) {
+  const double k = 2.25, T = kShort ? 20.0 : 60.0;
+  const std::vector<double> exact = saddle_spectrum(k, 2.0, T, 6);
+  const std::vector<double> all = saddle_spectrum_integrated<6>(k, T, 1.0);
+  for (int j = 0; j < 6; ++j) {
+    EXPECT_NEAR(all[j], exact[j], 1e-7) << "exponent " << j;
+    std::printf("saddle k %g: lambda_%d(%g) = %+.9f, exact flow map %+.9f\n", k, j + 1, T, all[j],
+                exact[j]);
+  }
+  // the limits: +-sqrt(k) (x), 0 for the centre (y) and the constraint's
+  // direction (z, growing linearly): the finite-T values are log-like
+  // transients away from them
+  EXPECT_NEAR(all[0], std::sqrt(k), 0.1);
+  EXPECT_NEAR(all[5], -std::sqrt(k), 0.1);
+  for (int j = 1; j < 5; ++j) EXPECT_NEAR(all[j], 0.0, 0.15) << "exponent " << j;
+  // a volume-preserving flow (tr A = 0): the six sum to zero at any T
+  double sum = 0;
+  for (double l : all) sum += l;
+  EXPECT_NEAR(sum, 0.0, 1e-9);
+  // fewer vectors: the first K of the spectrum (Gram-Schmidt takes them in
+  // order), and where they are reorthonormalised does not change them
+  const std::vector<double> two = saddle_spectrum_integrated<2>(k, T, 0.25);
+  const std::vector<double> exact2 = saddle_spectrum(k, 2.0, T, 2);
+  for (int j = 0; j < 2; ++j) {
+    EXPECT_NEAR(two[j], exact[j], 1e-7) << "exponent " << j;
+    EXPECT_NEAR(exact2[j], exact[j], 1e-12) << "exponent " << j;
+  }
+}
+
+TEST(LyapunovSpectrum, OneVectorIsTheLargestExponentsTangentSystem) {
+  // K = 1 is the largest exponent's system as it was: the same state layout
+  static_assert(TangentSystem<SaddleUK, 1>::N == 2 * SaddleUK::N + 3);
+  static_assert(TangentSystem<SaddleUK, 1>::elapsed_index == 2 * SaddleUK::N + 2);
+  const std::vector<double> one = saddle_spectrum_integrated<1>(2.25, 30.0, 1.0);
+  EXPECT_NEAR(one[0], saddle_exponent(2.25, 30.0), 1e-7);
+}
+
+TEST(LyapunovSpectrum, KaplanYorkeDimensionOfGivenExponents) {
+  const double chaotic[3] = {0.2, 0.0, -0.5};
+  EXPECT_DOUBLE_EQ(kaplan_yorke_dimension(chaotic, 3, 3), 2.0 + 0.2 / 0.5);
+  const double unordered[3] = {-0.5, 0.2, 0.0};  // sorted first
+  EXPECT_DOUBLE_EQ(kaplan_yorke_dimension(unordered, 3, 3), 2.4);
+  const double stable[2] = {-0.1, -0.3};
+  EXPECT_EQ(kaplan_yorke_dimension(stable, 2, 4), 0.0);
+  const double growing[2] = {0.3, 0.1};
+  EXPECT_TRUE(std::isnan(kaplan_yorke_dimension(growing, 2, 4)));  // at least 2: not known
+  EXPECT_EQ(kaplan_yorke_dimension(growing, 2, 2), 2.0);
+  const double limit_cycle[3] = {0.0, -0.2, -1.0};
+  EXPECT_DOUBLE_EQ(kaplan_yorke_dimension(limit_cycle, 3, 3), 1.0);
+  const double with_nan[2] = {0.3, NAN};
+  EXPECT_TRUE(std::isnan(kaplan_yorke_dimension(with_nan, 2, 2)));
+  EXPECT_DOUBLE_EQ(spectrum_sum(chaotic, 3), -0.3);
 }
 
 }  // namespace

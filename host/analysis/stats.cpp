@@ -278,12 +278,60 @@ Moments finite_moments(const h5::Dataset& d, int64_t size, int64_t block, const 
   return m;
 }
 
+// A result of several values per trajectory (shape (trajectories, k), k at
+// most kMaxLyapunovExponents): "<label>: means m1, ..., mk over N
+// trajectories", each column's mean over its finite values (N: the
+// trajectories whose values are all finite), in blocks of trajectories.
+void write_column_means(std::ostream& os, const tables::TrajectoryResultEntry& r,
+                        const h5::Dataset& d, int64_t size, int64_t block,
+                        const std::string& path) {
+  const std::vector<hsize_t> dims = d.dims();
+  if (dims.size() != 2 || dims[0] != static_cast<hsize_t>(size) || dims[1] < 1 ||
+      dims[1] > static_cast<hsize_t>(tables::kMaxLyapunovExponents))
+    throw std::runtime_error("'" + path + "' is not an nholo result file (" + d.path() +
+                             " does not have the shape (trajectories, 1 to " +
+                             std::to_string(tables::kMaxLyapunovExponents) + "))");
+  check_stored(d, path);
+  const int64_t k = static_cast<int64_t>(dims[1]);
+  std::vector<Moments> m(static_cast<size_t>(k));
+  int64_t all_finite = 0;
+  std::vector<double> v;
+  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+    const int64_t b = i * block, e = std::min(size, b + block);
+    v.resize(static_cast<size_t>((e - b) * k));
+    d.read_block({static_cast<hsize_t>(b), 0}, {static_cast<hsize_t>(e - b), dims[1]}, v.data());
+    for (int64_t t = 0; t < e - b; ++t) {
+      bool finite = true;
+      for (int64_t j = 0; j < k; ++j) {
+        const double x = v[static_cast<size_t>(t * k + j)];
+        if (std::isfinite(x))
+          m[static_cast<size_t>(j)].add(x);
+        else
+          finite = false;
+      }
+      all_finite += finite;
+    }
+  }
+  os << "  " << r.stats_label << ": ";
+  if (all_finite == 0) {
+    os << "none defined (every trajectory failed)\n";
+    return;
+  }
+  os << "means";
+  for (int64_t j = 0; j < k; ++j) os << (j ? ", " : " ") << m[static_cast<size_t>(j)].mean;
+  os << " over " << all_finite << " trajectories\n";
+}
+
 // A per-trajectory result of formulation fname as its row of the table
 // says (host/config/trajectory_results.hpp): the max and mean of its finite
 // values, or their quantiles.
 void write_trajectory_result(std::ostream& os, const tables::TrajectoryResultEntry& r,
                              const h5::Dataset& d, int64_t size, int64_t block,
                              const std::string& path) {
+  if (r.stats == tables::ResultStats::column_means) {
+    write_column_means(os, r, d, size, block, path);
+    return;
+  }
   const Moments m = finite_moments(d, size, block, path);
   os << "  " << r.stats_label << ": ";
   if (r.stats == tables::ResultStats::max_and_mean) {

@@ -208,6 +208,7 @@ class CpuEnsemble final : public DeviceEnsemble {
     st.count = count_;
     st.path_residual_index = sys_.path_residual_index;
     st.tangent_base_size = sys_.tangent_base_size;
+    st.tangent_exponents = sys_.tangent_exponents;
     st.to_host = [](void* host, const void* from, std::size_t bytes) {
       std::memcpy(host, from, bytes);
     };

@@ -532,6 +532,7 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
   st.count = count;
   st.path_residual_index = shape_.path_residual_index;
   st.tangent_base_size = shape_.tangent_base_size;
+  st.tangent_exponents = shape_.tangent_exponents;
   st.to_host = down;
   read_slice_results(st, r);
   r.line_fit.resize(L_.line_fit ? 7 * count : 0);
@@ -592,6 +593,7 @@ class ModuleEnsemble final : public CudaEnsembleCore {
     s.n_params = m.n_params;
     s.path_residual_index = m.path_residual_index;
     s.tangent_base_size = m.tangent_base_size;
+    s.tangent_exponents = m.tangent_exponents;
     return s;
   }
   FormulationSystem sys_;

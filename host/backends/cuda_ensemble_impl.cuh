@@ -176,6 +176,7 @@ struct SystemShape {
   int n = 0, m = 0, N = 0, n_params = 0;
   int path_residual_index = -1;  // -1: the system has no path residual
   int tangent_base_size = -1;    // a tangent system's N0 (kernels/lyapunov.hpp), else -1
+  int tangent_exponents = 0;     // and its K
 };
 
 // Whether CudaEnsemble<Sys> launches the lean kernels where its system has
@@ -292,6 +293,7 @@ class CudaEnsemble final : public CudaEnsembleCore {
     s.n_params = Sys::model_type::n_params;
     if constexpr (has_path_residual<Sys>::value) s.path_residual_index = Sys::path_residual_index;
     s.tangent_base_size = tangent_base_size<Sys>::value;
+    s.tangent_exponents = tangent_exponents<Sys>::value;
     return s;
   }
 

@@ -64,6 +64,7 @@ struct FormulationSystem {
   // a tangent system (kernels/lyapunov.hpp): its base system's state size N0,
   // where the tangent begins in the state; -1: none
   int tangent_base_size = -1;
+  int tangent_exponents = 0;  // and its K exponents (tangent vectors)
   std::size_t window_bytes = 0;  // sizeof(EnsembleWindow<Sys>)
   // a slice's initial integration state: (count, q0, qd0, l0, rejected, t0, out)
   std::function<void(int64_t, const double*, const double*, const double*, const uint8_t*, double,
@@ -156,6 +157,7 @@ FormulationSystem formulation_system(const Sys& sys, const IntegratorOptions& op
   fs.n_params = Sys::model_type::n_params;
   if constexpr (has_path_residual<Sys>::value) fs.path_residual_index = Sys::path_residual_index;
   fs.tangent_base_size = tangent_base_size<Sys>::value;
+  fs.tangent_exponents = tangent_exponents<Sys>::value;
   fs.window_bytes = sizeof(EnsembleWindow<Sys>);
   fs.start = [sys, opt](int64_t count, const double* q0, const double* qd0, const double* l0,
                         const uint8_t* rejected, double t0, HostStates& out) {

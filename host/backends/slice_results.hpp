@@ -40,8 +40,9 @@ struct result_value<tables::ResultType::f64> {
 template <tables::TrajectoryResult R>
 using result_value_t = typename result_value<tables::trajectory_result(R).type>::type;
 
-// One per-trajectory result of a slice: a value per trajectory, of its row's
-// type; empty when the run does not compute it.
+// One per-trajectory result of a slice: a value per trajectory (or its
+// row's width of them, [i * width + j]), of its row's type; empty when the
+// run does not compute it.
 using ResultColumn = std::variant<std::vector<int32_t>, std::vector<int64_t>, std::vector<double>>;
 
 struct SliceResults {
@@ -89,24 +90,11 @@ struct SliceState {
   int64_t count = 0;
   int path_residual_index = -1;  // Sys::path_residual_index, -1: none
   int tangent_base_size = -1;    // a tangent system's N0 (kernels/lyapunov.hpp), -1: none
+  int tangent_exponents = 0;     // and its K (exponents)
   std::function<void(void* host, const void* device, std::size_t bytes)> to_host;
 };
 
 namespace detail {
-
-// The largest Lyapunov exponent of each of count trajectories from their
-// final states, given from component N0 on; NaN where the trajectory failed
-// (a status other than ok and event).
-inline std::vector<double> slice_lyapunov(const double* from_tangent, int64_t count, int N0,
-                                          const std::vector<int32_t>& status) {
-  std::vector<double> v(static_cast<std::size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
-    v[i] = status[i] == static_cast<int32_t>(Status::ok) ||
-                   status[i] == static_cast<int32_t>(Status::event)
-               ? lyapunov_of_states(from_tangent, count, i, N0)
-               : NAN;
-  return v;
-}
 
 template <class T>
 void copy_column(const SliceState& st, const T* from, std::vector<T>& to) {
@@ -132,16 +120,25 @@ inline void read_column(const SliceState& st, const tables::TrajectoryResultEntr
         copy_column(st, st.arrays.y + st.path_residual_index * count, v);
       return;
     }
-    case tables::ResultSource::lyapunov: {
+    case tables::ResultSource::tangent: {
       auto& v = std::get<std::vector<double>>(col);
       v.clear();
       if (st.tangent_base_size < 0) return;
-      // the tangent's N0 rows, then log_sum, tau, T
-      const int N0 = st.tangent_base_size;
-      std::vector<double> rows(static_cast<std::size_t>(N0 + 3) * count);
+      // the tangents' K N0 rows, then the K log sums, tau, T; NaN where the
+      // trajectory failed (a status other than ok and event)
+      const int N0 = st.tangent_base_size, K = st.tangent_exponents;
+      const int width = tables::result_width(r, K);
+      std::vector<double> rows(static_cast<std::size_t>(K * N0 + K + 2) * count);
       if (!rows.empty())
         st.to_host(rows.data(), st.arrays.y + N0 * count, rows.size() * sizeof(double));
-      v = slice_lyapunov(rows.data(), count, N0, out.status());
+      std::vector<double> work(static_cast<std::size_t>(K * N0 + K));
+      const TangentRows tr{rows.data(), count, N0, K, work.data()};
+      const std::vector<int32_t>& status = out.status();
+      v.assign(static_cast<std::size_t>(count * width), NAN);
+      for (int64_t i = 0; i < count; ++i)
+        if (status[i] == static_cast<int32_t>(Status::ok) ||
+            status[i] == static_cast<int32_t>(Status::event))
+          r.from_tangent(tr, i, v.data() + i * width);
       return;
     }
   }

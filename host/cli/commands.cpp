@@ -96,9 +96,11 @@ const Plugin* run_plugin(const RunConfig& cfg, bool quiet) {
   auto log = [&](const std::string& line) {
     if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
   };
-  if (cfg.model_spec) return &model_plugin(model_source(*cfg.model_spec), log, false, cfg.lyapunov);
+  const int k = cfg.lyapunov_exponents;
+  if (cfg.model_spec)
+    return &model_plugin(model_source(*cfg.model_spec), log, false, cfg.lyapunov, k);
   if (cfg.lyapunov && cfg.model_plugin.empty())
-    return &model_plugin(builtin_model_source(cfg.model), log, false, true);
+    return &model_plugin(builtin_model_source(cfg.model), log, false, true, k);
   return nullptr;
 }
 
@@ -117,7 +119,7 @@ void add_gpu_modules(const RunConfig& cfg, Device& dev, bool quiet) {
       cfg.model_spec ? model_source(*cfg.model_spec) : builtin_model_source(cfg.model);
   const std::string arch = gpu_arch_of(dev.info().compute_capability);
   const char* method = tables::method_name(cfg.integrator.method);
-  const GpuModuleKind kind{!cfg.events.empty(), cfg.lyapunov};
+  const GpuModuleKind kind{!cfg.events.empty(), cfg.lyapunov, cfg.lyapunov_exponents};
   for (const auto& f : cfg.formulations) {
     const GpuModule& g = gpu_module(source, *p, f, method, arch, log, false, kind);
     try {

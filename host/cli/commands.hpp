@@ -77,6 +77,7 @@ struct GpuBuildOptions {
   bool events = false;  // the modules with the events' hook (a run with [[events]])
   // the plugin with the tangent systems and their modules (a run with [lyapunov])
   bool tangent = false;
+  int exponents = 1;  // its tangent vectors ([lyapunov] exponents)
 };
 std::string model_file_command(const std::string& path, bool build, bool force,
                                const GpuBuildOptions& gpu = {});

@@ -48,7 +48,7 @@ void build_gpu_modules(std::ostream& os, const ModelSource& source, const Plugin
   for (const auto& arch : gpu.archs)
     for (const auto& f : fs_) {
       const GpuModule& g = gpu_module(source, p, f, gpu.method, arch, log_compile, force,
-                                      GpuModuleKind{gpu.events, gpu.tangent});
+                                      GpuModuleKind{gpu.events, gpu.tangent, gpu.exponents});
       os << "GPU module " << f << (gpu.tangent ? " (tangent system)" : "") << " " << gpu.method
          << (gpu.events ? " (events)" : "") << " " << arch << ": " << g.path << "\n  "
          << (g.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
@@ -71,7 +71,7 @@ std::string build_model(const ModelSource& source, bool force, const GpuBuildOpt
        << (plain.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
        << plain.compile_seconds << (plain.compiled ? " s" : " s)") << "\n";
   }
-  const Plugin& p = model_plugin(source, log_compile, force, gpu.tangent);
+  const Plugin& p = model_plugin(source, log_compile, force, gpu.tangent, gpu.exponents);
   os << "plugin" << (gpu.tangent ? " (with the tangent systems)" : "") << ": " << p.path << "\n"
      << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
      << p.compile_seconds << (p.compiled ? " s" : " s)") << "\n";

@@ -149,7 +149,7 @@ RunConfig parse_config(const std::string& toml_text, const std::vector<std::stri
   parse_output(root, cfg);
   parse_backend(root, cfg);
   parse_compare(root, cfg);
-  parse_lyapunov(root, cfg);
+  parse_lyapunov(root, mi, cfg);
   return cfg;
 }
 

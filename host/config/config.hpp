@@ -155,6 +155,10 @@ struct RunConfig {
   // tangent flow (kernels/lyapunov.hpp), written as <formulation>/lyapunov
   bool lyapunov = false;
   double lyapunov_renormalize_every = 1.0;  // in time; > 0
+  // the k largest exponents (k tangent vectors reorthonormalised by QR): 1 the
+  // largest alone; > 1 also <formulation>/lyapunov_spectrum, lyapunov_sum and
+  // kaplan_yorke; 1 <= k <= the state's size
+  int lyapunov_exponents = 1;
 };
 
 // The keys each table accepts, in the order of the messages: the names

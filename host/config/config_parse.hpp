@@ -102,7 +102,7 @@ void parse_output(const toml::table& root, RunConfig& cfg);
 void parse_backend(const toml::table& root, RunConfig& cfg);
 void parse_compare(const toml::table& root, RunConfig& cfg);
 // [lyapunov] (after the model and the formulations)
-void parse_lyapunov(const toml::table& root, RunConfig& cfg);
+void parse_lyapunov(const toml::table& root, const ModelInfo& mi, RunConfig& cfg);
 
 // ---- [[events]] (parse_events.cpp)
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "host/config/config_parse.hpp"
+#include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
 
 namespace nholo::config_parse {
@@ -235,7 +236,7 @@ void parse_compare(const toml::table& root, RunConfig& cfg) {
     if (const auto v = read_number(*ct, "compare.threshold")) cfg.compare_threshold = *v;
 }
 
-void parse_lyapunov(const toml::table& root, RunConfig& cfg) {
+void parse_lyapunov(const toml::table& root, const ModelInfo& mi, RunConfig& cfg) {
   const toml::table* lt = subtable(root, "lyapunov");
   if (!lt) return;
   // a table without `enabled` computed nothing and said nothing
@@ -246,6 +247,8 @@ void parse_lyapunov(const toml::table& root, RunConfig& cfg) {
   if (const auto v = read_boolean(*lt, "lyapunov.enabled")) cfg.lyapunov = *v;
   if (const auto v = read_number(*lt, "lyapunov.renormalize_every"))
     cfg.lyapunov_renormalize_every = *v;
+  if (const auto v = read_integer(*lt, "lyapunov.exponents"))
+    cfg.lyapunov_exponents = static_cast<int>(*v);
   if (!cfg.lyapunov) return;
   if (!cfg.model_plugin.empty())
     throw ConfigError("lyapunov.enabled",
@@ -263,6 +266,13 @@ void parse_lyapunov(const toml::table& root, RunConfig& cfg) {
                             " has no tangent system (its state is not smooth: the embedded "
                             "formulation's running maximum); Lyapunov exponents are computed for " +
                             join(with_tangent) + ": drop " + f + " from formulations");
+    // the state's size (kernels/second_order_system.hpp, formulations/vakonomic.hpp)
+    const int state = 2 * mi.n + (e && e->takes_lambda0 ? mi.m : 0);
+    if (cfg.lyapunov_exponents > state)
+      throw ConfigError("lyapunov.exponents",
+                        std::to_string(cfg.lyapunov_exponents) + " exponents of formulation " + f +
+                            ", whose state has " + std::to_string(state) +
+                            " components: accepted 1 to " + std::to_string(state));
   }
 }
 

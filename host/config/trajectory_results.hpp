@@ -1,5 +1,6 @@
 // nholo/host/config/trajectory_results.hpp — the table of per-trajectory
-// results: one value per trajectory and formulation, written once a slice is
+// results: one value (or one per Lyapunov exponent) per trajectory and
+// formulation, written once a slice is
 // finished (/<formulation>/<name> in the result file, docs/output.md). Each
 // row says what the value is, where the backends take it from, when a run
 // has it, how the file describes it and how `nholo stats` and `nholo diff`
@@ -17,6 +18,7 @@
 
 #include "host/config/tables.hpp"
 #include "kernels/ensemble.hpp"
+#include "kernels/lyapunov.hpp"
 #include "kernels/status.hpp"
 
 namespace nholo::tables {
@@ -28,7 +30,10 @@ enum class TrajectoryResult {
   rejected,
   fail_time,
   euler_poisson_residual,
-  lyapunov
+  lyapunov,
+  lyapunov_spectrum,
+  lyapunov_sum,
+  kaplan_yorke
 };
 
 // The value's type in memory and in the file.
@@ -39,13 +44,21 @@ enum class ResultPresence {
   always,
   euler_poisson,  // the formulation's has_euler_poisson_residual (the embedded one)
   lyapunov,       // the run has [lyapunov] (a tangent system)
+  spectrum,       // the run's [lyapunov] has exponents > 1
+};
+
+// How many values a trajectory has: the dataset's second dimension.
+enum class ResultWidth {
+  one,        // one: a dataset of shape (trajectories)
+  exponents,  // one per exponent of [lyapunov]: (trajectories, exponents)
 };
 
 // Where a backend finds it once the slice's last window is integrated.
 enum class ResultSource {
   integrator,     // the integrator's per-trajectory array (TrajectoryResultEntry::array_*)
   path_residual,  // the state row Sys::path_residual_index (kernels/euler_poisson.hpp)
-  lyapunov,       // from the tangent system's rows (kernels/lyapunov.hpp, NaN where it failed)
+  tangent,        // from the tangent system's final rows (TrajectoryResultEntry::from_tangent,
+                  // kernels/lyapunov.hpp; NaN where the trajectory failed)
 };
 
 // How `nholo diff` compares two files' values (host/analysis/diff.cpp).
@@ -61,12 +74,16 @@ enum class ResultStats {
   none,
   max_and_mean,  // "<label>: max M, mean X over N trajectories"
   quantiles,     // "<label>: mean, quantiles 5/50/95 %, max over N trajectories"
+  column_means,  // "<label>: means m1, m2, ... over N trajectories" (ResultWidth::exponents)
 };
 
 // Per-trajectory arrays of the integrator (EnsembleArrays' status, steps,
 // ...); FieldArray (tables.hpp) for those of doubles.
 using Int32Array = int32_t* EnsembleArrays<double>::*;
 using Int64Array = int64_t* EnsembleArrays<double>::*;
+// ResultSource::tangent: trajectory i's values (its row's width of them)
+// from the slice's final tangent rows
+using TangentResult = void (*)(const TangentRows& rows, int64_t i, double* out);
 
 struct TrajectoryResultEntry {
   const char* name;  // the dataset's name in the formulation's group
@@ -74,12 +91,14 @@ struct TrajectoryResultEntry {
   ResultType type;
   double fill;  // the file's value before the slice is written
   ResultPresence presence;
+  ResultWidth width;
   ResultSource source;
   // ResultSource::integrator: the array of EnsembleArrays that holds it (one
   // of the three, by type; the others null)
   Int32Array array_i32;
   Int64Array array_i64;
   FieldArray array_f64;
+  TangentResult from_tangent;  // ResultSource::tangent: the kernel's reader (else null)
   const char* long_name;  // the dataset's long_name attribute ("": none)
   const char* units;      // its units attribute ("": none)
   ResultDiff diff;
@@ -87,35 +106,58 @@ struct TrajectoryResultEntry {
   const char* stats_label;  // what stats calls it (ResultStats other than none)
 };
 
+// the most exponents a run computes ([lyapunov] exponents)
+inline constexpr int kMaxLyapunovExponents = kMaxTangentExponents;
+
 inline constexpr double kNotRunFill = static_cast<double>(Status::not_run);
 inline constexpr double kNaNFill = std::numeric_limits<double>::quiet_NaN();
 
 // clang-format off
 inline constexpr TrajectoryResultEntry kTrajectoryResults[] = {
     {"status", TrajectoryResult::status, ResultType::i32, kNotRunFill, ResultPresence::always,
-     ResultSource::integrator, &EnsembleArrays<double>::status, nullptr, nullptr,
+     ResultWidth::one, ResultSource::integrator, &EnsembleArrays<double>::status, nullptr, nullptr, nullptr,
      "", "", ResultDiff::own, ResultStats::none, ""},
     {"steps", TrajectoryResult::steps, ResultType::i64, 0, ResultPresence::always,
-     ResultSource::integrator, nullptr, &EnsembleArrays<double>::steps, nullptr,
+     ResultWidth::one, ResultSource::integrator, nullptr, &EnsembleArrays<double>::steps, nullptr, nullptr,
      "", "", ResultDiff::count, ResultStats::none, ""},
     {"rejected", TrajectoryResult::rejected, ResultType::i64, 0, ResultPresence::always,
-     ResultSource::integrator, nullptr, &EnsembleArrays<double>::rejected, nullptr,
+     ResultWidth::one, ResultSource::integrator, nullptr, &EnsembleArrays<double>::rejected, nullptr, nullptr,
      "", "", ResultDiff::count, ResultStats::none, ""},
     {"fail_time", TrajectoryResult::fail_time, ResultType::f64, kNaNFill, ResultPresence::always,
-     ResultSource::integrator, nullptr, nullptr, &EnsembleArrays<double>::fail_time,
-     "", "", ResultDiff::own, ResultStats::none, ""},
+     ResultWidth::one, ResultSource::integrator, nullptr, nullptr, &EnsembleArrays<double>::fail_time,
+     nullptr, "", "", ResultDiff::own, ResultStats::none, ""},
     {"euler_poisson_residual", TrajectoryResult::euler_poisson_residual, ResultType::f64, kNaNFill,
-     ResultPresence::euler_poisson, ResultSource::path_residual, nullptr, nullptr, nullptr,
+     ResultPresence::euler_poisson, ResultWidth::one, ResultSource::path_residual, nullptr,
+     nullptr, nullptr, nullptr,
      "max over the accepted steps of the Euler-Poisson (Wang & Gao eq 26) residual relative to "
      "its largest term", "",
      ResultDiff::shown, ResultStats::max_and_mean,
      "Euler-Poisson (eq 26) residual, max over each path relative to its largest term"},
     {"lyapunov", TrajectoryResult::lyapunov, ResultType::f64, kNaNFill, ResultPresence::lyapunov,
-     ResultSource::lyapunov, nullptr, nullptr, nullptr,
+     ResultWidth::one, ResultSource::tangent, nullptr, nullptr, nullptr, &largest_exponent_of_states,
      "largest Lyapunov exponent over the integrated time, (sum of log |delta| at the "
      "renormalisations + log |delta(t)|) / t, from the formulation's tangent flow; NaN where the "
      "trajectory failed", "1/time",
      ResultDiff::own, ResultStats::quantiles, "largest Lyapunov exponent"},
+    {"lyapunov_spectrum", TrajectoryResult::lyapunov_spectrum, ResultType::f64, kNaNFill,
+     ResultPresence::spectrum, ResultWidth::exponents, ResultSource::tangent, nullptr, nullptr,
+     nullptr, &spectrum_of_states,
+     "the largest Lyapunov exponents over the integrated time, (sum of log r_j at the "
+     "reorthonormalisations + log r_j(t)) / t, r_j the diagonal of the QR factorisation of the "
+     "tangent vectors (Benettin); NaN where the trajectory failed", "1/time",
+     ResultDiff::own, ResultStats::column_means, "Lyapunov spectrum"},
+    {"lyapunov_sum", TrajectoryResult::lyapunov_sum, ResultType::f64, kNaNFill,
+     ResultPresence::spectrum, ResultWidth::one, ResultSource::tangent, nullptr, nullptr, nullptr,
+     &spectrum_sum_of_states,
+     "sum of the computed Lyapunov exponents (of all of them: the mean phase-space contraction "
+     "rate, the divergence of the flow averaged over the integrated time)", "1/time",
+     ResultDiff::own, ResultStats::quantiles, "sum of the Lyapunov exponents"},
+    {"kaplan_yorke", TrajectoryResult::kaplan_yorke, ResultType::f64, kNaNFill,
+     ResultPresence::spectrum, ResultWidth::one, ResultSource::tangent, nullptr, nullptr, nullptr,
+     &kaplan_yorke_of_states,
+     "Kaplan-Yorke dimension j + (lambda_1 + ... + lambda_j) / |lambda_(j+1)| of the computed "
+     "exponents; NaN where their partial sums are all >= 0 and more exist", "",
+     ResultDiff::own, ResultStats::quantiles, "Kaplan-Yorke dimension"},
 };
 // clang-format on
 
@@ -139,6 +181,8 @@ constexpr bool integrator_results_name_their_array() {
                                                    : f64 && !i32 && !i64))
       return false;
     if (!integrator && (i32 || i64 || f64)) return false;
+    if ((r.source == ResultSource::tangent) != (r.from_tangent != nullptr)) return false;
+    if (r.width != ResultWidth::one && (r.type != ResultType::f64 || !r.from_tangent)) return false;
   }
   return true;
 }
@@ -155,16 +199,23 @@ inline const TrajectoryResultEntry* find_trajectory_result(const std::string& na
   return nullptr;
 }
 
-// Whether formulation `form`'s group of a run with [lyapunov] (or without)
-// has result r.
+// Whether formulation `form`'s group of a run with [lyapunov] exponents =
+// `exponents` (0: no [lyapunov]) has result r.
 inline bool result_present(const TrajectoryResultEntry& r, const FormulationEntry* form,
-                           bool lyapunov) {
+                           int exponents) {
   switch (r.presence) {
     case ResultPresence::always: return true;
     case ResultPresence::euler_poisson: return form && form->has_euler_poisson_residual;
-    case ResultPresence::lyapunov: return lyapunov;
+    case ResultPresence::lyapunov: return exponents > 0;
+    case ResultPresence::spectrum: return exponents > 1;
   }
   return false;
+}
+
+// How many values per trajectory result r has in a run with [lyapunov]
+// exponents = `exponents`.
+inline int result_width(const TrajectoryResultEntry& r, int exponents) {
+  return r.width == ResultWidth::exponents ? exponents : 1;
 }
 
 }  // namespace nholo::tables

@@ -293,9 +293,11 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   // the per-trajectory results (host/config/trajectory_results.hpp)
   const tables::FormulationEntry* fe = tables::find_formulation(cfg_.formulations[f]);
   for (const auto& r : tables::kTrajectoryResults) {
-    if (!tables::result_present(r, fe, cfg_.lyapunov)) continue;
-    h5::Dataset d =
-        make(g, r.name, per_traj(scalar_of(r.type), r.fill, PieceKind::slice, {H(size_)}));
+    const int k = cfg_.lyapunov ? cfg_.lyapunov_exponents : 0;
+    if (!tables::result_present(r, fe, k)) continue;
+    std::vector<hsize_t> dims = {H(size_)};
+    if (r.width != tables::ResultWidth::one) dims.push_back(H(tables::result_width(r, k)));
+    h5::Dataset d = make(g, r.name, per_traj(scalar_of(r.type), r.fill, PieceKind::slice, dims));
     d.attach_scale(traj, 0);
     if (*r.long_name) d.set_attr("long_name", r.long_name);
     if (*r.units) d.set_attr("units", r.units);
@@ -322,7 +324,7 @@ void OutputLayout::result_attributes(h5::Dataset& d, tables::TrajectoryResult r)
     d.set_attr("flag_meanings", join(names, " "));
     d.set_attr("flag_values", values);
   }
-  if (r == tables::TrajectoryResult::lyapunov)
+  if (tables::trajectory_result(r).source == tables::ResultSource::tangent)
     d.set_attr("renormalize_every", cfg_.lyapunov_renormalize_every);
 }
 

@@ -324,7 +324,7 @@ ModelSource builtin_model_source(const std::string& name) {
 
 const Plugin& model_plugin(const ModelSource& source,
                            const std::function<void(const std::string&)>& log, bool force,
-                           bool tangent) {
+                           bool tangent, int exponents) {
   auto say = [&](const std::string& s) {
     if (log) log(s);
   };
@@ -340,6 +340,9 @@ const Plugin& model_plugin(const ModelSource& source,
         ", unit " + std::to_string(k) + " of " + std::to_string(kPluginUnits) +
         (k == 0 ? " (the entry table)" : " (systems of formulations)") + "\n" +
         (tangent ? "#define NHOLO_PLUGIN_TANGENT 1\n" : "") +
+        (tangent && exponents != 1
+             ? "#define NHOLO_PLUGIN_TANGENT_EXPONENTS " + std::to_string(exponents) + "\n"
+             : std::string()) +
         (out_of_line ? "#define NHOLO_PLUGIN_OUT_OF_LINE 1\n" : "") + "#define NHOLO_PLUGIN_UNIT " +
         std::to_string(k) + "\n" + source.header +
         "\n#include \"host/model_files/plugin_define.hpp\"\nNHOLO_DEFINE_PLUGIN(" + source.type +

@@ -97,11 +97,12 @@ std::string plugin_identity();
 // force: compile even when a valid plugin is cached. tangent: a plugin that
 // holds the formulations' tangent systems instead (kernels/lyapunov.hpp, a run
 // with [lyapunov]; compiled with NHOLO_PLUGIN_TANGENT, a plugin of its own in
-// the cache). Throws std::runtime_error naming the model, its origin and the
+// the cache), with `exponents` tangent vectors (NHOLO_PLUGIN_TANGENT_EXPONENTS,
+// [lyapunov] exponents). Throws std::runtime_error naming the model, its origin and the
 // reason on any failure.
 const Plugin& model_plugin(const ModelSource& source,
                            const std::function<void(const std::string&)>& log, bool force = false,
-                           bool tangent = false);
+                           bool tangent = false, int exponents = 1);
 inline const Plugin& model_plugin(const ModelSpec& spec,
                                   const std::function<void(const std::string&)>& log,
                                   bool force = false) {
@@ -160,6 +161,7 @@ struct GpuModule {
 struct GpuModuleKind {
   bool events = false;   // with the events' hook
   bool tangent = false;  // the tangent system's
+  int exponents = 1;     // with this many exponents ([lyapunov] exponents)
 };
 const GpuModule& gpu_module(const ModelSource& source, const Plugin& plugin,
                             const std::string& formulation, const std::string& method,

@@ -150,7 +150,7 @@ typedef struct nholo_system_info_c {
   int32_t N;                   /* state size */
   int32_t path_residual_index; /* -1: none */
   int32_t tangent_base_size;   /* a tangent system: its base system's state size; -1: none */
-  int32_t pad0;
+  int32_t tangent_exponents;   /* and its exponents (tangent vectors); 0: none */
   uint64_t window_bytes;       /* sizeof(EnsembleWindow<Sys>): a GPU kernel's argument */
 } nholo_system_info_c;
 
@@ -271,7 +271,8 @@ typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
   M(nholo_states_c, err_prev) M(nholo_states_c, fail_time) M(nholo_states_c, steps)             \
   M(nholo_states_c, rejected) M(nholo_states_c, status)                                         \
   S(nholo_system_info_c) M(nholo_system_info_c, N) M(nholo_system_info_c, path_residual_index)  \
-  M(nholo_system_info_c, tangent_base_size) M(nholo_system_info_c, window_bytes)                \
+  M(nholo_system_info_c, tangent_base_size) M(nholo_system_info_c, tangent_exponents)          \
+  M(nholo_system_info_c, window_bytes)                                                          \
   S(nholo_window_layout) M(nholo_window_layout, bytes) M(nholo_window_layout, align)            \
   M(nholo_window_layout, sys) M(nholo_window_layout, sys_align) M(nholo_window_layout, params)  \
   M(nholo_window_layout, opt) M(nholo_window_layout, opt_align) M(nholo_window_layout, arr)     \

@@ -26,6 +26,9 @@
 #include "host/model_files/plugin_model_calls.hpp"
 #ifdef NHOLO_PLUGIN_TANGENT
 #include "kernels/lyapunov.hpp"
+#ifndef NHOLO_PLUGIN_TANGENT_EXPONENTS  // the K of TangentSystem<Sys, K>: [lyapunov] exponents
+#define NHOLO_PLUGIN_TANGENT_EXPONENTS 1
+#endif
 #endif
 
 #if !defined(NHOLO_VERSION) || !defined(NHOLO_GIT_REVISION)
@@ -109,7 +112,7 @@ bool visit_plugin_system(const char* f, bool tangent, double renormalize_every, 
       using Sys = typename Row::template System<Model>;
 #ifdef NHOLO_PLUGIN_TANGENT
       if constexpr (has_tangent_system<Sys>::value) {
-        TangentSystem<Sys> ts;
+        TangentSystem<Sys, NHOLO_PLUGIN_TANGENT_EXPONENTS> ts;
         ts.renormalize_every = renormalize_every;
         fn(ts);
       } else {
@@ -284,6 +287,7 @@ struct PluginOf {
       info->N = s->sys.N;
       info->path_residual_index = s->sys.path_residual_index;
       info->tangent_base_size = s->sys.tangent_base_size;
+      info->tangent_exponents = s->sys.tangent_exponents;
       info->window_bytes = s->sys.window_bytes;
       *out = s.release();
       return 0;

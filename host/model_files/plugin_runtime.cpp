@@ -144,6 +144,7 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
   fs.n_params = static_cast<int>(info_.params.size());
   fs.path_residual_index = si.path_residual_index;
   fs.tangent_base_size = si.tangent_base_size;
+  fs.tangent_exponents = si.tangent_exponents;
   fs.window_bytes = static_cast<std::size_t>(si.window_bytes);
   const int N = si.N;
   fs.start = [t, sys, where, N](int64_t count, const double* q0, const double* qd0,

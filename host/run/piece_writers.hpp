@@ -273,14 +273,18 @@ class PieceWriters {
   void write_results(Piece& p, InPlaceRows& rows, int64_t s, const std::string& form,
                      int64_t count, const SliceResults& R) {
     const tables::FormulationEntry* fe = tables::find_formulation(form);
+    const int k = cfg_.lyapunov ? cfg_.lyapunov_exponents : 0;
     for (const auto& r : tables::kTrajectoryResults) {
-      if (!tables::result_present(r, fe, cfg_.lyapunov)) continue;
+      if (!tables::result_present(r, fe, k)) continue;
+      const int width = tables::result_width(r, k);
+      std::vector<hsize_t> dims = {H(count)};
+      if (r.width != tables::ResultWidth::one) dims.push_back(H(width));
       std::visit(
           [&](const auto& column) {
-            if (column.size() != static_cast<size_t>(count))
+            if (column.size() != static_cast<size_t>(count * width))
               throw std::logic_error("formulation " + form + ": the slice has no values of '" +
                                      r.name + "'");
-            put(p, rows, s, form + "/" + r.name, {H(count)}, column.data());
+            put(p, rows, s, form + "/" + r.name, dims, column.data());
           },
           R.columns[static_cast<size_t>(r.id)]);
     }
