@@ -177,7 +177,7 @@ TEST(LyapunovRuns, TheIntegrableCoinsExponentDecays) {
   write_file(dir / "c.toml", c.text());
   const auto check = run_nholo("check c.toml", dir);  // compiles nothing
   ASSERT_EQ(check.code, 0) << check.output;
-  EXPECT_NE(check.output.find("Lyapunov exponents (tangent renormalised every 1)"),
+  EXPECT_NE(check.output.find("Lyapunov exponents (the largest, its tangent renormalised every 1)"),
             std::string::npos)
       << check.output;
   const auto r = run_nholo("run c.toml", dir, shared_cache_env());
@@ -298,6 +298,116 @@ TEST(LyapunovRuns, TheChaoticSleighsModelFileFollowsItsReducedEquations) {
   }
   std::printf("oscillating sleigh, t <= 10: largest difference from the reduced equations %.2e\n",
               worst);
+  fs::remove_all(dir);
+}
+
+// The divergence of the reduced (u, omega) flow of ReducedSleigh: the trace
+// of d(u', omega')/d(u, omega), by hand from its equations, A (u', omega')^T =
+// r(u, omega, t) with A independent of (u, omega): tr(A^-1 dr/d(u, omega)).
+double reduced_sleigh_divergence(const ReducedSleigh& s, double t, double u, double w) {
+  const double eta = s.b + s.A * std::sin(s.Omega * t), eta1 = s.A * s.Omega * std::cos(s.Omega * t);
+  const double M = s.m0 + s.m, c = s.m0 * s.a + s.m * s.xi,
+               J = s.I0 + s.m0 * s.a * s.a + s.m * s.xi * s.xi;
+  const double a11 = M, a12 = -s.m * eta, a22 = J + s.m * eta * eta;
+  const double det = a11 * a22 - a12 * a12;
+  const double g11 = -s.k_u, g12 = 2 * c * w + 2 * s.m * eta1;  // dr1/du, dr1/domega
+  const double g21 = -c * w, g22 = -c * u - 2 * s.m * eta * eta1 - s.k_w;
+  return (a22 * g11 - a12 * g21 - a12 * g12 + a11 * g22) / det;
+}
+
+// The whole spectrum of the chaotic sleigh (six exponents of the state (x,
+// y, theta, x_dot, y_dot, theta_dot)): their sum is (1 / T) log det of the
+// tangent flow's map (Liouville), the time average of the flow's divergence.
+// x, y, theta do not enter the accelerations, the knife edge's residual is a
+// constant of the Udwadia-Kalaba flow and the map (x_dot, y_dot) -> (u, its
+// residual) is a rotation, so that divergence is the reduced flow's, computed
+// here from its equations at the saved (u, omega) and integrated by
+// Simpson's rule. The largest exponent is the spectrum's first; the Kaplan-
+// Yorke dimension follows from the spectrum; `nholo stats` and the run's log
+// show the spectrum's means.
+TEST(LyapunovRuns, TheSleighsSpectrumSumsToItsPhaseSpaceContraction) {
+  const fs::path dir = temp_dir("sleigh_spectrum");
+  const fs::path src = fs::path(NHOLO_SOURCE_DIR) / "examples" / "models";
+  fs::copy_file(src / "oscillating_sleigh.model.toml", dir / "oscillating_sleigh.model.toml");
+  const double T = 40.0, h = 0.01;
+  write_file(dir / "s.toml",
+             "model = \"oscillating_sleigh.model.toml\"\n"
+             "formulations = [\"udwadia_kalaba\"]\n"
+             "[time]\nt_end = 40.0\nsave_every = 0.01\n"
+             "[integrator]\nmethod = \"dop853\"\nrtol = 1e-11\natol = 1e-13\n"
+             "[ensemble]\nsize = 4\nseed = 3\n"
+             "[ensemble.q0]\ntheta = { uniform = [-3.0, 3.0] }\n"
+             "[ensemble.qd0]\nx = { uniform = [-2.0, 2.0] }\ntheta = { uniform = [-2.0, 2.0] }\n"
+             "[output]\npath = \"s.h5\"\nfields = [\"q\", \"qdot\"]\n"
+             "[lyapunov]\nenabled = true\nexponents = 6\n");
+  const auto r = run_nholo("run s.toml", dir, shared_cache_env());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("nholo: udwadia_kalaba: Lyapunov spectrum: means "), std::string::npos)
+      << r.output;
+  const auto f = nholo::h5::File::open_ro((dir / "s.h5").string());
+  const auto g = f.root().open_group("udwadia_kalaba");
+  const auto spec_d = g.open_dataset("lyapunov_spectrum");
+  ASSERT_EQ(spec_d.dims(), (std::vector<hsize_t>{4, 6}));
+  const auto spec = spec_d.read<double>();
+  const auto largest = g.open_dataset("lyapunov").read<double>();
+  const auto sum = g.open_dataset("lyapunov_sum").read<double>();
+  const auto ky = g.open_dataset("kaplan_yorke").read<double>();
+  const auto q = g.open_dataset("q").read<double>();
+  const auto qd = g.open_dataset("qdot").read<double>();
+  const ReducedSleigh red;
+  const size_t ns = static_cast<size_t>(std::lround(T / h)) + 1;
+  ASSERT_EQ(q.size(), 4 * ns * 3);
+  for (size_t i = 0; i < 4; ++i) {
+    // Simpson's rule over the saves (an even number of intervals)
+    double integral = 0;
+    for (size_t k = 0; k < ns; ++k) {
+      const size_t o = (i * ns + k) * 3;
+      const double th = q[o + 2];
+      const double u = qd[o] * std::cos(th) + qd[o + 1] * std::sin(th);
+      const double wgt = (k == 0 || k == ns - 1) ? 1.0 : (k % 2 ? 4.0 : 2.0);
+      integral += wgt * reduced_sleigh_divergence(red, static_cast<double>(k) * h, u, qd[o + 2]);
+    }
+    const double contraction = integral * h / 3 / T;
+    double s = 0;
+    for (int j = 0; j < 6; ++j) s += spec[i * 6 + j];
+    EXPECT_NEAR(s, contraction, 1e-7 * std::fabs(contraction)) << "trajectory " << i;
+    EXPECT_NEAR(sum[i], s, 1e-14) << "trajectory " << i;
+    EXPECT_EQ(largest[i], spec[i * 6]) << "trajectory " << i;
+    // (finite-time exponents need not come in order: four tend to 0 like log(T)/T)
+    EXPECT_GT(spec[i * 6], 0.1) << "trajectory " << i;
+    EXPECT_LT(spec[i * 6 + 5], -0.1) << "trajectory " << i;
+    EXPECT_GT(ky[i], 1.0);
+    EXPECT_LT(ky[i], 6.0);
+    std::printf(
+        "sleigh %zu: spectrum(40) %+.4f %+.4f %+.4f %+.4f %+.4f %+.4f, sum %+.8f, contraction "
+        "%+.8f, Kaplan-Yorke %.4f\n",
+        i, spec[i * 6], spec[i * 6 + 1], spec[i * 6 + 2], spec[i * 6 + 3], spec[i * 6 + 4],
+        spec[i * 6 + 5], s, contraction, ky[i]);
+  }
+  const auto st = run_nholo("stats s.h5", dir);
+  ASSERT_EQ(st.code, 0) << st.output;
+  EXPECT_NE(st.output.find("Lyapunov spectrum: means "), std::string::npos) << st.output;
+  EXPECT_NE(st.output.find("Kaplan-Yorke dimension: mean "), std::string::npos) << st.output;
+  // two shards (of at least 1024 trajectories each) merged, linked and
+  // copied, hold the same spectra as one run, bit for bit
+  const std::string env = shared_cache_env(),
+                    many = " --set ensemble.size=2048 --set time.t_end=0.25 --set "
+                           "time.save_every=0.125 --set output.fields=[]";
+  ASSERT_EQ(run_nholo("run -q s.toml --set output.path=w.h5" + many, dir, env).code, 0);
+  for (int part = 0; part < 2; ++part)
+    ASSERT_EQ(run_nholo("run -q s.toml --set output.path=p.h5 --shard " + std::to_string(part) +
+                            "/2" + many,
+                        dir, env)
+                  .code,
+              0);
+  const std::string shards = nholo_test::shard_files(dir, "p");
+  for (const char* how : {"", "--copy "}) {
+    fs::remove(dir / "merged.h5");
+    const auto m = run_nholo(std::string("merge ") + how + "merged.h5" + shards, dir, env);
+    ASSERT_EQ(m.code, 0) << m.output;
+    const auto same = nholo_test::fault_check("same", dir / "w.h5", dir / "merged.h5");
+    EXPECT_EQ(same.code, 0) << how << same.output;
+  }
   fs::remove_all(dir);
 }
 
@@ -492,6 +602,13 @@ TEST(LyapunovRuns, BadInputIsRefusedNamingTheKey) {
       {"rolling_coin", "enabled = true\nrenormalize_every = 0.0", "lyapunov.renormalize_every",
        "must be a time > 0"},
       {"rolling_coin", "enabled = true\ncount = 2", "lyapunov.count", "renormalize_every"},
+      {"rolling_coin", "enabled = true\nexponents = 0", "lyapunov.exponents",
+       "must be an integer from 1 to 64"},
+      {"rolling_coin", "enabled = true\nexponents = 65", "lyapunov.exponents",
+       "must be an integer from 1 to 64"},
+      // the coin's state: 4 coordinates and their rates
+      {"rolling_coin", "enabled = true\nexponents = 9", "lyapunov.exponents",
+       "9 exponents of formulation udwadia_kalaba, whose state has 8 components: accepted 1 to 8"},
       // the table without `enabled` (it computed nothing and said nothing)
       {"rolling_coin", "renormalize_every = 0.5", "lyapunov.enabled",
        "a [lyapunov] table computes the exponents with enabled = true"},

@@ -50,8 +50,11 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
      << " saves in [" << cfg.t_start << ", " << cfg.t_end << "], output " << cfg.output_path
      << (cfg.fields.empty() ? " (statistics only)" : "") << events_text(cfg);
   if (cfg.lyapunov)
-    os << ", Lyapunov exponents (tangent renormalised every " << cfg.lyapunov_renormalize_every
-       << ")";
+    os << ", Lyapunov exponents ("
+       << (cfg.lyapunov_exponents > 1
+               ? "the " + std::to_string(cfg.lyapunov_exponents) + " largest, their tangents"
+               : std::string("the largest, its tangent"))
+       << " renormalised every " << cfg.lyapunov_renormalize_every << ")";
   os << ", backend " << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")")
      << "\n";
   if (const std::string n = config_notes(cfg); !n.empty()) os << "note: " << n << "\n";

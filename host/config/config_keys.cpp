@@ -264,18 +264,18 @@ std::vector<ConfigKey> lyapunov_keys() {
       key("lyapunov", "enabled", K::boolean, "false",
           "the largest Lyapunov exponents of every trajectory",
           [](Cfg c) { return text(c.lyapunov); }),
-      checked(key("lyapunov", "exponents", K::integer, "1",
-                  "how many exponents: the largest, or the spectrum's first k (k tangent vectors)",
-                  [](Cfg c) { return text(static_cast<double>(c.lyapunov_exponents)); }),
-              within(1, tables::kMaxLyapunovExponents),
-              "must be an integer from 1 to 64 (at most the state's size: 2n, 2n + m for the "
-              "vakonomic formulation)"),
       checked(key("lyapunov", "renormalize_every", K::number, "1",
                   "time between the tangent's renormalisations",
                   [](Cfg c) { return text(c.lyapunov_renormalize_every); }),
               above(0),
               "must be a time > 0 (the tangent vector is renormalised after the first step that "
               "ends at least this long after the last renormalisation)"),
+      checked(key("lyapunov", "exponents", K::integer, "1",
+                  "how many exponents: the largest, or the spectrum's first k (k tangent vectors)",
+                  [](Cfg c) { return text(static_cast<double>(c.lyapunov_exponents)); }),
+              within(1, tables::kMaxLyapunovExponents),
+              "must be an integer from 1 to 64 (at most the state's size: 2n, 2n + m for the "
+              "vakonomic formulation)"),
   };
 }
 
