@@ -13,7 +13,8 @@
 //   outputs        q[(k * n + c) * count + i]  k the save index in the window
 //                  (same for qdot, qddot, force_ideal, force_nonideal),
 //                  multiplier[(k * m + l) * count + i],
-//                  constraint_residual[k * count + i], energy[k * count + i]
+//                  constraint_residual[k * count + i], energy[k * count + i],
+//                  lyapunov_estimate[(k * K + j) * count + i] (a tangent system's)
 //                  — or, with trajectory_major, q[(i * n_saves + k) * n + c],
 //                  multiplier[(i * n_saves + k) * m + l], energy[i * n_saves + k]
 //                  (the file's order: each thread writes its own contiguous
@@ -74,6 +75,9 @@ struct EnsembleArrays {
   S* multiplier = nullptr;
   S* constraint_residual = nullptr;
   S* energy = nullptr;
+  // a tangent system's running estimates of its K exponents
+  // (kernels/lyapunov.hpp), K per save like multiplier's m
+  S* lyapunov_estimate = nullptr;
   // optional per-trajectory parameters
   const double* params = nullptr;
   // window progress, for a window integrated in parts (launch_steps > 0)
@@ -125,6 +129,14 @@ NHOLO_RHS_NOINLINE NHOLO_HD void observe_out_of_line(const RunSys& sys, S t, Vec
                                                      Observation<S, n, m>& obs) {
   sys.observe(t, y, obs);
 }
+
+// K of a system with running estimates of K Lyapunov exponents
+// (TangentSystem<Sys, K>::spectrum_estimate, kernels/lyapunov.hpp), else 0.
+template <class Sys, class = void>
+struct running_exponents : std::integral_constant<int, 0> {};
+template <class Sys>
+struct running_exponents<Sys, std::void_t<decltype(Sys::exponents)>>
+    : std::integral_constant<int, Sys::exponents> {};
 
 template <class Sys>
 struct EnsembleWindow {
@@ -275,6 +287,14 @@ struct EnsembleWindow {
       for (int c = 0; c < n; ++c) arr.q[at(k, c, n, i)] = ok ? ts.y[c] : nan;
     if (arr.qdot)
       for (int c = 0; c < n; ++c) arr.qdot[at(k, c, n, i)] = ok ? ts.y[n + c] : nan;
+    if constexpr (running_exponents<RunSys>::value > 0) {
+      constexpr int K = running_exponents<RunSys>::value;
+      if (arr.lyapunov_estimate) {
+        S lambda[K];
+        if (ok) RunSys::spectrum_estimate(ts.y, lambda);
+        for (int j = 0; j < K; ++j) arr.lyapunov_estimate[at(k, j, K, i)] = ok ? lambda[j] : nan;
+      }
+    }
     const bool need_obs = arr.qddot || arr.force_ideal || arr.force_nonideal || arr.multiplier ||
                           arr.constraint_residual || arr.energy;
     if (!need_obs) return;

@@ -111,14 +111,13 @@ NHOLO_HDI void orthonormalize(S* v, S* r) {
 // The K estimates lambda_j = (log_sum_j + log r_j) / T from the deltas (at
 // delta[j * stride + c * delta_step]), their log sums and T: a QR of a copy
 // of the deltas; NaN before any time passed.
-template <int K, int N0>
-NHOLO_HDI void lyapunov_spectrum_from(const double* delta, int64_t stride, int64_t delta_step,
-                                      const double* log_sum, int64_t log_sum_step, double elapsed,
-                                      double* out) {
-  double v[K * N0], r[K];
+template <class S, int K, int N0>
+NHOLO_HDI void lyapunov_spectrum_from(const S* delta, int64_t stride, int64_t delta_step,
+                                      const S* log_sum, int64_t log_sum_step, S elapsed, S* out) {
+  S v[K * N0], r[K];
   for (int j = 0; j < K; ++j)
     for (int c = 0; c < N0; ++c) v[j * N0 + c] = delta[j * stride + c * delta_step];
-  orthonormalize<double, K, N0>(v, r);
+  orthonormalize<S, K, N0>(v, r);
   for (int j = 0; j < K; ++j) out[j] = lyapunov_from(log_sum[j * log_sum_step], r[j], elapsed);
 }
 
@@ -252,8 +251,10 @@ struct TangentSystem {
     return lyapunov_from(y[log_sum_index], tangent_norm(y), y[elapsed_index]);
   }
   // the running estimates of the K exponents (NaN before any time passed)
-  NHOLO_HDI static void spectrum_estimate(const Vec<double, N>& y, double* out) {
-    lyapunov_spectrum_from<K, N0>(&y[N0], N0, 1, &y[log_sum_index], 1, y[elapsed_index], out);
+  // (the window's saves: the same arithmetic as spectrum_of_states, so the
+  // last save's estimates are the per-trajectory result's bits)
+  NHOLO_HDI static void spectrum_estimate(const Vec<S, N>& y, S* out) {
+    lyapunov_spectrum_from<S, K, N0>(&y[N0], N0, 1, &y[log_sum_index], 1, y[elapsed_index], out);
   }
 };
 

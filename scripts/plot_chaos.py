@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Phase-space figures of a chaotic model: a Poincare section from a run's
-events and a chaos map from its Lyapunov exponents (docs/gallery.md).
+events, a chaos map from its Lyapunov exponents and their convergence in
+time (docs/gallery.md).
 
   plot_chaos.py section FILE --event NAME [--after T] [-o PNG]
       the state at every stored crossing of event NAME (a stroboscopic
@@ -16,6 +17,11 @@ events and a chaos map from its Lyapunov exponents (docs/gallery.md).
       [lyapunov]) over a grid of initial conditions (sampler = "grid"), as an
       image; SPEC as in plot_survey.py: q0.NAME or qd0.NAME (default: the two
       initial columns that vary).
+  plot_chaos.py convergence FILE [-o PNG]
+      the running estimates lambda_j(t) of every trajectory (the field
+      lyapunov_estimate, a run with [lyapunov] and it in output.fields): one
+      panel per exponent, every trajectory in grey, the ensemble's median and
+      5-95 % band; a converged exponent's band narrows like 1/sqrt(t).
 
 Reads the file with h5py (docs/usage.md, "Output (HDF5)"). --summary writes
 the numbers drawn as JSON.
@@ -27,11 +33,14 @@ import numpy as np
 
 import nholo_plot_common as common
 
+KINDS = ("section", "map", "convergence")
+
 
 def parse_args(argv=None):
     p = common.base_parser(__doc__.split("\n")[0])
-    p.add_argument("kind", choices=["section", "map"], nargs="?", default=None,
-                   help="section (events) or map (Lyapunov exponents)")
+    p.add_argument("kind", choices=KINDS, nargs="?", default=None,
+                   help="section (events), map (Lyapunov exponents) or convergence (their "
+                        "running estimates)")
     common.add_formulation_option(p, help_text="formulation to draw (default: the file's first)")
     p.add_argument("--event", default=None, help="section: the event whose records are drawn")
     p.add_argument("--after", type=float, default=0.0,
@@ -45,10 +54,10 @@ def parse_args(argv=None):
     args = sys.argv[1:] if argv is None else list(argv)
     if "-h" in args or "--help" in args:
         p.parse_args(["--help"])
-    kinds = [a for a in args if a in ("section", "map")]
+    kinds = [a for a in args if a in KINDS]
     if len(kinds) != 1:
-        common.fail("say which figure: plot_chaos.py section FILE --event NAME, or "
-                    "plot_chaos.py map FILE")
+        common.fail("say which figure: plot_chaos.py section FILE --event NAME, "
+                    "plot_chaos.py map FILE or plot_chaos.py convergence FILE")
     kind = kinds[0]
     rest = [a for a in args if a != kind]
     ns = p.parse_args(rest)
@@ -187,6 +196,44 @@ def chaos_map(args, f, form):
                  "max": float(fin.max()) if fin.size else None}
 
 
+def convergence(args, f, form):
+    name = form + "/lyapunov_estimate"
+    if name not in f:
+        common.fail(f"{args.file}: formulation {form} has no lyapunov_estimate field; run with "
+                    "[lyapunov] enabled = true and \"lyapunov_estimate\" in output.fields")
+    est = f[name][()]  # (trajectory, time, exponent)
+    t = f[form + "/time"][()]
+    k = est.shape[2]
+    plt = common.pyplot()
+    fig, axes = plt.subplots(k, 1, figsize=(7.0, 1.2 + 2.0 * k), sharex=True, squeeze=False)
+    finals = []
+    for j in range(k):
+        ax = axes[j, 0]
+        lam = est[:, :, j]
+        for row in lam:
+            ax.plot(t, row, color="0.75", lw=0.5)
+        with np.errstate(all="ignore"):
+            lo, med, hi = (np.nanpercentile(lam, p, axis=0) for p in (5, 50, 95))
+        ax.fill_between(t, lo, hi, color="tab:blue", alpha=0.25, lw=0, label="5-95 %")
+        ax.plot(t, med, color="tab:blue", lw=1.5, label="median")
+        ax.axhline(0.0, color="black", lw=0.5)
+        last = lam[:, -1][np.isfinite(lam[:, -1])]
+        finals.append({"median": float(np.median(last)) if last.size else None,
+                       "p5": float(np.percentile(last, 5)) if last.size else None,
+                       "p95": float(np.percentile(last, 95)) if last.size else None})
+        if last.size:
+            spread = np.percentile(last, 95) - np.percentile(last, 5)
+            ax.set_ylim(np.median(last) - 4 * spread - 0.05, np.median(last) + 4 * spread + 0.05)
+        ax.set_ylabel(f"lambda_{j + 1}(t)")
+    axes[0, 0].legend(loc="upper right", fontsize="small")
+    axes[-1, 0].set_xlabel("t")
+    axes[0, 0].set_title(args.title or f"{f.attrs['model']} ({form}): running Lyapunov "
+                         f"exponents of {est.shape[0]} trajectories")
+    fig.tight_layout()
+    return fig, {"exponents": k, "trajectories": int(est.shape[0]), "t_end": float(t[-1]),
+                 "final": finals}
+
+
 def main(argv=None):
     args = parse_args(argv)
     f = common.open_result(args.file)
@@ -194,7 +241,8 @@ def main(argv=None):
     form = args.formulation or forms[0]
     if form not in forms:
         common.fail(f"{args.file}: no formulation '{form}' ({', '.join(forms)})")
-    fig, summary = section(args, f, form) if args.kind == "section" else chaos_map(args, f, form)
+    draw = {"section": section, "map": chaos_map, "convergence": convergence}[args.kind]
+    fig, summary = draw(args, f, form)
     output = args.output or common.default_output(args.file, "chaos_" + args.kind)
     paths = common.save_figure(fig, output, args.pdf, args.dpi)
     common.write_summary(args.summary, summary)

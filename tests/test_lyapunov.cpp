@@ -294,4 +294,82 @@ TEST(LyapunovSpectrum, KaplanYorkeDimensionOfGivenExponents) {
   EXPECT_DOUBLE_EQ(spectrum_sum(chaotic, 3), -0.3);
 }
 
+// The largest exponent's system as it was before the spectrum (one tangent
+// vector: its pack, renormalisation and estimate restated here from the
+// former kernels/lyapunov.hpp), to show that TangentSystem<Sys, 1> gives the
+// same bits: results of runs with exponents = 1 are unchanged.
+template <class Sys>
+struct FormerTangent : TangentSystem<Sys, 1> {
+  using Base = TangentSystem<Sys, 1>;
+  using Base::N;
+  using Base::N0;
+  bool post_step(double t, Vec<double, N>& y) const {
+    Vec<double, N0> y0 = Base::base_state(y);
+    bool moved = this->system().post_step(t, y0);
+    if (moved)
+      for (int c = 0; c < N0; ++c) y[c] = y0[c];
+    double s = 0;
+    for (int c = N0; c < 2 * N0; ++c) s += y[c] * y[c];
+    const double norm = std::sqrt(s);
+    if (y[Base::tau_index] >= this->renormalize_every || norm > 1e100) {
+      if (norm > 0 && std::isfinite(norm)) {
+        for (int c = N0; c < 2 * N0; ++c) y[c] /= norm;
+        y[Base::log_sum_index] += std::log(norm);
+      }
+      y[Base::tau_index] = 0;
+      moved = true;
+    }
+    return moved;
+  }
+  void pack(const Vec<double, Sys::n>& q, const Vec<double, Sys::n>& qd,
+            const Vec<double, Sys::m>& l0, Vec<double, N>& y) const {
+    Vec<double, N0> y0;
+    this->system().pack(q, qd, l0, y0);
+    double sum = 0;
+    for (int c = 0; c < N0; ++c) sum += initial_tangent(c) * initial_tangent(c);
+    const double scale = 1 / std::sqrt(sum);
+    for (int c = 0; c < N0; ++c) {
+      y[c] = y0[c];
+      y[N0 + c] = initial_tangent(c) * scale;
+    }
+    y[Base::log_sum_index] = y[Base::tau_index] = y[Base::elapsed_index] = 0;
+  }
+};
+
+TEST(LyapunovSpectrum, OneVectorGivesTheFormerLargestExponentsBits) {
+  using Coin = models::RollingCoin;
+  using CoinUK = SecondOrderSystem<Coin, double, UdwadiaKalabaFormulation>;
+  FormerTangent<CoinUK> former;
+  TangentSystem<CoinUK, 1> now;
+  former.params = now.params = Coin::Params{1.0, 1.0, 9.81, 0.3};
+  former.renormalize_every = now.renormalize_every = 0.7;
+  IntegratorOptions opt;
+  opt.method = Method::dopri5;
+  opt.rtol = 1e-10;
+  opt.atol = 1e-12;
+  opt.dt = 1e-3;
+  Vec<double, 4> q0{{0.1, -0.2, 0.4, 0.3}};
+  Vec<double, 4> qd0{{2.0 * std::sin(0.3), 2.0 * std::cos(0.3), 2.0, 1.5}};
+  using Y = Vec<double, TangentSystem<CoinUK, 1>::N>;
+  Y a, b;
+  former.pack(q0, qd0, Vec<double, CoinUK::m>::zero(), a);
+  now.pack(q0, qd0, Vec<double, CoinUK::m>::zero(), b);
+  for (int c = 0; c < Y::size; ++c) ASSERT_EQ(a[c], b[c]) << c;
+  auto sa = start_trajectory<double, TangentSystem<CoinUK, 1>::N>(0.0, a, opt);
+  auto sb = start_trajectory<double, TangentSystem<CoinUK, 1>::N>(0.0, b, opt);
+  advance_to(former, sa, 60.0, opt);
+  advance_to(now, sb, 60.0, opt);
+  EXPECT_EQ(sa.steps, sb.steps);
+  for (int c = 0; c < Y::size; ++c) EXPECT_EQ(sa.y[c], sb.y[c]) << c;
+  // the estimate: (log_sum + log |delta|) / T as before
+  double s = 0;
+  for (int c = CoinUK::N; c < 2 * CoinUK::N; ++c) s += sb.y[c] * sb.y[c];
+  const double before = (sb.y[2 * CoinUK::N] + std::log(std::sqrt(s))) / sb.y[2 * CoinUK::N + 2];
+  using NowSys = TangentSystem<CoinUK, 1>;
+  double lambda[1];
+  NowSys::spectrum_estimate(sb.y, lambda);
+  EXPECT_EQ(lambda[0], before);
+  EXPECT_EQ(NowSys::lyapunov_estimate(sb.y), before);
+}
+
 }  // namespace

@@ -338,7 +338,7 @@ TEST(LyapunovRuns, TheSleighsSpectrumSumsToItsPhaseSpaceContraction) {
              "[ensemble]\nsize = 4\nseed = 3\n"
              "[ensemble.q0]\ntheta = { uniform = [-3.0, 3.0] }\n"
              "[ensemble.qd0]\nx = { uniform = [-2.0, 2.0] }\ntheta = { uniform = [-2.0, 2.0] }\n"
-             "[output]\npath = \"s.h5\"\nfields = [\"q\", \"qdot\"]\n"
+             "[output]\npath = \"s.h5\"\nfields = [\"q\", \"qdot\", \"lyapunov_estimate\"]\n"
              "[lyapunov]\nenabled = true\nexponents = 6\n");
   const auto r = run_nholo("run s.toml", dir, shared_cache_env());
   ASSERT_EQ(r.code, 0) << r.output;
@@ -384,6 +384,26 @@ TEST(LyapunovRuns, TheSleighsSpectrumSumsToItsPhaseSpaceContraction) {
         i, spec[i * 6], spec[i * 6 + 1], spec[i * 6 + 2], spec[i * 6 + 3], spec[i * 6 + 4],
         spec[i * 6 + 5], s, contraction, ky[i]);
   }
+  // the running estimates at the saves: at t_end the result's bits, and at
+  // t = 20 those of a run that ends there (its steps are the same up to 20)
+  const auto est_d = g.open_dataset("lyapunov_estimate");
+  ASSERT_EQ(est_d.dims(), (std::vector<hsize_t>{4, ns, 6}));
+  const auto est = est_d.read<double>();
+  ASSERT_EQ(run_nholo("run -q s.toml --set output.path=h.h5 --set time.t_end=20", dir,
+                      shared_cache_env())
+                .code,
+            0);
+  const auto half = nholo::h5::File::open_ro((dir / "h.h5").string())
+                        .root()
+                        .open_dataset("udwadia_kalaba/lyapunov_spectrum")
+                        .read<double>();
+  const size_t k20 = static_cast<size_t>(std::lround(20.0 / h));
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t j = 0; j < 6; ++j) {
+      EXPECT_EQ(est[(i * ns + ns - 1) * 6 + j], spec[i * 6 + j]) << i << " " << j;
+      EXPECT_EQ(est[(i * ns + k20) * 6 + j], half[i * 6 + j]) << i << " " << j;
+      EXPECT_TRUE(std::isnan(est[(i * ns) * 6 + j]));  // no time has passed at t = 0
+    }
   const auto st = run_nholo("stats s.h5", dir);
   ASSERT_EQ(st.code, 0) << st.output;
   EXPECT_NE(st.output.find("Lyapunov spectrum: means "), std::string::npos) << st.output;

@@ -197,9 +197,12 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
   // others when the file gets them
   for (size_t i = 0; i < std::size(tables::kFields); ++i) {
     const tables::FieldEntry& e = tables::kFields[i];
-    if (e.always_computed ||
-        std::find(L_.fields.begin(), L_.fields.end(), e.name) != L_.fields.end())
-      outputs_[i] = DeviceArray(dev_, W * tables::field_components(e.name, n, m) * cap);
+    const auto at = std::find(L_.fields.begin(), L_.fields.end(), e.name);
+    if (e.always_computed || at != L_.fields.end())
+      outputs_[i] = DeviceArray(
+          dev_, W * cap *
+                    (at != L_.fields.end() ? L_.components[at - L_.fields.begin()]
+                                           : tables::field_components(e.name, n, m)));
   }
   const std::size_t ms = moments_size(L_.max_count, L_.window, n);
   for (int k = 0; k < 2; ++k) {

@@ -236,7 +236,9 @@ void parse_compare(const toml::table& root, RunConfig& cfg) {
     if (const auto v = read_number(*ct, "compare.threshold")) cfg.compare_threshold = *v;
 }
 
-void parse_lyapunov(const toml::table& root, const ModelInfo& mi, RunConfig& cfg) {
+namespace {
+
+void parse_lyapunov_table(const toml::table& root, const ModelInfo& mi, RunConfig& cfg) {
   const toml::table* lt = subtable(root, "lyapunov");
   if (!lt) return;
   // a table without `enabled` computed nothing and said nothing
@@ -274,6 +276,18 @@ void parse_lyapunov(const toml::table& root, const ModelInfo& mi, RunConfig& cfg
                             ", whose state has " + std::to_string(state) +
                             " components: accepted 1 to " + std::to_string(state));
   }
+}
+
+}  // namespace
+
+void parse_lyapunov(const toml::table& root, const ModelInfo& mi, RunConfig& cfg) {
+  parse_lyapunov_table(root, mi, cfg);
+  // the running estimates are the tangent system's
+  if (!cfg.lyapunov &&
+      std::find(cfg.fields.begin(), cfg.fields.end(), "lyapunov_estimate") != cfg.fields.end())
+    throw ConfigError("output.fields",
+                      "'lyapunov_estimate' (the running Lyapunov exponents at the saves) needs "
+                      "[lyapunov] enabled = true");
 }
 
 }  // namespace nholo::config_parse

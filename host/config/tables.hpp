@@ -127,7 +127,12 @@ inline constexpr const char* kDefaultFormulation = "udwadia_kalaba";
 // dimension is the coordinate scale), per constraint (the constraint scale),
 // or a single value. Every formulation provides every field (the system's
 // observables).
-enum class Components { per_coordinate, per_constraint, one };
+enum class Components {
+  per_coordinate,
+  per_constraint,
+  one,
+  per_exponent,  // one per exponent of [lyapunov] (its `exponents`)
+};
 
 // An output array of the ensemble kernel (EnsembleArrays' q, qdot, ...).
 using FieldArray = double* EnsembleArrays<double>::*;
@@ -158,6 +163,7 @@ inline constexpr FieldEntry kFields[] = {
     {"multiplier",          Components::per_constraint, false,   false,  &EnsembleArrays<double>::multiplier},
     {"constraint_residual", Components::one,            true,    false,  &EnsembleArrays<double>::constraint_residual, true},
     {"energy",              Components::one,            true,    false,  &EnsembleArrays<double>::energy},
+    {"lyapunov_estimate",   Components::per_exponent,   false,   false,  &EnsembleArrays<double>::lyapunov_estimate},
 };
 // clang-format on
 
@@ -168,11 +174,13 @@ inline const FieldEntry* find_field(const std::string& name) {
   return nullptr;
 }
 
-// Components per save of field `name` for n coordinates and m constraints.
-inline int field_components(const std::string& name, int n, int m) {
+// Components per save of field `name` for n coordinates, m constraints and
+// `exponents` Lyapunov exponents.
+inline int field_components(const std::string& name, int n, int m, int exponents = 1) {
   const FieldEntry* f = find_field(name);
   if (f && f->components == Components::per_coordinate) return n;
   if (f && f->components == Components::per_constraint) return m;
+  if (f && f->components == Components::per_exponent) return exponents;
   return 1;
 }
 

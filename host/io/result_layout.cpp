@@ -279,8 +279,10 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
     const tables::FieldEntry* e = tables::find_field(fname);
     const bool per_coord = e && e->components == tables::Components::per_coordinate;
     const bool per_cons = e && e->components == tables::Components::per_constraint;
+    const bool per_exponent = e && e->components == tables::Components::per_exponent;
     std::vector<hsize_t> dims = {H(size_), H(n_saves)};
     if (per_coord || per_cons) dims.push_back(per_coord ? H(n) : H(m));
+    if (per_exponent) dims.push_back(H(cfg_.lyapunov_exponents));
     Spec sp = per_traj(Scalar::f64, NAN, PieceKind::window, dims);
     sp.in_memory = src_.fields_in_memory && h5::Dataset::product(dims) > 0;
     sp.in_place = in_place_ && h5::Dataset::product(dims) > 0;

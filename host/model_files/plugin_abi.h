@@ -102,6 +102,7 @@ extern "C" {
   X(A, double*, multiplier, multiplier)                    \
   X(A, double*, constraint_residual, constraint_residual)  \
   X(A, double*, energy, energy)                            \
+  X(A, double*, lyapunov_estimate, lyapunov_estimate)      \
   X(A, const double*, params, params)                      \
   X(A, int32_t*, save_k, save_k)                           \
   X(A, int64_t*, interval_start, interval_start)           \

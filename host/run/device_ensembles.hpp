@@ -38,7 +38,8 @@ inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const detail::SliceP
   layout_e.max_count = plan.slice;
   layout_e.window = plan.window;
   layout_e.fields = cfg.fields;
-  for (const auto& f : cfg.fields) layout_e.components.push_back(tables::field_components(f, n, m));
+  for (const auto& f : cfg.fields)
+    layout_e.components.push_back(tables::field_components(f, n, m, cfg.lyapunov_exponents));
   layout_e.stop = &interrupt_flag();
   layout_e.steps_per_launch = cfg.steps_per_launch;
   layout_e.host_threads = run_host_threads(cfg);

@@ -56,7 +56,8 @@ void check_field_memory(const RunConfig& cfg, const LayoutShape& shape, const Sl
   double bytes = 0;
   for (const std::string& field : cfg.fields)
     bytes += static_cast<double>(plan.size) * static_cast<double>(plan.n_saves) *
-             tables::field_components(field, shape.n, shape.m) * sizeof(double);
+             tables::field_components(field, shape.n, shape.m, cfg.lyapunov_exponents) *
+             sizeof(double);
   bytes *= static_cast<double>(cfg.formulations.size());
   const int64_t available = available_memory_bytes();
   if (available < 0 || bytes <= 0.9 * static_cast<double>(available)) return;

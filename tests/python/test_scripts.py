@@ -402,7 +402,7 @@ max_records = 20
 enabled = true
 [output]
 path = "chaos.h5"
-fields = []
+fields = ["lyapunov_estimate"]
 """
 
 
@@ -443,6 +443,19 @@ def test_chaos_map_draws_the_exponents_on_the_grid(chaos_run, tmp_path):
     assert 0 < s["min"] <= s["max"] < 0.5  # integrable: small, decaying like log(t)/t
     bad = run_script("plot_chaos.py", "map", chaos_run, "--x", "qd0.nope", check=False)
     assert bad.returncode == 2 and "grid axes" in bad.stderr
+
+
+def test_chaos_convergence_draws_the_running_estimates(chaos_run, tmp_path):
+    s = draw("plot_chaos.py", chaos_run, tmp_path, "convergence", "convergence")
+    with h5py.File(chaos_run, "r") as f:
+        lam = f["udwadia_kalaba/lyapunov"][:]
+        est = f["udwadia_kalaba/lyapunov_estimate"][:]
+    assert est.shape == (12, 3, 1)
+    assert np.array_equal(est[:, -1, 0], lam)  # the last save is the result, bit for bit
+    assert s["exponents"] == 1 and s["trajectories"] == 12 and s["t_end"] == 20.0
+    assert s["final"][0]["median"] == pytest.approx(np.median(lam), rel=1e-15)
+    bad = run_script("plot_chaos.py", "convergence", str(tmp_path / "none.h5"), check=False)
+    assert bad.returncode != 0
 
 
 RATTLEBACK = """
