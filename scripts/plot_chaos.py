@@ -28,6 +28,7 @@ the numbers drawn as JSON.
 """
 
 import sys
+import warnings
 
 import numpy as np
 
@@ -212,8 +213,9 @@ def convergence(args, f, form):
         lam = est[:, :, j]
         for row in lam:
             ax.plot(t, row, color="0.75", lw=0.5)
-        with np.errstate(all="ignore"):
-            lo, med, hi = (np.nanpercentile(lam, p, axis=0) for p in (5, 50, 95))
+        with warnings.catch_warnings():  # t = 0: every estimate NaN (no time has passed)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, med, hi = [np.nanpercentile(lam, p, axis=0) for p in (5, 50, 95)]
         ax.fill_between(t, lo, hi, color="tab:blue", alpha=0.25, lw=0, label="5-95 %")
         ax.plot(t, med, color="tab:blue", lw=1.5, label="median")
         ax.axhline(0.0, color="black", lw=0.5)

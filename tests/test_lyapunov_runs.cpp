@@ -526,6 +526,31 @@ TEST(LyapunovRuns, ABuiltInModelsTangentGpuModuleCompiles) {
       ++modules;
   EXPECT_EQ(modules, 1) << r.output;
   std::printf("%s", r.output.substr(r.output.find("GPU module")).c_str());
+  // three exponents: TangentSystem<..., 3> in a module (and a plugin) of its own
+  const auto three = run_nholo(
+      "model build rolling_coin --lyapunov --exponents 3 --gpu-arch sm_90 --formulations "
+      "udwadia_kalaba",
+      checkout, env);
+  ASSERT_EQ(three.code, 0) << three.output;
+  int sources_of_three = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache"))
+    if (e.path().extension() == ".cu") {
+      const std::string text = nholo_test::read_text(e.path());
+      const auto at = text.find("using NholoSystem = nholo::TangentSystem<");
+      if (at != std::string::npos && text.find(", 3>;\n", at) == text.find(";\n", at) - 4)
+        ++sources_of_three;
+    }
+  EXPECT_EQ(sources_of_three, 1) << three.output;
+  // more exponents than the state has components, or without --lyapunov: refused
+  const auto nine = run_nholo("model build rolling_coin --lyapunov --exponents 9", dir, env);
+  EXPECT_EQ(nine.code, 2) << nine.output;
+  EXPECT_NE(nine.output.find("--exponents: 9 exponents: the state of formulation"),
+            std::string::npos)
+      << nine.output;
+  const auto alone = run_nholo("model build rolling_coin --exponents 2", dir, env);
+  EXPECT_EQ(alone.code, 2) << alone.output;
+  EXPECT_NE(alone.output.find("--exponents requires --lyapunov"), std::string::npos)
+      << alone.output;
   // without --lyapunov a built-in model has nothing to build
   const auto plain = run_nholo("model build rolling_coin", dir, env);
   EXPECT_EQ(plain.code, 2) << plain.output;

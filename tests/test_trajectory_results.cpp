@@ -52,6 +52,7 @@ struct HandSlice {
     st.count = count;
     st.path_residual_index = path_residual_index;
     st.tangent_base_size = tangent_base_size;
+    st.tangent_exponents = tangent_base_size >= 0 ? 1 : 0;
     st.to_host = [](void* host, const void* from, std::size_t bytes) {
       std::memcpy(host, from, bytes);
     };
@@ -77,11 +78,18 @@ TEST(TrajectoryResults, PresenceFollowsFormulationAndLyapunov) {
   const auto& ep = trajectory_result(TrajectoryResult::euler_poisson_residual);
   const auto& ly = trajectory_result(TrajectoryResult::lyapunov);
   const auto& st = trajectory_result(TrajectoryResult::status);
-  EXPECT_TRUE(result_present(ep, find_formulation("embedded"), false));
-  EXPECT_FALSE(result_present(ep, find_formulation("udwadia_kalaba"), true));
-  EXPECT_TRUE(result_present(ly, find_formulation("udwadia_kalaba"), true));
-  EXPECT_FALSE(result_present(ly, find_formulation("udwadia_kalaba"), false));
-  EXPECT_TRUE(result_present(st, find_formulation("vakonomic"), false));
+  const auto& sp = trajectory_result(TrajectoryResult::lyapunov_spectrum);
+  // the third argument: [lyapunov] exponents (0: no [lyapunov])
+  EXPECT_TRUE(result_present(ep, find_formulation("embedded"), 0));
+  EXPECT_FALSE(result_present(ep, find_formulation("udwadia_kalaba"), 1));
+  EXPECT_TRUE(result_present(ly, find_formulation("udwadia_kalaba"), 1));
+  EXPECT_FALSE(result_present(ly, find_formulation("udwadia_kalaba"), 0));
+  EXPECT_TRUE(result_present(st, find_formulation("vakonomic"), 0));
+  // the spectrum's columns only with more than one exponent
+  EXPECT_FALSE(result_present(sp, find_formulation("udwadia_kalaba"), 1));
+  EXPECT_TRUE(result_present(sp, find_formulation("udwadia_kalaba"), 3));
+  EXPECT_EQ(nholo::tables::result_width(sp, 3), 3);
+  EXPECT_EQ(nholo::tables::result_width(ly, 3), 1);
 }
 
 TEST(TrajectoryResults, IntegratorColumnsAreCopied) {
@@ -114,6 +122,44 @@ TEST(TrajectoryResults, DerivedColumnsComeFromTheirRows) {
   EXPECT_DOUBLE_EQ(ly[0], (2.0 + std::log(5.0)) / 4.0);
   EXPECT_TRUE(std::isnan(ly[1]));  // failed: no exponent
   EXPECT_DOUBLE_EQ(ly[2], -1.0 / 2.0);
+}
+
+// Two tangent vectors (exponents = 2) of one trajectory, N0 = 2: delta_1 =
+// (3, 4), delta_2 = (1, 0), log sums 2 and -1, T = 4. Gram-Schmidt: r_1 = 5,
+// q_1 = (0.6, 0.8); delta_2 - 0.6 q_1 = (0.64, -0.48), r_2 = 0.8.
+TEST(TrajectoryResults, TheSpectrumsColumnsComeFromTheQRFactorisation) {
+  std::vector<int32_t> status = {static_cast<int32_t>(Status::ok)};
+  std::vector<int64_t> steps = {1}, rejected = {0};
+  std::vector<double> fail_time = {NAN};
+  std::vector<double> y = {0.0, 0.0, 3.0, 4.0, 1.0, 0.0, 2.0, -1.0, 0.0, 4.0};
+  SliceState st;
+  st.arrays.y = y.data();
+  st.arrays.status = status.data();
+  st.arrays.steps = steps.data();
+  st.arrays.rejected = rejected.data();
+  st.arrays.fail_time = fail_time.data();
+  st.count = 1;
+  st.tangent_base_size = 2;
+  st.tangent_exponents = 2;
+  st.to_host = [](void* host, const void* from, std::size_t bytes) {
+    std::memcpy(host, from, bytes);
+  };
+  SliceResults r;
+  nholo::read_slice_results(st, r);
+  const double l1 = (2.0 + std::log(5.0)) / 4.0, l2 = (-1.0 + std::log(0.8)) / 4.0;
+  const auto& spectrum = r.column<TrajectoryResult::lyapunov_spectrum>();
+  ASSERT_EQ(spectrum.size(), 2u);
+  EXPECT_DOUBLE_EQ(spectrum[0], l1);
+  EXPECT_DOUBLE_EQ(spectrum[1], l2);
+  EXPECT_EQ(r.column<TrajectoryResult::lyapunov>(), std::vector<double>{spectrum[0]});
+  EXPECT_DOUBLE_EQ(r.column<TrajectoryResult::lyapunov_sum>()[0], l1 + l2);
+  // l1 = 0.902, l2 = -0.306: the sum stays >= 0 over the state's two exponents, D = 2
+  EXPECT_EQ(r.column<TrajectoryResult::kaplan_yorke>()[0], 2.0);
+  // a faster contraction: log sum -4, l2 = -1.056: D = 1 + l1 / |l2|
+  y[7] = -4.0;
+  nholo::read_slice_results(st, r);
+  const double l2b = (-4.0 + std::log(0.8)) / 4.0;
+  EXPECT_DOUBLE_EQ(r.column<TrajectoryResult::kaplan_yorke>()[0], 1.0 + l1 / -l2b);
 }
 
 }  // namespace

@@ -64,6 +64,19 @@ std::string build_model(const ModelSource& source, bool force, const GpuBuildOpt
                         bool with_plain) {
   // a bad or unsupported --gpu-arch is refused before anything is compiled
   for (const auto& arch : gpu.archs) check_gpu_arch(arch);
+  // as many exponents as the smallest state of a formulation with a tangent
+  // system has components (kernels/lyapunov.hpp: 1 <= K <= N0)
+  if (gpu.tangent)
+    for (const auto& f : source.info.formulations) {
+      const tables::FormulationEntry* e = tables::find_formulation(f);
+      if (!e || !e->has_tangent_system) continue;
+      const int state = 2 * source.info.n + (e->takes_lambda0 ? source.info.m : 0);
+      if (gpu.exponents > state)
+        throw ConfigError("--exponents", std::to_string(gpu.exponents) +
+                                             " exponents: the state of formulation " + f +
+                                             " of model " + source.name + " has " +
+                                             std::to_string(state) + " components");
+    }
   std::ostringstream os;
   if (gpu.tangent && with_plain) {
     const Plugin& plain = model_plugin(source, log_compile, force, false);
