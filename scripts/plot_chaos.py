@@ -10,7 +10,11 @@ time (docs/gallery.md).
       the body-frame plane (u, omega): u = x_dot cos(theta) + y_dot sin(theta),
       the forward speed of the blade's contact point, omega = theta_dot (the
       sleigh models: coordinates x, y, theta); --coords A,B draws two
-      coordinates' rates instead (e.g. --coords phi,theta). Crossings before
+      coordinates' rates instead (e.g. --coords phi,theta), and --x EXPR
+      --y EXPR any two expressions of the crossing's state, for any model:
+      the coordinates by name, their rates as NAME_dot, t, and sin, cos,
+      tan, exp, log, sqrt, abs, atan2, pi (e.g. --x
+      "x_dot*cos(theta) + y_dot*sin(theta)" --y theta_dot). Crossings before
       --after (time) are left out: the transient onto the attractor.
   plot_chaos.py map FILE [--x SPEC] [--y SPEC] [-o PNG]
       the largest Lyapunov exponent (/<formulation>/lyapunov, a run with
@@ -49,8 +53,12 @@ def parse_args(argv=None):
     p.add_argument("--coords", default=None,
                    help="section: draw the rates of these two coordinates (A,B) instead of "
                         "the sleigh's (u, omega)")
-    p.add_argument("--x", default=None, help="map: grid axis drawn horizontally (q0.NAME, qd0.NAME)")
-    p.add_argument("--y", default=None, help="map: grid axis drawn vertically")
+    p.add_argument("--x", default=None,
+                   help="map: grid axis drawn horizontally (q0.NAME, qd0.NAME); section: an "
+                        "expression of the state drawn horizontally")
+    p.add_argument("--y", default=None,
+                   help="map: grid axis drawn vertically; section: an expression drawn "
+                        "vertically")
     # the kind may come first or after FILE: accept "section FILE" and "FILE section"
     args = sys.argv[1:] if argv is None else list(argv)
     if "-h" in args or "--help" in args:
@@ -73,10 +81,35 @@ def body_frame(f, q, qd):
         ix, iy, it = coords.index("x"), coords.index("y"), coords.index("theta")
     except ValueError:
         common.fail("the model's coordinates are " + ", ".join(coords) +
-                    ": (u, omega) needs x, y, theta; pass --coords A,B")
+                    ": (u, omega) needs x, y, theta; pass --coords A,B or --x EXPR --y EXPR")
     th = q[..., it]
     u = qd[..., ix] * np.cos(th) + qd[..., iy] * np.sin(th)
     return u, qd[..., it], ("u (forward speed of B)", "omega = theta_dot")
+
+
+SECTION_FUNCTIONS = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
+                     "sqrt": np.sqrt, "abs": np.abs, "atan2": np.arctan2, "pi": np.pi}
+
+
+def state_expression(f, expr, t, q, qd):
+    """expr (Python syntax, ^ as a power) over the crossings' state: each
+    coordinate by name, its rate as NAME_dot, t and SECTION_FUNCTIONS."""
+    names = dict(SECTION_FUNCTIONS, t=t)
+    for j, c in enumerate(common.coordinates(f)):
+        names[c] = q[..., j]
+        names[c + "_dot"] = qd[..., j]
+    try:
+        code = compile(expr.replace("^", "**"), "<expression>", "eval")
+    except SyntaxError as e:
+        common.fail(f"section: '{expr}' is not an expression ({e.msg})")
+    unknown = [n for n in code.co_names if n not in names]
+    if unknown:
+        common.fail(f"section: '{expr}' names {', '.join(unknown)}; accepted: " +
+                    ", ".join(k for k in names if k not in SECTION_FUNCTIONS) + " and " +
+                    ", ".join(SECTION_FUNCTIONS))
+    with np.errstate(all="ignore"):
+        value = eval(code, {"__builtins__": {}}, names)  # names checked above
+    return np.broadcast_to(np.asarray(value, dtype=float), t.shape)
 
 
 def section(args, f, form):
@@ -92,7 +125,15 @@ def section(args, f, form):
     t = eg["time"][()]
     q, qd = eg["q"][()], eg["qdot"][()]
     keep = np.isfinite(t) & (t >= args.after)
-    if args.coords:
+    if (args.x is None) != (args.y is None):
+        common.fail("section: --x and --y go together (two expressions of the state)")
+    if args.x is not None and args.coords:
+        common.fail("section: --coords or --x/--y, not both")
+    if args.x is not None:
+        xs = state_expression(f, args.x, t, q, qd)
+        ys = state_expression(f, args.y, t, q, qd)
+        labels = (args.x, args.y)
+    elif args.coords:
         parts = [c.strip() for c in args.coords.split(",")]
         if len(parts) != 2:
             common.fail(f"--coords: '{args.coords}' is not two coordinates A,B")

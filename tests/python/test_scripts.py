@@ -433,6 +433,33 @@ def test_chaos_section_draws_every_stored_crossing(chaos_run, tmp_path):
                                          rel=1e-15)
 
 
+def test_chaos_section_of_expressions_of_the_state(chaos_run, tmp_path):
+    # any two expressions of the crossing's state: here the coin's (u, omega)
+    # written out, and a coordinate against time
+    s = draw("plot_chaos.py", chaos_run, tmp_path, "section_expr", "section", "--event",
+             "half_turn", "--after", "5", "--x", "x_dot*cos(theta) + y_dot*sin(theta)",
+             "--y", "theta_dot")
+    with h5py.File(chaos_run, "r") as f:
+        t = f["udwadia_kalaba/events/half_turn/time"][:]
+        q = f["udwadia_kalaba/events/half_turn/q"][:]
+        qd = f["udwadia_kalaba/events/half_turn/qdot"][:]
+    keep = np.isfinite(t) & (t >= 5)
+    u = qd[..., 0] * np.cos(q[..., 3]) + qd[..., 1] * np.sin(q[..., 3])
+    assert s["points"] == int(keep.sum())
+    assert s["x_range"] == pytest.approx([u[keep].min(), u[keep].max()], rel=1e-15)
+    s2 = draw("plot_chaos.py", chaos_run, tmp_path, "section_t", "section", "--event",
+              "half_turn", "--x", "t", "--y", "sqrt(abs(phi)) + 2^2")
+    assert s2["x_range"] == pytest.approx([np.nanmin(t), np.nanmax(t)], rel=1e-15)
+    phi = q[..., 2][np.isfinite(t)]
+    assert s2["y_range"] == pytest.approx([np.sqrt(np.abs(phi)).min() + 4,
+                                           np.sqrt(np.abs(phi)).max() + 4], rel=1e-15)
+    bad = run_script("plot_chaos.py", "section", chaos_run, "--x", "nope", "--y", "t",
+                     check=False)
+    assert bad.returncode == 2 and "names nope" in bad.stderr
+    lone = run_script("plot_chaos.py", "section", chaos_run, "--x", "t", check=False)
+    assert lone.returncode == 2 and "--x and --y go together" in lone.stderr
+
+
 def test_chaos_map_draws_the_exponents_on_the_grid(chaos_run, tmp_path):
     s = draw("plot_chaos.py", chaos_run, tmp_path, "map", "map")
     with h5py.File(chaos_run, "r") as f:
