@@ -305,7 +305,8 @@ TEST(LyapunovRuns, TheChaoticSleighsModelFileFollowsItsReducedEquations) {
 // of d(u', omega')/d(u, omega), by hand from its equations, A (u', omega')^T =
 // r(u, omega, t) with A independent of (u, omega): tr(A^-1 dr/d(u, omega)).
 double reduced_sleigh_divergence(const ReducedSleigh& s, double t, double u, double w) {
-  const double eta = s.b + s.A * std::sin(s.Omega * t), eta1 = s.A * s.Omega * std::cos(s.Omega * t);
+  const double eta = s.b + s.A * std::sin(s.Omega * t),
+               eta1 = s.A * s.Omega * std::cos(s.Omega * t);
   const double M = s.m0 + s.m, c = s.m0 * s.a + s.m * s.xi,
                J = s.I0 + s.m0 * s.a * s.a + s.m * s.xi * s.xi;
   const double a11 = M, a12 = -s.m * eta, a22 = J + s.m * eta * eta;
@@ -389,10 +390,10 @@ TEST(LyapunovRuns, TheSleighsSpectrumSumsToItsPhaseSpaceContraction) {
   const auto est_d = g.open_dataset("lyapunov_estimate");
   ASSERT_EQ(est_d.dims(), (std::vector<hsize_t>{4, ns, 6}));
   const auto est = est_d.read<double>();
-  ASSERT_EQ(run_nholo("run -q s.toml --set output.path=h.h5 --set time.t_end=20", dir,
-                      shared_cache_env())
-                .code,
-            0);
+  ASSERT_EQ(
+      run_nholo("run -q s.toml --set output.path=h.h5 --set time.t_end=20", dir, shared_cache_env())
+          .code,
+      0);
   const auto half = nholo::h5::File::open_ro((dir / "h.h5").string())
                         .root()
                         .open_dataset("udwadia_kalaba/lyapunov_spectrum")
@@ -411,8 +412,9 @@ TEST(LyapunovRuns, TheSleighsSpectrumSumsToItsPhaseSpaceContraction) {
   // two shards (of at least 1024 trajectories each) merged, linked and
   // copied, hold the same spectra as one run, bit for bit
   const std::string env = shared_cache_env(),
-                    many = " --set ensemble.size=2048 --set time.t_end=0.25 --set "
-                           "time.save_every=0.125 --set output.fields=[]";
+                    many =
+                        " --set ensemble.size=2048 --set time.t_end=0.25 --set "
+                        "time.save_every=0.125 --set output.fields=[]";
   ASSERT_EQ(run_nholo("run -q s.toml --set output.path=w.h5" + many, dir, env).code, 0);
   for (int part = 0; part < 2; ++part)
     ASSERT_EQ(run_nholo("run -q s.toml --set output.path=p.h5 --shard " + std::to_string(part) +

@@ -199,10 +199,10 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
     const tables::FieldEntry& e = tables::kFields[i];
     const auto at = std::find(L_.fields.begin(), L_.fields.end(), e.name);
     if (e.always_computed || at != L_.fields.end())
-      outputs_[i] = DeviceArray(
-          dev_, W * cap *
-                    (at != L_.fields.end() ? L_.components[at - L_.fields.begin()]
-                                           : tables::field_components(e.name, n, m)));
+      outputs_[i] =
+          DeviceArray(dev_, W * cap *
+                                (at != L_.fields.end() ? L_.components[at - L_.fields.begin()]
+                                                       : tables::field_components(e.name, n, m)));
   }
   const std::size_t ms = moments_size(L_.max_count, L_.window, n);
   for (int k = 0; k < 2; ++k) {

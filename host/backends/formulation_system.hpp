@@ -64,7 +64,7 @@ struct FormulationSystem {
   // a tangent system (kernels/lyapunov.hpp): its base system's state size N0,
   // where the tangent begins in the state; -1: none
   int tangent_base_size = -1;
-  int tangent_exponents = 0;  // and its K exponents (tangent vectors)
+  int tangent_exponents = 0;     // and its K exponents (tangent vectors)
   std::size_t window_bytes = 0;  // sizeof(EnsembleWindow<Sys>)
   // a slice's initial integration state: (count, q0, qd0, l0, rejected, t0, out)
   std::function<void(int64_t, const double*, const double*, const double*, const uint8_t*, double,

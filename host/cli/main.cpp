@@ -187,9 +187,10 @@ CLI::App* add_model(CLI::App& app, Args& a, CLI::App** build) {
       ->add_flag("--events", a.gpu_build.events,
                  "GPU modules with the events' hook, as a run with [[events]] uses them")
       ->needs(gpu_arch);
-  CLI::Option* lyapunov_flag = model_build->add_flag("--lyapunov", a.gpu_build.tangent,
-                        "the plugin (and GPU modules) with the tangent systems, as a run with "
-                        "[lyapunov] uses them; FILE may also name a built-in model");
+  CLI::Option* lyapunov_flag =
+      model_build->add_flag("--lyapunov", a.gpu_build.tangent,
+                            "the plugin (and GPU modules) with the tangent systems, as a run with "
+                            "[lyapunov] uses them; FILE may also name a built-in model");
   model_build
       ->add_option("--exponents", a.gpu_build.exponents,
                    "with --lyapunov: the tangent systems of [lyapunov] exponents = K")

@@ -82,7 +82,8 @@ inline SlicePlan plan_slices(const RunConfig& cfg, std::size_t usable_memory, in
   p.n_windows = (p.n_saves + p.window - 1) / p.window;
   const double W = p.window, nf = static_cast<double>(cfg.formulations.size());
   double fields = 0;  // doubles per save of the fields written
-  for (const auto& f : cfg.fields) fields += tables::field_components(f, n, m, cfg.lyapunov_exponents);
+  for (const auto& f : cfg.fields)
+    fields += tables::field_components(f, n, m, cfg.lyapunov_exponents);
   const double pairs = nf * (nf - 1) / 2;
   // host bytes per trajectory: initial states, per formulation the state, two
   // output slots, q/qdot scratch, fit sums and per-slice results; pair sums
