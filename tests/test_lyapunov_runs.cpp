@@ -347,6 +347,8 @@ TEST(LyapunovRuns, TheSleighsSpectrumSumsToItsPhaseSpaceContraction) {
       << r.output;
   const auto f = nholo::h5::File::open_ro((dir / "s.h5").string());
   const auto g = f.root().open_group("udwadia_kalaba");
+  EXPECT_EQ(g.open_dataset("exponent").read<int64_t>(),
+            (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));  // the axis' scale
   const auto spec_d = g.open_dataset("lyapunov_spectrum");
   ASSERT_EQ(spec_d.dims(), (std::vector<hsize_t>{4, 6}));
   const auto spec = spec_d.read<double>();

@@ -275,6 +275,17 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   h5::Dataset time = h5::dimension(g, "time", cfg_.save_times);
   h5::Dataset coord = h5::dimension(g, "coordinate", mi_.coordinates);
   h5::Dataset cons = h5::dimension(g, "constraint", mi_.constraints);
+  // the exponents' axis (1, 2, ..., K), where a dataset has one: the
+  // spectrum's results and the running estimates (no other file has it)
+  const int k = cfg_.lyapunov ? cfg_.lyapunov_exponents : 0;
+  const bool estimates = std::find(cfg_.fields.begin(), cfg_.fields.end(),
+                                   "lyapunov_estimate") != cfg_.fields.end();
+  h5::Dataset exponent;
+  if (k > 1 || (k > 0 && estimates)) {
+    std::vector<std::int64_t> index(static_cast<size_t>(k));
+    for (int j = 0; j < k; ++j) index[static_cast<size_t>(j)] = j + 1;
+    exponent = h5::dimension(g, "exponent", index);
+  }
   for (const auto& fname : cfg_.fields) {
     const tables::FieldEntry* e = tables::find_field(fname);
     const bool per_coord = e && e->components == tables::Components::per_coordinate;
@@ -291,16 +302,17 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
     d.attach_scale(time, 1);
     if (per_coord) d.attach_scale(coord, 2);
     if (per_cons) d.attach_scale(cons, 2);
+    if (per_exponent) d.attach_scale(exponent, 2);
   }
   // the per-trajectory results (host/config/trajectory_results.hpp)
   const tables::FormulationEntry* fe = tables::find_formulation(cfg_.formulations[f]);
   for (const auto& r : tables::kTrajectoryResults) {
-    const int k = cfg_.lyapunov ? cfg_.lyapunov_exponents : 0;
     if (!tables::result_present(r, fe, k)) continue;
     std::vector<hsize_t> dims = {H(size_)};
     if (r.width != tables::ResultWidth::one) dims.push_back(H(tables::result_width(r, k)));
     h5::Dataset d = make(g, r.name, per_traj(scalar_of(r.type), r.fill, PieceKind::slice, dims));
     d.attach_scale(traj, 0);
+    if (r.width == tables::ResultWidth::exponents) d.attach_scale(exponent, 1);
     if (*r.long_name) d.set_attr("long_name", r.long_name);
     if (*r.units) d.set_attr("units", r.units);
     result_attributes(d, r.id);
