@@ -278,8 +278,8 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   // the exponents' axis (1, 2, ..., K), where a dataset has one: the
   // spectrum's results and the running estimates (no other file has it)
   const int k = cfg_.lyapunov ? cfg_.lyapunov_exponents : 0;
-  const bool estimates = std::find(cfg_.fields.begin(), cfg_.fields.end(),
-                                   "lyapunov_estimate") != cfg_.fields.end();
+  const bool estimates =
+      std::find(cfg_.fields.begin(), cfg_.fields.end(), "lyapunov_estimate") != cfg_.fields.end();
   h5::Dataset exponent;
   if (k > 1 || (k > 0 && estimates)) {
     std::vector<std::int64_t> index(static_cast<size_t>(k));
