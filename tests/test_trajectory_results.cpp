@@ -92,6 +92,12 @@ TEST(TrajectoryResults, PresenceFollowsFormulationAndLyapunov) {
   EXPECT_EQ(nholo::tables::result_width(ly, 3), 1);
 }
 
+TEST(TrajectoryResults, ResultsFromTheTangentRowsHaveAReader) {
+  for (const auto& r : nholo::tables::kTrajectoryResults)
+    EXPECT_EQ(r.source == nholo::tables::ResultSource::tangent, r.from_tangent != nullptr)
+        << r.name;
+}
+
 TEST(TrajectoryResults, IntegratorColumnsAreCopied) {
   HandSlice h;
   SliceResults r;

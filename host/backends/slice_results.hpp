@@ -102,9 +102,26 @@ void copy_column(const SliceState& st, const T* from, std::vector<T>& to) {
   if (st.count > 0) st.to_host(to.data(), from, to.size() * sizeof(T));
 }
 
+// The slice's final tangent rows on the host, copied once for every result
+// read from them: the K deltas' K N0 rows, then the K log sums, tau, T.
+struct HostTangentRows {
+  std::vector<double> rows;
+  bool copied = false;
+  const std::vector<double>& of(const SliceState& st) {
+    if (!copied) {
+      const int N0 = st.tangent_base_size, K = st.tangent_exponents;
+      rows.resize(static_cast<std::size_t>(K * N0 + K + 2) * st.count);
+      if (!rows.empty())
+        st.to_host(rows.data(), st.arrays.y + N0 * st.count, rows.size() * sizeof(double));
+      copied = true;
+    }
+    return rows;
+  }
+};
+
 // The columns the system has of result r, or it empty.
 inline void read_column(const SliceState& st, const tables::TrajectoryResultEntry& r,
-                        SliceResults& out) {
+                        SliceResults& out, HostTangentRows& tangent) {
   ResultColumn& col = out.columns[static_cast<std::size_t>(r.id)];
   const int64_t count = st.count;
   switch (r.source) {
@@ -124,13 +141,11 @@ inline void read_column(const SliceState& st, const tables::TrajectoryResultEntr
       auto& v = std::get<std::vector<double>>(col);
       v.clear();
       if (st.tangent_base_size < 0) return;
-      // the tangents' K N0 rows, then the K log sums, tau, T; NaN where the
-      // trajectory failed (a status other than ok and event)
+      // NaN where the trajectory failed (a status other than ok and event)
       const int N0 = st.tangent_base_size, K = st.tangent_exponents;
+      if (K < 1) throw std::logic_error("a tangent system without tangent vectors");
       const int width = tables::result_width(r, K);
-      std::vector<double> rows(static_cast<std::size_t>(K * N0 + K + 2) * count);
-      if (!rows.empty())
-        st.to_host(rows.data(), st.arrays.y + N0 * count, rows.size() * sizeof(double));
+      const std::vector<double>& rows = tangent.of(st);
       std::vector<double> work(static_cast<std::size_t>(K * N0 + K));
       const TangentRows tr{rows.data(), count, N0, K, work.data()};
       const std::vector<int32_t>& status = out.status();
@@ -151,7 +166,8 @@ inline void read_column(const SliceState& st, const tables::TrajectoryResultEntr
 inline void read_slice_results(const SliceState& st, SliceResults& out) {
   static_assert(tables::kTrajectoryResults[0].id == tables::TrajectoryResult::status,
                 "the status is read first");
-  for (const auto& r : tables::kTrajectoryResults) detail::read_column(st, r, out);
+  detail::HostTangentRows tangent;
+  for (const auto& r : tables::kTrajectoryResults) detail::read_column(st, r, out, tangent);
 }
 
 }  // namespace nholo

@@ -181,8 +181,12 @@ constexpr bool integrator_results_name_their_array() {
                                                    : f64 && !i32 && !i64))
       return false;
     if (!integrator && (i32 || i64 || f64)) return false;
-    if ((r.source == ResultSource::tangent) != (r.from_tangent != nullptr)) return false;
-    if (r.width != ResultWidth::one && (r.type != ResultType::f64 || !r.from_tangent)) return false;
+    // (a tangent result's reader, a function's address, is not compared with
+    // null here: under the sanitizers GCC does not fold it; the test of the
+    // table checks it)
+    if (r.width != ResultWidth::one &&
+        (r.type != ResultType::f64 || r.source != ResultSource::tangent))
+      return false;
   }
   return true;
 }
