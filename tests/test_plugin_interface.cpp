@@ -288,6 +288,38 @@ TEST(PluginInterface, ACachedPluginOfAnOlderInterfaceIsRebuilt) {
   EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), first.q);
 }
 
+// A cached plugin is one of the headers it was compiled against: once a
+// header changes (a checkout edited, a model's header patched), the next
+// build compiles again instead of loading code of the old headers.
+TEST(PluginCache, APluginCompiledAgainstOtherHeadersIsCompiledAgain) {
+  const fs::path dir = temp_dir("headers");
+  fs::copy_file(kSource / "examples" / "models" / "constant_speed.model.toml",
+                dir / "constant_speed.model.toml");
+  const fs::path headers = dir / "headers";
+  fs::create_directories(headers);
+  for (const char* room : {"kernels", "models", "host"})
+    fs::copy(kSource / room, headers / room, fs::copy_options::recursive);
+  const std::string env = cache_env(dir / "cache") + " NHOLO_INCLUDE_DIR='" + headers.string() +
+                          "' NHOLO_PLUGIN_CXXFLAGS=-O0";
+  const std::string build = "model build constant_speed.model.toml";
+  const Result first = nholo_test::run_nholo(build, dir, env);
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("\ncompiled in "), std::string::npos) << first.output;
+  const Result again = nholo_test::run_nholo(build, dir, env);
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("cached (compiled earlier in"), std::string::npos) << again.output;
+  // a comment added to one kernel header is enough
+  std::ofstream(headers / "kernels" / "lyapunov.hpp", std::ios::app) << "\n// edited\n";
+  const Result edited = nholo_test::run_nholo(build, dir, env);
+  ASSERT_EQ(edited.code, 0) << edited.output;
+  EXPECT_NE(edited.output.find("\ncompiled in "), std::string::npos) << edited.output;
+  int plugins = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache"))
+    plugins += e.path().extension() == ".so";
+  EXPECT_EQ(plugins, 2);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 
 namespace {

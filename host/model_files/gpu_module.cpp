@@ -350,7 +350,8 @@ const GpuModule& gpu_module(const ModelSource& source, const Plugin& plugin,
     std::istringstream words(extra);
     for (std::string word; words >> word;) opts.push_back(word);
   }
-  std::string key_text = source_text + '\0' + plugin_identity() + '\0' + nv.version_text;
+  std::string key_text = source_text + '\0' + plugin_identity() + '\0' + headers_fingerprint() +
+                         '\0' + nv.version_text;
   for (const auto& o : opts) key_text += '\0' + o;
   const std::string key = hex16(fnv1a(key_text));
   for (const auto& m : loaded_modules())

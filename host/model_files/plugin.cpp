@@ -350,7 +350,7 @@ const Plugin& model_plugin(const ModelSource& source,
   const std::vector<std::string> cxx_words = compiler();
   const std::string cxx = joined_words(cxx_words);
   const std::vector<std::string> flags = compile_flags();
-  std::string key_text = plugin_identity();
+  std::string key_text = plugin_identity() + '\0' + headers_fingerprint();
   for (const auto& u : units) key_text += '\0' + u;
   for (const auto& w : cxx_words) key_text += '\0' + w;
   for (const auto& f : flags) key_text += '\0' + f;

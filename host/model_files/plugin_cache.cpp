@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -97,6 +98,31 @@ void write_atomic(const std::string& path, const std::string& text) {
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + why);
   }
+}
+
+const std::string& headers_fingerprint() {
+  static const std::string fingerprint = [] {
+    const fs::path root = header_root();
+    std::vector<std::string> files;
+    for (const char* room : {"kernels", "models", "host"}) {
+      std::error_code ec;
+      if (!fs::is_directory(root / room, ec)) continue;
+      for (fs::recursive_directory_iterator it(root / room, ec), end; !ec && it != end;
+           it.increment(ec)) {
+        const std::string ext = it->path().extension().string();
+        if ((ext == ".hpp" || ext == ".h" || ext == ".cuh") && it->is_regular_file(ec))
+          files.push_back(fs::relative(it->path(), root, ec).generic_string());
+      }
+    }
+    std::sort(files.begin(), files.end());  // the walk's order is the file system's
+    uint64_t h = fnv1a("nholo headers");
+    for (const auto& f : files) {
+      h = fnv1a(f + '\0', h);
+      h = fnv1a(read_file((root / f).string()) + '\0', h);
+    }
+    return hex16(h);
+  }();
+  return fingerprint;
 }
 
 // The folder holding nholo's headers (kernels/, models/, host/): an install

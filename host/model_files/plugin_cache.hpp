@@ -31,6 +31,12 @@ void remove_stale_temporaries(const std::string& stem);
 void write_atomic(const std::string& path, const std::string& text);
 // The folder holding nholo's headers (kernels/, models/, host/)
 std::string header_root();
+// The 16 hex digits of a checksum of every header under header_root()'s
+// kernels/, models/ and host/ (their paths and bytes), computed once per
+// process: part of the cache keys of plugins and GPU modules, so that a
+// plugin compiled against other headers (a checkout edited since, a model
+// header changed) is compiled again, not loaded
+const std::string& headers_fingerprint();
 // An ELF file (a shared library, a cubin)
 bool is_elf(const std::string& bytes);
 // errno's text when the folder cannot be written (read-only, no
