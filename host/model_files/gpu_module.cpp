@@ -311,6 +311,31 @@ std::deque<GpuModule>& loaded_modules() {
 
 }  // namespace
 
+// NVRTC's options for a module for GPU architecture arch: nholo's headers,
+// and NHOLO_NVRTC_OPTIONS (e.g. "-DNHOLO_GPU_MIN_BLOCKS=3", how
+// docs/BENCHMARKS.md measures occupancy against registers; the kernel's
+// __launch_bounds__ overrides --maxrregcount); part of the cache key, like
+// every option.
+namespace {
+
+std::vector<std::string> nvrtc_options(const std::string& arch) {
+  const std::string root = header_root();
+  std::vector<std::string> opts = {"--gpu-architecture=" + arch,
+                                   "-std=c++17",
+                                   "-default-device",
+                                   "-DNDEBUG",
+                                   "--ptxas-options=--verbose",
+                                   "-I" + root,
+                                   "-I" + (fs::path(root) / "kernels" / "nvrtc").string()};
+  if (const char* extra = std::getenv("NHOLO_NVRTC_OPTIONS")) {
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) opts.push_back(word);
+  }
+  return opts;
+}
+
+}  // namespace
+
 const GpuModule& gpu_module(const ModelSource& source, const Plugin& plugin,
                             const std::string& formulation, const std::string& method,
                             const std::string& arch,
@@ -334,22 +359,7 @@ const GpuModule& gpu_module(const ModelSource& source, const Plugin& plugin,
         (kind.tangent ? " with a tangent system in its plugin " + plugin.path : std::string()));
   const std::string source_text = module_source(source, formulation, method, kind, w);
   const Nvrtc& nv = nvrtc();
-  const std::string root = header_root();
-  std::vector<std::string> opts = {"--gpu-architecture=" + arch,
-                                   "-std=c++17",
-                                   "-default-device",
-                                   "-DNDEBUG",
-                                   "--ptxas-options=--verbose",
-                                   "-I" + root,
-                                   "-I" + (fs::path(root) / "kernels" / "nvrtc").string()};
-  // NHOLO_NVRTC_OPTIONS: options added to NVRTC's (e.g. "-DNHOLO_GPU_MIN_BLOCKS=3",
-  // how docs/BENCHMARKS.md measures occupancy against registers; the kernel's
-  // __launch_bounds__ overrides --maxrregcount); part of the cache key, like
-  // every option
-  if (const char* extra = std::getenv("NHOLO_NVRTC_OPTIONS")) {
-    std::istringstream words(extra);
-    for (std::string word; words >> word;) opts.push_back(word);
-  }
+  const std::vector<std::string> opts = nvrtc_options(arch);
   std::string key_text = source_text + '\0' + plugin_identity() + '\0' + headers_fingerprint() +
                          '\0' + nv.version_text;
   for (const auto& o : opts) key_text += '\0' + o;
