@@ -11,7 +11,13 @@ is reported, with the ratio to `off`.
 Systems: the built-in coin, skate and Appell's particle (the bench's systems,
 examples/*.toml, drift = "none": the lanes do not take the projection) for
 --size trajectories and t = 0..10 (Appell: --appell-size, t = 0..3: about a
-million steps each without the projection), one thread; then the issue's end-to-end
+million steps each without the projection), one thread; the model files
+`coin_file` (the coin written as a model file, tests/model_files/rolling_coin.toml,
+in the coin's example: its built-in twin's factor is the goal) and
+`rattleback` (examples/models/rattleback.toml, 6 coordinates, 3 constraints;
+--rattleback-size trajectories, spin rates drawn uniformly from the example's
+range, t = 0..10), whose plugins and lane add-ons are compiled
+by a first run outside the timing; then the issue's end-to-end
 case: --coins coins, t = 0..10, 101 saves of q, two threads. Prints a markdown
 table; the CPU's vector units and the load are printed first (measure idle).
 """
@@ -81,7 +87,9 @@ def main():
     ap.add_argument("--coins", type=int, default=100000)
     ap.add_argument("--appell-size", type=int, default=40,
                     help="Appell's particle: few trajectories take most steps (slow)")
-    ap.add_argument("--systems", default="rolling_coin,skate,appell,coins")
+    ap.add_argument("--rattleback-size", type=int, default=400)
+    ap.add_argument("--systems",
+                    default="rolling_coin,skate,appell,coin_file,rattleback,coins")
     a = ap.parse_args()
     print(f"CPU vector units: {' '.join(cpu_units()) or 'none'}; load: {os.getloadavg()[0]:.1f}")
     print("| system | simd | compute s | wall s | vs off |")
@@ -101,6 +109,25 @@ def main():
             extra = common + ["--set", f"ensemble.size={size}", "--set", f"time.t_end={t_end}",
                               "--set", f"backend.threads={a.threads}"]
             for row in measure(a.nholo, f"{model}, {size}, {a.threads} thread", config, extra,
+                               a.repeat, d):
+                print(row, flush=True)
+        model_files = {
+            "coin_file": ("examples/rolling_coin.toml", a.size,
+                          ["--set", 'model="%s"' % os.path.join(HERE, "tests/model_files/rolling_coin.toml")]),
+            # spin rates drawn from the example's range instead of its grid of 20
+            "rattleback": ("examples/models/rattleback.toml", a.rattleback_size,
+                           ["--set", "ensemble.sampler=sobol",
+                            "--set", "ensemble.qd0.psi={ uniform = [-5.0, 5.0] }"]),
+        }
+        for name, (config, size, own) in model_files.items():
+            if name not in systems:
+                continue
+            config = os.path.join(HERE, config)
+            extra = common + own + ["--set", f"ensemble.size={size}", "--set", "time.t_end=10",
+                                    "--set", f"backend.threads={a.threads}"]
+            for s in settings():  # the plugin and its lane add-ons compiled, not timed
+                run_once(a.nholo, config, extra + ["--set", "ensemble.size=8"], s, d)
+            for row in measure(a.nholo, f"{name}, {size}, {a.threads} thread", config, extra,
                                a.repeat, d):
                 print(row, flush=True)
         if "coins" in systems:

@@ -36,8 +36,7 @@ namespace nholo {
 // method, no events, no per-trajectory parameters, no projection after steps.
 template <class Sys>
 inline bool lanes_apply(const EnsembleWindow<Sys>& w, Method method) {
-  return (method == Method::dopri5 || method == Method::dop853) && w.arr.events == nullptr &&
-         w.sys.eval.drift != DriftControl::project;
+  return lanes_apply(method, w.arr.events != nullptr, w.sys.eval.drift);
 }
 // the lanes a window runs with: W, or 1 where the parameters vary per trajectory
 template <class Sys>

@@ -455,8 +455,12 @@ TEST(GpuModuleHooks, StartAndWindowBytesDriveTheTypedKernel) {
   EnsembleArrays<double> arr = state_arrays(hs);
   arr.q = q.data();
   std::vector<unsigned char> bytes(ms.window_bytes);
-  ms.window(bytes.data(), arr, count, saves.data(), ns);
+  // trajectory-major (a lane add-on's window) where asked, else coalesced (a GPU's)
+  ms.window(bytes.data(), arr, count, saves.data(), ns, true);
   EnsembleWindow<CoinSystem> w;
+  std::memcpy(static_cast<void*>(&w), bytes.data(), sizeof w);
+  EXPECT_TRUE(w.trajectory_major);
+  ms.window(bytes.data(), arr, count, saves.data(), ns, false);
   std::memcpy(static_cast<void*>(&w), bytes.data(), sizeof w);
   EXPECT_EQ(w.count, count);
   EXPECT_EQ(w.n_saves, ns);

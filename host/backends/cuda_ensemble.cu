@@ -579,7 +579,7 @@ class ModuleEnsemble final : public CudaEnsembleCore {
                         int ns, const WindowLaunch& a, unsigned grid, cudaStream_t cs,
                         const GeneralList* /*lean: a GPU module has no lean kernel*/) override {
     // the argument bytes are copied by the launch: window_ may be reused
-    sys_.window(window_.data(), arr, count, save_times, ns);
+    sys_.window(window_.data(), arr, count, save_times, ns, false);
     WindowLaunch launch = a;
     void* args[2] = {window_.data(), &launch};
     check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid),

@@ -7,7 +7,7 @@
 //   FormulationSystem s = formulation_system(sys, opt);   // Sys known here
 //   s.start(count, q0, qd0, l0, rejected, t0, states)     HostEnsemble<Sys>::start_from_states
 //   s.cpu_window(arrays, count, save_times, ns)->run(i, steps)   a CPU backend's window
-//   s.window(dst, arrays, count, save_times, ns)          a GPU module's kernel argument
+//   s.window(dst, arrays, count, save_times, ns, false)   a GPU module's kernel argument
 //   visit_formulation<Model>("vakonomic", fn)             fn(Sys{}) of that formulation
 #pragma once
 
@@ -70,9 +70,11 @@ struct FormulationSystem {
   std::function<void(int64_t, const double*, const double*, const double*, const uint8_t*, double,
                      HostStates&)>
       start;
-  // a GPU module's kernel argument (window_bytes) for a window, outputs
-  // coalesced: (dst, arrays, count, save_times, ns)
-  std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int)> window;
+  // the kernel argument (window_bytes) for a window: a GPU module's, outputs
+  // coalesced, or a plugin's lane add-on's, trajectory-major:
+  // (dst, arrays, count, save_times, ns, trajectory_major)
+  std::function<void(void*, const EnsembleArrays<double>&, int64_t, const double*, int, bool)>
+      window;
   // a CPU backend's window, outputs trajectory-major: (arrays, count, save_times, ns)
   CpuWindowMaker cpu_window;
   // the system's SIMD lane kernels (a built-in model under the Udwadia–Kalaba
@@ -114,6 +116,21 @@ EnsembleWindow<Sys> ensemble_window(const Sys& sys, const IntegratorOptions& opt
   return f;
 }
 
+// One call of a window's lane kernels (host/backends/lane_run.h).
+inline nholo_lanes::LaneRun lane_run(const void* window, std::size_t window_bytes, Method method,
+                                     const int64_t* idx, int64_t n, int64_t launch_steps,
+                                     uint8_t* finished) {
+  nholo_lanes::LaneRun r{};
+  r.window = window;
+  r.window_bytes = window_bytes;
+  r.method = static_cast<int32_t>(method);
+  r.idx = idx;
+  r.n = n;
+  r.launch_steps = launch_steps;
+  r.finished = finished;
+  return r;
+}
+
 template <class Sys>
 class TypedCpuWindow final : public CpuWindow {
  public:
@@ -127,16 +144,15 @@ class TypedCpuWindow final : public CpuWindow {
       CpuWindow::run_batch(idx, n, launch_steps, finished);
       return;
     }
-    const nholo_lanes::LaneRun r{&f_,          sizeof f_, static_cast<int>(f_.opt.method), idx, n,
-                                 launch_steps, finished};
-    lanes_(r);
+    const nholo_lanes::LaneRun r =
+        lane_run(&f_, sizeof f_, f_.opt.method, idx, n, launch_steps, finished);
+    lanes_(&r);
   }
   // the lanes integrate what kernels/ensemble_lanes.hpp's lanes_apply allows:
   // an adaptive method, no events, no projection
   bool use_lanes(nholo_lanes::LaneEntry entry) override {
-    const bool apply = (f_.opt.method == Method::dopri5 || f_.opt.method == Method::dop853) &&
-                       f_.arr.events == nullptr && f_.sys.eval.drift != DriftControl::project;
-    lanes_ = apply ? entry : nullptr;
+    lanes_ =
+        lanes_apply(f_.opt.method, f_.arr.events != nullptr, f_.sys.eval.drift) ? entry : nullptr;
     return lanes_ != nullptr;
   }
 
@@ -164,8 +180,9 @@ FormulationSystem formulation_system(const Sys& sys, const IntegratorOptions& op
     start_host_states(sys, opt, count, q0, qd0, l0, rejected, t0, out);
   };
   fs.window = [sys, opt](void* dst, const EnsembleArrays<double>& arr, int64_t count,
-                         const double* save_times, int ns) {
-    const EnsembleWindow<Sys> f = ensemble_window(sys, opt, arr, count, save_times, ns, false);
+                         const double* save_times, int ns, bool trajectory_major) {
+    const EnsembleWindow<Sys> f =
+        ensemble_window(sys, opt, arr, count, save_times, ns, trajectory_major);
     std::memcpy(dst, &f, sizeof f);
   };
   fs.cpu_window = [sys, opt](const EnsembleArrays<double>& arr, int64_t count,

@@ -9,25 +9,14 @@
 // looks its model up in. Outside namespace nholo: both sides name them.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include "host/backends/lane_run.h"
 
 namespace nholo_lanes {
 
-// One call: the window (the bytes of an EnsembleWindow<Sys> of the model
-// under the Udwadia–Kalaba formulation, window_bytes of them) and what
-// run_window_lanes takes. method: 1 dopri5, 2 dop853 (kernels/integrate.hpp).
-struct LaneRun {
-  const void* window;
-  std::size_t window_bytes;
-  int method;
-  const int64_t* idx;
-  int64_t n;
-  int64_t launch_steps;
-  uint8_t* finished;
-};
-
-using LaneEntry = void (*)(const LaneRun&);
+// One call (host/backends/lane_run.h: C types, so that a model plugin's lane
+// add-on, whichever compiler built it, takes the same call).
+using LaneRun = nholo_lane_run_c;
+using LaneEntry = nholo_lane_entry_c;
 
 // A built-in model's lane kernels, under the Udwadia–Kalaba formulation.
 struct LaneTableRow {

@@ -89,7 +89,8 @@ std::string shard_path(const std::string& path, int64_t begin, int64_t end) {
 }
 
 // The plugin a run compiles (or finds in the cache) for its model: a model
-// file's, and a built-in model's when the run needs its tangent systems
+// file's (with its lane add-on when the run's ensembles integrate in SIMD
+// lanes: run_lane_isa), and a built-in model's when the run needs its tangent systems
 // ([lyapunov]: compiled on demand, not into nholo); null for a built-in model
 // without [lyapunov] and for a plugin file.
 const Plugin* run_plugin(const RunConfig& cfg, bool quiet) {
@@ -97,8 +98,13 @@ const Plugin* run_plugin(const RunConfig& cfg, bool quiet) {
     if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
   };
   const int k = cfg.lyapunov_exponents;
-  if (cfg.model_spec)
-    return &model_plugin(model_source(*cfg.model_spec), log, false, cfg.lyapunov, k);
+  if (cfg.model_spec) {
+    const ModelSource source = model_source(*cfg.model_spec);
+    const Plugin& p = model_plugin(source, log, false, cfg.lyapunov, k);
+    // the SIMD lanes' kernels, compiled when the run integrates in lanes
+    if (!cfg.lyapunov) lane_plugin(source, p, run_lane_isa(cfg), log);
+    return &p;
+  }
   if (cfg.lyapunov && cfg.model_plugin.empty())
     return &model_plugin(builtin_model_source(cfg.model), log, false, true, k);
   return nullptr;

@@ -78,16 +78,26 @@ std::string build_model(const ModelSource& source, bool force, const GpuBuildOpt
                                              std::to_string(state) + " components");
     }
   std::ostringstream os;
+  // the SIMD lanes' kernels of a plugin without tangent systems, for this CPU
+  // (what a run with backend.simd = "auto" uses)
+  auto lanes_of = [&](const Plugin& plain) {
+    if (const LanePlugin* l = lane_plugin(source, plain, cpu_simd_isa(), log_compile, force))
+      os << "lane add-on (" << l->isa << "): " << l->path << "\n"
+         << (l->compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
+         << l->compile_seconds << (l->compiled ? " s" : " s)") << "\n";
+  };
   if (gpu.tangent && with_plain) {
     const Plugin& plain = model_plugin(source, log_compile, force, false);
     os << "plugin: " << plain.path << "\n"
        << (plain.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
        << plain.compile_seconds << (plain.compiled ? " s" : " s)") << "\n";
+    lanes_of(plain);
   }
   const Plugin& p = model_plugin(source, log_compile, force, gpu.tangent, gpu.exponents);
   os << "plugin" << (gpu.tangent ? " (with the tangent systems)" : "") << ": " << p.path << "\n"
      << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
      << p.compile_seconds << (p.compiled ? " s" : " s)") << "\n";
+  if (!gpu.tangent) lanes_of(p);
   if (!gpu.archs.empty()) build_gpu_modules(os, source, p, gpu, force);
   return os.str();
 }

@@ -32,6 +32,7 @@
 #include "host/config/tables.hpp"
 #include "host/model_files/plugin_cache.hpp"
 #include "host/run/interrupt.hpp"
+#include "kernels/ensemble.hpp"
 
 extern char** environ;
 
@@ -139,6 +140,57 @@ const nholo_plugin* open_entry(const std::string& path) {
   return e;
 }
 
+// dlopen + a lane add-on's checks (interface version, nholo release, its
+// model and instruction set); throws naming path and what differs
+const nholo_lane_plugin* open_lane_entry(const std::string& path) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) throw std::runtime_error("cannot load the lane add-on '" + path + "': " + ::dlerror());
+  auto fn =
+      reinterpret_cast<nholo_lane_plugin_entry_fn>(::dlsym(h, NHOLO_LANE_PLUGIN_ENTRY_SYMBOL));
+  const nholo_lane_plugin* e = fn ? fn() : nullptr;
+  std::string why;
+  if (!e) {
+    why = "it has no table (" + std::string(NHOLO_LANE_PLUGIN_ENTRY_SYMBOL) + ")";
+  } else if (e->abi_version != NHOLO_PLUGIN_ABI_VERSION) {
+    why = "it has plugin interface version " + std::to_string(e->abi_version) +
+          ", this nholo version " + std::to_string(NHOLO_PLUGIN_ABI_VERSION);
+  } else if (!e->nholo_version || std::string(e->nholo_version) != NHOLO_VERSION) {
+    why = "it was compiled against the headers of nholo " +
+          std::string(e->nholo_version ? e->nholo_version : "?");
+  } else if (!e->model || !e->isa || !e->run || (e->lanes != 8 && e->lanes != 4)) {
+    why = "its table is incomplete";
+  }
+  if (!why.empty()) {
+    ::dlclose(h);
+    throw std::runtime_error("'" + path + "' cannot be used as a lane add-on: " + why);
+  }
+  return e;  // the handle stays open for the life of the process
+}
+
+std::deque<LanePlugin>& loaded_lanes() {
+  static std::deque<LanePlugin> v;
+  return v;
+}
+
+// The flags of a lane add-on for isa: those of the built-in models' lane
+// units (CMakeLists.txt), `nholo` renamed so that no inline function it
+// instantiates is shared with baseline code, and SLEEF's headers
+#ifndef NHOLO_PLUGIN_SLEEF_INCLUDE_DIR
+#define NHOLO_PLUGIN_SLEEF_INCLUDE_DIR ""
+#endif
+#ifndef NHOLO_PLUGIN_SLEEF_LIBRARY
+#define NHOLO_PLUGIN_SLEEF_LIBRARY "-lsleef"
+#endif
+std::vector<std::string> lane_flags(SimdIsa isa) {
+  std::vector<std::string> a = compile_flags();
+  a.insert(a.end(), {"-mavx2", "-mfma", "-ffp-contract=off", "-fno-math-errno", "-Wno-psabi"});
+  if (isa == SimdIsa::avx512) a.push_back("-mavx512f");
+  a.push_back("-Dnholo=nholo_" + std::string(simd_isa_name(isa)));
+  const std::string inc = NHOLO_PLUGIN_SLEEF_INCLUDE_DIR;
+  if (!inc.empty() && inc != "/usr/include") a.push_back("-isystem" + inc);
+  return a;
+}
+
 }  // namespace
 
 std::string plugin_identity() {
@@ -161,6 +213,8 @@ namespace {
 struct PluginEntry {
   std::string model, source, stem, so, record;
   std::vector<std::string> srcs;  // the units' sources (unit_source_path)
+  std::vector<std::string> link_inputs;  // libraries the link adds (a lane add-on's SLEEF)
+  std::string kind;                      // the record's kind: "plugin", "lanes avx512", ...
 };
 
 // The number of units a plugin is compiled from (plugin_define.hpp
@@ -214,6 +268,7 @@ std::string compile_to_temporary(const PluginEntry& e, const std::vector<std::st
   link.insert(link.end(), flags.begin(), flags.end());
   link.insert(link.end(), {"-o", tmp});
   link.insert(link.end(), objects.begin(), objects.end());
+  link.insert(link.end(), e.link_inputs.begin(), e.link_inputs.end());
   const std::string link_log = e.stem + ".link.log";
   auto remove_temporaries = [&](bool plugin_too) {
     for (const auto& o : objects) std::remove(o.c_str());
@@ -291,11 +346,106 @@ void commit_plugin(const PluginEntry& e, const std::string& tmp, const std::stri
   const bool is_file = fs::is_regular_file(e.source, ec);
   const std::string source =
       is_file ? fs::absolute(e.source, ec).lexically_normal().string() : e.source;
-  rec << "model = " << e.model << "\nsource = " << source << "\nidentity = " << plugin_identity()
-      << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION << "\ncompiler = " << cxx
-      << "\nbytes = " << bytes.size() << "\nchecksum = " << hex16(fnv1a(bytes))
-      << "\ncompile_seconds = " << secs << "\n";
+  rec << "model = " << e.model << "\nkind = " << e.kind << "\nsource = " << source
+      << "\nidentity = " << plugin_identity() << "\nabi = " << NHOLO_PLUGIN_ABI_VERSION
+      << "\ncompiler = " << cxx << "\nbytes = " << bytes.size()
+      << "\nchecksum = " << hex16(fnv1a(bytes)) << "\ncompile_seconds = " << secs << "\n";
   write_atomic(e.record, rec.str());  // after the plugin: a record vouches for a complete file
+}
+
+// The key of a cache entry: this nholo, its headers, the units' sources and
+// the compiler's command (16 hex digits).
+std::string cache_key(const std::vector<std::string>& units,
+                      const std::vector<std::string>& cxx_words,
+                      const std::vector<std::string>& flags) {
+  std::string key_text = plugin_identity() + '\0' + headers_fingerprint();
+  for (const auto& u : units) key_text += '\0' + u;
+  for (const auto& w : cxx_words) key_text += '\0' + w;
+  for (const auto& f : flags) key_text += '\0' + f;
+  return hex16(fnv1a(key_text));
+}
+
+// What a cache entry (a plugin, its lane add-on) is compiled from and how
+// its file is checked: open_checked loads it and throws when it cannot be used.
+struct CacheBuild {
+  const PluginEntry& entry;
+  const std::string& what;  // "plugin", "SIMD lane add-on (avx512, 8 lanes)": for messages
+  const std::vector<std::string>& units;
+  const std::vector<std::string>& cxx_words;
+  const std::vector<std::string>& flags;
+  const std::function<void(const std::string&)>& open_checked;
+};
+struct CacheBuilt {
+  bool compiled = false;  // by this call (else from the cache)
+  double compile_seconds = 0;
+};
+
+// The cache entry b: the cached file when its record vouches for it and it
+// loads, else compiled now (force: always) under the entry's lock, checked
+// (an ELF shared library that loads) before it is renamed into place, and its
+// record, which vouches for it, written last.
+CacheBuilt cached_or_compiled(const CacheBuild& b, bool force,
+                              const std::function<void(const std::string&)>& say) {
+  const PluginEntry& e = b.entry;
+  const std::string cxx = joined_words(b.cxx_words);
+  CacheBuilt r;
+  // the cached file, when its record vouches for it and it loads; else
+  // false, with why in `why` ("" when there is none)
+  bool unloadable = false;  // vouched for by its record, but it did not load
+  auto use_cached = [&](std::string& why) {
+    const std::string state = check_cached(e.so, e.record);
+    if (state != "ok") {
+      why = state == "missing" ? "" : state;
+      return false;
+    }
+    r.compile_seconds = std::atof(read_record(e.record)["compile_seconds"].c_str());
+    say("model " + e.model + ": " + b.what + " " + e.so + " (cached), compiled by " + cxx);
+    try {
+      b.open_checked(e.so);
+    } catch (const std::exception& x) {
+      // vouched for by its record but it does not load (another machine's
+      // system libraries, a partial copy): rebuilt
+      why = std::string("cannot be used (") + x.what() + ")";
+      unloadable = true;
+      return false;
+    }
+    return true;
+  };
+  auto build = [&] {
+    say("model " + e.model + ": compiling its " + b.what + " (" + cxx + ", nholo's headers in " +
+        header_root() + ") ...");
+    PluginEntry written = e;
+    for (size_t k = 0; k < b.units.size(); ++k) {
+      written.srcs.push_back(unit_path(e.stem, static_cast<int>(k), ".cpp"));
+      write_atomic(written.srcs.back(), b.units[k]);
+    }
+    const std::string tmp = compile_to_temporary(written, b.cxx_words, b.flags, r.compile_seconds);
+    commit_plugin(written, tmp, cxx, r.compile_seconds, b.open_checked);
+    r.compiled = true;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.2f", r.compile_seconds);
+    say("model " + e.model + ": " + b.what + " compiled in " + std::string(secs) + " s: " + e.so);
+  };
+  // a valid cached file is used without the lock, so that a read-only cache
+  // (a shared installation's) serves the files built in it
+  std::string why;
+  if (!force && use_cached(why)) return r;
+  prepare_cache_folder(fs::path(e.so).parent_path(),
+                       "the " + b.what + " of model '" + e.model + "' (" + e.source + ")",
+                       b.what + " " + e.so,
+                       force         ? "is to be rebuilt (--force)"
+                       : why.empty() ? "is missing"
+                                     : why);
+  FileLock lock(e.stem + ".lock");  // one build of a key at a time, across processes
+  remove_stale_temporaries(e.stem);
+  // another process may have built it while this one waited for the lock
+  // (or was between its file and its record when it was looked at)
+  if (!force && !unloadable && use_cached(why)) return r;
+  if (!why.empty())
+    say("model " + e.model + ": the cached " + b.what + " " + e.so + " " + why +
+        "; refused, rebuilding it");
+  build();
+  return r;
 }
 
 }  // namespace
@@ -350,11 +500,7 @@ const Plugin& model_plugin(const ModelSource& source,
   const std::vector<std::string> cxx_words = compiler();
   const std::string cxx = joined_words(cxx_words);
   const std::vector<std::string> flags = compile_flags();
-  std::string key_text = plugin_identity() + '\0' + headers_fingerprint();
-  for (const auto& u : units) key_text += '\0' + u;
-  for (const auto& w : cxx_words) key_text += '\0' + w;
-  for (const auto& f : flags) key_text += '\0' + f;
-  const std::string key = hex16(fnv1a(key_text));
+  const std::string key = cache_key(units, cxx_words, flags);
   for (const auto& p : loaded())
     if (p.path.find(key) != std::string::npos && !force) return p;
 
@@ -365,6 +511,7 @@ const Plugin& model_plugin(const ModelSource& source,
   p.path = so;
   p.model = name;
   // loads path and checks that it is the model the config was checked against
+  PluginEntry entry{name, source.origin, stem, so, record, {}, {}, tangent ? "tangent" : "plugin"};
   auto open_checked = [&](const std::string& path) {
     p.entry = open_entry(path);
     const ModelInfo got = model_info_of_plugin(*p.entry);
@@ -375,71 +522,89 @@ const Plugin& model_plugin(const ModelSource& source,
                                "' as its source does (" + source.origin +
                                "); remove it (it is rebuilt)");
   };
-  // the cached plugin, when its record vouches for it and it loads; else
-  // false, with why in `why` ("" when there is none)
-  bool unloadable = false;  // vouched for by its record, but it did not load
-  auto use_cached = [&](std::string& why) {
-    const std::string state = check_cached(so, record);
-    if (state != "ok") {
-      why = state == "missing" ? "" : state;
-      return false;
-    }
-    p.compile_seconds = std::atof(read_record(record)["compile_seconds"].c_str());
-    say("model " + name + ": " + what + " " + so + " (cached), compiled by " + cxx);
-    try {
-      open_checked(so);
-    } catch (const std::exception& e) {
-      // vouched for by its record but it does not load (another machine's
-      // system libraries, a partial copy): rebuilt
-      why = std::string("cannot be used (") + e.what() + ")";
-      unloadable = true;
-      return false;
-    }
-    return true;
-  };
-  // compiles the plugin into so and writes its record; the file is checked
-  // (an ELF shared library that loads) before it is renamed into place, and
-  // the record, which vouches for it, is written last
-  auto build = [&] {
-    say("model " + name + ": compiling its " + what + " (" + cxx + ", nholo's headers in " +
-        header_root() + ") ...");
-    PluginEntry entry{name, source.origin, stem, so, record, {}};
-    for (int k = 0; k < kPluginUnits; ++k) {
-      entry.srcs.push_back(unit_path(stem, k, ".cpp"));
-      write_atomic(entry.srcs.back(), units[k]);
-    }
-    const std::string tmp = compile_to_temporary(entry, cxx_words, flags, p.compile_seconds);
-    commit_plugin(entry, tmp, cxx, p.compile_seconds, open_checked);
-    p.compiled = true;
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.2f", p.compile_seconds);
-    say("model " + name + ": plugin compiled in " + std::string(secs) + " s: " + so);
-  };
-
-  // a valid cached plugin is used without the lock, so that a read-only
-  // cache (a shared installation's) serves the plugins built in it
-  std::string why;
-  bool found = !force && use_cached(why);
-  if (!found) {
-    prepare_cache_folder(dir, "the plugin of model '" + name + "' (" + source.origin + ")",
-                         "plugin " + so,
-                         force         ? "is to be rebuilt (--force)"
-                         : why.empty() ? "is missing"
-                                       : why);
-    FileLock lock(stem + ".lock");  // one build of a key at a time, across processes
-    remove_stale_temporaries(stem);
-    // another process may have built it while this one waited for the lock
-    // (or was between its plugin and its record when it was looked at)
-    if (!force && !unloadable) found = use_cached(why);
-    if (!found) {
-      if (!why.empty())
-        say("model " + name + ": the cached plugin " + so + " " + why + "; refused, rebuilding it");
-      build();
-    }
-  }
-  p.runtime = std::make_shared<const PluginModelRuntime>(p.entry, so);
+  const CacheBuild b{entry, what, units, cxx_words, flags, open_checked};
+  const CacheBuilt built = cached_or_compiled(b, force, say);
+  p.compiled = built.compiled;
+  p.compile_seconds = built.compile_seconds;
+  p.runtime = std::make_shared<PluginModelRuntime>(p.entry, so);
   loaded().push_back(p);
   return loaded().back();
+}
+
+const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, SimdIsa isa,
+                              const std::function<void(const std::string&)>& log, bool force) {
+  const auto& forms = source.info.formulations;
+  if (isa == SimdIsa::off || std::find(forms.begin(), forms.end(), "udwadia_kalaba") == forms.end())
+    return nullptr;
+  auto say = [&](const std::string& s) {
+    if (log) log(s);
+  };
+  const std::string& name = source.name;
+  const std::string isa_name = simd_isa_name(isa);
+  const int lanes = simd_lanes(isa);
+  const bool out_of_line = source.header.size() > kOutOfLineHeaderBytes;
+  const std::vector<std::string> units = {
+      "// generated by nholo: the SIMD lanes' kernels of model '" + name + "' (Udwadia–Kalaba, " +
+      isa_name + ", " + std::to_string(lanes) + " lanes)\n" +
+      (out_of_line ? "#define NHOLO_PLUGIN_OUT_OF_LINE 1\n" : "") + source.header +
+      "\n#include \"host/model_files/plugin_lanes_define.hpp\"\nNHOLO_DEFINE_LANE_PLUGIN(" +
+      source.type + ", " + std::to_string(lanes) + ", \"" + isa_name + "\")\n"};
+  const std::vector<std::string> cxx_words = compiler();
+  const std::vector<std::string> flags = lane_flags(isa);
+  const std::string key = cache_key(units, cxx_words, flags);
+  for (const auto& l : loaded_lanes())
+    if (l.path.find(key) != std::string::npos && !force) {
+      plugin.runtime->attach_lanes(l.entry);
+      return &l;
+    }
+  // the window the add-on integrates is the plugin's: the same size
+  nholo_window_layout layout{};
+  if (!plugin.entry->window_layout("udwadia_kalaba", 0, &layout))
+    throw std::runtime_error("the plugin " + plugin.path + " of model '" + name +
+                             "' has no Udwadia–Kalaba window");
+  const fs::path dir = plugin_cache_dir();
+  const std::string stem = (dir / (name + "-lanes-" + isa_name + "-" + key)).string();
+  LanePlugin l;
+  l.path = stem + ".so";
+  l.isa = isa_name;
+  const PluginEntry entry{name,
+                          source.origin,
+                          stem,
+                          l.path,
+                          stem + ".info",
+                          {},
+                          {NHOLO_PLUGIN_SLEEF_LIBRARY},
+                          "lanes " + isa_name};
+  const std::string what =
+      "SIMD lane add-on (" + isa_name + ", " + std::to_string(lanes) + " lanes)";
+  auto open_checked = [&](const std::string& path) {
+    l.entry = open_lane_entry(path);
+    if (name != l.entry->model || isa_name != l.entry->isa || l.entry->window_bytes != layout.bytes)
+      throw std::runtime_error("the lane add-on '" + path + "' is not the " + isa_name +
+                               " one of model '" + name + "' with the plugin's window (" +
+                               std::to_string(l.entry->window_bytes) + " bytes, the plugin's " +
+                               std::to_string(layout.bytes) + ")");
+  };
+  const CacheBuild b{entry, what, units, cxx_words, flags, open_checked};
+  const CacheBuilt built = cached_or_compiled(b, force, say);
+  l.compiled = built.compiled;
+  l.compile_seconds = built.compile_seconds;
+  plugin.runtime->attach_lanes(l.entry);
+  loaded_lanes().push_back(l);
+  return &loaded_lanes().back();
+}
+
+SimdIsa run_lane_isa(const RunConfig& cfg) {
+  const auto& forms = cfg.formulations;
+  if (cfg.device == BackendDevice::cuda ||
+      std::find(forms.begin(), forms.end(), "udwadia_kalaba") == forms.end() ||
+      !lanes_apply(cfg.integrator.method, !cfg.events.empty(), cfg.eval.drift))
+    return SimdIsa::off;
+  try {
+    return resolve_simd(cfg.simd);
+  } catch (const DeviceUnavailable&) {
+    return SimdIsa::off;
+  }
 }
 
 const Plugin& load_plugin_file(const std::string& path) {
@@ -453,7 +618,7 @@ const Plugin& load_plugin_file(const std::string& path) {
   p.path = abs;
   p.entry = open_entry(abs);
   p.model = p.entry->model->name;
-  p.runtime = std::make_shared<const PluginModelRuntime>(p.entry, abs);
+  p.runtime = std::make_shared<PluginModelRuntime>(p.entry, abs);
   loaded().push_back(p);
   return loaded().back();
 }
@@ -487,8 +652,14 @@ std::vector<CachedPlugin> cached_plugins() {
                   " bytes): not a compiled " + (ext == ".so" ? "plugin" : "GPU module");
       } else if (ext == ".so") {
         // "loadable" is said of a plugin that loaded
+        const std::string kind = r.count("kind") ? r.at("kind") : "plugin";
+        const bool lanes = kind.rfind("lanes", 0) == 0;
+        if (lanes) c.model += " [SIMD " + kind + "]";
         try {
-          (void)open_entry(so);
+          if (lanes)
+            (void)open_lane_entry(so);
+          else
+            (void)open_entry(so);
           c.loaded = true;
         } catch (const std::exception& ex) {
           c.state = std::string("does not load (") + ex.what() + ")";

@@ -48,10 +48,12 @@
 #include <string>
 #include <vector>
 
+#include "host/backends/simd_choice.hpp"
+#include "host/config/config.hpp"
 #include "host/config/model_info.hpp"
-#include "host/model_language/model_file.hpp"
 #include "host/model_files/plugin_abi.h"
 #include "host/model_files/plugin_runtime.hpp"
+#include "host/model_language/model_file.hpp"
 
 namespace nholo {
 
@@ -83,7 +85,17 @@ struct Plugin {
   bool compiled = false;      // compiled by this call (else from the cache)
   double compile_seconds = 0;
   const nholo_plugin* entry = nullptr;
-  std::shared_ptr<const PluginModelRuntime> runtime;  // the run pipeline's view of it
+  std::shared_ptr<PluginModelRuntime> runtime;  // the run pipeline's view of it
+};
+
+// A plugin's SIMD lane add-on (plugin_abi.h nholo_lane_plugin): the lanes'
+// kernels of the model's Udwadia–Kalaba formulation for one instruction set.
+struct LanePlugin {
+  std::string path;  // the shared library
+  std::string isa;   // "avx512", "avx2"
+  bool compiled = false;
+  double compile_seconds = 0;
+  const nholo_lane_plugin* entry = nullptr;
 };
 
 std::string plugin_cache_dir();
@@ -108,6 +120,26 @@ inline const Plugin& model_plugin(const ModelSpec& spec,
                                   bool force = false) {
   return model_plugin(model_source(spec), log, force);
 }
+
+// The lane add-on of plugin (model_plugin(source), without the tangent
+// systems) for instruction set isa, from the cache or compiled now
+// (host/model_files/plugin_lanes_define.hpp: the unit after the model's
+// header, compiled with the ISA's flags and linked with SLEEF), attached to
+// the plugin's runtime: its Udwadia–Kalaba ensembles then integrate in lanes
+// on a CPU backend whose backend.simd is isa (kernels/ensemble_lanes.hpp).
+// Null, nothing compiled, when isa is off or the model has no Udwadia–Kalaba
+// formulation. Throws like model_plugin.
+const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, SimdIsa isa,
+                              const std::function<void(const std::string&)>& log,
+                              bool force = false);
+
+// The instruction set whose lane add-on a run of cfg uses on a CPU backend
+// (backend.simd resolved on this CPU): off when the run asks for the CUDA
+// backend, has no Udwadia–Kalaba formulation or integrates what the lanes do
+// not (kernels/ensemble.hpp lanes_apply: events, a projection, RK4), and when
+// backend.simd names an instruction set this CPU lacks (the device's choice
+// refuses the run with the reason).
+SimdIsa run_lane_isa(const RunConfig& cfg);
 
 // A plugin file built outside the cache (CMake's nholo_add_model): loaded
 // once its interface version, layout and nholo release are this nholo's.

@@ -29,14 +29,18 @@
 
 #include <stdint.h>
 
+#include "host/backends/lane_run.h"
+
 /* The version of the table's shape: raised when the entry table's functions
  * change, not for a member of the field lists below (the layout table names
  * every member, so a plugin without it is refused by the layout check).
+ * 9: gpu_window honours args->trajectory_major (the window a lane add-on
+ * integrates), the lane add-on's table nholo_lane_plugin;
  * 8: tangent systems (Lyapunov exponents: nholo_eval_c.tangent_renormalize_every,
  * nholo_system_info_c.tangent_base_size, window_layout's tangent); 7: events in
  * nholo_arrays_c; 6: the C interface (was: C++ types across
  * the boundary, 1-5). */
-#define NHOLO_PLUGIN_ABI_VERSION 8u
+#define NHOLO_PLUGIN_ABI_VERSION 9u
 #define NHOLO_PLUGIN_ENTRY_SYMBOL "nholo_plugin_entry_v1"
 
 #ifdef __cplusplus
@@ -247,7 +251,8 @@ typedef struct nholo_plugin {
                          nholo_window_c** out, char* err, uint64_t err_size);
   int32_t (*window_run)(const nholo_window_c* w, int64_t i, int64_t launch_steps);
   void (*window_close)(nholo_window_c* w);
-  /* GPU modules: the kernel argument (EnsembleWindow<Sys>, window_bytes) */
+  /* the kernel argument (EnsembleWindow<Sys>, window_bytes): a GPU module's
+   * (args->trajectory_major 0) or a lane add-on's (1) */
   int32_t (*gpu_window)(const nholo_system_c* sys, const nholo_window_args_c* args, void* dst,
                         uint64_t bytes, char* err, uint64_t err_size);
   /* 1 and out filled; 0 when the model has no such formulation (tangent != 0:
@@ -256,6 +261,25 @@ typedef struct nholo_plugin {
 } nholo_plugin;
 
 typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
+
+/* A plugin's SIMD lane add-on (host/model_files/plugin_lanes_define.hpp): the
+ * lanes' kernels (kernels/ensemble_lanes.hpp) of the model's Udwadia–Kalaba
+ * formulation compiled for one instruction set, a shared library of its own
+ * beside the plugin, compiled by the same compiler from the same model
+ * header. run takes the window the plugin's gpu_window writes with
+ * trajectory_major = 1 (window_bytes of them, its window_layout's bytes). */
+#define NHOLO_LANE_PLUGIN_ENTRY_SYMBOL "nholo_lane_plugin_entry_v1"
+typedef struct nholo_lane_plugin {
+  uint32_t abi_version; /* NHOLO_PLUGIN_ABI_VERSION */
+  uint32_t lanes;       /* 8 (avx512) or 4 (avx2) */
+  const char* nholo_version;
+  const char* model; /* the model's name */
+  const char* isa;   /* "avx512" or "avx2" */
+  uint64_t window_bytes;
+  nholo_lane_entry_c run;
+} nholo_lane_plugin;
+
+typedef const nholo_lane_plugin* (*nholo_lane_plugin_entry_fn)(void);
 
 /* The layout table: the size of every struct above and the offset of every
  * member; both sides expand it with their compiler's sizeof and offsetof. */
@@ -300,7 +324,13 @@ typedef const nholo_plugin* (*nholo_plugin_entry_fn)(void);
   M(nholo_plugin, rank_deficient) M(nholo_plugin, drift_prediction)                             \
   M(nholo_plugin, system_open) M(nholo_plugin, system_close) M(nholo_plugin, start_states)      \
   M(nholo_plugin, window_open) M(nholo_plugin, window_run) M(nholo_plugin, window_close)        \
-  M(nholo_plugin, gpu_window) M(nholo_plugin, window_layout)
+  M(nholo_plugin, gpu_window) M(nholo_plugin, window_layout)                                   \
+  S(nholo_lane_run_c) M(nholo_lane_run_c, window) M(nholo_lane_run_c, window_bytes)             \
+  M(nholo_lane_run_c, method) M(nholo_lane_run_c, idx) M(nholo_lane_run_c, n)                   \
+  M(nholo_lane_run_c, launch_steps) M(nholo_lane_run_c, finished)                               \
+  S(nholo_lane_plugin) M(nholo_lane_plugin, abi_version) M(nholo_lane_plugin, lanes)            \
+  M(nholo_lane_plugin, nholo_version) M(nholo_lane_plugin, model) M(nholo_lane_plugin, isa)     \
+  M(nholo_lane_plugin, window_bytes) M(nholo_lane_plugin, run)
 /* clang-format on */
 /* the rows of the field lists above as M(struct, member) */
 #define NHOLO_LAYOUT_INTEGRATOR_ROW(M, type, member, kernel_member) M(nholo_integrator_c, member)

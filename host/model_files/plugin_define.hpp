@@ -342,7 +342,8 @@ struct PluginOf {
       put_error(err, err_size, "gpu_window: the kernel argument's size differs from the plugin's");
       return -1;
     }
-    s->sys.window(dst, arrays_of(a->arrays), a->count, a->save_times, a->n_saves);
+    s->sys.window(dst, arrays_of(a->arrays), a->count, a->save_times, a->n_saves,
+                  a->trajectory_major != 0);
     return 0;
   }
 
@@ -397,11 +398,7 @@ struct PluginOf {
 // seeds' zeros and ones no longer folded into the model's code: the rolling
 // disk's run took twice the CPU time out of line, in one measurement on a
 // loaded machine).
-#ifdef NHOLO_PLUGIN_OUT_OF_LINE
-#define NHOLO_PLUGIN_MODEL(ModelType) nholo::OutOfLineModel<ModelType>
-#else
-#define NHOLO_PLUGIN_MODEL(ModelType) ModelType
-#endif
+// (NHOLO_PLUGIN_MODEL: plugin_model_calls.hpp)
 #define NHOLO_PLUGIN_ENTRY_POINT(ModelType)                                                    \
   extern "C" __attribute__((visibility("default"))) const nholo_plugin* nholo_plugin_entry_v1( \
       void) {                                                                                  \

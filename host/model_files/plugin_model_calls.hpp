@@ -224,3 +224,13 @@ struct OutOfLineModel : Model {
 };
 
 }  // namespace nholo
+
+// The model type a plugin's formulations see (plugin_define.hpp, and its lane
+// add-on, plugin_lanes_define.hpp): OutOfLineModel with
+// NHOLO_PLUGIN_OUT_OF_LINE (host/model_files/plugin.cpp defines it for a large
+// model), else the model itself.
+#ifdef NHOLO_PLUGIN_OUT_OF_LINE
+#define NHOLO_PLUGIN_MODEL(ModelType) nholo::OutOfLineModel<ModelType>
+#else
+#define NHOLO_PLUGIN_MODEL(ModelType) ModelType
+#endif

@@ -22,20 +22,41 @@ using namespace plugin_convert;
 
 constexpr std::size_t kErrorSize = 1024;
 
-// a plugin's window on a CPU backend
+// a plugin's window on a CPU backend; with lane_window (the window's bytes
+// for a lane add-on, plugin_abi.h nholo_lane_plugin: empty where the lanes do
+// not apply) its batches run in the lanes use_lanes gives
 class PluginCpuWindow final : public CpuWindow {
  public:
-  PluginCpuWindow(const nholo_plugin* t, nholo_window_c* w) : t_(t), w_(w) {}
+  PluginCpuWindow(const nholo_plugin* t, nholo_window_c* w, std::vector<unsigned char> lane_window,
+                  Method method)
+      : t_(t), w_(w), lane_window_(std::move(lane_window)), method_(method) {}
   ~PluginCpuWindow() override { t_->window_close(w_); }
   PluginCpuWindow(const PluginCpuWindow&) = delete;
   PluginCpuWindow& operator=(const PluginCpuWindow&) = delete;
   bool run(int64_t i, int64_t launch_steps) const override {
     return t_->window_run(w_, i, launch_steps) != 0;
   }
+  void run_batch(const int64_t* idx, int64_t n, int64_t launch_steps,
+                 uint8_t* finished) const override {
+    if (!lanes_) {
+      CpuWindow::run_batch(idx, n, launch_steps, finished);
+      return;
+    }
+    const nholo_lanes::LaneRun r =
+        lane_run(lane_window_.data(), lane_window_.size(), method_, idx, n, launch_steps, finished);
+    lanes_(&r);
+  }
+  bool use_lanes(nholo_lanes::LaneEntry entry) override {
+    lanes_ = lane_window_.empty() ? nullptr : entry;
+    return lanes_ != nullptr;
+  }
 
  private:
   const nholo_plugin* t_;
   nholo_window_c* w_;
+  std::vector<unsigned char> lane_window_;
+  Method method_;
+  nholo_lanes::LaneEntry lanes_ = nullptr;
 };
 
 std::vector<std::string> strings(const char* const* v, int count) {
@@ -173,20 +194,34 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
   };
   const uint64_t bytes = si.window_bytes;
   fs.window = [t, sys, where, bytes](void* dst, const EnsembleArrays<double>& arr, int64_t count,
-                                     const double* save_times, int ns) {
-    const nholo_window_args_c a = window_args(arr, count, save_times, ns, false);
+                                     const double* save_times, int ns, bool trajectory_major) {
+    const nholo_window_args_c a = window_args(arr, count, save_times, ns, trajectory_major);
     char e[kErrorSize] = "";
     if (t->gpu_window(sys.get(), &a, dst, bytes, e, sizeof e) != 0)
       throw std::runtime_error(where + ": " + e);
   };
-  fs.cpu_window = [t, sys, where](const EnsembleArrays<double>& arr, int64_t count,
-                                  const double* save_times, int ns) -> std::unique_ptr<CpuWindow> {
+  // the lane add-on's kernels (attach_lanes) for the Udwadia–Kalaba formulation
+  const bool lanes = f == "udwadia_kalaba" && (lane_row_.avx512 || lane_row_.avx2);
+  if (lanes) fs.lanes = &lane_row_;
+  const Method method = cfg.integrator.method;
+  const DriftControl drift = cfg.eval.drift;
+  fs.cpu_window = [t, sys, where, lanes, method, drift, bytes](
+                      const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
+                      int ns) -> std::unique_ptr<CpuWindow> {
     const nholo_window_args_c a = window_args(arr, count, save_times, ns, true);
     nholo_window_c* w = nullptr;
     char e[kErrorSize] = "";
     if (t->window_open(sys.get(), &a, &w, e, sizeof e) != 0)
       throw std::runtime_error(where + ": " + e);
-    return std::make_unique<PluginCpuWindow>(t, w);
+    std::vector<unsigned char> lane_window;
+    if (lanes && lanes_apply(method, arr.events != nullptr, drift)) {
+      lane_window.resize(bytes);
+      if (t->gpu_window(sys.get(), &a, lane_window.data(), bytes, e, sizeof e) != 0) {
+        t->window_close(w);
+        throw std::runtime_error(where + ": " + e);
+      }
+    }
+    return std::make_unique<PluginCpuWindow>(t, w, std::move(lane_window), method);
   };
 
   if (dev.info().backend == Backend::cuda) {
@@ -197,6 +232,12 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
     return dev.module_ensemble(f, fs, cfg.integrator, layout);
   }
   return std::make_unique<CpuEnsemble>(f, static_cast<CpuDevice&>(dev), std::move(fs), layout);
+}
+
+void PluginModelRuntime::attach_lanes(const nholo_lane_plugin* lanes) {
+  lane_row_.model = info_.name.c_str();
+  if (std::string(lanes->isa) == "avx512") lane_row_.avx512 = lanes->run;
+  if (std::string(lanes->isa) == "avx2") lane_row_.avx2 = lanes->run;
 }
 
 const char* PluginModelRuntime::check_params(const double* params) const {

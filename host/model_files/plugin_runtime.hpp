@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "host/backends/lane_entry.hpp"
 #include "host/config/model_info.hpp"
 #include "host/model_files/plugin_abi.h"
 #include "host/run/model_runtime.hpp"
@@ -38,8 +39,14 @@ class PluginModelRuntime final : public ModelRuntime {
   bool rank_deficient(const double* params, double t0, const double* q, const double* qd,
                       double rtol) const override;
   double drift_prediction(const double* params, const double* q0, const double* qd0) const override;
+  // the plugin's SIMD lane add-on (plugin.hpp lane_plugin): the
+  // Udwadia–Kalaba ensembles made after this integrate in its lanes on a CPU
+  // backend of its instruction set
+  void attach_lanes(const nholo_lane_plugin* lanes);
 
  private:
+  // the lane add-ons attached, as a built-in model's row of lane kernels
+  nholo_lanes::LaneTableRow lane_row_{};
   const nholo_plugin* t_;
   std::string path_;
   ModelInfo info_;
