@@ -175,6 +175,36 @@ TEST(SimdRuns, AModelFileIntegratesInTheLanesOfItsAddOn) {
   fs::remove_all(dir);
 }
 
+// A lane add-on that cannot be built (here: a compiler that refuses the
+// instruction set's flags) leaves the run one trajectory at a time, said,
+// with the bits of `off`.
+TEST(SimdRuns, AModelFileWhoseLaneAddOnCannotBeBuiltRunsWithoutLanes) {
+  if (nholo::cpu_simd_isa() == nholo::SimdIsa::off) {
+    std::printf("SKIPPED: this CPU has no AVX2 + FMA: no lane add-on is built\n");
+    return;
+  }
+  const fs::path dir = nholo_test::temp_dir("nholo_simd", "no_addon");
+  const std::string file = std::string(NHOLO_SOURCE_DIR) + "/tests/model_files/rolling_coin.toml";
+  std::string text = lane_coin_config();
+  text.replace(text.find("model = \"rolling_coin\""), 22, "model = \"" + file + "\"");
+  write_file(dir / "c.toml", text);
+  write_file(dir / "cxx.sh",
+             "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -mavx2 ] && { echo 'no AVX2 here' >&2; "
+             "exit 1; }; done\nexec c++ \"$@\"\n");
+  fs::permissions(dir / "cxx.sh", fs::perms::owner_exec, fs::perm_options::add);
+  const std::string env = "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "' NHOLO_CXX='" +
+                          (dir / "cxx.sh").string() + "' NHOLO_PLUGIN_CXXFLAGS=-O1";
+  const auto r = run_nholo("run c.toml --set output.path=a.h5", dir, env);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("could not be built, so its runs integrate one trajectory at a time"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("no AVX2 here"), std::string::npos) << r.output;
+  ASSERT_EQ(run(dir, "off.h5", "--set backend.simd=off", env).code, 0);
+  EXPECT_EQ(diff(dir, "a.h5", "off.h5", "0"), 0);
+  fs::remove_all(dir);
+}
+
 TEST(SimdRuns, WhatTheCpuLacksOrTheKeyDoesNotKnowIsRefused) {
   const fs::path dir = nholo_test::temp_dir("nholo_simd", "refused");
   write_file(dir / "c.toml", lane_coin_config());

@@ -586,7 +586,19 @@ const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, S
                                std::to_string(layout.bytes) + ")");
   };
   const CacheBuild b{entry, what, units, cxx_words, flags, open_checked};
-  const CacheBuilt built = cached_or_compiled(b, force, say);
+  CacheBuilt built;
+  try {
+    built = cached_or_compiled(b, force, say);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception& x) {
+    // the lanes are the plugin's speed, not its results: a compiler without
+    // the instruction set, SLEEF's header or library missing (a bundle on
+    // another machine) leaves the runs one trajectory at a time, said
+    say("model " + name + ": the " + what + " could not be built, so its runs integrate one " +
+        "trajectory at a time (backend.simd = \"off\" does so without trying): " + x.what());
+    return nullptr;
+  }
   l.compiled = built.compiled;
   l.compile_seconds = built.compile_seconds;
   plugin.runtime->attach_lanes(l.entry);

@@ -128,7 +128,11 @@ inline const Plugin& model_plugin(const ModelSpec& spec,
 // the plugin's runtime: its Udwadia–Kalaba ensembles then integrate in lanes
 // on a CPU backend whose backend.simd is isa (kernels/ensemble_lanes.hpp).
 // Null, nothing compiled, when isa is off or the model has no Udwadia–Kalaba
-// formulation. Throws like model_plugin.
+// formulation; null too, the reason said through log, when the add-on cannot
+// be built or loaded (a compiler without the instruction set, SLEEF's header
+// or library missing): the lanes are the runs' speed, not their results, so
+// the runs go on one trajectory at a time. Throws Interrupted when a signal
+// stops its compiler.
 const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, SimdIsa isa,
                               const std::function<void(const std::string&)>& log,
                               bool force = false);
