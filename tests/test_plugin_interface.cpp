@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "host/backends/simd_choice.hpp"
 #include "host/io/h5.hpp"
 #include "host/model_files/plugin_abi.h"
 #include "host/model_files/plugin_convert.hpp"
@@ -259,8 +260,10 @@ CachedRun cached_run(const fs::path& dir) {
   c.result = nholo_test::run_nholo(c.run, dir, cache_env(c.cache));
   if (c.result.code != 0) return c;
   c.q = read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q");
-  for (const auto& e : fs::directory_iterator(c.cache))
-    if (e.path().extension() == ".so") c.so = e.path();
+  for (const auto& e : fs::directory_iterator(c.cache))  // the plugin, not its lane add-on
+    if (e.path().extension() == ".so" &&
+        e.path().filename().string().find("-lanes-") == std::string::npos)
+      c.so = e.path();
   return c;
 }
 
@@ -283,6 +286,32 @@ TEST(PluginInterface, ACachedPluginOfAnOlderInterfaceIsRebuilt) {
   const Result second = nholo_test::run_nholo(first.run, dir, cache_env(first.cache));
   ASSERT_EQ(second.code, 0) << second.output;
   EXPECT_NE(second.output.find("it has plugin interface version 5"), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("refused, rebuilding it"), std::string::npos) << second.output;
+  EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), first.q);
+}
+
+// A cached lane add-on that is not one (here: a plugin's bytes, vouched for
+// by its record) is refused and rebuilt; the run's results are the first's.
+TEST(PluginInterface, ACachedLaneAddOnThatIsNotOneIsRebuilt) {
+  if (nholo::cpu_simd_isa() == nholo::SimdIsa::off) {
+    std::printf("SKIPPED: this CPU has no AVX2 + FMA: no lane add-on is built\n");
+    return;
+  }
+  const fs::path dir = temp_dir("lanes_rebuilt");
+  const CachedRun first = cached_run(dir);
+  ASSERT_TRUE(built(first));
+  fs::path addon;
+  for (const auto& e : fs::directory_iterator(first.cache))
+    if (e.path().extension() == ".so" &&
+        e.path().filename().string().find("-lanes-") != std::string::npos)
+      addon = e.path();
+  ASSERT_FALSE(addon.empty()) << first.result.output;
+  nholo_test::replace_vouched_plugin(addon, read_text(first.so));
+  const Result second = nholo_test::run_nholo(first.run, dir, cache_env(first.cache));
+  ASSERT_EQ(second.code, 0) << second.output;
+  EXPECT_NE(second.output.find("cannot be used as a lane add-on: it has no table"),
+            std::string::npos)
       << second.output;
   EXPECT_NE(second.output.find("refused, rebuilding it"), std::string::npos) << second.output;
   EXPECT_EQ(read<double>(dir / "constant_speed.h5", "udwadia_kalaba/q"), first.q);
