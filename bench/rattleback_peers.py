@@ -3,6 +3,7 @@
 
     python3 bench/rattleback_peers.py [--nholo build/nholo] [--count 16] [--t-end 5]
                                       [--rtol 1e-10] [--model examples/models/rattleback.model.toml]
+                                      [--simd auto|off]
 
 The peer: the rattleback of examples/models/rattleback.model.toml derived with
 sympy.physics.mechanics (Kane's method: the angles psi, theta, phi and the
@@ -13,7 +14,8 @@ PyDy's Cython code generator (generate_ode_function, generator='cython': the
 common subexpressions eliminated by sympy's cse, the 3x3 system solved by
 numpy per call), integrated by scipy's solve_ivp DOP853, one trajectory after
 the other. nholo: `nholo run --threads 1` of the same states (a state file) at
-the same rtol and atol.
+the same rtol and atol, with `backend.simd` = --simd (auto: the CPU's SIMD
+lanes, through the plugin's lane add-on; off: one trajectory at a time).
 
 Printed: the derivation and code-generation times of the peer; its time per
 right-hand-side call (as solve_ivp calls it: the Python call, the generated
@@ -114,7 +116,7 @@ def check_reference(rhs, pvals, p):
     return worst
 
 
-def run_nholo(nholo, model, states, t_end, rtol, atol, workdir):
+def run_nholo(nholo, model, states, t_end, rtol, atol, workdir, simd="auto"):
     cols = [f"q0.{c}" for c in reference.COORDINATES] + [f"qd0.{c}" for c in reference.COORDINATES]
     with open(os.path.join(workdir, "states.txt"), "w") as f:
         f.write(" ".join(cols) + "\n")
@@ -126,7 +128,8 @@ def run_nholo(nholo, model, states, t_end, rtol, atol, workdir):
                 "[ensemble]\nsampler = 'file'\nfile = 'states.txt'\n"
                 "[output]\npath = 'run.h5'\nfields = ['q']\n")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([nholo, "run", "-q", "--overwrite", "--threads", "1", "run.toml"], cwd=workdir, check=True)
+    subprocess.run([nholo, "run", "-q", "--overwrite", "--threads", "1", "--set", f"backend.simd={simd}",
+                    "run.toml"], cwd=workdir, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     import h5py
@@ -147,6 +150,8 @@ def main(argv=None):
     ap.add_argument("--rtol", type=float, default=1e-10)
     ap.add_argument("--atol", type=float, default=1e-10)
     ap.add_argument("--calls", type=int, default=20000, help="right-hand-side calls timed")
+    ap.add_argument("--simd", default="auto",
+                    help="nholo's backend.simd: auto (SIMD lanes where the CPU has them) or off")
     ap.add_argument("--check-reference", action="store_true",
                     help="also compare the peer with scripts/rattleback_reference.py at rtol = atol = 1e-12 "
                          "(the test's three states, t <= 2 s; half a minute)")
@@ -191,9 +196,11 @@ def main(argv=None):
 
     with tempfile.TemporaryDirectory() as workdir:
         # a first run compiles the model's plugin (when it is not cached) and is not timed
-        run_nholo(args.nholo, args.model, states[:1], 0.1, args.rtol, args.atol, workdir)
+        # (and its lane add-on)
+        run_nholo(args.nholo, args.model, states[:1], 0.1, args.rtol, args.atol, workdir, args.simd)
         q_end, cpu, busy, steps, rejected = run_nholo(args.nholo, args.model, states, args.t_end, args.rtol,
-                                                      args.atol, workdir)
+                                                      args.atol, workdir, args.simd)
+    out["nholo_simd"] = args.simd
     out["nholo_cpu_per_trajectory_s"] = cpu / args.count
     out["nholo_integration_per_trajectory_s"] = busy / args.count
     out["nholo_steps"] = steps
