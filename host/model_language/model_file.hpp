@@ -202,7 +202,10 @@ ModelSpec parse_model_table(const toml::table& tbl, const std::string& source,
 // The model as a C++ header: `struct nholo::user_models::UserModel` with the
 // members of the Model concept (kernels/model.hpp), templated on the scalar
 // type, using only kernels/ headers (and kernels/expr_math.hpp). Deterministic:
-// the same spec gives the same text (the plugin cache hashes it).
-std::string generate_model_header(const ModelSpec& s);
+// the same spec gives the same text (the plugin cache hashes it). A large
+// symbolic M and F is written in parts of about part_characters of code each
+// (host/model_language/function_body.hpp; 0: its default, 10,000), the same
+// arithmetic as one function.
+std::string generate_model_header(const ModelSpec& s, size_t part_characters = 0);
 
 }  // namespace nholo

@@ -30,6 +30,7 @@
 // than once (a definition named twice, the symbolic derivatives' common
 // subexpressions) is computed once into a temporary c<k> (Temporaries): a
 // model without definitions has them in hand_dynamics only.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -40,6 +41,7 @@
 #include "host/model_language/code_printer.hpp"
 #include "host/model_language/expr/analysis.hpp"
 #include "host/model_language/expr/derivative.hpp"
+#include "host/model_language/function_body.hpp"
 #include "host/model_language/model_file.hpp"
 
 namespace nholo {
@@ -189,11 +191,13 @@ struct Temporaries {
 
 // hand_dynamics(p, q, qd, t, M, F): the symbolic M and F (dynamics_trees),
 // every node used more than once computed once into a temporary c<k>, in an
-// order where each comes after the ones it uses
+// order where each comes after the ones it uses; a large one in parts
+// (function_body.hpp): NAME_part0 ... NAME_partK, each its own function, called
+// in turn by NAME with the arrays that carry values between them
 // (fname: hand_dynamics from the Lagrangian, conflated_hand_dynamics from
 // the conflated Lagrangian)
 void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees& d,
-                      const TempNames& hoisted, HeaderText& line) {
+                      const TempNames& hoisted, size_t part_characters, HeaderText& line) {
   const int n = static_cast<int>(s.coordinates.size());
   const std::string of =
       std::string(fname) == "hand_dynamics" ? "the Lagrangian" : "the conflated Lagrangian";
@@ -203,38 +207,60 @@ void hand_dynamics_fn(const ModelSpec& s, const char* fname, const DynamicsTrees
          "; the engine differentiates it by AD");
     return;
   }
-  std::vector<const Expr*> roots;
+  std::vector<FunctionOutput> outputs;
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j) roots.push_back(d.mass[static_cast<size_t>(i * n + j)].get());
-  for (const auto& f : d.force) roots.push_back(f.get());
-  const Temporaries tmp(roots, hoisted);
+    for (int j = 0; j <= i; ++j)
+      outputs.push_back({d.mass[static_cast<size_t>(i * n + j)].get(),
+                         "M(" + std::to_string(i) + ", " + std::to_string(j) + ")",
+                         j < i ? "M(" + std::to_string(j) + ", " + std::to_string(i) + ")" : ""});
+  for (int i = 0; i < n; ++i)
+    outputs.push_back({d.force[static_cast<size_t>(i)].get(), "F[" + std::to_string(i) + "]", ""});
+  const FunctionBody body = function_body(outputs, hoisted, part_characters);
   Uses u;
-  for (const Expr* e : tmp.order) {
+  for (const Expr* e : body.order) {
     u.p = u.p || e->op == Op::param || hoisted.count(e) > 0;
     u.q = u.q || e->op == Op::coord;
     u.qd = u.qd || e->op == Op::rate;
     u.t = u.t || e->op == Op::time;
   }
+  const std::string name = fname;
+  const std::string args = arg("const Params&", "p", u.p) + ", " +
+                           arg("const Vec<S, n>&", "q", u.q) + ", " +
+                           arg("const Vec<S, n>&", "qd", u.qd) + ", " + arg("const S&", "t", u.t) +
+                           ", Mat<S, n, n>& M, Vec<S, n>& F";
   line("  // M = d2L/dqd2 and F = dL/dq - (d2L/dqd dq) qd - d2L/dqd dt, differentiated");
   line("  // symbolically by nholo from " + of + " (the engine adds the forces)");
-  line("  template <class S>");
-  line("  NHOLO_HDI static void " + std::string(fname) + "(" + arg("const Params&", "p", u.p) +
-       ", " + arg("const Vec<S, n>&", "q", u.q) + ", " + arg("const Vec<S, n>&", "qd", u.qd) +
-       ", " + arg("const S&", "t", u.t) + ", Mat<S, n, n>& M, Vec<S, n>& F) {");
-  for (const std::string& l : tmp.lines) line(l);
-  const TempNames& names = tmp.names;
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j <= i; ++j) {
-      const std::string ij = std::to_string(i) + ", " + std::to_string(j);
-      line("    M(" + ij + ") = S(" + print(*d.mass[static_cast<size_t>(i * n + j)], &names).text +
-           ");");
-      if (j < i)
-        line("    M(" + std::to_string(j) + ", " + std::to_string(i) + ") = M(" + ij + ");");
-    }
+  if (body.parts.size() == 1) {
+    line("  template <class S>");
+    line("  NHOLO_HDI static void " + name + "(" + args + ") {");
+    for (const std::string& l : body.parts[0]) line(l);
+    line("  }");
+    return;
   }
-  for (int i = 0; i < n; ++i)
-    line("    F[" + std::to_string(i) + "] = S(" +
-         print(*d.force[static_cast<size_t>(i)], &names).text + ");");
+  const std::string parts = std::to_string(body.parts.size());
+  line("  // in " + parts + " parts, each a function of its own: one function of this size");
+  line("  // compiles in a time that grows faster than its length; xs and xd carry the");
+  line("  // values a part computes and a later part reads (nholo's function_body.hpp)");
+  line("  static constexpr int " + name + "_parts = " + parts + ";");
+  const std::string part_args =
+      "[[maybe_unused]] const Params& p, [[maybe_unused]] const Vec<S, n>& q, "
+      "[[maybe_unused]] const Vec<S, n>& qd, [[maybe_unused]] const S& t, "
+      "[[maybe_unused]] Mat<S, n, n>& M, [[maybe_unused]] Vec<S, n>& F, "
+      "[[maybe_unused]] S* xs, [[maybe_unused]] double* xd";
+  for (size_t k = 0; k < body.parts.size(); ++k) {
+    line("  template <class S>");
+    line("  NHOLO_HD NHOLO_NOINLINE static void " + name + "_part" + std::to_string(k) + "(" +
+         part_args + ") {");
+    for (const std::string& l : body.parts[k]) line(l);
+    line("  }");
+  }
+  line("  template <class S>");
+  line("  NHOLO_HDI static void " + name + "(const Params& p, const Vec<S, n>& q, " +
+       "const Vec<S, n>& qd, const S& t, Mat<S, n, n>& M, Vec<S, n>& F) {");
+  line("    S xs[" + std::to_string(std::max(body.s_slots, 1)) + "];");
+  line("    double xd[" + std::to_string(std::max(body.double_slots, 1)) + "];");
+  for (size_t k = 0; k < body.parts.size(); ++k)
+    line("    " + name + "_part" + std::to_string(k) + "(p, q, qd, t, M, F, xs, xd);");
   line("  }");
 }
 
@@ -424,10 +450,11 @@ void force_fn(const char* fname, const std::vector<Expression>& f, const TempNam
 // the model's functions: lagrangian, hand_dynamics, the constraints of each
 // kind, the forces, energy, conflated_lagrangian, conflated_hand_dynamics
 void model_functions(const ModelSpec& s, const DynamicsTrees& dyn,
-                     const DynamicsTrees& dyn_conflated, const Hoister& hoist, HeaderText& line) {
+                     const DynamicsTrees& dyn_conflated, const Hoister& hoist,
+                     size_t part_characters, HeaderText& line) {
   const TempNames* hoisted = &hoist.names();
   scalar_fn("lagrangian", s.lagrangian, hoisted, line);
-  if (s.lagrangian.tree) hand_dynamics_fn(s, "hand_dynamics", dyn, hoist.names(), line);
+  if (s.lagrangian.tree) hand_dynamics_fn(s, "hand_dynamics", dyn, hoist.names(), part_characters, line);
   const char* kind_fn[3] = {"position_constraints", "velocity_constraints",
                             "acceleration_constraints"};
   const char* kind_size[3] = {"m_position", "m_velocity", "m_acceleration"};
@@ -442,14 +469,15 @@ void model_functions(const ModelSpec& s, const DynamicsTrees& dyn,
   if (s.energy.tree) scalar_fn("energy", s.energy, hoisted, line);
   if (s.conflated_lagrangian.tree) {
     scalar_fn("conflated_lagrangian", s.conflated_lagrangian, hoisted, line);
-    hand_dynamics_fn(s, "conflated_hand_dynamics", dyn_conflated, hoist.names(), line);
+    hand_dynamics_fn(s, "conflated_hand_dynamics", dyn_conflated, hoist.names(), part_characters,
+                     line);
   }
 }
 
 }  // namespace
 }  // namespace model_file
 
-std::string generate_model_header(const ModelSpec& s) {
+std::string generate_model_header(const ModelSpec& s, size_t part_characters) {
   // the symbolic M and F of the Lagrangian (hand_dynamics) and of the
   // conflated one (conflated_hand_dynamics), unless too large
   const int n = static_cast<int>(s.coordinates.size());
@@ -462,7 +490,7 @@ std::string generate_model_header(const ModelSpec& s) {
   model_file::header_begin(s, line);
   model_file::name_tables(s, line);
   model_file::params_struct(s, hoist, line);
-  model_file::model_functions(s, dyn, dyn_conflated, hoist, line);
+  model_file::model_functions(s, dyn, dyn_conflated, hoist, part_characters, line);
   line("};");
   line("");
   line("}  // namespace nholo::user_models");

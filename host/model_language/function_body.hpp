@@ -1,0 +1,59 @@
+// nholo/host/model_language/function_body.hpp — the body of a generated
+// function that computes several outputs (hand_dynamics: the entries of M and
+// F) from expression trees sharing nodes: every node used more than once
+// computed once into a temporary, and a body too large for the compiler
+// written in parts. Internal to host/model_language/ (model_header.cpp).
+//
+// Why parts: g++ compiles one straight-line function in a time that grows
+// faster than its length (register allocation, dead-store elimination and
+// the combiner over one basic block of thousands of live values): the
+// symbolic M and F of an 8-coordinate model of 38,000 nodes took 30 s of
+// -O3 alone, 41 s on SIMD lanes, in every unit that used it. Cut into parts
+// of about kPartCharacters of printed code, each a function of its own (not
+// inlined), the same code compiles in 4 s and runs as fast
+// (docs/BENCHMARKS.md, section 20). A value one part computes and a later
+// part uses passes through an array the function declares (xs of the scalar
+// type, xd of double), its slot reused once no later part reads it; the
+// outputs are written as soon as their operands are computed, so few values
+// live across parts. The operations and their order within each value are
+// those of the single function: the same bits.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/model_language/code_printer.hpp"
+#include "host/model_language/expr/tree.hpp"
+
+namespace nholo::model_file {
+
+// lhs = S(root); then mirror = lhs when mirror is not empty (M's symmetric
+// entry)
+struct FunctionOutput {
+  const Expr* root;
+  std::string lhs;
+  std::string mirror;
+};
+
+// characters of printed code per part; a body is written in parts from
+// kPartsFrom parts' worth (below it: one function, as before parts existed)
+constexpr size_t kPartCharacters = 10000;
+constexpr size_t kPartsFrom = 4;
+
+struct FunctionBody {
+  // one function's lines when parts.size() == 1 (temporaries first, then
+  // the outputs in their order); else each part's lines
+  std::vector<std::vector<std::string>> parts;
+  int s_slots = 0;       // xs: values of the scalar type passed between parts
+  int double_slots = 0;  // xd: double ones (parameters only)
+  // the nodes the body prints, post-order (not under hoisted ones)
+  std::vector<const Expr*> order;
+};
+
+// the body computing outputs; hoisted: parameter-only subexpressions
+// printed by name (Params::k); part_characters: 0 for kPartCharacters (a
+// test gives a small size to have a small model's body in parts)
+FunctionBody function_body(const std::vector<FunctionOutput>& outputs, const TempNames& hoisted,
+                           size_t part_characters = 0);
+
+}  // namespace nholo::model_file
