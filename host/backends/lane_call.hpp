@@ -13,27 +13,35 @@
 
 namespace nholo {
 
-// r's window integrated with method r->method: W lanes, or one where the
-// parameters vary per trajectory (the same functions: a sweep gives separate
-// runs' bits). A window of another system (its size differs) traps: the
-// caller's bytes would be misread.
+// r's window integrated with method r->method in W lanes. A window of
+// another system (its size differs) traps: the caller's bytes would be
+// misread.
 template <class Sys, int W>
+void run_lanes_of_width(const nholo_lane_run_c* r) {
+  EnsembleWindow<Sys> w;
+  if (r->window_bytes != sizeof w) __builtin_trap();
+  memcpy(static_cast<void*>(&w), r->window, sizeof w);
+  if (r->method == static_cast<int>(Method::dop853))
+    run_window_lanes<Method::dop853, W>(w, r->idx, r->n, r->launch_steps, r->finished);
+  else
+    run_window_lanes<Method::dopri5, W>(w, r->idx, r->n, r->launch_steps, r->finished);
+}
+
+using lane_width_fn = void (*)(const nholo_lane_run_c*);
+
+// r's window integrated in W lanes, or by one_lane (one lane: the same
+// functions) where the parameters vary per trajectory, so that a sweep gives
+// separate runs' bits. A model plugin's lane add-on compiles one_lane in a
+// unit of its own (plugin_lanes_define.hpp), at the same time as the rest.
+template <class Sys, int W, lane_width_fn one_lane = &run_lanes_of_width<Sys, 1>>
 void run_lane_call(const nholo_lane_run_c* r) {
   EnsembleWindow<Sys> w;
   if (r->window_bytes != sizeof w) __builtin_trap();
   memcpy(static_cast<void*>(&w), r->window, sizeof w);
-  const bool one = lanes_width(w, W) == 1;
-  if (r->method == static_cast<int>(Method::dop853)) {
-    if (one)
-      run_window_lanes<Method::dop853, 1>(w, r->idx, r->n, r->launch_steps, r->finished);
-    else
-      run_window_lanes<Method::dop853, W>(w, r->idx, r->n, r->launch_steps, r->finished);
-  } else {
-    if (one)
-      run_window_lanes<Method::dopri5, 1>(w, r->idx, r->n, r->launch_steps, r->finished);
-    else
-      run_window_lanes<Method::dopri5, W>(w, r->idx, r->n, r->launch_steps, r->finished);
-  }
+  if (lanes_width(w, W) == 1)
+    one_lane(r);
+  else
+    run_lanes_of_width<Sys, W>(r);
 }
 
 }  // namespace nholo

@@ -335,6 +335,33 @@ std::string neutral_header(const ModelSpec& spec) {
   return text;
 }
 
+std::string part_instantiations(const std::string& header, const std::string& model,
+                                const std::vector<std::string>& scalars, int unit, int units) {
+  static const std::string decl = "  static constexpr int ";
+  static const std::string tail = "_parts = ";
+  std::string text;
+  for (size_t at = header.find(decl); at != std::string::npos; at = header.find(decl, at + 1)) {
+    const size_t name_at = at + decl.size(), tail_at = header.find(tail, name_at),
+                 line_end = header.find('\n', name_at);
+    if (tail_at == std::string::npos || tail_at > line_end) continue;
+    const std::string name = header.substr(name_at, tail_at - name_at);
+    const int parts = std::stoi(header.substr(tail_at + tail.size()));
+    for (const std::string& S : scalars) {
+      const std::string v = "const nholo::Vec<" + S + ", " + model + "::n>&";
+      const std::string args = "(const " + model + "::Params&, " + v + ", " + v + ", const " + S +
+                               "&, nholo::Mat<" + S + ", " + model + "::n, " + model +
+                               "::n>&, nholo::Vec<" + S + ", " + model + "::n>&, " + S +
+                               "*, double*);\n";
+      for (int k = 0; k < parts; ++k)
+        text += std::string(k % units == unit ? "template" : "extern template") + " void " + model +
+                "::" + name + "_part" + std::to_string(k) + "<" + S + ">" + args;
+    }
+  }
+  if (text.empty()) return text;
+  return "// the parts of the model's largest functions: part k compiled in unit k % " +
+         std::to_string(units) + "\n" + text;
+}
+
 void prepare_cache_folder(const fs::path& dir, const std::string& what, const std::string& file,
                           const std::string& state) {
   std::error_code ec;

@@ -76,5 +76,15 @@ std::map<std::string, std::string> read_record(const std::string& path);
 std::string check_cached(const std::string& file, const std::string& record);
 // The model header of spec, whatever file or table it was read from
 std::string neutral_header(const ModelSpec& spec);
+// For a unit of a plugin (or lane add-on) compiled from `units` units of the
+// model header `header` of type `model`: the generated functions the header
+// writes in parts (`static constexpr int NAME_parts = K;`, the functions
+// NAME_part0 ... NAME_part<K-1>, host/model_language/function_body.hpp),
+// each part for each scalar type explicitly instantiated in one unit (part k
+// in unit k % units) and declared `extern template` in the others, so that
+// the units compile each part once and both cores share them. "" when the
+// header has no parts. Placed after the header and before the unit's uses.
+std::string part_instantiations(const std::string& header, const std::string& model,
+                                const std::vector<std::string>& scalars, int unit, int units);
 
 }  // namespace nholo::plugin_cache
