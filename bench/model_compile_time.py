@@ -10,10 +10,12 @@ keep marker, between this script's own markers).
 A size is a number of bodies, with `n` when the model has no energy (the
 energy repeats the Lagrangian's text: it doubles the node count without
 adding to M, F or the constraints). For each: the model's node count (as
-nholo counts it, after parsing), the compiler's CPU time (user + sys of
-nholo's child processes: the compilers and the linker, what a machine
-shared with others still measures) and the wall time of the command, and the
-CPU time per 1,000 nodes (flat when the time grows linearly). The machine's
+nholo counts it as written and as its shared graph, `nholo model check`), the
+symbolic M and F's size and the parts they are written in, the wall time of
+the plugin's compile and of its SIMD lane add-on's (as `nholo model build`
+reports them), the compilers' CPU time (user + sys of nholo's child
+processes: the compilers and the linker, what a machine shared with others
+still measures) and the wall time of the whole command. The machine's
 load average at the start of each build is printed with it: wall times on a
 loaded machine say little, CPU times a little more than they would idle.
 
@@ -22,6 +24,7 @@ script reports it and goes on.
 """
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -69,26 +72,32 @@ def main():
         path = os.path.join(work, f"large_{size}.model.toml")
         with open(path, "w") as f:
             f.write(text)
+        check = subprocess.run([nholo, "model", "check", path], capture_output=True, text=True)
+        graph = re.search(r"size: ([\d,]+) of", check.stdout)
+        mf = re.search(r"M, F: differentiated symbolically from the Lagrangian \(([\d,]+) distinct", check.stdout)
         load = os.getloadavg()[0]
         cpu, wall, rc, out = build(nholo, path, os.path.join(work, f"cache_{size}"))
         if rc != 0:
             print(f"{size}: nholo model build failed ({rc}):\n{out[-2000:]}", file=sys.stderr)
             rows.append(f"| {bodies} | {'yes' if with_energy else 'no'} | {nodes:,} | refused or failed: "
-                        f"{out.strip().splitlines()[-1][:120]} | | | |")
+                        f"{out.strip().splitlines()[-1][:120]} | | | | | | |")
             continue
-        rows.append(f"| {bodies} | {'yes' if with_energy else 'no'} | {nodes:,} | {cpu:.1f} | {wall:.1f} | "
-                    f"{1000 * cpu / nodes:.2f} | {load:.1f} |")
+        # "plugin compiled in X s", "SIMD lane add-on (...) compiled in Y s"
+        plugin = re.search(r": plugin compiled in ([\d.]+) s", out)
+        lanes = re.search(r"lane add-on \([^)]*\) compiled in ([\d.]+) s", out)
+        parts = len(set(re.findall(r"hand_dynamics_part(\d+)<",
+                                   "".join(open(os.path.join(work, f"cache_{size}", f)).read()
+                                           for f in os.listdir(os.path.join(work, f"cache_{size}"))
+                                           if f.endswith(".cpp") and "-lanes-" not in f))))
+        rows.append(f"| {bodies} | {'yes' if with_energy else 'no'} | {nodes:,} | "
+                    f"{graph.group(1) if graph else '?'} | {mf.group(1) if mf else 'none (AD)'} | "
+                    f"{parts or 'one function'} | {plugin.group(1) if plugin else '?'} | "
+                    f"{lanes.group(1) if lanes else 'not built'} | {cpu:.1f} | {wall:.1f} | {load:.1f} |")
         print(rows[-1], flush=True)
     lines = [BEGIN,
-             "## Plugin compile time against the model's size (bench/model_compile_time.py)",
-             "",
-             "`nholo model build` of bench/large_model.py's bicycle-like models (8 coordinates, one",
-             "position and four velocity constraints, BODIES rigid bodies), each from an empty cache;",
-             f"{os.uname().nodename}, {os.cpu_count()} cores, the compiler `{os.environ.get('NHOLO_CXX', 'nholo default')}`.",
-             "CPU: user + sys of the compilers and the linker; load: the load average when the build began.",
-             "",
-             "| bodies | energy | nodes | CPU s | wall s | CPU s per 1,000 nodes | load |",
-             "|---|---|---|---|---|---|---|"] + rows + ["", END]
+             "| bodies | energy | nodes as written | graph nodes | symbolic M, F nodes | M, F parts | "
+             "plugin s | lane add-on s | CPU s | wall s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"] + rows + [END]
     if a.no_write:
         print("\n".join(lines))
     else:

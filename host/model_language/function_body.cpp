@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace nholo::model_file {
@@ -41,11 +42,31 @@ struct Traversal {
       output_end.push_back(order.size());
     }
   }
-  // computed once into a temporary: used more than once, not a leaf (nor a
-  // negated leaf), not hoisted
+  // nodes made temporaries although used once: where an expression grows
+  // past max_nodes (cut_long_expressions)
+  std::unordered_set<const Expr*> cut;
+
+  // computed once into a temporary: used more than once (or cut), not a
+  // leaf (nor a negated leaf), not hoisted
   bool temporary(const Expr* e, const TempNames& hoisted) const {
     const bool leaf = e->args.empty() || (e->op == Op::neg && e->args[0]->args.empty());
-    return !leaf && used.at(e) >= 2 && !hoisted.count(e);
+    return !leaf && (used.at(e) >= 2 || cut.count(e)) && !hoisted.count(e);
+  }
+
+  // Every printed line at most about 2 max_nodes + 1 nodes: a node whose
+  // expression, down to the temporaries below it, holds more than max_nodes
+  // becomes a temporary itself (an entry of F of a large model is a sum of
+  // thousands of terms: one such line compiles in a time that grows faster
+  // than its length). Post-order, so each node's operands are settled first.
+  void cut_long_expressions(const TempNames& hoisted, int max_nodes) {
+    std::unordered_map<const Expr*, int> size;  // nodes printed where e is used
+    for (const Expr* e : order) {
+      int s = 1;
+      if (!hoisted.count(e))
+        for (const auto& a : e->args) s += size.at(a.get());
+      if (s > max_nodes && !temporary(e, hoisted)) cut.insert(e);
+      size[e] = temporary(e, hoisted) ? 1 : s;
+    }
   }
 };
 
@@ -128,7 +149,7 @@ SlotPlan plan_slots(const std::vector<int>& defined_in, const std::vector<int>& 
 FunctionBody function_body(const std::vector<FunctionOutput>& outputs, const TempNames& hoisted,
                            size_t part_characters) {
   if (part_characters == 0) part_characters = kPartCharacters;
-  const Traversal tr(outputs, hoisted);
+  Traversal tr(outputs, hoisted);
   FunctionBody body;
   body.order = tr.order;
 
@@ -137,40 +158,55 @@ FunctionBody function_body(const std::vector<FunctionOutput>& outputs, const Tem
   std::vector<Item> items;
   std::unordered_map<const Expr*, int> temp_index;
   std::vector<const Expr*> temps;
-  size_t next = 0;
-  for (size_t o = 0; o < outputs.size(); ++o) {
-    for (; next < tr.output_end[o]; ++next) {
-      const Expr* e = tr.order[next];
-      if (!tr.temporary(e, hoisted)) continue;
-      temp_index[e] = static_cast<int>(temps.size());
-      temps.push_back(e);
-      items.push_back({e, nullptr});
+  auto collect = [&] {
+    items.clear();
+    temp_index.clear();
+    temps.clear();
+    size_t next = 0;
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      for (; next < tr.output_end[o]; ++next) {
+        const Expr* e = tr.order[next];
+        if (!tr.temporary(e, hoisted)) continue;
+        temp_index[e] = static_cast<int>(temps.size());
+        temps.push_back(e);
+        items.push_back({e, nullptr});
+      }
+      items.push_back({nullptr, &outputs[o]});
     }
-    items.push_back({nullptr, &outputs[o]});
-  }
-
+  };
   // one function: the temporaries, then the outputs (the code of a body
   // below the parts' size is what it was before parts existed)
-  TempNames names = hoisted;
+  TempNames names;
   std::vector<std::string> single;
-  size_t total = 0;
-  for (size_t k = 0; k < temps.size(); ++k) {
-    single.push_back(temporary_line(*temps[k], "c" + std::to_string(k), true, names));
-    total += single.back().size();
-  }
   std::vector<size_t> output_size;
-  for (const FunctionOutput& o : outputs) {
-    output_size.push_back(0);
-    for (std::string& l : output_lines(o, names)) {
-      output_size.back() += l.size();
-      single.push_back(std::move(l));
+  auto print_single = [&] {
+    names = hoisted;
+    single.clear();
+    output_size.clear();
+    size_t total = 0;
+    for (size_t k = 0; k < temps.size(); ++k) {
+      single.push_back(temporary_line(*temps[k], "c" + std::to_string(k), true, names));
+      total += single.back().size();
     }
-  }
-  for (const size_t c : output_size) total += c;
-  if (total < kPartsFrom * part_characters) {
+    for (const FunctionOutput& o : outputs) {
+      output_size.push_back(0);
+      for (std::string& l : output_lines(o, names)) {
+        output_size.back() += l.size();
+        single.push_back(std::move(l));
+      }
+      total += output_size.back();
+    }
+    return total;
+  };
+  collect();
+  if (print_single() < kPartsFrom * part_characters) {
     body.parts.push_back(std::move(single));
     return body;
   }
+  tr.cut_long_expressions(
+      hoisted, static_cast<int>(std::max<size_t>(4, part_characters / kCharactersPerLineNode)));
+  collect();
+  print_single();
 
   // parts: items in order, a new part once one holds part_characters
   std::vector<int> part_of(items.size());

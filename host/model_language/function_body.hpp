@@ -10,7 +10,8 @@
 // symbolic M and F of an 8-coordinate model of 38,000 nodes took 30 s of
 // -O3 alone, 41 s on SIMD lanes, in every unit that used it. Cut into parts
 // of about kPartCharacters of printed code, each a function of its own (not
-// inlined), the same code compiles in 4 s and runs as fast
+// inlined), and every long expression cut into temporaries of at most about
+// 500 nodes, the same code compiles in 4 s and runs as fast
 // (docs/BENCHMARKS.md, section 20). A value one part computes and a later
 // part uses passes through an array the function declares (xs of the scalar
 // type, xd of double), its slot reused once no later part reads it; the
@@ -39,6 +40,11 @@ struct FunctionOutput {
 // kPartsFrom parts' worth (below it: one function, as before parts existed)
 constexpr size_t kPartCharacters = 10000;
 constexpr size_t kPartsFrom = 4;
+// in parts, no line prints more than about 2 L + 1 nodes, L = part
+// characters / kCharactersPerLineNode (250 for the default parts): a longer
+// expression (an entry of F summing thousands of terms) is cut into
+// temporaries
+constexpr size_t kCharactersPerLineNode = 40;
 
 struct FunctionBody {
   // one function's lines when parts.size() == 1 (temporaries first, then
