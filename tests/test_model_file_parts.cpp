@@ -103,11 +103,11 @@ TEST(GeneratedParts, MAndFInPartsGiveTheSingleFunctionsBits) {
     EXPECT_EQ(single.find("hand_dynamics_parts"), std::string::npos) << "small: one function";
     ASSERT_NE(parts.find("static constexpr int hand_dynamics_parts = "), std::string::npos);
     std::string skip;
-    const auto out = nholo_test::compile_and_run_files(
-        "parts_" + spec.name,
-        {{"single.hpp", with_struct_named(single, "Single")},
-         {"parts.hpp", with_struct_named(parts, "InParts")}},
-        kCompareMain, &skip);
+    const auto out =
+        nholo_test::compile_and_run_files("parts_" + spec.name,
+                                          {{"single.hpp", with_struct_named(single, "Single")},
+                                           {"parts.hpp", with_struct_named(parts, "InParts")}},
+                                          kCompareMain, &skip);
     if (!skip.empty()) {
       std::printf("SKIPPED: %s\n", skip.c_str());
       return;
@@ -133,9 +133,8 @@ TEST(GeneratedParts, EachPartIsCompiledInExactlyOneUnit) {
   std::vector<std::string> text;
   for (int u = 0; u < units; ++u)
     text.push_back(nholo::plugin_cache::part_instantiations(header, "M", scalars, u, units));
-  for (const auto& [fname, parts] :
-       std::vector<std::pair<std::string, int>>{{"hand_dynamics", 5},
-                                                {"conflated_hand_dynamics", 2}}) {
+  for (const auto& [fname, parts] : std::vector<std::pair<std::string, int>>{
+           {"hand_dynamics", 5}, {"conflated_hand_dynamics", 2}}) {
     for (int k = 0; k < parts; ++k) {
       for (const std::string& s : scalars) {
         const std::string fn = " M::" + fname + "_part" + std::to_string(k) + "<" + s + ">(";
@@ -221,7 +220,8 @@ TEST(GeneratedParts, AModelFileInPartsRunsInThePluginAndTheLanes) {
           nholo::plugin_cache::read_file(e.path().string());
   }
   ASSERT_EQ(unit.size(), 3u);
-  const std::string part0 = "template void nholo::user_models::UserModel::hand_dynamics_part0<double>";
+  const std::string part0 =
+      "template void nholo::user_models::UserModel::hand_dynamics_part0<double>";
   EXPECT_EQ(count(unit["0"], "\n" + part0), 1u);
   EXPECT_EQ(count(unit["1"], "\nextern " + part0), 1u);
   EXPECT_EQ(count(unit["2"], "\nextern " + part0), 1u);

@@ -21,27 +21,28 @@
 // The one-lane kernels (parameters per trajectory) are a function of their
 // own, defined by NHOLO_DEFINE_LANE_PLUGIN_ONE_LANE in the add-on's second
 // unit, compiled at the same time as the first.
-#define NHOLO_LANE_PLUGIN_SYSTEM(ModelType) nholo::UdwadiaKalabaSystem<NHOLO_PLUGIN_MODEL(ModelType)>
+#define NHOLO_LANE_PLUGIN_SYSTEM(ModelType) \
+  nholo::UdwadiaKalabaSystem<NHOLO_PLUGIN_MODEL(ModelType)>
 namespace nholo {
 void lane_plugin_one_lane(const nholo_lane_run_c* r);
 }
 
-#define NHOLO_DEFINE_LANE_PLUGIN(ModelType, W, ISA)                                           \
-  extern "C" __attribute__((visibility("default"))) const nholo_lane_plugin*                  \
-  nholo_lane_plugin_entry_v1(void) {                                                          \
-    using Sys = NHOLO_LANE_PLUGIN_SYSTEM(ModelType);                                          \
-    static const nholo_lane_plugin table = {                                                  \
-        NHOLO_PLUGIN_ABI_VERSION,                                                             \
-        W,                                                                                    \
-        NHOLO_VERSION,                                                                        \
-        NHOLO_PLUGIN_MODEL(ModelType)::name,                                                  \
-        ISA,                                                                                  \
-        sizeof(nholo::EnsembleWindow<Sys>),                                                   \
-        &nholo::run_lane_call<Sys, W, &nholo::lane_plugin_one_lane>};                         \
-    return &table;                                                                            \
+#define NHOLO_DEFINE_LANE_PLUGIN(ModelType, W, ISA)                          \
+  extern "C" __attribute__((visibility("default"))) const nholo_lane_plugin* \
+  nholo_lane_plugin_entry_v1(void) {                                         \
+    using Sys = NHOLO_LANE_PLUGIN_SYSTEM(ModelType);                         \
+    static const nholo_lane_plugin table = {                                 \
+        NHOLO_PLUGIN_ABI_VERSION,                                            \
+        W,                                                                   \
+        NHOLO_VERSION,                                                       \
+        NHOLO_PLUGIN_MODEL(ModelType)::name,                                 \
+        ISA,                                                                 \
+        sizeof(nholo::EnsembleWindow<Sys>),                                  \
+        &nholo::run_lane_call<Sys, W, &nholo::lane_plugin_one_lane>};        \
+    return &table;                                                           \
   }
 
-#define NHOLO_DEFINE_LANE_PLUGIN_ONE_LANE(ModelType)                   \
-  void nholo::lane_plugin_one_lane(const nholo_lane_run_c* r) {        \
+#define NHOLO_DEFINE_LANE_PLUGIN_ONE_LANE(ModelType)                      \
+  void nholo::lane_plugin_one_lane(const nholo_lane_run_c* r) {           \
     nholo::run_lanes_of_width<NHOLO_LANE_PLUGIN_SYSTEM(ModelType), 1>(r); \
   }

@@ -71,7 +71,8 @@ struct Traversal {
 };
 
 // a temporary's line under the names given so far (its operands named)
-std::string temporary_line(const Expr& e, const std::string& name, bool declared, TempNames& names) {
+std::string temporary_line(const Expr& e, const std::string& name, bool declared,
+                           TempNames& names) {
   const Code c = print(e, &names);
   names[&e] = {name, c.s};
   const std::string value = c.s ? "S(" + c.text + ")" : c.text;
@@ -233,7 +234,8 @@ FunctionBody function_body(const std::vector<FunctionOutput>& outputs, const Tem
     found.clear();
     named_operands(items[i], temp_index, hoisted, found);
     for (const int k : found)
-      last_read_in[static_cast<size_t>(k)] = std::max(last_read_in[static_cast<size_t>(k)], part_of[i]);
+      last_read_in[static_cast<size_t>(k)] =
+          std::max(last_read_in[static_cast<size_t>(k)], part_of[i]);
   }
   const SlotPlan plan = plan_slots(defined_in, last_read_in, of_s, parts);
   body.s_slots = plan.s_slots;
@@ -249,8 +251,8 @@ FunctionBody function_body(const std::vector<FunctionOutput>& outputs, const Tem
     }
     const size_t k = static_cast<size_t>(temp_index.at(items[i].node));
     const int s = plan.slot[k];
-    const std::string name = s < 0 ? "c" + std::to_string(k)
-                                   : (of_s[k] ? "xs[" : "xd[") + std::to_string(s) + "]";
+    const std::string name =
+        s < 0 ? "c" + std::to_string(k) : (of_s[k] ? "xs[" : "xd[") + std::to_string(s) + "]";
     lines.push_back(temporary_line(*items[i].node, name, s < 0, names));
   }
   return body;
