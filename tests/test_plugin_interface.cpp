@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -390,9 +391,34 @@ bool wait_for_log(const fs::path& log, const std::string& text, double seconds) 
   return false;
 }
 
+// The processes whose command line names `text` (the compilers of a cache
+// entry name its sources): "PID: command line" each, after waiting up to
+// `seconds` for them to end
+std::vector<std::string> processes_naming(const std::string& text, double seconds) {
+  std::vector<std::string> found;
+  const auto t0 = std::chrono::steady_clock::now();
+  do {
+    found.clear();
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string pid = e.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::string cmd = read_text(e.path() / "cmdline");
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      if (cmd.find(text) != std::string::npos) found.push_back(pid + ": " + cmd);
+    }
+    if (found.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
+  return found;
+}
+
 // SIGINT while a model's plugin compiles, and while another run waits for
 // that compile: each run ends within a second or two, with 128 + SIGINT, the
-// compiler stopped, nothing written and nothing left in the cache.
+// compiler stopped, nothing written and nothing left in the cache. The
+// signals go to nholo's process alone (not its group, as a terminal's Ctrl-C
+// would): no compiler of its outlives it (each runs in a process group of
+// its own, which nholo stops as a group).
 TEST(PluginCache, AnInterruptStopsTheCompileOrTheWaitPromptlyAndWritesNothing) {
   const fs::path a = temp_dir("interrupt_a"), b = temp_dir("interrupt_b");
   const fs::path cache = a / "cache";
@@ -424,6 +450,8 @@ TEST(PluginCache, AnInterruptStopsTheCompileOrTheWaitPromptlyAndWritesNothing) {
           << "left behind: " << e.path();
     std::printf("SIGINT %s: exit %d after %.2f s\n", says, code, took);
   }
+  for (const std::string& p : processes_naming(cache.string(), 2.0))
+    ADD_FAILURE() << "a compiler outlived the nholo that started it: " << p;
   // `nholo model build` too (before: killed by the signal, its compiler
   // left running to drop a temporary into the cache)
   const pid_t pc =
@@ -434,6 +462,8 @@ TEST(PluginCache, AnInterruptStopsTheCompileOrTheWaitPromptlyAndWritesNothing) {
   EXPECT_EQ(nholo_test::wait_for(pc), 128 + SIGTERM) << read_text(b / "run.log");
   EXPECT_NE(read_text(b / "run.log").find("interrupted while compiling"), std::string::npos)
       << read_text(b / "run.log");
+  for (const std::string& p : processes_naming(cache.string(), 2.0))
+    ADD_FAILURE() << "a compiler outlived `nholo model build`: " << p;
   std::this_thread::sleep_for(
       std::chrono::milliseconds(500));  // a compiler left running would write now
   for (const auto& e : fs::directory_iterator(cache)) {
