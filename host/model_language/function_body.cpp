@@ -15,19 +15,19 @@ struct Item {
   const FunctionOutput* out = nullptr;
 };
 
-// The nodes of the outputs' trees in post-order (each once; not below a
-// hoisted node), how many parents use each, and where each output's own
+// The nodes of the roots' trees in post-order (each once; not below a
+// hoisted node), how many parents use each, and where each root's own
 // traversal ends in that order
 struct Traversal {
   std::vector<const Expr*> order;
   std::unordered_map<const Expr*, int> used;
-  std::vector<size_t> output_end;  // order.size() after output k's tree
+  std::vector<size_t> output_end;  // order.size() after root k's tree
 
-  Traversal(const std::vector<FunctionOutput>& outputs, const TempNames& hoisted) {
+  Traversal(const std::vector<const Expr*>& roots, const TempNames& hoisted) {
     std::vector<std::pair<const Expr*, size_t>> stack;
-    for (const FunctionOutput& o : outputs) {
-      if (++used[o.root] == 1) {
-        stack.push_back({o.root, 0});
+    for (const Expr* r : roots) {
+      if (++used[r] == 1) {
+        stack.push_back({r, 0});
         while (!stack.empty()) {
           auto& [e, next] = stack.back();
           if (next < e->args.size() && !hoisted.count(e)) {
@@ -147,10 +147,22 @@ SlotPlan plan_slots(const std::vector<int>& defined_in, const std::vector<int>& 
 
 }  // namespace
 
+Temporaries::Temporaries(const std::vector<const Expr*>& roots, const TempNames& hoisted)
+    : names(hoisted) {
+  const Traversal tr(roots, hoisted);
+  order = tr.order;
+  int temps = 0;
+  for (const Expr* e : order)
+    if (tr.temporary(e, hoisted))
+      lines.push_back(temporary_line(*e, "c" + std::to_string(temps++), true, names));
+}
+
 FunctionBody function_body(const std::vector<FunctionOutput>& outputs, const TempNames& hoisted,
                            size_t part_characters) {
   if (part_characters == 0) part_characters = kPartCharacters;
-  Traversal tr(outputs, hoisted);
+  std::vector<const Expr*> roots;
+  for (const FunctionOutput& o : outputs) roots.push_back(o.root);
+  Traversal tr(roots, hoisted);
   FunctionBody body;
   body.order = tr.order;
 

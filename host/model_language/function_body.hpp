@@ -56,7 +56,21 @@ struct FunctionBody {
   std::vector<const Expr*> order;
 };
 
-// the body computing outputs; hoisted: parameter-only subexpressions
+// The common subexpressions of the trees one generated function prints
+// (roots, none null): every node that more than one parent (or root slot)
+// uses, not a leaf (nor a negated one) and not hoisted, computed once into a
+// temporary c<k>, in an order where each comes after the ones it uses. A
+// definition ([definitions]) named twice is one; so are the symbolic
+// derivatives' shared nodes. Trees without shared nodes get none.
+struct Temporaries {
+  TempNames names;                 // hoisted ones and the temporaries
+  std::vector<std::string> lines;  // "    const S c0 = S(...);"
+  std::vector<const Expr*> order;  // the distinct nodes, post-order (not under hoisted ones)
+  Temporaries(const std::vector<const Expr*>& roots, const TempNames& hoisted);
+};
+
+// the body computing outputs (their temporaries as Temporaries makes them,
+// or in parts); hoisted: parameter-only subexpressions
 // printed by name (Params::k); part_characters: 0 for kPartCharacters (a
 // test gives a small size to have a small model's body in parts)
 FunctionBody function_body(const std::vector<FunctionOutput>& outputs, const TempNames& hoisted,

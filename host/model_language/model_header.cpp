@@ -147,48 +147,6 @@ std::string range_code(const ParamRange& r) {
          literal(r.hi) + ", " + (r.hi_open ? "true" : "false") + "}";
 }
 
-// The common subexpressions of the trees one generated function prints
-// (roots): every node that more than one parent (or root slot) uses, not a
-// leaf (nor a negated one) and not hoisted, computed once into a temporary
-// c<k>, in an order where each comes after the ones it uses. A definition
-// ([definitions]) named twice is one; so are the symbolic derivatives'
-// shared nodes. Trees without shared nodes get none (their code is as
-// printed before).
-struct Temporaries {
-  TempNames names;                 // hoisted ones and the temporaries
-  std::vector<std::string> lines;  // "    const S c0 = S(...);"
-  std::vector<const Expr*> order;  // the distinct nodes, post-order (not under hoisted ones)
-
-  Temporaries(const std::vector<const Expr*>& roots, const TempNames& hoisted) : names(hoisted) {
-    std::unordered_map<const Expr*, int> used;
-    std::vector<std::pair<const Expr*, size_t>> stack;
-    for (const Expr* r : roots) {
-      if (++used[r] > 1) continue;
-      stack.push_back({r, 0});
-      while (!stack.empty()) {
-        auto& [e, next] = stack.back();
-        if (next < e->args.size() && !hoisted.count(e)) {
-          const Expr* a = e->args[next++].get();
-          if (++used[a] == 1) stack.push_back({a, 0});
-        } else {
-          order.push_back(e);
-          stack.pop_back();
-        }
-      }
-    }
-    int temps = 0;
-    for (const Expr* e : order) {
-      const bool leaf = e->args.empty() || (e->op == Op::neg && e->args[0]->args.empty());
-      if (leaf || used[e] < 2 || names.count(e)) continue;
-      const Code c = print(*e, &names);
-      const std::string name = "c" + std::to_string(temps++);
-      lines.push_back("    const " + std::string(c.s ? "S " : "double ") + name + " = " +
-                      (c.s ? "S(" + c.text + ")" : c.text) + ";");
-      names[e] = {name, c.s};
-    }
-  }
-};
-
 // hand_dynamics(p, q, qd, t, M, F): the symbolic M and F (dynamics_trees),
 // every node used more than once computed once into a temporary c<k>, in an
 // order where each comes after the ones it uses; a large one in parts
