@@ -164,19 +164,39 @@ NHOLO_HDI void lagrangian_terms_nested(const typename Model::Params& p, const Ve
   }
 }
 
-// M and F: the model's hand-written form when it has one, AD otherwise
-// (nested duals when S is an AD type).
+// Model::hand_dynamics callable on the scalar S: a template over the scalar
+// (the coin's, every model file's symbolic M and F) takes an AD scalar such
+// as the tangent system's Dual<double, K> too; one written for double alone
+// does not.
+template <class Model, class S, class = void>
+struct hand_dynamics_takes : std::false_type {};
+template <class Model, class S>
+struct hand_dynamics_takes<
+    Model, S,
+    std::void_t<decltype(Model::hand_dynamics(
+        std::declval<const typename Model::Params&>(), std::declval<const Vec<S, Model::n>&>(),
+        std::declval<const Vec<S, Model::n>&>(), std::declval<const S&>(),
+        std::declval<Mat<S, Model::n, Model::n>&>(), std::declval<Vec<S, Model::n>&>()))>>
+    : std::true_type {};
+
+// M and F: the model's hand-written form when it has one that takes S, AD
+// otherwise (nested duals when S is an AD type). An AD scalar S (the tangent
+// system's Dual<double, K>, the Taylor coefficients of euler_poisson.hpp)
+// through the hand-written form carries first derivatives of M and F only,
+// where the nested duals would carry second and third derivatives of the
+// Lagrangian (n (n + 1) tangents each): the same values up to rounding, a
+// fraction of the work (docs/physics.md 4a).
 template <class Model, class S>
 NHOLO_HDI void lagrangian_terms(const typename Model::Params& p, const Vec<S, Model::n>& q,
                                 const Vec<S, Model::n>& qd, S t, Mat<S, Model::n, Model::n>& M,
                                 Vec<S, Model::n>& F) {
-  if constexpr (!is_plain_scalar<S>::value) {
-    lagrangian_terms_nested<Model>(p, q, qd, t, M, F);
-  } else if constexpr (has_hand_dynamics<Model>::value) {
+  if constexpr (has_hand_dynamics<Model>::value && hand_dynamics_takes<Model, S>::value) {
     Model::hand_dynamics(p, q, qd, t, M, F);
     if constexpr (has_nonpotential_force<Model>::value) {
       F += Model::nonpotential_force(p, q, qd, t);
     }
+  } else if constexpr (!is_plain_scalar<S>::value) {
+    lagrangian_terms_nested<Model>(p, q, qd, t, M, F);
   } else {
     lagrangian_terms_ad<Model>(p, q, qd, t, M, F);
   }

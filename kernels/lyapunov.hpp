@@ -44,6 +44,7 @@
 #pragma once
 
 #include "dual.hpp"
+#include "formulations/udwadia_kalaba.hpp"
 #include "formulations/vakonomic.hpp"
 #include "second_order_system.hpp"
 #include "system.hpp"
@@ -121,6 +122,9 @@ NHOLO_HDI void lyapunov_spectrum_from(const S* delta, int64_t stride, int64_t de
   for (int j = 0; j < K; ++j) out[j] = lyapunov_from(log_sum[j * log_sum_step], r[j], elapsed);
 }
 
+template <class TS, class Cache>
+struct TangentPrepared;
+
 template <class Sys, int K = 1>
 struct TangentSystem {
   static_assert(has_tangent_system<Sys>::value,
@@ -160,13 +164,40 @@ struct TangentSystem {
   }
 
   NHOLO_HD Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
+    return evaluate(t, y, dydt, detail::NoCache{});
+  }
+
+  // Sys's per-trajectory cache, where it has one that its dual twin can
+  // evaluate with (constant_mass under Udwadia–Kalaba: M's factor, and F and
+  // M^-1 F with constant_force; TangentPrepared below): the state's cache,
+  // taken at the state's part of y.
+  template <class Base = Sys, std::enable_if_t<has_prepare<Base>::value &&
+                                                   constant_mass_cache_takes<model_type, D>::value,
+                                               int> = 0>
+  NHOLO_HDI auto prepare(S t, const Vec<S, N>& y) const {
+    const auto prepared = system().prepare(t, base_state(y));
+    TangentPrepared<TangentSystem, decltype(prepared.cache)> ps;
+    static_cast<TangentSystem&>(ps) = *this;
+    ps.cache = prepared.cache;
+    return ps;
+  }
+
+  // The right-hand side with the dual twin of Sys evaluated with Cache (on
+  // D), or without one (detail::NoCache)
+  template <class Cache>
+  NHOLO_HDI Status evaluate(S t, const Vec<S, N>& y, Vec<S, N>& dydt, const Cache& cache) const {
     const DualSys ds = system<DualSys>();
     Vec<D, N0> yd, fd;
     for (int c = 0; c < N0; ++c) {
       yd[c] = D(y[c]);
       for (int j = 0; j < K; ++j) yd[c].d[j] = y[N0 + j * N0 + c];
     }
-    const Status st = ds(D(t), yd, fd);
+    Status st;
+    if constexpr (std::is_same<Cache, detail::NoCache>::value) {
+      st = ds(D(t), yd, fd);
+    } else {
+      st = ds.rhs_with(D(t), yd, fd, cache);
+    }
     for (int c = 0; c < N0; ++c) {
       dydt[c] = fd[c].v;
       for (int j = 0; j < K; ++j) dydt[N0 + j * N0 + c] = fd[c].d[j];
@@ -255,6 +286,23 @@ struct TangentSystem {
   // last save's estimates are the per-trajectory result's bits)
   NHOLO_HDI static void spectrum_estimate(const Vec<S, N>& y, S* out) {
     lyapunov_spectrum_from<S, K, N0>(&y[N0], N0, 1, &y[log_sum_index], 1, y[elapsed_index], out);
+  }
+};
+
+// TangentSystem with Sys's per-trajectory cache (TangentSystem::prepare). The
+// cache holds what the model declares the same at every state (M's factor,
+// and with constant_force F and M^-1 F), so along any tangent its derivatives
+// are zero: each evaluation takes it on the duals with zero tangents
+// (ConstantMassCache::on_scalar) instead of factoring M on duals, and the
+// values are those of the state's own cached evaluation.
+template <class TS, class Cache>
+struct TangentPrepared : TS {
+  using S = typename TS::scalar;
+  static constexpr int N = TS::N;
+  Cache cache;  // Sys's, on S
+
+  NHOLO_HD Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
+    return this->evaluate(t, y, dydt, cache.template on_scalar<typename TS::D>());
   }
 };
 

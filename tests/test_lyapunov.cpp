@@ -372,4 +372,41 @@ TEST(LyapunovSpectrum, OneVectorGivesTheFormerLargestExponentsBits) {
   EXPECT_EQ(NowSys::lyapunov_estimate(sb.y), before);
 }
 
+// A model that declares constant_mass and constant_force (the coin) gets the
+// state's per-trajectory cache in its tangent system too (TangentPrepared: M's
+// factor and M^-1 F as duals with zero tangents, not M factored on duals at
+// each evaluation). Its tangents of those are zero either way, so the
+// integration is the same, bit for bit, for two tangent vectors here; a
+// model without the declarations (the saddle) has no such cache.
+TEST(LyapunovSpectrum, TheConstantMassCacheGivesTheTangentItsBits) {
+  using Coin = models::RollingCoin;
+  using CoinUK = SecondOrderSystem<Coin, double, UdwadiaKalabaFormulation>;
+  using T = TangentSystem<CoinUK, 2>;
+  static_assert(has_prepare<T>::value, "the coin's tangent system has the state's cache");
+  static_assert(!has_prepare<TangentSystem<SaddleUK, 2>>::value, "the saddle has none");
+  T plain;
+  plain.params = Coin::Params{1.0, 1.0, 9.81, 0.3};
+  plain.renormalize_every = 0.7;
+  IntegratorOptions opt;
+  opt.method = Method::dopri5;
+  opt.rtol = 1e-10;
+  opt.atol = 1e-12;
+  opt.dt = 1e-3;
+  Vec<double, 4> q0{{0.1, -0.2, 0.4, 0.3}};
+  Vec<double, 4> qd0{{2.0 * std::sin(0.3), 2.0 * std::cos(0.3), 2.0, 1.5}};
+  Vec<double, T::N> y;
+  plain.pack(q0, qd0, Vec<double, CoinUK::m>::zero(), y);
+  const auto cached = prepare_system(plain, 0.0, y);
+  static_assert(!std::is_same<std::decay_t<decltype(cached)>, T>::value, "a prepared system");
+  ASSERT_TRUE(cached.cache.ok);
+  auto sa = start_trajectory<double, T::N>(0.0, y, opt);
+  auto sb = start_trajectory<double, T::N>(0.0, y, opt);
+  advance_to(plain, sa, 40.0, opt);
+  advance_to(cached, sb, 40.0, opt);
+  ASSERT_EQ(sa.status, Status::ok);
+  ASSERT_EQ(sb.status, Status::ok);
+  EXPECT_EQ(sa.steps, sb.steps);
+  for (int c = 0; c < T::N; ++c) EXPECT_EQ(sa.y[c], sb.y[c]) << c;
+}
+
 }  // namespace

@@ -131,6 +131,22 @@ int main() {
   }
   lagrangian_terms_nested<M>(p, q, qd, t, Mm, F);
   out("nestedF", 0, F[0]);
+  // on duals (the tangent system's scalar): the symbolic M and F, tangents
+  // theta (d[0]) and theta_dot (d[1])
+  {
+    Vec<D, 3> qt, qdt;
+    for (int i = 0; i < 3; ++i) { qt[i] = D(q[i]); qdt[i] = D(qd[i]); }
+    qt[2].d[0] = 1.0;
+    qdt[2].d[1] = 1.0;
+    Mat<D, 3, 3> Mt;
+    Vec<D, 3> Ft;
+    lagrangian_terms<M>(p, qt, qdt, D(t), Mt, Ft);
+    out("dualF0", 0, Ft[0].d[0]);
+    out("dualF0", 1, Ft[0].d[1]);
+    out("dualF2", 0, Ft[2].d[0]);
+    out("dualM02", 0, Mt(0, 2).d[0]);
+    out("dualM00", 0, Mt(0, 0).d[0]);
+  }
   Mat<double, 1, 3> A;
   Vec<double, 1> b;
   constraint_terms<M>(p, q, qd, t, A, b);
@@ -187,6 +203,12 @@ int main() {
   expect_value(got, "F1", m * so * thd * thd * sn);
   expect_value(got, "F2", -G * so * sn);
   expect_value(got, "nestedF0", G + m * so * thd * thd * c);
+  // their derivatives along theta and theta_dot, on duals
+  expect_value(got, "dualF00", -m * so * thd * thd * sn);
+  expect_value(got, "dualF01", 2 * m * so * thd * c);
+  expect_value(got, "dualF20", -G * so * c);
+  expect_value(got, "dualM020", -m * so * c);
+  expect_value(got, "dualM000", 0.0);
   // knife edge: A = [-sin, cos, 0], b = thd (yd sin + xd cos)
   expect_value(got, "A00", -sn);
   expect_value(got, "A01", c);

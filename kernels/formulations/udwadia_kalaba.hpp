@@ -90,7 +90,35 @@ struct ConstantMassCache {
   // whether a trajectory may be integrated with the checked form
   NHOLO_HDI bool usable() const { return ok; }
   NHOLO_HDI ConstantMassCache<S, n, true> as_checked() const { return {L, F, a, ok, diagonal}; }
+  // The same numbers on scalar T (each T(value)): for the tangent system's
+  // duals (kernels/lyapunov.hpp), whose tangents of these state-independent
+  // quantities are zero.
+  template <class T>
+  NHOLO_HDI ConstantMassCache<T, n, Checked> on_scalar() const {
+    ConstantMassCache<T, n, Checked> c;
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) c.L.L(i, j) = T(L.L(i, j));
+      c.L.inv_diag[i] = T(L.inv_diag[i]);
+      c.F[i] = T(F[i]);
+      c.a[i] = T(a[i]);
+    }
+    c.ok = ok;
+    c.diagonal = diagonal;
+    return c;
+  }
 };
+
+// Whether udwadia_kalaba_acceleration_cached can evaluate Model on scalar T
+// (an AD type: the tangent system's duals): a constant force comes from the
+// cache; any other F from lagrangian_force, which takes T through a
+// hand_dynamics written for any scalar or, without one, a separable
+// Lagrangian's first-order duals.
+template <class Model, class T>
+struct constant_mass_cache_takes
+    : std::integral_constant<bool, force_is_constant<Model>::value ||
+                                       (has_hand_dynamics<Model>::value
+                                            ? hand_dynamics_takes<Model, T>::value
+                                            : lagrangian_is_separable<Model>::value)> {};
 
 template <class Model, class S>
 NHOLO_HDI ConstantMassCache<S, Model::n> prepare_constant_mass(const typename Model::Params& p,
