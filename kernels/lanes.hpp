@@ -37,28 +37,42 @@
 #include "scalar_math.hpp"
 #include "status.hpp"
 
-// The scalar FMA variants are declared by sleef.h only where it is compiled
-// with AVX2; the library exports them on every x86-64 (software fma() on
-// machines without FMA: slower, the same bits).
-#if !(defined(__AVX2__) && defined(__FMA__))
+// sleef.h declares its functions with a const-qualified return type only,
+// so the compiler must assume that each call may have side effects and keeps
+// every one: sin(theta) in a constraint, again in its derivative, again in
+// the next constraint. They are pure functions of their arguments; declared
+// so (GCC's `const`), repeated calls on the same lanes within one inlined
+// right-hand side are made once (the coin: 4 sin and 4 cos calls per
+// evaluation became 1 and 1). The same bits: the same function, called less.
+// The scalar FMA variants (d1 purecfma) are declared by sleef.h only where
+// it is compiled with AVX2; the library exports them on every x86-64
+// (software fma() on machines without FMA: slower, the same bits), so they
+// are declared here for every translation unit.
 extern "C" {
-#define NHOLO_SLEEF_D1(fn) double Sleef_finz_##fn##d1_u10purecfma(double);
-NHOLO_SLEEF_D1(sin)
-NHOLO_SLEEF_D1(cos)
-NHOLO_SLEEF_D1(tan)
-NHOLO_SLEEF_D1(exp)
-NHOLO_SLEEF_D1(log)
-NHOLO_SLEEF_D1(atan)
-NHOLO_SLEEF_D1(asin)
-NHOLO_SLEEF_D1(acos)
-NHOLO_SLEEF_D1(sinh)
-NHOLO_SLEEF_D1(cosh)
-NHOLO_SLEEF_D1(tanh)
-#undef NHOLO_SLEEF_D1
-double Sleef_finz_atan2d1_u10purecfma(double, double);
-double Sleef_finz_powd1_u10purecfma(double, double);
-}
+// (the same declarations as sleef.h's, const return type included, which
+// GCC otherwise reports as ignored)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers"
+#define NHOLO_SLEEF_PURE_1(fn, T, v) const T Sleef_finz_##fn##v(T) __attribute__((const));
+#define NHOLO_SLEEF_PURE_2(fn, T, v) const T Sleef_finz_##fn##v(T, T) __attribute__((const));
+#define NHOLO_SLEEF_PURE(T, v)                                                                    \
+  NHOLO_SLEEF_PURE_1(sin, T, v) NHOLO_SLEEF_PURE_1(cos, T, v) NHOLO_SLEEF_PURE_1(tan, T, v)       \
+  NHOLO_SLEEF_PURE_1(exp, T, v) NHOLO_SLEEF_PURE_1(log, T, v) NHOLO_SLEEF_PURE_1(atan, T, v)      \
+  NHOLO_SLEEF_PURE_1(asin, T, v) NHOLO_SLEEF_PURE_1(acos, T, v) NHOLO_SLEEF_PURE_1(sinh, T, v)    \
+  NHOLO_SLEEF_PURE_1(cosh, T, v) NHOLO_SLEEF_PURE_1(tanh, T, v) NHOLO_SLEEF_PURE_2(atan2, T, v)   \
+  NHOLO_SLEEF_PURE_2(pow, T, v)
+NHOLO_SLEEF_PURE(double, d1_u10purecfma)
+#if defined(__AVX2__) && defined(__FMA__)
+NHOLO_SLEEF_PURE(__m256d, d4_u10avx2)
 #endif
+#if defined(__AVX512F__)
+NHOLO_SLEEF_PURE(__m512d, d8_u10avx512f)
+#endif
+#undef NHOLO_SLEEF_PURE
+#undef NHOLO_SLEEF_PURE_2
+#undef NHOLO_SLEEF_PURE_1
+#pragma GCC diagnostic pop
+}
 
 // Lanes compiled for different instruction sets are different types (an
 // inline namespace per ISA), so that the kernels instantiated on them in an
