@@ -22,11 +22,16 @@
 // step (both ends included; the start's value is the end of the previous
 // step), so that two crossings inside one step, e.g. g dipping below zero
 // and back (a near tangency), are both found when the dip is wider than a
-// part. A crossing is a change of sign between two samples: rising when g
-// goes from < 0 to >= 0, falling from > 0 to <= 0. A zero at a sample is
-// the crossing's end, so a crossing that lands exactly at a step end is
-// reported once, by the step it ends; g starting a step at zero is the
-// previous step's (the sign before it is the one that counts). Each bracket
+// part. A crossing is a change of sign of g: rising from < 0 to > 0,
+// falling from > 0 to < 0. Zeros do not decide it: g that reaches zero at
+// samples (exactly: a step landing on the zero of t - 0.5, or the bottom of
+// a tangency) crosses there when the sign after the zeros differs from the
+// sign before them, at the first of them; g that touches zero and returns to
+// its sign (a tangency, such as (t - 0.5)^2) does not cross. The sign before
+// a zero is carried across the steps in the zero's own sign bit (g_start of
+// a step that starts on a zero: +0 came from above, -0 from below; NaN, no
+// sign known: a trajectory that starts on g = 0), so that the rule does not
+// depend on where the steps end. Each bracket
 // is narrowed by the Illinois variant of regula falsi (a bisection where the
 // secant would leave the bracket) until its width is at most 4 ulp of t (or
 // 80 evaluations): the time returned is the bracket's end where g has the
@@ -207,16 +212,39 @@ struct StepSamples {
   S extra[2];      // in (0, 1), increasing
 };
 
+// The sign g had before a step that starts at g_start (header): its sign;
+// for a zero, the sign bit's (+0: g came from above, -0: from below); 0 for
+// NaN (none known).
+template <class S>
+NHOLO_HDI int sign_before(S g_start) {
+  if (g_start == S(0)) return copysign(S(1), g_start) > S(0) ? 1 : -1;
+  return detail::sign_of(g_start);
+}
+
+// g_start for the step after one that ended on g_end with `sign` carried
+// (scan_crossings' end_sign): g_end, or a zero that keeps the sign before it
+// in its sign bit (NaN: none known).
+template <class S>
+NHOLO_HDI S carried_start(S g_end, int sign) {
+  if (!(g_end == S(0))) return g_end;
+  return sign > 0 ? S(0) : sign < 0 ? S(-0.0) : S(NAN);
+}
+
 // The crossings of g in (t0, t0 + h] along u at the samples s, g_start =
-// g(t0) and g_end = g(t0 + h) given (the caller's; the last sample is not
-// evaluated again), in time order; visit as for_each_crossing below.
+// g(t0) (with the sign before it, sign_before) and g_end = g(t0 + h) given
+// (the caller's; the last sample is not evaluated again), in time order;
+// visit as for_each_crossing below. end_sign (when given) receives the sign
+// g has at the step's end, or had before the zeros it ends on (0: unknown).
 template <class G, class U, class Visit, class S = typename U::scalar>
 NHOLO_HDI int scan_crossings(const G& g, const U& u, EventDirection dir, S g_start,
-                             const StepSamples<S>& s, S g_end, Visit&& visit) {
+                             const StepSamples<S>& s, S g_end, Visit&& visit,
+                             int* end_sign = nullptr) {
   int found = 0;
   S a = S(0), ga = g_start;
-  // the sign before the part (a zero carries the sign it came from)
-  int before = detail::sign_of(g_start);
+  // the last nonzero sign of g (0: none known), and where the zeros since
+  // it began (theta; -1: g is not at zero)
+  int before = sign_before(g_start);
+  S zeros_from = g_start == S(0) ? S(0) : S(-1);
   int j = 1, x = 0;
   while (j <= s.parts) {
     // 1 exactly at the last part's end (no division for the default one part)
@@ -235,6 +263,14 @@ NHOLO_HDI int scan_crossings(const G& g, const U& u, EventDirection dir, S g_sta
       // g undefined here (NaN: the root or logarithm of a negative number):
       // no crossing; the sign starts again where g is defined
       before = 0;
+      zeros_from = S(-1);
+      a = b;
+      ga = gb;
+      continue;
+    }
+    if (gb == S(0)) {
+      // the sign after the zeros decides
+      if (zeros_from < S(0)) zeros_from = b;
       a = b;
       ga = gb;
       continue;
@@ -243,15 +279,21 @@ NHOLO_HDI int scan_crossings(const G& g, const U& u, EventDirection dir, S g_sta
     if (before != 0 && after != before) {
       const bool up = before < 0;
       if (dir == EventDirection::both || (dir == EventDirection::up) == up) {
-        const S theta = ga == S(0) ? a : detail::locate_crossing(g, u, a, ga, b, gb, before);
+        const S theta = zeros_from >= S(0) ? zeros_from
+                                           : detail::locate_crossing(g, u, a, ga, b, gb, before);
         ++found;
-        if (!visit(theta, u.time(theta), up)) return found;
+        if (!visit(theta, u.time(theta), up)) {
+          if (end_sign) *end_sign = 0;  // the scan ended early: not used
+          return found;
+        }
       }
     }
-    if (after != 0) before = after;
+    before = after;
+    zeros_from = S(-1);
     a = b;
     ga = gb;
   }
+  if (end_sign) *end_sign = before;
   return found;
 }
 
@@ -259,14 +301,16 @@ NHOLO_HDI int scan_crossings(const G& g, const U& u, EventDirection dir, S g_sta
 // says: g_start = g(t0, y0) (the previous step's g_end), samples >= 1 parts.
 // visit(theta, t, up) is called for each; it returns false to end the scan.
 // Returns how many were visited; g_end (when given) receives g at the step's
-// end (the next step's g_start).
+// end as the next step's g_start (carried_start: a zero with its sign).
 template <class G, class U, class Visit, class S = typename U::scalar>
 NHOLO_HDI int for_each_crossing(const G& g, const U& u, EventDirection dir, S g_start,
                                 int samples, Visit&& visit, S* g_end = nullptr) {
   const S g1 = detail::event_value(g, u, S(1));
-  if (g_end) *g_end = g1;
   const StepSamples<S> s{samples, 0, {S(0), S(0)}};
-  return scan_crossings(g, u, dir, g_start, s, g1, static_cast<Visit&&>(visit));
+  int sign = 0;
+  const int found = scan_crossings(g, u, dir, g_start, s, g1, static_cast<Visit&&>(visit), &sign);
+  if (g_end) *g_end = carried_start(g1, sign);
+  return found;
 }
 
 // The same into an array: at most cap written to x; returns how many there

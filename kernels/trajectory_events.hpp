@@ -295,19 +295,24 @@ struct TrajectoryEvents {
     const double* vp = varied ? varied + i : nullptr;
     double& g_last = g_end[e * count + i];
     double& rate_last = g_end[(table->n_events + e) * count + i];
-    S g0 = S(g_last), r0 = S(rate_last);
+    S g0 = S(g_last), r0 = S(rate_last), g_start = g0;
     if (!(g_last == g_last && rate_last == rate_last)) {
       const Dual<S, 1> at0 = detail::event_and_rate_at(f, u.t0, p.y0, p.f0, n, vp, count);
       g0 = at0.v;
       r0 = at0.d[0];
+      // starting on g = 0: no sign before it (no crossing until g has one)
+      g_start = g0 == S(0) ? S(NAN) : g0;
     }
     const Dual<S, 1> at1 = detail::event_and_rate_at(f, u.t0 + u.h, p.y1, p.f1, n, vp, count);
-    g_last = static_cast<double>(at1.v);
-    rate_last = static_cast<double>(at1.d[0]);
     const StepSamples<S> samples =
         detail::event_samples(f.subdivisions, g0, r0 * u.h, at1.v, at1.d[0] * u.h);
-    scan_crossings(g, u, static_cast<EventDirection>(f.direction), g0, samples, at1.v,
-                   static_cast<Visit&&>(visit));
+    int sign = 0;
+    scan_crossings(g, u, static_cast<EventDirection>(f.direction), g_start, samples, at1.v,
+                   static_cast<Visit&&>(visit), &sign);
+    // the next step starts from g here, a zero with the sign before it
+    // (NaN where none is known: then g and its rate are evaluated again there)
+    g_last = static_cast<double>(carried_start(at1.v, sign));
+    rate_last = static_cast<double>(at1.d[0]);
   }
 
   // one more crossing of event e; stored at time t with state y (q then qd)

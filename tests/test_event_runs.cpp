@@ -285,6 +285,36 @@ TEST(EventRuns, AStopAtASaveTimeKeepsThatSave) {
   fs::remove_all(dir);
 }
 
+// The tangency rule in runs (docs/events.md "How crossings are found"):
+// (t - 10)^2, whose zero is a save time that every trajectory's steps land
+// on, and (t - 0.5)^2, whose zero falls inside steps, touch zero without
+// changing sign: no trajectory counts a crossing (before, 53 of 256 skates
+// counted (t - 0.5)^2 twice where a step landed on 0.5 and the cubic's
+// stationary sample fell on it too). t - 10 crosses at the landed step end:
+// once, at exactly t = 10, for every trajectory.
+TEST(EventRuns, ATangencyIsCountedTheSameWayForEveryTrajectory) {
+  const fs::path dir = temp_dir("tangency");
+  const std::string ev =
+      "[[events]]\nname = \"touch_at_save\"\nexpr = \"(t - 10)^2\"\nmax_records = 2\n"
+      "[[events]]\nname = \"touch\"\nexpr = \"(t - 0.5)^2\"\nmax_records = 2\n"
+      "[[events]]\nname = \"through\"\nexpr = \"t - 10\"\nmax_records = 2\n";
+  for (const char* method : {"dopri5", "dop853", "rk4"}) {
+    SCOPED_TRACE(method);
+    fs::remove(dir / "out.h5");
+    ASSERT_TRUE(ran_turning_coins(dir, method, ev));
+    for (const char* name : {"touch_at_save", "touch"}) {
+      const RunData d = read_run(dir / "out.h5", name);
+      for (size_t i = 0; i < d.ev.count.size(); ++i) EXPECT_EQ(d.ev.count[i], 0) << name << " " << i;
+    }
+    const RunData d = read_run(dir / "out.h5", "through");
+    for (size_t i = 0; i < d.ev.count.size(); ++i) {
+      ASSERT_EQ(d.ev.count[i], 1) << i;
+      EXPECT_EQ(d.ev.time[i * d.ev.max_records], 10.0) << i;
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // The records do not depend on how the work is cut: one thread or two,
 // slices of 1024 or the whole ensemble, launches of 1 step or the default.
 TEST(EventRuns, RecordsAreTheSameBitsHoweverTheRunIsCut) {

@@ -113,16 +113,73 @@ TEST(Events, TwoCrossingsInOneStepAreFoundInOrder) {
 }
 
 // g = y - 1 along y = t, steps [0, 1] and [1, 2]: the zero at the shared end
-// is reported once, by the step it ends, at exactly t = 1.
+// is a crossing once the sign after it is known: reported once, by the step
+// that leaves it, at exactly t = 1 (the sign before it carried across the
+// step end in the zero's sign bit).
 TEST(Events, ACrossingAtAStepEndIsReportedOnce) {
   auto y = [](double t) { return t; };
   auto f = [](double) { return 1.0; };
   auto g = [](double, const Vec<double, 1>& v) { return v[0] - 1.0; };
-  EventCrossing x[2] = {};
-  ASSERT_EQ(nholo::step_crossings(g, step_of(y, f, 0.0, 1.0), EventDirection::both, -1.0, 8, x, 2), 1);
-  EXPECT_EQ(x[0].t, 1.0);
-  EXPECT_TRUE(x[0].up);
-  EXPECT_EQ(nholo::step_crossings(g, step_of(y, f, 1.0, 1.0), EventDirection::both, 0.0, 8, x, 2), 0);
+  std::vector<double> times;
+  std::vector<bool> up;
+  auto keep = [&](double, double t, bool u) {
+    times.push_back(t);
+    up.push_back(u);
+    return true;
+  };
+  double g_end = 0;
+  EXPECT_EQ(nholo::for_each_crossing(g, step_of(y, f, 0.0, 1.0), EventDirection::both, -1.0, 8,
+                                     keep, &g_end),
+            0);
+  EXPECT_EQ(g_end, 0.0);
+  EXPECT_TRUE(std::signbit(g_end));  // came from below
+  EXPECT_EQ(nholo::for_each_crossing(g, step_of(y, f, 1.0, 1.0), EventDirection::both, g_end, 8,
+                                     keep, &g_end),
+            1);
+  ASSERT_EQ(times.size(), 1u);
+  EXPECT_EQ(times[0], 1.0);
+  EXPECT_TRUE(up[0]);
+  // a start on the zero with no sign before it (NaN) is no crossing
+  EXPECT_EQ(nholo::for_each_crossing(g, step_of(y, f, 1.0, 1.0), EventDirection::both, std::nan(""), 8,
+                                     keep),
+            0);
+}
+
+// The tangency rule (docs/events.md): g = (y - 1)^2 along y = t touches zero
+// at t = 1 and keeps its sign: no crossing, whether a step ends on the zero
+// ([0, 1] then [1, 2]), a sample inside a step falls on it ([0, 2] in 2 or 4
+// parts) or none does (3 parts); g = y - 1 through the same exact zero at a
+// sample inside the step is one crossing at t = 1 (it was counted twice when
+// a zero took the sign it came from).
+TEST(Events, ATangencyIsNoCrossingWhereverTheStepsEnd) {
+  auto y = [](double t) { return t; };
+  auto f = [](double) { return 1.0; };
+  auto touch = [](double, const Vec<double, 1>& v) { return (v[0] - 1.0) * (v[0] - 1.0); };
+  auto through = [](double, const Vec<double, 1>& v) { return v[0] - 1.0; };
+  auto none = [](double, double, bool) { return true; };
+  double g_end = 0;
+  EXPECT_EQ(nholo::for_each_crossing(touch, step_of(y, f, 0.0, 1.0), EventDirection::both, 1.0,
+                                     4, none, &g_end),
+            0);
+  EXPECT_EQ(g_end, 0.0);
+  EXPECT_FALSE(std::signbit(g_end));  // came from above
+  EXPECT_EQ(nholo::for_each_crossing(touch, step_of(y, f, 1.0, 1.0), EventDirection::both, g_end,
+                                     4, none),
+            0);
+  for (int parts : {2, 3, 4})
+    EXPECT_EQ(nholo::for_each_crossing(touch, step_of(y, f, 0.0, 2.0), EventDirection::both, 1.0,
+                                       parts, none),
+              0)
+        << parts << " parts";
+  for (int parts : {2, 4}) {
+    EventCrossing x[3] = {};
+    ASSERT_EQ(nholo::step_crossings(through, step_of(y, f, 0.0, 2.0), EventDirection::both, -1.0,
+                                    parts, x, 3),
+              1)
+        << parts << " parts";
+    EXPECT_EQ(x[0].t, 1.0);
+    EXPECT_TRUE(x[0].up);
+  }
 }
 
 // Where g is undefined (NaN) there is no crossing: y = t^2 - 1/2 (exact on
