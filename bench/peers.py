@@ -20,6 +20,14 @@ form with DOP853 at rtol 1e-13, nholo's time per trajectory on one thread).
                 derive), lambdified to numpy scalars; scipy solve_ivp DOP853,
                 one trajectory after the other; derivation time reported
 
+  nholo         (--nholo BINARY) nholo itself through `nholo run`, on the dump's
+                trajectories repeated to --nholo-size, one thread, for each
+                backend.simd setting this CPU offers (off, avx2, avx512:
+                bench/simd_lanes.py's choice), interleaved --nholo-repeat times,
+                the median of compute_seconds / trajectories; its end states
+                against the reference on the dump's trajectories. The peers'
+                ratios to each setting are printed with them.
+
 Equal accuracy: each peer starts at nholo's rtol/atol and its tolerances are
 scaled (rtol and atol together) until the largest end-state error against the
 reference, relative to 1 + |y|, is within 2x of nholo's on the same
@@ -211,6 +219,69 @@ def sympy_peer(d, trajs, probe, log):
                 err_ref=err, err_nholo=nholo_error(trajs)), None
 
 
+def nholo_runs(d, trajs, binary, size, repeat, log):
+    """{setting: (ns per trajectory, error vs reference)} of `nholo run` on the
+    dump's coins (t_end, rtol, atol and saves of the dump), one thread."""
+    import statistics
+    import subprocess
+    import tempfile
+
+    import h5py
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from simd_lanes import settings  # the SIMD settings this CPU offers
+
+    names = ["x", "y", "phi", "theta"]
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "states.csv"), "w") as fh:
+            fh.write(" ".join([f"q0.{c}" for c in names] + [f"qd0.{c}" for c in names]) + "\n")
+            for k in range(size):
+                fh.write(" ".join(f"{v:.17g}" for v in trajs[k % len(trajs)]["y0"]) + "\n")
+        t_end = d["t_end"]
+        with open(os.path.join(tmp, "coins.toml"), "w") as fh:
+            fh.write(f"""model = "rolling_coin"
+formulations = ["udwadia_kalaba"]
+[params]
+mass = {COIN['mass']}
+radius = {COIN['radius']}
+g = {COIN['g']}
+slope = {COIN['slope']}
+[time]
+t_end = {t_end!r}
+save_every = {t_end / d['saves']!r}
+[integrator]
+method = "dopri5"
+rtol = {d['rtol']!r}
+atol = {d['atol']!r}
+drift = "none"
+[ensemble]
+sampler = "file"
+file = "states.csv"
+[output]
+path = "out.h5"
+fields = ["q", "qdot"]
+[backend]
+threads = 1
+""")
+        out = os.path.join(tmp, "out.h5")
+        times = {s: [] for s in settings()}
+        errors = {}
+        for r in range(repeat):
+            for s in settings():
+                if os.path.exists(out):
+                    os.remove(out)
+                subprocess.run([binary, "run", "-q", os.path.join(tmp, "coins.toml"),
+                                "--set", f"backend.simd={s}"], check=True)
+                with h5py.File(out, "r") as f:
+                    times[s].append(float(f.attrs["compute_seconds"]) / size)
+                    q = f["udwadia_kalaba/q"][: len(trajs), -1, :]
+                    qd = f["udwadia_kalaba/qdot"][: len(trajs), -1, :]
+                errors[s] = max(rel_err(np.concatenate([q[i], qd[i]]), tr["y_ref"])
+                                for i, tr in enumerate(trajs))
+                log(f"peers: nholo simd={s} run {r + 1}: {times[s][-1] * 1e6:.1f} us/traj")
+        return {s: (statistics.median(v) * 1e9, errors[s]) for s, v in times.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dump")
@@ -218,6 +289,10 @@ def main():
     ap.add_argument("--count", type=int, default=0, help="trajectories of the sympy peer (0: all)")
     ap.add_argument("--jax-count", type=int, default=0, help="trajectories of the jax peer (0: all)")
     ap.add_argument("--probe", type=int, default=8, help="trajectories for matching the accuracy")
+    ap.add_argument("--nholo", default="", help="an nholo binary: time it too, every SIMD setting")
+    ap.add_argument("--nholo-size", type=int, default=20000,
+                    help="trajectories of each nholo run (the dump's, repeated)")
+    ap.add_argument("--nholo-repeat", type=int, default=3)
     args = ap.parse_args()
     with open(args.dump) as fh:
         d = json.load(fh)
@@ -230,6 +305,13 @@ def main():
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
+
+    lanes = {}
+    if args.nholo:
+        lanes = nholo_runs(d, trajs, args.nholo, args.nholo_size, args.nholo_repeat, log)
+        for s, (ns, err) in lanes.items():
+            print(json.dumps({"system": "coin", "impl": f"nholo_run_simd_{s}", "n": args.nholo_size,
+                              "threads": 1, "ns_per_traj": ns, "err_ref": err}), flush=True)
 
     for name in args.peers.split(","):
         if name == "jax":
@@ -251,6 +333,8 @@ def main():
         r.update(system="coin", n=len(sel), threads=1,
                  nholo_ad_ns_per_traj_1thread=nholo_ns,
                  ratio_to_nholo_ad_1thread=r["ns_per_traj"] / nholo_ns)
+        for s, (ns, _) in lanes.items():
+            r[f"ratio_to_nholo_run_simd_{s}"] = r["ns_per_traj"] / ns
         print(json.dumps(r), flush=True)
     return 0
 

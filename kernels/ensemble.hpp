@@ -22,7 +22,8 @@
 //                  where neighbouring threads' stores then coalesce)
 //   per-trajectory parameters (optional) params[j * count + i], j < n_params
 //   window progress (optional) save_k[i], interval_start[i]
-//   events (optional) event_count[e * count + i], event_records: per
+//   events (optional) event_count[e * count + i] (crossings) and
+//                  [(n_events + e) * count + i] (undersampled steps), event_records: per
 //                  trajectory and event a block of max_records records
 //                  (kernels/trajectory_events.hpp), kept for the slice
 // A window may be integrated in parts (launch_steps > 0: the scheduler of

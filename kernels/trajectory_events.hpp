@@ -141,6 +141,38 @@ NHOLO_HDI StepSamples<S> event_samples(int parts, S g0, S d0, S g1, S d1) {
   return s;
 }
 
+// Whether g changes faster than a step's samples can follow, so that some
+// of its crossings are likely missed (counted per trajectory: the file's
+// events/<name>/undersampled_steps, and a warning in the run's log). Two
+// signs together: the rates at the step's ends (d0, d1: per unit theta)
+// change g over one part by more than 4 times the largest |g| seen in the
+// step, and the cubic through the ends' values and rates does not describe
+// g where it is stationary (off by more than a quarter of the larger value
+// there). A steep crossing has the first (a rate of the order of the jump
+// over a small |g|) but its cubic holds; a tangency pair has a cubic that
+// holds at its dip; g = sin(1000 t) across a step of 0.04 has neither. g is
+// evaluated again at the cubic's stationary points only when the rates say
+// so (a step that passes the first test).
+template <class G, class U, class S>
+NHOLO_HDI bool undersampled(const G& g, const U& u, const StepSamples<S>& s, S g0, S d0, S g1,
+                            S d1) {
+  const S change = max_of(S(fabs(d0)), S(fabs(d1))) / S(s.parts);
+  S seen = max_of(S(fabs(g0)), S(fabs(g1)));
+  if (!(change > S(4) * seen)) return false;
+  bool off = false;
+  for (int x = 0; x < s.n_extra; ++x) {
+    const S th = s.extra[x], w = S(1) - th;
+    // the cubic Hermite polynomial through (g0, d0) at 0 and (g1, d1) at 1
+    const S p = (S(1) + S(2) * th) * w * w * g0 + th * w * w * d0 + th * th * (S(3) - S(2) * th) * g1 -
+                th * th * w * d1;
+    const S gx = event_value(g, u, th);
+    if (!(gx == gx)) continue;
+    seen = max_of(seen, S(fabs(gx)));
+    off = off || S(fabs(gx - p)) > S(0.25) * max_of(S(fabs(gx)), S(fabs(p)));
+  }
+  return off && change > S(4) * seen;
+}
+
 // one event function of a trajectory, as g(t, y), or on an interpolant
 // (events.hpp reads_interpolant: only the components g reads are
 // interpolated)
@@ -211,7 +243,8 @@ struct TrajectoryEvents {
   int64_t i;                // the trajectory in the slice
   int64_t count;            // trajectories in the slice
   int n;                    // coordinates
-  int64_t* counts;          // [e * count + i]
+  int64_t* counts;          // [e * count + i] crossings, [(n_events + e) * count + i]
+                            // undersampled steps (detail::undersampled)
   double* records;          // see the header
   double* g_end;            // [e * count + i]: g at the last step's end, and
                             // [(n_events + e) * count + i] dg/dt there (NaN: not yet)
@@ -306,6 +339,8 @@ struct TrajectoryEvents {
     const Dual<S, 1> at1 = detail::event_and_rate_at(f, u.t0 + u.h, p.y1, p.f1, n, vp, count);
     const StepSamples<S> samples =
         detail::event_samples(f.subdivisions, g0, r0 * u.h, at1.v, at1.d[0] * u.h);
+    if (detail::undersampled(g, u, samples, g0, r0 * u.h, at1.v, at1.d[0] * u.h))
+      ++counts[(table->n_events + e) * count + i];
     int sign = 0;
     scan_crossings(g, u, static_cast<EventDirection>(f.direction), g_start, samples, at1.v,
                    static_cast<Visit&&>(visit), &sign);

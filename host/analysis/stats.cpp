@@ -349,6 +349,37 @@ void write_trajectory_result(std::ostream& os, const tables::TrajectoryResultEnt
      << ", max " << m.max << " over " << m.count << " trajectories\n";
 }
 
+// The warning about event `name` of group eg (`events/<name>`), "" when its
+// samples followed g in every step: how many accepted steps of how many
+// trajectories g changed faster than its samples across
+// (undersampled_steps; files written before it have none).
+std::string undersampled_warning(const h5::Group& eg, const std::string& name, int64_t size,
+                                 int64_t block, const std::string& path) {
+  if (!eg.exists("undersampled_steps")) return "";
+  const h5::Dataset ud = eg.open_dataset("undersampled_steps");
+  check_per_trajectory(ud, size, path);
+  int64_t steps = 0, trajectories = 0;
+  std::vector<int64_t> c;
+  for (int64_t i = 0; i < traj_blocks(size, block); ++i) {
+    read_traj_block(ud, size, block, i, c);
+    for (int64_t v : c) {
+      if (v <= 0) continue;
+      steps = v > std::numeric_limits<int64_t>::max() - steps ? std::numeric_limits<int64_t>::max()
+                                                              : steps + v;
+      ++trajectories;
+    }
+  }
+  if (trajectories == 0) return "";
+  std::ostringstream os;
+  os << "warning: event " << name << " (" << eg.attr_string("expr") << "): in " << steps
+     << " steps of " << trajectories << " of " << size
+     << " trajectories g changed faster than its samples (subdivisions = "
+     << (eg.has_attr("subdivisions") ? std::to_string(eg.attr_int64("subdivisions")) : "?")
+     << "): crossings there are likely missed; raise [[events]] subdivisions "
+        "(docs/events.md)";
+  return os.str();
+}
+
 // The events of formulation fname (`events/<name>`): crossings per
 // trajectory, and the first crossing's time (for a stop event, each
 // trajectory's first passage) by its quantiles, in bounded memory.
@@ -381,6 +412,8 @@ void write_events(std::ostream& os, const h5::Group& fg, int64_t size, int64_t b
        << eg.attr_string("direction") << ", " << action << "): " << (saturated ? "at least " : "")
        << total << " crossings, mean " << mc.mean << " (max " << mc.max << ") per trajectory; "
        << crossed << " of " << size << " trajectories crossed\n";
+    if (const std::string w = undersampled_warning(eg, name, size, block, path); !w.empty())
+      os << "    " << w << "\n";
     const h5::Dataset td = eg.open_dataset("time");
     if (crossed == 0 || td.dims().size() != 2 || td.dims()[1] == 0) continue;
     // column 0 of time: the first crossing (NaN where none: skipped)
@@ -434,7 +467,14 @@ std::vector<std::string> optional_result_lines(const h5::Group& root, const std:
                                                int64_t block) {
   std::vector<std::string> lines;
   const int64_t size = trajectories_in(root, path);
-  for (const auto& fname : root.attr_strings("formulations"))
+  for (const auto& fname : root.attr_strings("formulations")) {
+    const h5::Group fg = root.open_group(fname);
+    if (fg.has_attr("events"))
+      for (const std::string& name : fg.attr_strings("events"))
+        if (const std::string w =
+                undersampled_warning(fg.open_group("events/" + name), name, size, block, path);
+            !w.empty())
+          lines.push_back(fname + ": " + w);
     for (const auto& r : tables::kTrajectoryResults) {
       if (r.presence == tables::ResultPresence::always || r.stats == tables::ResultStats::none ||
           !root.exists(fname + "/" + r.name))
@@ -447,6 +487,7 @@ std::vector<std::string> optional_result_lines(const h5::Group& root, const std:
       if (!text.empty() && text.back() == '\n') text.pop_back();
       lines.push_back(fname + ": " + text);
     }
+  }
   return lines;
 }
 

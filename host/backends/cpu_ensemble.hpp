@@ -120,7 +120,7 @@ class CpuEnsemble final : public DeviceEnsemble {
     if (L_.line_fit)
       for_each_index(dev_.info().backend, dev_.threads(), count,
                      LineFitResetKernel{count, fit_.data()});
-    event_count_.assign(per_event_and_trajectory(L_.events, count), 0);
+    event_count_.assign(event_counters(L_.events, count), 0);
     event_g_.assign(event_end_values(L_.events, count), NAN);
     event_records_.assign(event_record_size(L_.events, count, sys_.n), NAN);
   }

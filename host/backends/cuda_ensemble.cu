@@ -240,7 +240,7 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
     event_table_ = DeviceArray(dev_, (sizeof(EventTable) + sizeof(double) - 1) / sizeof(double));
     check(cudaMemcpy(event_table_.get(), L_.events, sizeof(EventTable), cudaMemcpyHostToDevice),
           "cudaMemcpy(events)");
-    event_count_ = DeviceArray(dev_, per_event_and_trajectory(L_.events, L_.max_count));
+    event_count_ = DeviceArray(dev_, event_counters(L_.events, L_.max_count));
     event_records_ = DeviceArray(dev_, event_record_size(L_.events, L_.max_count, n));
     event_g_ = DeviceArray(dev_, event_end_values(L_.events, L_.max_count));
   }
@@ -284,7 +284,7 @@ void CudaEnsembleCore::start_slice(int64_t count, const double* q0, const double
     launch(LineFitResetKernel{count, fit_.get()}, count, dev_.compute(), "line fit reset");
   if (L_.events) {
     check(cudaMemsetAsync(event_count_.get(), 0,
-                          per_event_and_trajectory(L_.events, count) * sizeof(int64_t), dev_.compute()),
+                          event_counters(L_.events, count) * sizeof(int64_t), dev_.compute()),
           "cudaMemsetAsync(event counts)");
     dev_.fill(event_records_.get(), NAN, event_record_size(L_.events, count, shape_.n));
     dev_.fill(event_g_.get(), NAN, event_end_values(L_.events, count));
@@ -540,7 +540,7 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
   read_slice_results(st, r);
   r.line_fit.resize(L_.line_fit ? 7 * count : 0);
   if (L_.line_fit) down(r.line_fit.data(), fit_.get(), 7 * count * sizeof(double));
-  r.event_count.resize(per_event_and_trajectory(L_.events, count));
+  r.event_count.resize(event_counters(L_.events, count));
   r.event_records.resize(event_record_size(L_.events, count, shape_.n));
   down(r.event_count.data(), event_count_.get(), r.event_count.size() * sizeof(int64_t));
   down(r.event_records.data(), event_records_.get(), r.event_records.size() * sizeof(double));

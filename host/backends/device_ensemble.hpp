@@ -183,6 +183,12 @@ struct EnsembleLayout {
 inline std::size_t per_event_and_trajectory(const EventTable* ev, int64_t count) {
   return ev ? static_cast<std::size_t>(ev->n_events) * count : 0;
 }
+// the events' counters: crossings, then undersampled steps (two per event
+// and trajectory: [e * count + i], [(n_events + e) * count + i],
+// kernels/trajectory_events.hpp)
+inline std::size_t event_counters(const EventTable* ev, int64_t count) {
+  return 2 * per_event_and_trajectory(ev, count);
+}
 // the events' g and dg/dt at each trajectory's last step end (two values per
 // event and trajectory, kernels/trajectory_events.hpp)
 inline std::size_t event_end_values(const EventTable* ev, int64_t count) {

@@ -360,6 +360,13 @@ void OutputLayout::event_group(h5::Group& g, const EventConfig& ev) {
   count.attach_scale(tr, 0);
   count.set_attr("long_name", "crossings of " + ev.expr + " (" + ev.direction +
                                   "), all of them, also those past max_records");
+  h5::Dataset under =
+      make(eg, "undersampled_steps", per_traj(Scalar::i64, 0, PieceKind::slice, {H(size_)}));
+  under.attach_scale(tr, 0);
+  under.set_attr("long_name",
+                 "accepted steps across which " + ev.expr +
+                     " changed faster than its samples (crossings there likely missed: raise "
+                     "subdivisions)");
   h5::Dataset time = make(eg, "time",
                           per_traj(Scalar::f64, NAN, PieceKind::slice, {H(size_), H(ev.max_records)}));
   time.attach_scale(tr, 0);

@@ -295,13 +295,16 @@ class PieceWriters {
   void write_events(Piece& p, InPlaceRows& rows, int64_t s, const std::string& form, int64_t count,
                     const SliceResults& R) {
     const int n = shape_.n, len = 1 + 2 * n;
-    if (R.event_count.size() != cfg_.events.size() * static_cast<size_t>(count))
+    const size_t ne = cfg_.events.size();
+    if (R.event_count.size() != 2 * ne * static_cast<size_t>(count))
       throw std::logic_error("the slice's event counts do not match its events");
     int64_t offset = 0;  // records per trajectory of the events before
     for (size_t e = 0; e < cfg_.events.size(); ++e) {
       const std::string g = form + "/events/" + cfg_.events[e].name + "/";
       const int64_t mr = cfg_.events[e].max_records, k_end = count * mr;
       put(p, rows, s, g + "count", {H(count)}, R.event_count.data() + e * count);
+      put(p, rows, s, g + "undersampled_steps", {H(count)},
+          R.event_count.data() + (ne + e) * count);
       std::vector<double> t(k_end), q(k_end * n), qd(k_end * n);
       const double* rec = R.event_records.data() + offset * count * len;
       for (int64_t k = 0; k < k_end; ++k) {
