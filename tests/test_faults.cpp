@@ -683,6 +683,42 @@ TEST(Faults, SigtermStopsTheAssemblyWithinASecondAndResumeWritesTheFile) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);  // kept to look at when it failed
 }
 
+// SIGTERM while the windows' memory is set up stops within a second and
+// writes nothing. The set-up of a window of 10^5 trajectories and many saves
+// zero-fills gigabytes (15 GB: half a minute) and did not look at the stop
+// flag; it now fills 8 MiB at a time between looks. A small window here
+// (about 20 parts) made slow by a failpoint (150 ms per part: 3 s) stands
+// for it.
+TEST(Faults, SigtermStopsTheWindowsSetUpWithinASecondAndWritesNothing) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "stop_setup");
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.t_end = 10.0;
+  c.save_every = 0.05;
+  c.size = 4000;
+  c.fields = std::vector<std::string>{"q", "qdot"};
+  c.window = 201;
+  c.memory_budget_mb = 4000;
+  write_file(dir / "c.toml", c.text());
+  const pid_t pid =
+      spawn(dir, {"run", "c.toml", "--threads", "1"},
+            [] { setenv("NHOLO_FAILPOINT_SETUP_PAUSE_MS", "150", 1); });
+  ASSERT_TRUE(wait_for_text(dir, "run.log", "nholo: backend")) << read_text(dir / "run.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the set-up
+  const auto [code, seconds] = terminate_and_time(pid);
+  std::printf("SIGTERM during the windows' set-up: exit %d after %.3f s\n", code, seconds);
+  const std::string log = read_text(dir / "run.log");
+  EXPECT_EQ(code, 143) << log;
+  EXPECT_LT(seconds, kStopSeconds);
+  EXPECT_NE(log.find("interrupted while setting up the output of 4000 trajectories in out.h5; "
+                     "nothing was written"),
+            std::string::npos)
+      << log;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
 // SIGTERM during `nholo merge --copy` stops it within a second and leaves
 // nothing: no merged file, no temporary; the shards are untouched. Before,
 // merge had no handler: the signal killed it and left OUT.merging.

@@ -18,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host/backends/backend.hpp"
@@ -83,10 +84,10 @@ class CpuEnsemble final : public DeviceEnsemble {
       slot_data_[s].resize(L_.fields.size());
       slots_[s].fields.resize(L_.fields.size());
       for (size_t j = 0; j < L_.fields.size(); ++j) {
-        slot_data_[s][j].resize(per_save * L_.components[j]);
+        zeroed(slot_data_[s][j], per_save * L_.components[j]);
         slots_[s].fields[j] = slot_data_[s][j].data();
       }
-      moments_[s].resize(10 * moments_size(L_.max_count, L_.window, n));
+      zeroed(moments_[s], 10 * moments_size(L_.max_count, L_.window, n));
       for (int f = 0; f < 2; ++f)
         for (int a = 0; a < 5; ++a)
           slots_[s].moments[f][a] =
@@ -96,7 +97,7 @@ class CpuEnsemble final : public DeviceEnsemble {
     for (size_t i = 0; i < std::size(tables::kFields); ++i) {
       const tables::FieldEntry& e = tables::kFields[i];
       if (e.always_computed && field_index(e.name) < 0)
-        scratch_[i].resize(per_save * tables::field_components(e.name, n, m));
+        zeroed(scratch_[i], per_save * tables::field_components(e.name, n, m));
     }
     if (L_.line_fit) fit_.resize(7 * static_cast<std::size_t>(L_.max_count));
     // failpoint (testing aid): NHOLO_FAILPOINT_DEVICE_FAULT=N makes window N
@@ -106,6 +107,32 @@ class CpuEnsemble final : public DeviceEnsemble {
   }
 
   const std::string& name() const override { return name_; }
+
+ private:
+  // v sized to `size` zeros, written 8 MiB at a time with a look at the stop
+  // flag in between: a window of 10^5 trajectories and many saves is
+  // gigabytes, whose first touch took half a minute deaf to signals
+  // (SetUpStopped: the run keeps nothing of a set-up).
+  // failpoint (testing aid): NHOLO_FAILPOINT_SETUP_PAUSE_MS=N waits N ms
+  // before each part, so that a test's small window sets up as slowly as a
+  // machine-sized one
+  void zeroed(std::vector<double>& v, std::size_t size) const {
+    constexpr std::size_t kPart = std::size_t{1} << 20;
+    static const long pause_ms = [] {
+      const char* e = std::getenv("NHOLO_FAILPOINT_SETUP_PAUSE_MS");
+      return e ? std::atol(e) : 0L;
+    }();
+    v.clear();
+    v.reserve(size);
+    while (v.size() < size) {
+      if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      if (L_.stop && L_.stop->load())
+        throw SetUpStopped("while the windows' memory was set up");
+      v.insert(v.end(), std::min(kPart, size - v.size()), 0.0);
+    }
+  }
+
+ public:
 
   void start_slice(int64_t count, const double* q0, const double* qd0, const double* l0,
                    const double* params, const uint8_t* rejected, double t0) override {

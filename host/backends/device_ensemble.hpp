@@ -62,6 +62,13 @@ class DeviceFault : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// EnsembleLayout::stop was set while an ensemble set up its memory: nothing
+// ran (host/run turns it into Interrupted: the run keeps nothing of it).
+class SetUpStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // What ran the ensemble (DeviceInfo, host/io/device_info.hpp: for the log and
 // the file's root attributes).
 class Device {

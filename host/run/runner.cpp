@@ -7,6 +7,7 @@
 #include <future>
 #include <memory>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "host/config/event_table.hpp"
@@ -166,11 +167,19 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   // ---- 3. device ensembles (state allocated once, for the largest slice),
   // with the events' table they read
   const std::unique_ptr<const EventTable> events = detail::event_table(cfg, mi);
-  stages::DeviceEnsembles ens(cfg, dev, plan,
-                              stages::ensemble_layout(cfg, plan, model, events.get()),
-                              [&](const std::string& f, const EnsembleLayout& layout_e) {
-                                return model.make_formulation(f, cfg, dev, layout_e);
-                              });
+  // (a window's memory, gigabytes for 10^5 trajectories and many saves, is
+  // filled part by part with a look at the stop flag: SetUpStopped)
+  std::optional<stages::DeviceEnsembles> ens_set_up;
+  try {
+    ens_set_up.emplace(cfg, dev, plan, stages::ensemble_layout(cfg, plan, model, events.get()),
+                       [&](const std::string& f, const EnsembleLayout& layout_e) {
+                         return model.make_formulation(f, cfg, dev, layout_e);
+                       });
+  } catch (const SetUpStopped&) {
+    detail::wait_for(created, set_up_stopped);
+    throw Interrupted(set_up_stopped);
+  }
+  stages::DeviceEnsembles& ens = *ens_set_up;
   detail::wait_for(created, set_up_stopped);
   if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
 
