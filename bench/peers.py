@@ -270,8 +270,8 @@ threads = 1
             for s in settings():
                 if os.path.exists(out):
                     os.remove(out)
-                subprocess.run([binary, "run", "-q", os.path.join(tmp, "coins.toml"),
-                                "--set", f"backend.simd={s}"], check=True)
+                subprocess.run([binary, "run", "-q", "coins.toml", "--set", f"backend.simd={s}"],
+                               cwd=tmp, check=True)
                 with h5py.File(out, "r") as f:
                     times[s].append(float(f.attrs["compute_seconds"]) / size)
                     q = f["udwadia_kalaba/q"][: len(trajs), -1, :]
@@ -308,7 +308,8 @@ def main():
 
     lanes = {}
     if args.nholo:
-        lanes = nholo_runs(d, trajs, args.nholo, args.nholo_size, args.nholo_repeat, log)
+        lanes = nholo_runs(d, trajs, os.path.abspath(args.nholo), args.nholo_size,
+                           args.nholo_repeat, log)
         for s, (ns, err) in lanes.items():
             print(json.dumps({"system": "coin", "impl": f"nholo_run_simd_{s}", "n": args.nholo_size,
                               "threads": 1, "ns_per_traj": ns, "err_ref": err}), flush=True)
