@@ -719,6 +719,31 @@ TEST(Faults, SigtermStopsTheWindowsSetUpWithinASecondAndWritesNothing) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
+// An ensemble whose trajectory index is large (8 bytes a trajectory, written
+// before the first slice: 5e9 trajectories are 40 GB) says so before it
+// starts writing it, and a signal then stops it within a second, leaving
+// nothing. (A probe found 15 GB written within the first minute with no word.)
+TEST(Faults, ALargeTrajectoryIndexIsSaidAndStoppedBySigterm) {
+  const fs::path dir = nholo_test::temp_dir("nholo_faults", "large_index");
+  nholo_test::CoinConfig c = nholo_test::spinning_coins();
+  c.formulations = {"udwadia_kalaba"};
+  c.size = 200000000;
+  c.fields = std::vector<std::string>{};  // statistics only
+  write_file(dir / "c.toml", c.text());
+  const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
+  const bool said = wait_for_text(
+      dir, "run.log", "writing the trajectory index of 200000000 trajectories (1.6 GB, before the first slice");
+  const auto [code, seconds] = terminate_and_time(pid);
+  const std::string log = read_text(dir / "run.log");
+  std::printf("SIGTERM after the index was said: exit %d after %.3f s\n", code, seconds);
+  EXPECT_TRUE(said) << log;
+  EXPECT_EQ(code, 143) << log;
+  EXPECT_LT(seconds, kStopSeconds);
+  for (const char* left : {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"})
+    EXPECT_FALSE(fs::exists(dir / left)) << left;
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
 // SIGTERM during `nholo merge --copy` stops it within a second and leaves
 // nothing: no merged file, no temporary; the shards are untouched. Before,
 // merge had no handler: the signal killed it and left OUT.merging.

@@ -143,6 +143,14 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   // a signal stops the set-up between two blocks of its trajectory indexes
   // (what grows with the ensemble), and the last step between two tiles
   layout.set_stop(&interrupt_flag());
+  // what grows with the ensemble before the first slice, said when it is
+  // large (8 bytes a trajectory: 5e9 trajectories are 40 GB and minutes)
+  constexpr int64_t kSaidIndexBytes = int64_t{1} << 30;
+  if (!ro.quiet && !ro.resume && plan.size > kSaidIndexBytes / 8)
+    std::fprintf(stderr,
+                 "nholo: writing the trajectory index of %lld trajectories (%.1f GB, before the "
+                 "first slice; a signal stops it)\n",
+                 static_cast<long long>(plan.size), 8.0 * static_cast<double>(plan.size) / 1e9);
   try {
     layout.write_index_piece(pieces);
     layout.write_master(nullptr, nullptr);
