@@ -101,6 +101,21 @@ void wait_for(std::future<void>& created, const std::string& set_up_stopped) {
 }  // namespace
 }  // namespace detail
 
+namespace {
+
+// What grows with the ensemble before the first slice, said when it is large
+// (8 bytes a trajectory: 5e9 trajectories are 40 GB and minutes).
+void say_a_large_index(int64_t trajectories) {
+  constexpr int64_t kSaidIndexBytes = int64_t{1} << 30;
+  if (trajectories > kSaidIndexBytes / 8)
+    std::fprintf(stderr,
+                 "nholo: writing the trajectory index of %lld trajectories (%.1f GB, before the "
+                 "first slice; a signal stops it)\n",
+                 static_cast<long long>(trajectories), 8.0 * static_cast<double>(trajectories) / 1e9);
+}
+
+}  // namespace
+
 RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunOptions& ro,
                      Device& dev) {
   const ModelInfo& mi = model.info();
@@ -143,14 +158,7 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   // a signal stops the set-up between two blocks of its trajectory indexes
   // (what grows with the ensemble), and the last step between two tiles
   layout.set_stop(&interrupt_flag());
-  // what grows with the ensemble before the first slice, said when it is
-  // large (8 bytes a trajectory: 5e9 trajectories are 40 GB and minutes)
-  constexpr int64_t kSaidIndexBytes = int64_t{1} << 30;
-  if (!ro.quiet && !ro.resume && plan.size > kSaidIndexBytes / 8)
-    std::fprintf(stderr,
-                 "nholo: writing the trajectory index of %lld trajectories (%.1f GB, before the "
-                 "first slice; a signal stops it)\n",
-                 static_cast<long long>(plan.size), 8.0 * static_cast<double>(plan.size) / 1e9);
+  if (!ro.quiet && !ro.resume) say_a_large_index(plan.size);
   try {
     layout.write_index_piece(pieces);
     layout.write_master(nullptr, nullptr);
