@@ -70,6 +70,16 @@ for d in kernels models host; do
 done
 # the standard-library names the kernel headers use, for NVRTC
 cp -r "$ROOT/kernels/nvrtc" "$OUT/include/nholo/kernels/"
+# SLEEF's header, for a model file's SIMD lane add-on (compiled against
+# include/sleef/sleef.h and linked with lib/libsleef.so.3, which nholo itself
+# needs: host/model_files/plugin.cpp lane_flags)
+sleef_h=$(sed -n 's/^NHOLO_SLEEF_INCLUDE_DIR:PATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+if [ -n "$sleef_h" ] && [ -f "$sleef_h/sleef.h" ] && ls "$OUT"/lib/libsleef.so.* >/dev/null 2>&1; then
+  mkdir -p "$OUT/include/sleef"
+  cp "$sleef_h/sleef.h" "$OUT/include/sleef/"
+else
+  echo "bundle: no sleef.h or libsleef beside nholo: model files will run one trajectory at a time per thread (no SIMD lanes)" >&2
+fi
 nvrtc=""
 if [ "${NHOLO_BUNDLE_NVRTC:-1}" != 0 ] && "$NHOLO" devices | grep -q "^backends:.*cuda"; then
   nvrtc_lib=$(ls /usr/local/cuda/lib64/libnvrtc.so.[0-9]* 2>/dev/null | grep -v alt | head -1 || true)
@@ -119,6 +129,14 @@ if command -v c++ >/dev/null 2>&1; then
   grep -q "headers in $check/b/include/nholo" "$check/plugin.log" || {
     cat "$check/plugin.log" >&2; echo "bundle: the plugin was not compiled against the bundle's headers" >&2; exit 1; }
   plugin=", compiles a model file's plugin against its own headers"
+  # `model build` also builds the SIMD lane add-on where this CPU has the
+  # lanes: against the bundle's SLEEF (include/sleef, lib/libsleef.so.3)
+  if [ -f "$check/b/include/sleef/sleef.h" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+    if grep -q "could not be built" "$check/plugin.log" || ! grep -q "SIMD lane add-on" "$check/plugin.log"; then
+      cat "$check/plugin.log" >&2; echo "bundle: a model file's SIMD lane add-on did not build from the bundle" >&2; exit 1
+    fi
+    plugin="$plugin and its SIMD lane add-on against the bundle's SLEEF"
+  fi
   # and with another compiler than nholo's (the plugin interface is C): the
   # same trajectories, bit for bit
   if command -v clang++ >/dev/null 2>&1; then
@@ -132,6 +150,7 @@ if command -v c++ >/dev/null 2>&1; then
       --rtol 0 > "$check/diff.log" 2>&1 || {
       cat "$check/diff.log" >&2; echo "bundle: the clang++ plugin's results differ from the c++ plugin's" >&2; exit 1; }
     plugin="$plugin, with c++ and with clang++ (equal results)"
+
   fi
   if [ -n "$nvrtc" ]; then
     # run from the source tree on purpose: its kernels/ must not be mixed

@@ -181,12 +181,30 @@ std::deque<LanePlugin>& loaded_lanes() {
 #ifndef NHOLO_PLUGIN_SLEEF_LIBRARY
 #define NHOLO_PLUGIN_SLEEF_LIBRARY "-lsleef"
 #endif
+// SLEEF's header folder and library for a lane add-on: a relocatable
+// bundle's own (scripts/bundle.sh: include/sleef/sleef.h beside nholo's
+// headers, lib/libsleef.so.3 beside nholo.bin), else those nholo was built
+// with (CMakeLists.txt)
+struct SleefFiles {
+  std::string include_dir, library;
+};
+SleefFiles sleef_files() {
+  const fs::path headers = header_root();
+  const fs::path bundle_inc = headers.parent_path() / "sleef";
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path bundle_lib = exe.parent_path() / "libsleef.so.3";
+  if (!ec && fs::exists(bundle_inc / "sleef.h", ec) && fs::exists(bundle_lib, ec))
+    return {bundle_inc.string(), bundle_lib.string()};
+  return {NHOLO_PLUGIN_SLEEF_INCLUDE_DIR, NHOLO_PLUGIN_SLEEF_LIBRARY};
+}
+
 std::vector<std::string> lane_flags(SimdIsa isa) {
   std::vector<std::string> a = compile_flags();
   a.insert(a.end(), {"-mavx2", "-mfma", "-ffp-contract=off", "-fno-math-errno", "-Wno-psabi"});
   if (isa == SimdIsa::avx512) a.push_back("-mavx512f");
   a.push_back("-Dnholo=nholo_" + std::string(simd_isa_name(isa)));
-  const std::string inc = NHOLO_PLUGIN_SLEEF_INCLUDE_DIR;
+  const std::string inc = sleef_files().include_dir;
   if (!inc.empty() && inc != "/usr/include") a.push_back("-isystem" + inc);
   return a;
 }
@@ -587,7 +605,7 @@ const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, S
                           l.path,
                           stem + ".info",
                           {},
-                          {NHOLO_PLUGIN_SLEEF_LIBRARY},
+                          {sleef_files().library},
                           "lanes " + isa_name};
   const std::string what =
       "SIMD lane add-on (" + isa_name + ", " + std::to_string(lanes) + " lanes)";
