@@ -99,13 +99,16 @@ NHOLO_HDI Status flow_derivatives(const typename Model::Params& p, const EvalOpt
   return Status::ok;
 }
 
-// Theta(q_ind, qd_ind, qdd_ind, t) = L with q_dep = phi, qd_dep = d/dt phi
-// (Wang & Gao eq 21), for any scalar T.
+// Theta(q_ind, qd_ind, qdd_ind, t) = L with q_dep = phi + branch, qd_dep =
+// d/dt phi (Wang & Gao eq 21), for any scalar T. branch: the constant
+// multiple of the period that puts q_dep on the path's branch (0 for the
+// forward sleigh; pi once it slides backwards: theta = atan2(yd, xd) + pi).
 template <class Model, class T>
 NHOLO_HDI T embedded_theta(const typename Model::Params& p,
                            const Vec<T, Model::n - Model::m_embedded>& qi,
                            const Vec<T, Model::n - Model::m_embedded>& qdi,
-                           const Vec<T, Model::n - Model::m_embedded>& qddi, const T& t) {
+                           const Vec<T, Model::n - Model::m_embedded>& qddi, const T& t,
+                           const Vec<T, Model::m_embedded>& branch) {
   constexpr int n = Model::n;
   constexpr int k = Model::m_embedded;
   constexpr int r = n - k;
@@ -133,23 +136,41 @@ NHOLO_HDI T embedded_theta(const typename Model::Params& p,
     qd[ind[j]] = qdi[j];
   }
   for (int l = 0; l < k; ++l) {
-    q[Model::embedded_coordinate(l)] = phi[l].v;
+    q[Model::embedded_coordinate(l)] = phi[l].v + branch[l];
     qd[Model::embedded_coordinate(l)] = phi[l].d[0];
   }
   return Model::lagrangian(p, q, qd, t);
 }
 
+// The multiple of each embedded constraint's period between q_dep and phi at
+// (q, qd, t): the branch of the constraint the state is on (0 without a period)
+template <class Model, class S>
+NHOLO_HDI Vec<S, Model::m_embedded> embedded_branch(const typename Model::Params& p, S t,
+                                                    const Vec<S, Model::n>& q,
+                                                    const Vec<S, Model::n>& qd) {
+  const Vec<S, Model::m_embedded> phi = Model::embedded_constraints(p, q, qd, t);
+  Vec<S, Model::m_embedded> branch;
+  for (int l = 0; l < Model::m_embedded; ++l) {
+    const double period = Model::embedded_period(l);
+    const S turns = floor((q[Model::embedded_coordinate(l)] - phi[l]) / S(period) + S(0.5));
+    branch[l] = period > 0.0 ? S(period) * turns : S(0);
+  }
+  return branch;
+}
+
 // The Euler–Poisson residual (eq 26) at time t of a path of the independent
 // coordinates given by its derivatives: jet[0..4][c] = q_c, q_c', ..., q_c''''
-// (full coordinate vectors; only the independent ones are read). Returns
+// (full coordinate vectors; only the independent ones are read), on the
+// constraints' branch (embedded_theta; default 0). Returns
 //   max_j |E_j| / max_j max(|dTheta/dq_j|, |d/dt dTheta/dqd_j|, |d2/dt2 dTheta/dqdd_j|)
 // (the absolute max |E_j| when every term is 0), all derivatives by AD: the
 // gradient of Theta in (q_ind, qd_ind, qdd_ind) by Dual<., 3r>, its first and
 // second total time derivatives by a time jet Dual<Dual<S,1>,1> with
 // tau = e1 + e2 seeded through q(t + tau), qd(t + tau), qdd(t + tau).
 template <class Model, class S>
-NHOLO_HDI S euler_poisson_residual(const typename Model::Params& p, S t,
-                                   const Vec<S, Model::n> jet[5]) {
+NHOLO_HDI S euler_poisson_residual(
+    const typename Model::Params& p, S t, const Vec<S, Model::n> jet[5],
+    const Vec<S, Model::m_embedded>& branch = Vec<S, Model::m_embedded>::zero()) {
   constexpr int n = Model::n;
   constexpr int k = Model::m_embedded;
   constexpr int r = n - k;
@@ -178,7 +199,9 @@ NHOLO_HDI S euler_poisson_residual(const typename Model::Params& p, S t,
     qddi[j] = G::variable(tj(jet[2][c], jet[3][c], jet[4][c]), 2 * r + j);
   }
   const G ta = G(tj(t, S(1), S(0)));
-  const G th = embedded_theta<Model>(p, qi, qdi, qddi, ta);
+  Vec<G, k> bg;
+  for (int l = 0; l < k; ++l) bg[l] = G(tj(branch[l], S(0), S(0)));
+  const G th = embedded_theta<Model>(p, qi, qdi, qddi, ta, bg);
   S res = S(0), scale = S(0);
   for (int j = 0; j < r; ++j) {
     const S a = th.d[j].v.v;                // dTheta/dq_j
@@ -191,8 +214,8 @@ NHOLO_HDI S euler_poisson_residual(const typename Model::Params& p, S t,
 }
 
 // The Euler–Poisson residual of the path of a System through (t, y): q'''
-// and q'''' from the flow (flow_derivatives). NaN where the flow is not
-// defined.
+// and q'''' from the flow (flow_derivatives), on the branch of the
+// embedded constraints that y is on. NaN where the flow is not defined.
 template <template <class, class> class SysT, class Model, class S, int N>
 NHOLO_HDI S path_euler_poisson_residual(const typename Model::Params& p, const EvalOptions& eo, S t,
                                         const Vec<S, N>& y) {
@@ -207,7 +230,7 @@ NHOLO_HDI S path_euler_poisson_residual(const typename Model::Params& p, const E
     jet[3][c] = d[1][n + c];
     jet[4][c] = d[2][n + c];
   }
-  return euler_poisson_residual<Model>(p, t, jet);
+  return euler_poisson_residual<Model>(p, t, jet, embedded_branch<Model>(p, t, jet[0], jet[1]));
 }
 
 }  // namespace nholo

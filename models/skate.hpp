@@ -40,7 +40,8 @@ struct Skate {
   static constexpr ParamInfo param_info[n_params] = {
       {"mass", 1.0, "kg", "skate mass m", positive()},
       {"offset", 0.5, "m", "distance s (= a) of the centre of mass ahead of the contact point B"},
-      {"inertia", 1.0, "kg m^2", "moment of inertia I_B about B (must exceed mass * offset^2)", positive()},
+      {"inertia", 1.0, "kg m^2", "moment of inertia I_B about B (must exceed mass * offset^2)",
+       positive()},
       {"g", 9.81, "m/s^2", "gravitational acceleration", nonnegative()},
       {"slope", 0.3, "rad", "inclination alpha of the plane (0: Hamel's level ice)", inclination()},
   };
@@ -79,11 +80,13 @@ struct Skate {
 
   // Embedded form of the knife edge (formulation embedded,
   // kernels/formulations/embedded.hpp; Wang & Gao eq 33): theta = atan2(yd,
-  // xd), the blade points along the motion; residual modulo 2 pi, undefined
-  // at rest.
+  // xd) modulo pi, the blade along the line of motion (forward or backward);
+  // no derivative at rest, which the formulation's rest chart passes.
   static constexpr int m_embedded = 1;
   NHOLO_HDI static constexpr int embedded_coordinate(int /*l*/) { return 2; }  // theta
-  NHOLO_HDI static constexpr double embedded_period(int /*l*/) { return 6.283185307179586; }
+  NHOLO_HDI static constexpr double embedded_period(int /*l*/) {
+    return 3.141592653589793;
+  }  // arctan: pi
   template <class S>
   NHOLO_HDI static Vec<S, m_embedded> embedded_constraints(const Params& /*p*/,
                                                            const Vec<S, n>& /*q*/,

@@ -23,10 +23,12 @@
 // Nonholonomic constraint (the formulations udwadia_kalaba, lagrange_multiplier,
 // null_space, vakonomic):      yd cos th - xd sin th = 0          (eq 33)
 // Embedded constraint (formulation embedded, Wang & Gao eq 20 with k = 1):
-//   theta = Phi(xd, yd) = atan2(yd, xd)                           (eq 33)
-// i.e. the heading is the direction of motion (the sleigh moves forward);
-// undefined at rest (v = 0), where the embedded formulation reports
-// Status::singular. The embedded residual theta - Phi is taken modulo 2 pi.
+//   theta = Phi(xd, yd) = arctan(yd / xd)                         (eq 33)
+// i.e. the heading is along the line of motion, forward or backward: Phi
+// is atan2(yd, xd) and the residual theta - Phi is taken modulo pi (sliding
+// backwards, theta = atan2 + pi, is on the constraint). Phi has no
+// derivative at rest (v = 0); the embedded formulation carries the motion
+// through rest in its rest chart (kernels/formulations/embedded_rest_chart.hpp).
 //
 // With w = 1 the substituted Lagrangian Theta (eq 36) does not contain a: the
 // embedded motions do not depend on a (for fixed heading acceleration); with
@@ -106,8 +108,10 @@ struct Sleigh {
   // ---- embedded constraint (kernels/formulations/embedded.hpp): q_dep = phi(q_ind, qd_ind, t)
   static constexpr int m_embedded = 1;
   NHOLO_HDI static constexpr int embedded_coordinate(int /*l*/) { return 2; }  // theta
-  NHOLO_HDI static constexpr double embedded_period(int /*l*/) { return 6.283185307179586; }
-  // theta = atan2(yd, xd): reads xd, yd only
+  NHOLO_HDI static constexpr double embedded_period(int /*l*/) {
+    return 3.141592653589793;
+  }  // arctan: pi
+  // theta = atan2(yd, xd) (modulo pi): reads xd, yd only
   template <class S>
   NHOLO_HDI static Vec<S, m_embedded> embedded_constraints(const Params& /*p*/,
                                                            const Vec<S, n>& /*q*/,

@@ -36,14 +36,22 @@
 //   differentiated in time.
 //
 // EmbeddedSystem<Model> ("embedded", System concept of system.hpp):
-//   y = (q, qd, ell, r), N = 2n + k + 1; r is the running maximum over the
-//   accepted steps of the relative Euler–Poisson residual (euler_poisson_residual
-//   at the state, q''' and q'''' from the flow's Taylor coefficients; r' = 0);
-//   path_residual_index = N - 1 (per-trajectory result of a run).
-//   Status::singular where phi's derivatives are not finite (the sleigh at
-//   rest), where the KKT matrix is singular, or where |q_dep - phi| (modulo
-//   the period) exceeds residual_limit: the path crossed the singular set (a
-//   sleigh stopping and sliding back cannot keep theta = atan2(yd, xd)).
+//   y = (q, qd, z, chart, r), N = 2n + k + 2. chart 0: the embedded chart,
+//   z = ell, the equations above; chart 1: the rest chart, z = lambda, the
+//   vakonomic equations of the model's own constraints, in which the motion
+//   passes the states where phi has no derivative (the sleigh at rest);
+//   ell = D^T lambda (formulations/embedded_rest_chart.hpp says which chart
+//   and why; the switch is made after a step, chart' = 0). r is the running
+//   maximum over the accepted steps in the embedded chart of the relative
+//   Euler–Poisson residual (euler_poisson_residual at the state, q''' and
+//   q'''' from the flow's Taylor coefficients; r' = 0); path_residual_index
+//   = N - 1 (per-trajectory result of a run).
+//   Status::singular where, in the embedded chart, phi's derivatives are not
+//   finite (a start at rest), where the KKT matrix is singular, or where
+//   |q_dep - phi| (modulo the period) exceeds residual_limit: the path left
+//   the constraint's branch (a model whose period does not join the
+//   branches on either side of rest: the sleigh's is pi, Wang & Gao's
+//   theta = arctan(yd / xd)).
 //
 // The Euler–Poisson check itself (flow_derivatives, euler_poisson_residual,
 // path_euler_poisson_residual) is in kernels/euler_poisson.hpp.
@@ -54,6 +62,7 @@
 #include "kernels/drift_projection.hpp"
 #include "kernels/dynamics.hpp"
 #include "kernels/euler_poisson.hpp"
+#include "kernels/formulations/embedded_rest_chart.hpp"
 #include "kernels/formulations/lagrange_multipliers.hpp"
 #include "kernels/formulations/vakonomic.hpp"
 #include "kernels/lu.hpp"
@@ -177,10 +186,12 @@ struct EmbeddedSystem {
   using model_type = Model;
   using scalar = S;
   using Params = typename Model::Params;
+  using RestModel = EmbeddedRestChartModel<Model>;
   static constexpr int n = Model::n;
   static constexpr int m = Model::m_embedded;
-  static constexpr int n_extra = m + 1;
-  static constexpr int N = 2 * n + m + 1;
+  static constexpr int n_extra = m + 2;
+  static constexpr int N = 2 * n + m + 2;
+  static constexpr int chart_index = 2 * n + m;
   static constexpr int path_residual_index = N - 1;
   static constexpr const char* formulation_name = "embedded";
 
@@ -191,14 +202,28 @@ struct EmbeddedSystem {
   double residual_limit = 0.1;
   // evaluate the Euler–Poisson residual after every accepted step
   bool check_euler_poisson = true;
+  // the smallest pivot of D = dc/dq_dep below which a step moves the state
+  // to the rest chart, and above which back (embedded_rest_chart.hpp)
+  double rest_chart_enter = 0.5;
+  double rest_chart_leave = 2.0;
 
+  NHOLO_HDI static bool in_rest_chart(const Vec<S, N>& y) { return y[chart_index] != S(0); }
+
+  // (qdd, rate of the state's z) in the state's chart; multiplier = z
   NHOLO_HDI EmbeddedAcceleration<S, n, m> acceleration(S t, const Vec<S, N>& y) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
-    return embedded_acceleration<Model, S>(params, q, qd, multipliers(y), t, eval, residual_limit);
+    if (!in_rest_chart(y))
+      return embedded_acceleration<Model, S>(params, q, qd, multipliers(y), t, eval,
+                                             residual_limit);
+    const auto vak = vakonomic_acceleration<RestModel, S>(params, q, qd, multipliers(y), t, eval);
+    EmbeddedAcceleration<S, n, m> out;
+    static_cast<Acceleration<S, n, m>&>(out) = vak;
+    out.elldot = vak.lambdadot;
+    return out;
   }
 
-  // y' = (qd, qdd, elld, 0)
+  // y' = (qd, qdd, zd, 0, 0)
   NHOLO_HD NHOLO_RHS_NOINLINE Status operator()(S t, const Vec<S, N>& y, Vec<S, N>& dydt) const {
     const auto acc = acceleration(t, y);
     for (int i = 0; i < n; ++i) {
@@ -206,40 +231,75 @@ struct EmbeddedSystem {
       dydt[n + i] = acc.qdd[i];
     }
     for (int l = 0; l < m; ++l) dydt[2 * n + l] = acc.elldot[l];
+    dydt[chart_index] = S(0);
     dydt[N - 1] = S(0);
     if (acc.status != Status::ok) return acc.status;
     return all_finite(dydt) ? Status::ok : Status::non_finite;
   }
 
-  // projection of (q, qd) onto g = 0 (drift = project; ell left as it is);
-  // then the Euler–Poisson residual at the accepted state into r (a change of
-  // r alone leaves y' as it was: f does not depend on r)
+  // projection of (q, qd) onto the chart's constraints (drift = project; z
+  // left as it is); the chart switch (embedded_rest_chart.hpp); then, in the
+  // embedded chart, the Euler–Poisson residual at the accepted state into r
+  // (a change of r alone leaves y' as it was: f does not depend on r)
   NHOLO_HDI bool post_step(S t, Vec<S, N>& y) const {
     bool moved = false;
     if (eval.drift == DriftControl::project)
-      moved = project_state_onto_constraints<EmbeddedConstraintModel<Model>>(params, eval, t, y);
-    if (check_euler_poisson) {
+      moved = in_rest_chart(y) ? project_state_onto_constraints<RestModel>(params, eval, t, y)
+                               : project_state_onto_constraints<EmbeddedConstraintModel<Model>>(
+                                     params, eval, t, y);
+    if (switch_chart_if_due(t, y)) moved = true;
+    if (check_euler_poisson && !in_rest_chart(y)) {
       const S e = path_euler_poisson_residual<EmbeddedSystem, Model>(params, eval, t, y);
       if (e > y[N - 1]) y[N - 1] = e;  // NaN (no flow here): the next step fails anyway
     }
     return moved;
   }
 
+  // the embedded chart -> the rest chart where D's smallest pivot is below
+  // rest_chart_enter, back where it is above rest_chart_leave; true if y moved
+  NHOLO_HDI bool switch_chart_if_due(S t, Vec<S, N>& y) const {
+    Vec<S, n> q, qd;
+    split(y, q, qd);
+    const auto d = embedded_chart_matrix<Model, S>(params, q, qd, t);
+    LuFactor<S, m> f;
+    const S pivot = embedded_chart_pivot(d, f);
+    const Vec<S, m> z = multipliers(y);
+    Vec<S, m> to;
+    if (!in_rest_chart(y)) {
+      if (!(pivot < S(rest_chart_enter)) || !lambda_of_ell(d, z, to)) return false;
+      y[chart_index] = S(1);
+    } else {
+      if (!(pivot > S(rest_chart_leave))) return false;
+      to = ell_of_lambda(d, z);
+      y[chart_index] = S(0);
+    }
+    for (int l = 0; l < m; ++l) y[2 * n + l] = to[l];
+    return true;
+  }
+
+  // multiplier = ell in either chart; constraint_residual = |q_dep - phi|
+  // (modulo the period), which has a value also where phi has no derivative
   NHOLO_HDI void observe(S t, const Vec<S, N>& y, Observation<S, n, m>& obs) const {
     Vec<S, n> q, qd;
     split(y, q, qd);
     const auto acc = acceleration(t, y);
     observe_acceleration(acc, obs);
+    if (in_rest_chart(y))
+      obs.multiplier =
+          ell_of_lambda(embedded_chart_matrix<Model, S>(params, q, qd, t), multipliers(y));
+    const Vec<S, m> g = EmbeddedConstraintModel<Model>::velocity_constraints(params, q, qd, t);
     S res = S(0);
-    for (int l = 0; l < m; ++l) res = max_of(res, S(fabs(acc.residual[l])));
+    for (int l = 0; l < m; ++l) res = max_of(res, S(fabs(g[l])));
     obs.constraint_residual = res;
     obs.energy = model_energy<Model, S>(params, q, qd, t);
   }
 
-  // y = (q, qd, ell0, 0)
+  // y = (q, qd, ell0, 0, 0): a trajectory starts in the embedded chart (at
+  // rest its first step is singular: ell0 says nothing about lambda there)
   NHOLO_HDI void pack(const Vec<S, n>& q, const Vec<S, n>& qd, const Vec<S, m>& ell0,
                       Vec<S, N>& y) const {
     store_state(q, qd, ell0, y);
+    y[chart_index] = S(0);
     y[N - 1] = S(0);
   }
 
@@ -247,10 +307,11 @@ struct EmbeddedSystem {
     split_state(y, q, qd);
   }
 
+  // the state's z: ell in the embedded chart, lambda in the rest chart
   NHOLO_HDI static Vec<S, m> multipliers(const Vec<S, N>& y) {
-    Vec<S, m> ell;
-    for (int l = 0; l < m; ++l) ell[l] = y[2 * n + l];
-    return ell;
+    Vec<S, m> z;
+    for (int l = 0; l < m; ++l) z[l] = y[2 * n + l];
+    return z;
   }
 };
 
