@@ -120,15 +120,24 @@ TEST_P(BuiltInModelAsAModelFile, GivesTheSameTrajectories) {
   const std::string ex_text((std::istreambuf_iterator<char>(ex)), std::istreambuf_iterator<char>());
   // a grid's size is its number of points
   const bool grid = ex_text.find("sampler = \"grid\"") != std::string::npos;
+  // Appell's conflated motion turns stiff after t ~ 0.2 (millions of steps
+  // per trajectory by t = 1, 8 of the test's 9 s): compared up to 0.2, where
+  // the vakonomic trajectories still end both ways (ok and singular)
+  const std::string times = name == "appell" ? " --set time.t_end=0.2 --set time.save_every=0.02"
+                                             : " --set time.t_end=1.0 --set time.save_every=0.1";
   const std::string common = " --set 'formulations=" + list(forms) + "'" +
-                             (grid ? "" : " --set ensemble.size=16") +
-                             " --set time.t_end=1.0 --set time.save_every=0.1"
+                             (grid ? "" : " --set ensemble.size=16") + times +
                              " --set 'output.fields=[\"q\",\"qdot\"]' --backend omp";
   const Result a = nholo("run -q run.toml --set 'model=\"" + name + "\"' --set 'output.path=\"a.h5\"'" +
                              common, dir);
   ASSERT_EQ(a.code, 0) << name << "\n" << a.output;
+  // the plugins of rolling_coin and skate as nholo builds them (-O3; the
+  // sanitizer stage finds them in the shared cache); the others at -O1: the
+  // same bits (no FMA contraction, no fast math), 3x quicker to build
+  const bool o3 = name == "rolling_coin" || name == "skate";
   const Result b = nholo("run -q run.toml --set 'model=\"" + file.string() +
-                             "\"' --set 'output.path=\"b.h5\"'" + common, dir);
+                             "\"' --set 'output.path=\"b.h5\"'" + common,
+                         dir, shared_cache_env() + (o3 ? "" : " NHOLO_PLUGIN_CXXFLAGS=-O1"));
   ASSERT_EQ(b.code, 0) << name << "\n" << b.output;
   double worst = 0;
   for (const auto& f : forms) {
