@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <sstream>
@@ -642,6 +643,24 @@ std::pair<int, double> terminate_and_time(pid_t pid) {
   return {code, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
 }
 
+// SIGTERM to pid, a run or merge in dir logging to log_name: it exits with
+// 143 within kStopSeconds, its log holds `said` (unless empty) and none of
+// `left` is in dir. Returns the log.
+std::string expect_stopped_cleanly(const fs::path& dir, pid_t pid, const std::string& when,
+                                   const std::string& log_name, const std::string& said,
+                                   std::initializer_list<const char*> left) {
+  const auto [code, seconds] = terminate_and_time(pid);
+  std::printf("SIGTERM %s: exit %d after %.3f s\n", when.c_str(), code, seconds);
+  const std::string log = read_text(dir / log_name);
+  EXPECT_EQ(code, 143) << log;
+  EXPECT_LT(seconds, kStopSeconds);
+  if (!said.empty()) {
+    EXPECT_NE(log.find(said), std::string::npos) << log;
+  }
+  for (const char* f : left) EXPECT_FALSE(fs::exists(dir / f)) << f;
+  return log;
+}
+
 }  // namespace
 
 // SIGTERM while the result file is assembled from the pieces (every
@@ -655,16 +674,10 @@ TEST(Faults, SigtermStopsTheAssemblyWithinASecondAndResumeWritesTheFile) {
   ASSERT_TRUE(wait_for_text(dir, "run.log", "every trajectory is finished; writing out.h5"))
       << read_text(dir / "run.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // into the copy
-  const auto [code, seconds] = terminate_and_time(pid);
-  std::printf("SIGTERM during the assembly: exit %d after %.3f s\n", code, seconds);
-  const std::string log = read_text(dir / "run.log");
-  ASSERT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, kStopSeconds);
-  EXPECT_NE(log.find("interrupted while writing out.h5: all 6000 trajectories are finished"),
-            std::string::npos)
-      << log;
-  EXPECT_FALSE(fs::exists(dir / "out.h5"));
-  EXPECT_FALSE(fs::exists(dir / "out.h5.assembling"));
+  expect_stopped_cleanly(dir, pid, "during the assembly", "run.log",
+                         "interrupted while writing out.h5: all 6000 trajectories are finished",
+                         {"out.h5", "out.h5.assembling"});
+  ASSERT_FALSE(::testing::Test::HasFailure());
   ASSERT_TRUE(fs::exists(dir / "out.h5.partial"));
   {
     const nholo::h5::File f = nholo::h5::File::open_ro((dir / "out.h5.partial").string());
@@ -705,17 +718,10 @@ TEST(Faults, SigtermStopsTheWindowsSetUpWithinASecondAndWritesNothing) {
             [] { setenv("NHOLO_FAILPOINT_SETUP_PAUSE_MS", "150", 1); });
   ASSERT_TRUE(wait_for_text(dir, "run.log", "nholo: backend")) << read_text(dir / "run.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the set-up
-  const auto [code, seconds] = terminate_and_time(pid);
-  std::printf("SIGTERM during the windows' set-up: exit %d after %.3f s\n", code, seconds);
-  const std::string log = read_text(dir / "run.log");
-  EXPECT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, kStopSeconds);
-  EXPECT_NE(log.find("interrupted while setting up the output of 4000 trajectories in out.h5; "
-                     "nothing was written"),
-            std::string::npos)
-      << log;
-  EXPECT_FALSE(fs::exists(dir / "out.h5"));
-  EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+  expect_stopped_cleanly(dir, pid, "during the windows' set-up", "run.log",
+                         "interrupted while setting up the output of 4000 trajectories in out.h5; "
+                         "nothing was written",
+                         {"out.h5", "out.h5.partial"});
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
@@ -733,14 +739,10 @@ TEST(Faults, ALargeTrajectoryIndexIsSaidAndStoppedBySigterm) {
   const pid_t pid = spawn(dir, {"run", "c.toml", "--threads", "1"}, [] {});
   const bool said = wait_for_text(
       dir, "run.log", "writing the trajectory index of 200000000 trajectories (1.6 GB, before the first slice");
-  const auto [code, seconds] = terminate_and_time(pid);
-  const std::string log = read_text(dir / "run.log");
-  std::printf("SIGTERM after the index was said: exit %d after %.3f s\n", code, seconds);
+  const std::string log =
+      expect_stopped_cleanly(dir, pid, "after the index was said", "run.log", "",
+                             {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"});
   EXPECT_TRUE(said) << log;
-  EXPECT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, kStopSeconds);
-  for (const char* left : {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"})
-    EXPECT_FALSE(fs::exists(dir / left)) << left;
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
@@ -767,16 +769,9 @@ TEST(Faults, SigtermStopsACopyMergeWithinASecondAndLeavesNothing) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(fs::exists(dir / "m.h5.merging")) << read_text(dir / "merge.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const auto [code, seconds] = terminate_and_time(pid);
-  std::printf("SIGTERM during merge --copy: exit %d after %.3f s\n", code, seconds);
-  const std::string log = read_text(dir / "merge.log");
-  EXPECT_EQ(code, 143) << log;
-  EXPECT_LT(seconds, kStopSeconds);
-  EXPECT_NE(log.find("interrupted while merging into 'm.h5'; nothing was written"), std::string::npos)
-      << log;
-  EXPECT_FALSE(fs::exists(dir / "m.h5"));
-  EXPECT_FALSE(fs::exists(dir / "m.h5.merging"));
-  EXPECT_FALSE(fs::exists(dir / "m.h5.lock"));
+  expect_stopped_cleanly(dir, pid, "during merge --copy", "merge.log",
+                         "interrupted while merging into 'm.h5'; nothing was written",
+                         {"m.h5", "m.h5.merging", "m.h5.lock"});
   EXPECT_EQ(fs::file_size(dir / shards[0]), bytes0);
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
@@ -799,18 +794,12 @@ TEST(Faults, SigtermStopsTheSetUpAndTheSamplingWithinASecond) {
     for (int i = 0; i < 12000 && !fs::exists(wait); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     const bool reached = fs::exists(wait);
-    const auto [code, seconds] = terminate_and_time(pid);
-    std::printf("SIGTERM while writing %s: exit %d after %.3f s\n", phase, code, seconds);
-    const std::string log = read_text(dir / "run.log");
+    const std::string log = expect_stopped_cleanly(
+        dir, pid, std::string("while writing ") + phase, "run.log",
+        "interrupted while setting up the output of 20000000 trajectories in out.h5; nothing was "
+        "written",
+        {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"});
     ASSERT_TRUE(reached) << phase << "\n" << log;
-    EXPECT_EQ(code, 143) << log;
-    EXPECT_LT(seconds, kStopSeconds);
-    EXPECT_NE(log.find("interrupted while setting up the output of 20000000 trajectories in "
-                       "out.h5; nothing was written"),
-              std::string::npos)
-        << log;
-    for (const char* left : {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"})
-      EXPECT_FALSE(fs::exists(dir / left)) << left;
   }
   // the next phase: the result file's skeleton committed (made on a thread
   // of its own while the state of a slice is allocated: 729,088
