@@ -142,6 +142,14 @@ NHOLO_HDI T embedded_theta(const typename Model::Params& p,
   return Model::lagrangian(p, q, qd, t);
 }
 
+// The multiple of embedded constraint l's period nearest to a residual
+// q_dep - phi (0 without a period): the constraint's branch
+template <class Model, class S>
+NHOLO_HDI S embedded_period_multiple(int l, const S& residual) {
+  const double period = Model::embedded_period(l);
+  return period > 0.0 ? S(period) * floor(residual / S(period) + S(0.5)) : S(0);
+}
+
 // The multiple of each embedded constraint's period between q_dep and phi at
 // (q, qd, t): the branch of the constraint the state is on (0 without a period)
 template <class Model, class S>
@@ -150,11 +158,8 @@ NHOLO_HDI Vec<S, Model::m_embedded> embedded_branch(const typename Model::Params
                                                     const Vec<S, Model::n>& qd) {
   const Vec<S, Model::m_embedded> phi = Model::embedded_constraints(p, q, qd, t);
   Vec<S, Model::m_embedded> branch;
-  for (int l = 0; l < Model::m_embedded; ++l) {
-    const double period = Model::embedded_period(l);
-    const S turns = floor((q[Model::embedded_coordinate(l)] - phi[l]) / S(period) + S(0.5));
-    branch[l] = period > 0.0 ? S(period) * turns : S(0);
-  }
+  for (int l = 0; l < Model::m_embedded; ++l)
+    branch[l] = embedded_period_multiple<Model>(l, q[Model::embedded_coordinate(l)] - phi[l]);
   return branch;
 }
 

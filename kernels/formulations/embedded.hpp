@@ -95,11 +95,7 @@ struct EmbeddedConstraintModel : Model {
     Vec<S, k> g;
     for (int l = 0; l < k; ++l) {
       g[l] = q[Model::embedded_coordinate(l)] - phi[l];
-      const double period = Model::embedded_period(l);
-      if (period > 0.0) {
-        const double v = static_cast<double>(value_of(g[l]));
-        g[l] -= period * ::floor(v / period + 0.5);
-      }
+      g[l] -= embedded_period_multiple<Model>(l, static_cast<double>(value_of(g[l])));
     }
     return g;
   }

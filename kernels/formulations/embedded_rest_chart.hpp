@@ -84,22 +84,13 @@ NHOLO_HDI S embedded_chart_pivot(const Mat<S, k, k>& d, LuFactor<S, k>& f) {
 // ell = D^T lambda
 template <class S, int k>
 NHOLO_HDI Vec<S, k> ell_of_lambda(const Mat<S, k, k>& d, const Vec<S, k>& lambda) {
-  Vec<S, k> ell;
-  for (int j = 0; j < k; ++j) {
-    S sum = S(0);
-    for (int l = 0; l < k; ++l) sum += d(l, j) * lambda[l];
-    ell[j] = sum;
-  }
-  return ell;
+  return mul_transposed(d, lambda);
 }
 
 // lambda = D^-T ell; false where D is singular
 template <class S, int k>
 NHOLO_HDI bool lambda_of_ell(const Mat<S, k, k>& d, const Vec<S, k>& ell, Vec<S, k>& lambda) {
-  Mat<S, k, k> dt;
-  for (int l = 0; l < k; ++l)
-    for (int j = 0; j < k; ++j) dt(l, j) = d(j, l);
-  return lu_solve_system(dt, ell, lambda, S(kDefaultLuRtol));
+  return lu_solve_system(transpose(d), ell, lambda, S(kDefaultLuRtol));
 }
 
 }  // namespace nholo
