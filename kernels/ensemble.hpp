@@ -14,7 +14,8 @@
 //                  (same for qdot, qddot, force_ideal, force_nonideal),
 //                  multiplier[(k * m + l) * count + i],
 //                  constraint_residual[k * count + i], energy[k * count + i],
-//                  lyapunov_estimate[(k * K + j) * count + i] (a tangent system's)
+//                  lyapunov_estimate[(k * K + j) * count + i] (a tangent system's;
+//                  the same for lyapunov_observed_estimate)
 //                  — or, with trajectory_major, q[(i * n_saves + k) * n + c],
 //                  multiplier[(i * n_saves + k) * m + l], energy[i * n_saves + k]
 //                  (the file's order: each thread writes its own contiguous
@@ -79,6 +80,9 @@ struct EnsembleArrays {
   // a tangent system's running estimates of its K exponents
   // (kernels/lyapunov.hpp), K per save like multiplier's m
   S* lyapunov_estimate = nullptr;
+  // and of its K observed exponents, with the observables (null: none)
+  S* lyapunov_observed_estimate = nullptr;
+  const ObservableTable* observables = nullptr;
   // optional per-trajectory parameters
   const double* params = nullptr;
   // window progress, for a window integrated in parts (launch_steps > 0)
@@ -301,6 +305,14 @@ struct EnsembleWindow {
         S lambda[K];
         if (ok) RunSys::spectrum_estimate(ts.y, lambda);
         for (int j = 0; j < K; ++j) arr.lyapunov_estimate[at(k, j, K, i)] = ok ? lambda[j] : nan;
+      }
+      if (arr.lyapunov_observed_estimate && arr.observables) {
+        S lambda[K];
+        if (ok)
+          RunSys::observed_estimate(*arr.observables, ts.t, ts.y, arr.params ? arr.params + i : nullptr,
+                                    count, lambda);
+        for (int j = 0; j < K; ++j)
+          arr.lyapunov_observed_estimate[at(k, j, K, i)] = ok ? lambda[j] : nan;
       }
     }
     const bool need_obs = arr.qddot || arr.force_ideal || arr.force_nonideal || arr.multiplier ||

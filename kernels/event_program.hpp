@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "dual.hpp"
 #include "execution_space.hpp"
 #include "scalar_math.hpp"
 
@@ -29,6 +30,7 @@ constexpr int kMaxEvents = 8;
 constexpr int kMaxEventInstrs = 96;
 constexpr int kMaxEventStack = 24;
 constexpr int kMaxEventSubdivisions = 64;
+constexpr int kMaxObservables = 8;
 
 enum class EventOp : int32_t {
   constant = 0,  // push value
@@ -80,6 +82,17 @@ struct EventTable {
   EventFunction events[kMaxEvents];
 };
 
+// The observables of a [lyapunov] table (plain numbers, copied to the device
+// once per run; their exponents: kernels/lyapunov.hpp): each an expression of
+// t, the coordinates, their rates and the parameters compiled as an event
+// function is (only its program is read), and how many of the model's
+// parameters (the first n_varied_read) the programs read per trajectory.
+struct ObservableTable {
+  int32_t n_observables;
+  int32_t n_varied_read;
+  EventFunction programs[kMaxObservables];
+};
+
 // What an event function reads: the state y = (q, qd, ...) at t, and the
 // trajectory's varied parameters varied[j * stride] (null: none vary).
 template <class S>
@@ -99,11 +112,24 @@ struct EventArrayState {
   NHOLO_HDI S rate(int i) const { return a->qd[i]; }
 };
 
-// x^y in an event function (an overload for dual numbers:
-// kernels/trajectory_events.hpp)
+// x^y in an event function (and on dual numbers: below)
 template <class S>
 NHOLO_HDI S event_pow(const S& x, const S& y) {
   return pow(x, y);
+}
+
+// x^y on dual numbers for the event functions' interpreter: the value as
+// pow's, the rate d(x^y) = y x^(y-1) dx + x^y log(x) dy (the second term
+// only where y varies)
+template <class T, int K>
+NHOLO_HDI Dual<T, K> event_pow(const Dual<T, K>& x, const Dual<T, K>& y) {
+  Dual<T, K> r;
+  r.v = pow(x.v, y.v);
+  const T dx = y.v * pow(x.v, y.v - T(1));
+  for (int k = 0; k < K; ++k)
+    r.d[k] = (x.d[k] == T(0) ? T(0) : dx * x.d[k]) +
+             (y.d[k] == T(0) ? T(0) : r.v * log(x.v) * y.d[k]);
+  return r;
 }
 
 // g at time t of the state st (st.coord(i), st.rate(i): only the components

@@ -44,6 +44,7 @@
 #pragma once
 
 #include "dual.hpp"
+#include "event_program.hpp"
 #include "formulations/udwadia_kalaba.hpp"
 #include "formulations/vakonomic.hpp"
 #include "second_order_system.hpp"
@@ -122,6 +123,107 @@ NHOLO_HDI void lyapunov_spectrum_from(const S* delta, int64_t stride, int64_t de
   for (int j = 0; j < K; ++j) out[j] = lyapunov_from(log_sum[j * log_sum_step], r[j], elapsed);
 }
 
+// Observed exponents ([lyapunov] observables): the exponents measured in the
+// norm of chosen expressions of the state, those of the reduced motion of a
+// system with symmetries.
+//
+// With Phi(t) the tangent flow, Q0 the initial deltas and h(t, q, qd) the
+// observables (m_o expressions, kernels/event_program.hpp's programs), G(t) =
+// dh/dy at the state, the observed exponents are the growth rates of the
+// diagonal of R in the QR factorisation of G(t) Phi(t) Q0 (m_o x K, K <=
+// m_o). The tangent system (below) keeps Phi(t) Q0 = Delta(t)
+// R_acc, Delta the current deltas and R_acc upper triangular with diagonal
+// exp(log_sum_j) (the reorthonormalisations), so that
+//
+//   G Phi Q0 = (G Delta) R_acc,   G Delta = Q'' R'',
+//   lambda_obs_j = (log_sum_j + log R''_jj) / T.
+//
+// G Delta_j comes from the programs evaluated on dual numbers: the gradient
+// of each observable, component by component (seeded with the unit vector
+// e_c, the same arithmetic on every backend and on the host), contracted
+// with the deltas in component order. Where the reduced motion's exponents
+// lie below the whole state's (a symmetry's directions grow like t: the
+// full-state estimate reads about log T / T), the observed part of the
+// deltas shrinks against the deltas themselves like exp(-(difference) t),
+// and rounding in the cancellation G Delta_j injects about 1e-16 of the
+// whole at every step: where R''_jj falls below kObservedPrecision times
+// the scale of that cancellation, sum over o and c of |G_oc Delta_jc|, the
+// estimate is NaN (no digits left), not a number from rounding noise.
+// R''_jj below this fraction of G Delta_j's cancellation scale: NaN
+constexpr double kObservedPrecision = 1e-8;
+
+namespace detail {
+
+// The state of an observable's program on dual numbers: component c of y
+// (stride step) with the derivative 1 along component `seed`, 0 elsewhere.
+template <class S>
+struct SeededState {
+  const S* y;
+  int64_t step;
+  int n;
+  int seed;
+  NHOLO_HDI Dual<S, 1> component(int c) const {
+    Dual<S, 1> r;
+    r.v = y[c * step];
+    r.d[0] = c == seed ? S(1) : S(0);
+    return r;
+  }
+  NHOLO_HDI Dual<S, 1> coord(int i) const { return component(i); }
+  NHOLO_HDI Dual<S, 1> rate(int i) const { return component(n + i); }
+};
+
+}  // namespace detail
+
+// The K observed exponents out[0..K) of a state (y[c * y_step], c < 2n: q
+// then qd) with deltas delta[j * stride + c * delta_step] (c < N0), their
+// log sums log_sum[j * log_sum_step] and elapsed time T, at time t, the
+// trajectory's varied parameters varied[j * varied_stride] (null: none).
+// work: K (m_o + 1) values. NaN before any time passed and where an
+// estimate has no digits left (kObservedPrecision).
+template <class S>
+NHOLO_HDI void observed_spectrum_from(const ObservableTable& table, S t, const S* y,
+                                      int64_t y_step, int n, const S* delta, int64_t stride,
+                                      int64_t delta_step, int N0, const S* log_sum,
+                                      int64_t log_sum_step, S elapsed, int K,
+                                      const double* varied, int64_t varied_stride, S* work,
+                                      S* out) {
+  const int mo = table.n_observables;
+  S* v = work;            // column j: G Delta_j, at v[j * mo + o]
+  S* scale = work + K * mo;  // sum over o, c of |G_oc Delta_jc|
+  for (int j = 0; j < K * mo; ++j) v[j] = S(0);
+  for (int j = 0; j < K; ++j) scale[j] = S(0);
+  for (int o = 0; o < mo; ++o)
+    for (int c = 0; c < 2 * n && c < N0; ++c) {
+      const Dual<S, 1> g = event_value_of(table.programs[o], Dual<S, 1>(t),
+                                          detail::SeededState<S>{y, y_step, n, c}, varied,
+                                          varied_stride);
+      for (int j = 0; j < K; ++j) {
+        const S term = g.d[0] * delta[j * stride + c * delta_step];
+        v[j * mo + o] += term;
+        scale[j] += fabs(term);
+      }
+    }
+  // modified Gram-Schmidt of the K columns (orthonormalize's order)
+  bool lost = false;
+  for (int j = 0; j < K; ++j) {
+    S* vj = v + j * mo;
+    for (int i = 0; i < j; ++i) {
+      const S* vi = v + i * mo;
+      S p = S(0);
+      for (int o = 0; o < mo; ++o) p += vi[o] * vj[o];
+      for (int o = 0; o < mo; ++o) vj[o] -= p * vi[o];
+    }
+    S s = S(0);
+    for (int o = 0; o < mo; ++o) s += vj[o] * vj[o];
+    const S r = sqrt(s);
+    // a column without digits leaves the later ones without a basis
+    lost = lost || !(r > S(kObservedPrecision) * scale[j] && is_finite(r));
+    if (!lost)
+      for (int o = 0; o < mo; ++o) vj[o] /= r;
+    out[j] = lost ? S(NAN) : lyapunov_from(log_sum[j * log_sum_step], r, elapsed);
+  }
+}
+
 template <class TS, class Cache>
 struct TangentPrepared;
 
@@ -153,6 +255,11 @@ struct TangentSystem {
   Params params;
   EvalOptions eval;
   S renormalize_every = S(1);
+  // the initial deltas projected onto the tangent space of the constraint
+  // manifold at the start (t_start): admissible_directions ([lyapunov]
+  // observables: the reduced motion is the constrained one's)
+  bool admissible = false;
+  S t_start = S(0);
 
   // Sys (or its dual twin) with these parameters and options
   template <class System = Sys>
@@ -242,10 +349,19 @@ struct TangentSystem {
     Vec<S, N0> y0;
     system().pack(q, qd, lambda0, y0);
     for (int c = 0; c < N0; ++c) y[c] = y0[c];
+    // the constraint rows' gradients, orthonormal (admissible only)
+    S rows[2 * (m > 0 ? m : 1) * 2 * n];
+    const int n_rows = admissible ? constraint_gradients(q, qd, rows) : 0;
     // Gram-Schmidt, each delta scaled by the reciprocal of its length
     for (int j = 0; j < K; ++j) {
       S* dj = &y[N0 + j * N0];
       for (int c = 0; c < N0; ++c) dj[c] = S(initial_tangent(c, j));
+      for (int r = 0; r < n_rows; ++r) {  // minus its part across the manifold
+        const S* u = rows + r * 2 * n;
+        S p = S(0);
+        for (int c = 0; c < 2 * n; ++c) p += u[c] * dj[c];
+        for (int c = 0; c < 2 * n; ++c) dj[c] -= p * u[c];
+      }
       for (int i = 0; i < j; ++i) {
         const S* di = &y[N0 + i * N0];
         S p = S(0);
@@ -260,6 +376,58 @@ struct TangentSystem {
     for (int j = 0; j < K; ++j) y[log_sum_index + j] = S(0);
     y[tau_index] = S(0);
     y[elapsed_index] = S(0);
+  }
+
+  // The gradients along (q, qd) of the constraints' rows at (t_start, q,
+  // qd) (position rows: phi and its rate; velocity rows: g; by forward AD of
+  // the model's constraints, one direction at a time), made orthonormal by
+  // modified Gram-Schmidt, a row whose remainder falls below 1e-10 of its
+  // length dropped (a velocity row's second copy, an acceleration row, a
+  // redundant constraint): into rows[r * 2n + c]; how many are kept.
+  NHOLO_HDI int constraint_gradients(const Vec<S, n>& q, const Vec<S, n>& qd, S* rows) const {
+    if constexpr (m == 0) {
+      return 0;
+    } else {
+      using D1 = Dual<S, 1>;
+      using Model = model_type;
+      for (int c = 0; c < 2 * n; ++c) {
+        Vec<D1, n> qa, qda;
+        for (int i = 0; i < n; ++i) {
+          qa[i] = D1(q[i]);
+          qda[i] = D1(qd[i]);
+        }
+        if (c < n) qa[c].d[0] = S(1);
+        else qda[c - n].d[0] = S(1);
+        Mat<D1, m, n> A;
+        Vec<D1, m> b, res, vres;
+        constraint_terms<Model>(params, qa, qda, D1(t_start), A, b, &res, &vres);
+        for (int l = 0; l < m; ++l) {
+          rows[(2 * l) * 2 * n + c] = res[l].d[0];
+          rows[(2 * l + 1) * 2 * n + c] = vres[l].d[0];
+        }
+      }
+      int kept = 0;
+      for (int r = 0; r < 2 * m; ++r) {
+        S* u = rows + kept * 2 * n;
+        if (kept != r)
+          for (int c = 0; c < 2 * n; ++c) u[c] = rows[r * 2 * n + c];
+        S before = S(0);
+        for (int c = 0; c < 2 * n; ++c) before += u[c] * u[c];
+        for (int i = 0; i < kept; ++i) {
+          const S* w = rows + i * 2 * n;
+          S p = S(0);
+          for (int c = 0; c < 2 * n; ++c) p += w[c] * u[c];
+          for (int c = 0; c < 2 * n; ++c) u[c] -= p * w[c];
+        }
+        S after = S(0);
+        for (int c = 0; c < 2 * n; ++c) after += u[c] * u[c];
+        if (!(after > S(1e-20) * before)) continue;
+        const S len = sqrt(after);
+        for (int c = 0; c < 2 * n; ++c) u[c] /= len;
+        ++kept;
+      }
+      return kept;
+    }
   }
 
   NHOLO_HDI static void split(const Vec<S, N>& y, Vec<S, n>& q, Vec<S, n>& qd) {
@@ -286,6 +454,16 @@ struct TangentSystem {
   // last save's estimates are the per-trajectory result's bits)
   NHOLO_HDI static void spectrum_estimate(const Vec<S, N>& y, S* out) {
     lyapunov_spectrum_from<S, K, N0>(&y[N0], N0, 1, &y[log_sum_index], 1, y[elapsed_index], out);
+  }
+  // the running estimates of the K observed exponents at (t, y), the
+  // trajectory's varied parameters varied[j * varied_stride] (null: none):
+  // observed_spectrum_from, as observed_spectrum_of_states reads the final
+  // rows (the last save's estimates are the per-trajectory result's bits)
+  NHOLO_HDI static void observed_estimate(const ObservableTable& table, S t, const Vec<S, N>& y,
+                                          const double* varied, int64_t varied_stride, S* out) {
+    S work[K * (kMaxObservables + 1)];
+    observed_spectrum_from<S>(table, t, &y[0], 1, n, &y[N0], N0, 1, N0, &y[log_sum_index], 1,
+                              y[elapsed_index], K, varied, varied_stride, work, out);
   }
 };
 
@@ -321,11 +499,19 @@ struct tangent_exponents<TangentSystem<Sys, K>> : std::integral_constant<int, K>
 // layout (component c of trajectory i at [c count + i]), given from
 // component N0 on: the K deltas' K N0 rows, then the K log sums, tau, T;
 // with room for the readers' work, K N0 + K doubles.
+// For the observed exponents also the state's rows (from component 0), the
+// times, the model's n, the observables (null: none) and the varied
+// parameters' rows the observables read (null: none).
 struct TangentRows {
   const double* from_tangent;
   int64_t count;
   int N0, K;
-  double* work;
+  double* work;  // K (N0 + kMaxObservables + 1) values
+  const double* state = nullptr;
+  const double* t = nullptr;
+  int n = 0;
+  const ObservableTable* observables = nullptr;
+  const double* varied = nullptr;
   const double* delta(int64_t i, int j) const { return from_tangent + j * N0 * count + i; }
   const double* log_sum(int64_t i) const { return from_tangent + K * N0 * count + i; }
   double elapsed(int64_t i) const { return from_tangent[(K * N0 + K + 1) * count + i]; }
@@ -354,6 +540,20 @@ inline void spectrum_of_states(const TangentRows& rows, int64_t i, double* out) 
       for (int c = 0; c < N0; ++c) vj[c] /= r[j];
     out[j] = lyapunov_from(rows.log_sum(i)[j * rows.count], r[j], rows.elapsed(i));
   }
+}
+
+// The observed exponents of trajectory i (out[0..K), kernels' arithmetic:
+// TangentSystem::observed_estimate); NaN without observables.
+inline void observed_spectrum_of_states(const TangentRows& rows, int64_t i, double* out) {
+  if (!rows.observables || !rows.state || !rows.t) {
+    for (int j = 0; j < rows.K; ++j) out[j] = NAN;
+    return;
+  }
+  const int64_t c = rows.count;
+  observed_spectrum_from<double>(*rows.observables, rows.t[i], rows.state + i, c, rows.n,
+                                 rows.delta(i, 0), rows.N0 * c, c, rows.N0, rows.log_sum(i), c,
+                                 rows.elapsed(i), rows.K, rows.varied ? rows.varied + i : nullptr,
+                                 c, rows.work, out);
 }
 
 // The sum of the exponents lambda[0..K).

@@ -39,20 +39,6 @@
 
 namespace nholo {
 
-// x^y on dual numbers for the event functions' interpreter: the value as
-// pow's, the rate d(x^y) = y x^(y-1) dx + x^y log(x) dy (the second term
-// only where y varies)
-template <class T, int K>
-NHOLO_HDI Dual<T, K> event_pow(const Dual<T, K>& x, const Dual<T, K>& y) {
-  Dual<T, K> r;
-  r.v = pow(x.v, y.v);
-  const T dx = y.v * pow(x.v, y.v - T(1));
-  for (int k = 0; k < K; ++k)
-    r.d[k] = (x.d[k] == T(0) ? T(0) : dx * x.d[k]) +
-             (y.d[k] == T(0) ? T(0) : r.v * log(x.v) * y.d[k]);
-  return r;
-}
-
 namespace detail {
 
 // g at a point (events.hpp EventPoint): out of line, one copy of the

@@ -301,6 +301,182 @@ TEST(LyapunovRuns, TheChaoticSleighsModelFileFollowsItsReducedEquations) {
   fs::remove_all(dir);
 }
 
+// The reduced (u, omega) flow's Jacobian d(u', omega')/d(u, omega) of
+// ReducedSleigh at t (by hand from its equations, A (u', omega')^T = r with A
+// independent of (u, omega): A^-1 dr/d(u, omega)), row-major.
+void reduced_sleigh_jacobian(const ReducedSleigh& s, double t, double u, double w, double J[4]) {
+  const double eta = s.b + s.A * std::sin(s.Omega * t),
+               eta1 = s.A * s.Omega * std::cos(s.Omega * t);
+  const double M = s.m0 + s.m, c = s.m0 * s.a + s.m * s.xi,
+               Jz = s.I0 + s.m0 * s.a * s.a + s.m * s.xi * s.xi;
+  const double a11 = M, a12 = -s.m * eta, a22 = Jz + s.m * eta * eta;
+  const double det = a11 * a22 - a12 * a12;
+  const double g11 = -s.k_u, g12 = 2 * c * w + 2 * s.m * eta1;
+  const double g21 = -c * w, g22 = -c * u - 2 * s.m * eta * eta1 - s.k_w;
+  J[0] = (a22 * g11 - a12 * g21) / det;
+  J[1] = (a22 * g12 - a12 * g22) / det;
+  J[2] = (a11 * g21 - a12 * g11) / det;
+  J[3] = (a11 * g22 - a12 * g12) / det;
+}
+
+// The two exponents of the reduced (u, omega) motion measured on the tangent
+// vectors B e_1, B e_2 (B: 2 x 2, the columns the reduced parts of the whole
+// state's initial deltas), independently of nholo: the reduced equations and
+// their variational equation integrated together by RK4 (step 1e-3),
+// Gram-Schmidt every unit of time; the estimates (log sums + log r_j(t)) / t
+// at each of the times.
+std::vector<std::array<double, 2>> reduced_sleigh_exponents(const ReducedSleigh& red, double u0,
+                                                            double w0, const double B[4],
+                                                            const std::vector<double>& times) {
+  // s = (u, w, d1u, d1w, d2u, d2w)
+  const auto rhs = [&](double t, const double* s, double* d) {
+    red.rhs(t, s, d);
+    double J[4];
+    reduced_sleigh_jacobian(red, t, s[0], s[1], J);
+    for (int j = 0; j < 2; ++j) {
+      d[2 + 2 * j] = J[0] * s[2 + 2 * j] + J[1] * s[3 + 2 * j];
+      d[3 + 2 * j] = J[2] * s[2 + 2 * j] + J[3] * s[3 + 2 * j];
+    }
+  };
+  // the QR of the pair (columns a, b): lengths r1, r2 of the orthogonalised columns
+  const auto gram_schmidt = [](double* a, double* b, double& r1, double& r2) {
+    r1 = std::hypot(a[0], a[1]);
+    a[0] /= r1;
+    a[1] /= r1;
+    const double p = a[0] * b[0] + a[1] * b[1];
+    b[0] -= p * a[0];
+    b[1] -= p * a[1];
+    r2 = std::hypot(b[0], b[1]);
+    b[0] /= r2;
+    b[1] /= r2;
+  };
+  double s[6] = {u0, w0, B[0], B[2], B[1], B[3]}, sum[2] = {0, 0}, t = 0;
+  std::vector<std::array<double, 2>> out;
+  const double h = 1e-3;
+  for (const double T : times) {
+    while (t < T - 1e-12) {
+      const double until = std::min(T, std::floor(t + 1e-9) + 1.0);
+      while (t < until - 1e-12) {
+        const double step = std::min(h, until - t);
+        double k1[6], k2[6], k3[6], k4[6], y[6];
+        rhs(t, s, k1);
+        for (int i = 0; i < 6; ++i) y[i] = s[i] + 0.5 * step * k1[i];
+        rhs(t + 0.5 * step, y, k2);
+        for (int i = 0; i < 6; ++i) y[i] = s[i] + 0.5 * step * k2[i];
+        rhs(t + 0.5 * step, y, k3);
+        for (int i = 0; i < 6; ++i) y[i] = s[i] + step * k3[i];
+        rhs(t + step, y, k4);
+        for (int i = 0; i < 6; ++i) s[i] += step / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+        t += step;
+      }
+      double r1, r2;
+      gram_schmidt(s + 2, s + 4, r1, r2);
+      sum[0] += std::log(r1);
+      sum[1] += std::log(r2);
+    }
+    out.push_back({sum[0] / T, sum[1] / T});
+  }
+  return out;
+}
+
+// [lyapunov] observables: the oscillating sleigh in a regular regime (A =
+// 0.5, k_u = k_w = 0.3: every start falls onto a periodic motion of (u,
+// omega)) measured in the norm of the reduced quantities u = x_dot cos(theta)
+// + y_dot sin(theta) and omega = theta_dot. Their exponents are those of the
+// reduced equations alone on the same tangent vectors: the whole state's
+// initial deltas (kernels/lyapunov.hpp initial_tangent, with observables
+// made tangent to the constraint manifold: a perturbation across the knife
+// edge would stay, a constant of the Udwadia-Kalaba flow, and drive (u,
+// omega) forever) mapped by the observables' gradient at the start. Both are
+// negative, where the whole state's largest exponent is not (the headings'
+// and positions' directions grow linearly: about log T / T). The last save's
+// running estimates are the per-trajectory result bit for bit.
+TEST(LyapunovRuns, TheRegularSleighsObservedExponentsAreItsReducedMotions) {
+  const fs::path dir = temp_dir("sleigh_observed");
+  const fs::path src = fs::path(NHOLO_SOURCE_DIR) / "examples" / "models";
+  fs::copy_file(src / "oscillating_sleigh.model.toml", dir / "oscillating_sleigh.model.toml");
+  write_file(dir / "r.toml",
+             "model = \"oscillating_sleigh.model.toml\"\n"
+             "[params]\nA = 0.5\nk_u = 0.3\nk_w = 0.3\n"
+             "[time]\nt_end = 200.0\nsave_every = 20.0\n"
+             "[integrator]\nmethod = \"dop853\"\nrtol = 1e-11\natol = 1e-13\n"
+             "[ensemble]\nsize = 4\nseed = 11\n"
+             "[ensemble.q0]\ntheta = { uniform = [-3.0, 3.0] }\n"
+             "[ensemble.qd0]\nx = { uniform = [-1.0, 1.0] }\ntheta = { uniform = [-1.0, 1.0] }\n"
+             "[output]\npath = \"r.h5\"\n"
+             "fields = [\"lyapunov_estimate\", \"lyapunov_observed_estimate\"]\n"
+             "[lyapunov]\nenabled = true\n"
+             "observables = [\"x_dot*cos(theta) + y_dot*sin(theta)\", \"theta_dot\"]\n");
+  const auto r = run_nholo("run r.toml -q", dir, shared_cache_env());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto f = nholo::h5::File::open_ro((dir / "r.h5").string());
+  const auto q0 = f.root().open_dataset("initial/q0").read<double>();
+  const auto qd0 = f.root().open_dataset("initial/qdot0").read<double>();
+  const auto times = f.root().open_dataset("udwadia_kalaba/time").read<double>();
+  const auto observed = f.root().open_dataset("udwadia_kalaba/lyapunov_observed").read<double>();
+  const auto whole = f.root().open_dataset("udwadia_kalaba/lyapunov").read<double>();
+  const auto running =
+      f.root().open_dataset("udwadia_kalaba/lyapunov_observed_estimate").read<double>();
+  const size_t ns = times.size();
+  ASSERT_EQ(ns, 11u);
+  ASSERT_EQ(observed.size(), 4u);
+  ASSERT_EQ(running.size(), 4 * ns);
+  const auto dot = [](const double* a, const double* b) {
+    double s = 0;
+    for (int c = 0; c < 6; ++c) s += a[c] * b[c];
+    return s;
+  };
+  ReducedSleigh red;
+  red.A = 0.5;
+  red.k_u = red.k_w = 0.3;
+  double worst = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    const double th = q0[3 * i + 2], xd = qd0[3 * i], yd = qd0[3 * i + 1];
+    // the initial delta: 1 + 0.5 sin(1.7 c + 0.3) less its part along the
+    // knife edge's gradient (y_dot cos(theta) - x_dot sin(theta) = 0 along
+    // (x, y, theta, x_dot, y_dot, theta_dot)), then normalised
+    // (docs/physics.md 4a)
+    const double gk[6] = {0, 0, -yd * std::sin(th) - xd * std::cos(th), -std::sin(th),
+                          std::cos(th), 0};
+    double d[6];
+    for (int c = 0; c < 6; ++c) d[c] = 1.0 + 0.5 * std::sin(1.7 * c + 0.3);
+    const double across = dot(gk, d) / dot(gk, gk);
+    for (int c = 0; c < 6; ++c) d[c] -= across * gk[c];
+    const double norm = std::sqrt(dot(d, d));
+    for (double& x : d) x /= norm;
+    // gradients of u and omega along (x, y, theta, x_dot, y_dot, theta_dot)
+    const double gu[6] = {0, 0, -xd * std::sin(th) + yd * std::cos(th), std::cos(th),
+                          std::sin(th), 0};
+    const double gw[6] = {0, 0, 0, 0, 0, 1};
+    // (the second column, any other direction, does not change the first's exponent)
+    const double B[4] = {dot(gu, d), -dot(gw, d), dot(gw, d), dot(gu, d)};
+    const auto want = reduced_sleigh_exponents(
+        red, xd * std::cos(th) + yd * std::sin(th), qd0[3 * i + 2], B,
+        std::vector<double>(times.begin() + 1, times.end()));
+    for (size_t k = 1; k < ns; ++k) {
+      const double got = running[i * ns + k];
+      worst = std::max(worst, std::fabs(got - want[k - 1][0]));
+      ASSERT_NEAR(got, want[k - 1][0], 1e-6) << "trajectory " << i << " t " << times[k];
+    }
+    EXPECT_TRUE(std::isnan(running[i * ns])) << "no estimate at t = 0";
+    // bit for bit: the last save's estimate is the per-trajectory result
+    EXPECT_EQ(std::memcmp(&running[i * ns + ns - 1], &observed[i], 8), 0);
+    // a periodic attractor of the reduced motion, and the whole state's
+    // largest exponent above zero (the linear growth along the symmetries)
+    EXPECT_LT(observed[i], -0.03) << "trajectory " << i;
+    EXPECT_GT(whole[i], 0.0) << "trajectory " << i;
+    std::printf("regular sleigh %zu: observed exponent %.6f, whole state's %.6f\n", i, observed[i],
+                whole[i]);
+  }
+  std::printf("observed exponents against the reduced equations: largest difference %.2e\n",
+              worst);
+  const auto s = run_nholo("stats r.h5", dir);
+  ASSERT_EQ(s.code, 0) << s.output;
+  EXPECT_NE(s.output.find("Lyapunov exponent of the observables: mean"), std::string::npos)
+      << s.output;
+  fs::remove_all(dir);
+}
+
 // The divergence of the reduced (u, omega) flow of ReducedSleigh: the trace
 // of d(u', omega')/d(u, omega), by hand from its equations, A (u', omega')^T =
 // r(u, omega, t) with A independent of (u, omega): tr(A^-1 dr/d(u, omega)).

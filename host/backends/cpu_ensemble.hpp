@@ -171,6 +171,7 @@ class CpuEnsemble final : public DeviceEnsemble {
     arr.rejected = ens_.rejected.data();
     arr.status = ens_.status.data();
     arr.params = params_.empty() ? nullptr : params_.data();
+    arr.observables = L_.observables;
     if (L_.events) {
       arr.events = L_.events;
       arr.event_count = event_count_.data();
@@ -236,6 +237,10 @@ class CpuEnsemble final : public DeviceEnsemble {
     st.path_residual_index = sys_.path_residual_index;
     st.tangent_base_size = sys_.tangent_base_size;
     st.tangent_exponents = sys_.tangent_exponents;
+    st.arrays.t = ens_.t.data();
+    st.arrays.params = params_.empty() ? nullptr : params_.data();
+    st.observables = L_.observables;
+    st.n = sys_.n;
     st.to_host = [](void* host, const void* from, std::size_t bytes) {
       std::memcpy(host, from, bytes);
     };

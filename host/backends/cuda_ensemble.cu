@@ -236,6 +236,13 @@ CudaEnsembleCore::CudaEnsembleCore(std::string name, CudaDevice& dev, const Syst
   }
   if (L_.line_fit) fit_ = DeviceArray(dev_, 7 * cap);
   if (L_.per_trajectory_params) params_ = DeviceArray(dev_, shape_.n_params * cap);
+  if (L_.observables) {
+    observables_ =
+        DeviceArray(dev_, (sizeof(ObservableTable) + sizeof(double) - 1) / sizeof(double));
+    check(cudaMemcpy(observables_.get(), L_.observables, sizeof(ObservableTable),
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy(observables)");
+  }
   if (L_.events) {
     event_table_ = DeviceArray(dev_, (sizeof(EventTable) + sizeof(double) - 1) / sizeof(double));
     check(cudaMemcpy(event_table_.get(), L_.events, sizeof(EventTable), cudaMemcpyHostToDevice),
@@ -311,6 +318,8 @@ void CudaEnsembleCore::run_window(int64_t k0, int ns, int slot) {
   arr.rejected = reinterpret_cast<int64_t*>(rej_.get());
   arr.status = reinterpret_cast<int32_t*>(status_.get());
   arr.params = slice_params_ ? params_.get() : nullptr;
+  arr.observables =
+      L_.observables ? reinterpret_cast<const ObservableTable*>(observables_.get()) : nullptr;
   if (L_.events) {
     arr.events = reinterpret_cast<const EventTable*>(event_table_.get());
     arr.event_count = reinterpret_cast<int64_t*>(event_count_.get());
@@ -536,6 +545,10 @@ void CudaEnsembleCore::finish_slice(SliceResults& r) {
   st.path_residual_index = shape_.path_residual_index;
   st.tangent_base_size = shape_.tangent_base_size;
   st.tangent_exponents = shape_.tangent_exponents;
+  st.arrays.t = t_.get();
+  st.arrays.params = slice_params_ ? params_.get() : nullptr;
+  st.observables = L_.observables;
+  st.n = shape_.n;
   st.to_host = down;
   read_slice_results(st, r);
   r.line_fit.resize(L_.line_fit ? 7 * count : 0);

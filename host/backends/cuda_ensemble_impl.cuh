@@ -241,6 +241,7 @@ class CudaEnsembleCore : public DeviceEnsemble {
   // the events (EnsembleLayout::events): the table, the slice's counts
   // (int64 in double-sized storage) and records
   DeviceArray event_table_, event_count_, event_records_, event_g_;
+  DeviceArray observables_;  // the [lyapunov] observables (EnsembleLayout::observables)
   // per field of tables::kFields (null when not computed), SoA [(k nc + c) count + i]
   DeviceArray outputs_[std::size(tables::kFields)];
   DeviceArray fit_;

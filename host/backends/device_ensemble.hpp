@@ -181,6 +181,9 @@ struct EnsembleLayout {
   // the run's events ([[events]], kernels/event_program.hpp; null: none),
   // owned by the run: each ensemble counts and records them for its slice
   const EventTable* events = nullptr;
+  // the run's [lyapunov] observables (kernels/event_program.hpp; null: none),
+  // owned by the run: a tangent system's ensemble writes their exponents
+  const ObservableTable* observables = nullptr;
 };
 
 // Per slice: one value per event and trajectory [e * count + i] (the

@@ -91,6 +91,10 @@ struct SliceState {
   int path_residual_index = -1;  // Sys::path_residual_index, -1: none
   int tangent_base_size = -1;    // a tangent system's N0 (kernels/lyapunov.hpp), -1: none
   int tangent_exponents = 0;     // and its K (exponents)
+  // the observed exponents' (kernels/lyapunov.hpp): the run's observables
+  // on the host (null: none), the model's n, and arrays.t and arrays.params
+  const ObservableTable* observables = nullptr;
+  int n = 0;
   std::function<void(void* host, const void* device, std::size_t bytes)> to_host;
 };
 
@@ -102,20 +106,42 @@ void copy_column(const SliceState& st, const T* from, std::vector<T>& to) {
   if (st.count > 0) st.to_host(to.data(), from, to.size() * sizeof(T));
 }
 
-// The slice's final tangent rows on the host, copied once for every result
-// read from them: the K deltas' K N0 rows, then the K log sums, tau, T.
+// The slice's final tangent system's rows on the host, copied once for
+// every result read from them: the state's N0 rows, the K deltas' K N0 rows,
+// then the K log sums, tau, T; with observables also the times and the
+// varied parameters' rows they read.
 struct HostTangentRows {
-  std::vector<double> rows;
+  std::vector<double> rows, t, varied;
+  std::vector<double> work;
   bool copied = false;
-  const std::vector<double>& of(const SliceState& st) {
+  TangentRows of(const SliceState& st) {
+    const int N0 = st.tangent_base_size, K = st.tangent_exponents;
+    const int64_t count = st.count;
     if (!copied) {
-      const int N0 = st.tangent_base_size, K = st.tangent_exponents;
-      rows.resize(static_cast<std::size_t>(K * N0 + K + 2) * st.count);
-      if (!rows.empty())
-        st.to_host(rows.data(), st.arrays.y + N0 * st.count, rows.size() * sizeof(double));
+      rows.resize(static_cast<std::size_t>(N0 + K * N0 + K + 2) * count);
+      if (!rows.empty()) st.to_host(rows.data(), st.arrays.y, rows.size() * sizeof(double));
+      if (st.observables) {
+        t.resize(static_cast<std::size_t>(count));
+        if (count > 0) st.to_host(t.data(), st.arrays.t, t.size() * sizeof(double));
+        varied.resize(static_cast<std::size_t>(st.observables->n_varied_read) * count);
+        if (!varied.empty()) {
+          if (!st.arrays.params)
+            throw std::logic_error("observables read varied parameters the slice lacks");
+          st.to_host(varied.data(), st.arrays.params, varied.size() * sizeof(double));
+        }
+      }
+      work.resize(static_cast<std::size_t>(K) * (N0 + kMaxObservables + 1));
       copied = true;
     }
-    return rows;
+    TangentRows tr{rows.data() + static_cast<std::size_t>(N0) * count, count, N0, K, work.data()};
+    tr.state = rows.data();
+    if (st.observables) {
+      tr.t = t.data();
+      tr.n = st.n;
+      tr.observables = st.observables;
+      tr.varied = varied.empty() ? nullptr : varied.data();
+    }
+    return tr;
   }
 };
 
@@ -142,12 +168,10 @@ inline void read_column(const SliceState& st, const tables::TrajectoryResultEntr
       v.clear();
       if (st.tangent_base_size < 0) return;
       // NaN where the trajectory failed (a status other than ok and event)
-      const int N0 = st.tangent_base_size, K = st.tangent_exponents;
+      const int K = st.tangent_exponents;
       if (K < 1) throw std::logic_error("a tangent system without tangent vectors");
       const int width = tables::result_width(r, K);
-      const std::vector<double>& rows = tangent.of(st);
-      std::vector<double> work(static_cast<std::size_t>(K * N0 + K));
-      const TangentRows tr{rows.data(), count, N0, K, work.data()};
+      const TangentRows tr = tangent.of(st);
       const std::vector<int32_t>& status = out.status();
       v.assign(static_cast<std::size_t>(count * width), NAN);
       for (int64_t i = 0; i < count; ++i)

@@ -159,6 +159,11 @@ struct RunConfig {
   // largest alone; > 1 also <formulation>/lyapunov_spectrum, lyapunov_sum and
   // kaplan_yorke; 1 <= k <= the state's size
   int lyapunov_exponents = 1;
+  // [lyapunov] observables: the exponents also in the norm of these
+  // expressions of t, q, qd and the parameters (kernels/lyapunov.hpp,
+  // observed_spectrum_from), written as <formulation>/lyapunov_observed;
+  // 1 to kMaxObservables of them, at least exponents; empty: none
+  std::vector<std::string> lyapunov_observables;
 };
 
 // The keys each table accepts, in the order of the messages: the names

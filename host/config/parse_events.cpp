@@ -71,4 +71,16 @@ EventTable compile_run_events(const std::vector<EventConfig>& events, const Mode
                              cfg.model_spec.get());
 }
 
+ObservableTable compile_run_observables(const std::vector<std::string>& observables,
+                                        const ModelInfo& mi, const RunConfig& cfg) {
+  std::vector<std::string> names;
+  std::vector<double> values;
+  for (const auto& p : mi.params) {
+    names.push_back(p.name);
+    values.push_back(cfg.params.at(p.name));
+  }
+  return compile_observable_table(observables, mi.coordinates, names, values, cfg.varied_params,
+                                  cfg.model_spec.get());
+}
+
 }  // namespace nholo

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "host/config/config_parse.hpp"
+#include "host/config/event_table.hpp"
 #include "host/config/model_info.hpp"
 #include "host/config/tables.hpp"
 
@@ -251,7 +252,33 @@ void parse_lyapunov_table(const toml::table& root, const ModelInfo& mi, RunConfi
     cfg.lyapunov_renormalize_every = *v;
   if (const auto v = read_integer(*lt, "lyapunov.exponents"))
     cfg.lyapunov_exponents = static_cast<int>(*v);
+  if (const toml::node* o = lt->get("observables"))
+    cfg.lyapunov_observables = as_string_list(*o, "lyapunov.observables");
   if (!cfg.lyapunov) return;
+  if (!cfg.lyapunov_observables.empty()) {
+    // each expression checked as the run compiles it
+    (void)compile_run_observables(cfg.lyapunov_observables, mi, cfg);
+    if (cfg.lyapunov_exponents != 1)
+      throw ConfigError("lyapunov.observables",
+                        "given with exponents = " + std::to_string(cfg.lyapunov_exponents) +
+                            ": the observables' exponent is the largest one only (accepted: "
+                            "exponents = 1; the tangent vectors are orthonormalised in the whole "
+                            "state's norm, so the observed parts of a second one lose their "
+                            "digits against the first's, docs/physics.md 4a)");
+    // the deltas start tangent to the constraint manifold (kernels/lyapunov.hpp)
+    const int admissible = 2 * mi.n - 2 * mi.m_position - mi.m_velocity;
+    for (const auto& f : cfg.formulations) {
+      const tables::FormulationEntry* e = tables::find_formulation(f);
+      if (e && !e->takes_lambda0 && cfg.lyapunov_exponents > admissible)
+        throw ConfigError("lyapunov.exponents",
+                          std::to_string(cfg.lyapunov_exponents) +
+                              " exponents with observables: their tangent vectors start on the "
+                              "constraint manifold, whose tangent space has " +
+                              std::to_string(admissible) +
+                              " dimensions (2n minus two per position and one per velocity "
+                              "constraint); accepted 1 to " + std::to_string(admissible));
+    }
+  }
   if (!cfg.model_plugin.empty())
     throw ConfigError("lyapunov.enabled",
                       "a plugin file (model = \"" + cfg.model_plugin +
@@ -282,12 +309,18 @@ void parse_lyapunov_table(const toml::table& root, const ModelInfo& mi, RunConfi
 
 void parse_lyapunov(const toml::table& root, const ModelInfo& mi, RunConfig& cfg) {
   parse_lyapunov_table(root, mi, cfg);
+  const auto asked = [&](const char* field) {
+    return std::find(cfg.fields.begin(), cfg.fields.end(), field) != cfg.fields.end();
+  };
   // the running estimates are the tangent system's
-  if (!cfg.lyapunov &&
-      std::find(cfg.fields.begin(), cfg.fields.end(), "lyapunov_estimate") != cfg.fields.end())
+  if (!cfg.lyapunov && asked("lyapunov_estimate"))
     throw ConfigError("output.fields",
                       "'lyapunov_estimate' (the running Lyapunov exponents at the saves) needs "
                       "[lyapunov] enabled = true");
+  if ((!cfg.lyapunov || cfg.lyapunov_observables.empty()) && asked("lyapunov_observed_estimate"))
+    throw ConfigError("output.fields",
+                      "'lyapunov_observed_estimate' (the running observed exponents at the "
+                      "saves) needs [lyapunov] enabled = true and observables = [...]");
 }
 
 }  // namespace nholo::config_parse

@@ -164,6 +164,7 @@ inline constexpr FieldEntry kFields[] = {
     {"constraint_residual", Components::one,            true,    false,  &EnsembleArrays<double>::constraint_residual, true},
     {"energy",              Components::one,            true,    false,  &EnsembleArrays<double>::energy},
     {"lyapunov_estimate",   Components::per_exponent,   false,   false,  &EnsembleArrays<double>::lyapunov_estimate},
+    {"lyapunov_observed_estimate", Components::per_exponent, false, false, &EnsembleArrays<double>::lyapunov_observed_estimate},
 };
 // clang-format on
 

@@ -33,7 +33,8 @@ enum class TrajectoryResult {
   lyapunov,
   lyapunov_spectrum,
   lyapunov_sum,
-  kaplan_yorke
+  kaplan_yorke,
+  lyapunov_observed
 };
 
 // The value's type in memory and in the file.
@@ -45,6 +46,7 @@ enum class ResultPresence {
   euler_poisson,  // the formulation's has_euler_poisson_residual (the embedded one)
   lyapunov,       // the run has [lyapunov] (a tangent system)
   spectrum,       // the run's [lyapunov] has exponents > 1
+  observed,       // the run's [lyapunov] has observables
 };
 
 // How many values a trajectory has: the dataset's second dimension.
@@ -158,6 +160,13 @@ inline constexpr TrajectoryResultEntry kTrajectoryResults[] = {
      "Kaplan-Yorke dimension j + (lambda_1 + ... + lambda_j) / |lambda_(j+1)| of the computed "
      "exponents; NaN where their partial sums are all >= 0 and more exist", "",
      ResultDiff::own, ResultStats::quantiles, "Kaplan-Yorke dimension"},
+    {"lyapunov_observed", TrajectoryResult::lyapunov_observed, ResultType::f64, kNaNFill,
+     ResultPresence::observed, ResultWidth::one, ResultSource::tangent, nullptr, nullptr,
+     nullptr, &observed_spectrum_of_states,
+     "largest Lyapunov exponent in the norm of the [lyapunov] observables h, (sum of log "
+     "|delta| at the renormalisations + log |dh/dy delta(t)|) / t; NaN where the trajectory "
+     "failed or where the observed part of the tangent vector fell to rounding", "1/time",
+     ResultDiff::own, ResultStats::quantiles, "largest Lyapunov exponent of the observables"},
 };
 // clang-format on
 
@@ -204,14 +213,15 @@ inline const TrajectoryResultEntry* find_trajectory_result(const std::string& na
 }
 
 // Whether formulation `form`'s group of a run with [lyapunov] exponents =
-// `exponents` (0: no [lyapunov]) has result r.
+// `exponents` (0: no [lyapunov]) and observables (or none) has result r.
 inline bool result_present(const TrajectoryResultEntry& r, const FormulationEntry* form,
-                           int exponents) {
+                           int exponents, bool observables) {
   switch (r.presence) {
     case ResultPresence::always: return true;
     case ResultPresence::euler_poisson: return form && form->has_euler_poisson_residual;
     case ResultPresence::lyapunov: return exponents > 0;
     case ResultPresence::spectrum: return exponents > 1;
+    case ResultPresence::observed: return exponents > 0 && observables;
   }
   return false;
 }

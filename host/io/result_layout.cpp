@@ -276,12 +276,17 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   h5::Dataset coord = h5::dimension(g, "coordinate", mi_.coordinates);
   h5::Dataset cons = h5::dimension(g, "constraint", mi_.constraints);
   // the exponents' axis (1, 2, ..., K), where a dataset has one: the
-  // spectrum's results and the running estimates (no other file has it)
+  // spectrum's results, the observed exponents and the running estimates
+  // (no other file has it)
   const int k = cfg_.lyapunov ? cfg_.lyapunov_exponents : 0;
-  const bool estimates =
-      std::find(cfg_.fields.begin(), cfg_.fields.end(), "lyapunov_estimate") != cfg_.fields.end();
+  const auto has_field = [&](const char* name) {
+    return std::find(cfg_.fields.begin(), cfg_.fields.end(), name) != cfg_.fields.end();
+  };
+  const bool per_exponent_data = has_field("lyapunov_estimate") ||
+                                 has_field("lyapunov_observed_estimate") ||
+                                 !cfg_.lyapunov_observables.empty();
   h5::Dataset exponent;
-  if (k > 1 || (k > 0 && estimates)) {
+  if (k > 1 || (k > 0 && per_exponent_data)) {
     std::vector<std::int64_t> index(static_cast<size_t>(k));
     for (int j = 0; j < k; ++j) index[static_cast<size_t>(j)] = j + 1;
     exponent = h5::dimension(g, "exponent", index);
@@ -307,7 +312,7 @@ void OutputLayout::formulation_group(h5::Group& root, int f) {
   // the per-trajectory results (host/config/trajectory_results.hpp)
   const tables::FormulationEntry* fe = tables::find_formulation(cfg_.formulations[f]);
   for (const auto& r : tables::kTrajectoryResults) {
-    if (!tables::result_present(r, fe, k)) continue;
+    if (!tables::result_present(r, fe, k, !cfg_.lyapunov_observables.empty())) continue;
     std::vector<hsize_t> dims = {H(size_)};
     if (r.width != tables::ResultWidth::one) dims.push_back(H(tables::result_width(r, k)));
     h5::Dataset d = make(g, r.name, per_traj(scalar_of(r.type), r.fill, PieceKind::slice, dims));

@@ -88,7 +88,9 @@ extern "C" {
  * outputs are (host memory on the CPU backends, device memory on a GPU); the
  * events: kernels/event_program.hpp EventTable of the same nholo release
  * (checked with the release), null when there are none, and the slice's
- * counts, records and g at each step's end (kernels/trajectory_events.hpp) */
+ * counts, records and g at each step's end (kernels/trajectory_events.hpp);
+ * the observables: kernels/event_program.hpp ObservableTable, null when there
+ * are none */
 #define NHOLO_ARRAYS_FIELDS(X, A)                         \
   X(A, double*, y, y)                                     \
   X(A, double*, t, t)                                     \
@@ -107,6 +109,8 @@ extern "C" {
   X(A, double*, constraint_residual, constraint_residual) \
   X(A, double*, energy, energy)                           \
   X(A, double*, lyapunov_estimate, lyapunov_estimate)     \
+  X(A, double*, lyapunov_observed_estimate, lyapunov_observed_estimate) \
+  X(A, const void*, observables, observables)             \
   X(A, const double*, params, params)                     \
   X(A, int32_t*, save_k, save_k)                          \
   X(A, int64_t*, interval_start, interval_start)          \
@@ -127,6 +131,11 @@ typedef struct nholo_eval_c {
    * TangentSystem, renormalize_every in time) instead of the formulation's
    * own: a plugin compiled with NHOLO_PLUGIN_TANGENT (plugin_define.hpp) */
   double tangent_renormalize_every;
+  /* with a tangent system: 1 projects its initial deltas onto the tangent
+   * space of the constraint manifold at time tangent_t_start (TangentSystem
+   * admissible, t_start: [lyapunov] observables), 0 not */
+  int32_t tangent_admissible;
+  double tangent_t_start;
 } nholo_eval_c;
 
 typedef struct nholo_arrays_c {
@@ -288,6 +297,7 @@ typedef const nholo_lane_plugin* (*nholo_lane_plugin_entry_fn)(void);
   S(nholo_integrator_c) NHOLO_INTEGRATOR_FIELDS(NHOLO_LAYOUT_INTEGRATOR_ROW, M)                 \
   S(nholo_eval_c) NHOLO_EVAL_FIELDS(NHOLO_LAYOUT_EVAL_ROW, M)                                   \
   M(nholo_eval_c, tangent_renormalize_every)                                                    \
+  M(nholo_eval_c, tangent_admissible) M(nholo_eval_c, tangent_t_start)                            \
   S(nholo_arrays_c) NHOLO_ARRAYS_FIELDS(NHOLO_LAYOUT_ARRAYS_ROW, M)                             \
   S(nholo_window_args_c) M(nholo_window_args_c, arrays) M(nholo_window_args_c, count)           \
   M(nholo_window_args_c, save_times) M(nholo_window_args_c, n_saves)                            \

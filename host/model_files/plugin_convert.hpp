@@ -17,7 +17,7 @@ namespace nholo::plugin_convert {
 // A kernel member without a row in its list would stay at its default on
 // the plugin's side: where the C struct lays out the same members in the
 // same order, the two must be the same size. (EvalOptions is ordered
-// otherwise, and nholo_eval_c also holds tangent_renormalize_every: its
+// otherwise, and nholo_eval_c also holds the tangent system's options: its
 // sizes prove nothing.)
 static_assert(sizeof(nholo_arrays_c) == sizeof(EnsembleArrays<double>),
               "EnsembleArrays has a member NHOLO_ARRAYS_FIELDS (plugin_abi.h) lacks");
@@ -38,7 +38,8 @@ inline nholo_integrator_c integrator_c(const IntegratorOptions& k) {
   return c;
 }
 
-// tangent_renormalize_every, which no kernel struct has, stays 0
+// tangent_renormalize_every, tangent_admissible and tangent_t_start, which
+// no kernel struct has, stay 0
 inline nholo_eval_c eval_c(const EvalOptions& k) {
   nholo_eval_c c{};
   NHOLO_EVAL_FIELDS(NHOLO_FIELD_TO_C, ~)

@@ -154,6 +154,10 @@ bool UnitSystems<Model, Unit>::open(const char* formulation, const double* param
   return visit_plugin_system<Model, Unit>(formulation, every > 0, every, [&](auto sys) {
     sys.params = params_of_values<Model>(params);
     sys.eval = eval_of(eval);
+    if constexpr (tangent_exponents<decltype(sys)>::value > 0) {
+      sys.admissible = eval.tangent_admissible != 0;
+      sys.t_start = eval.tangent_t_start;
+    }
     out = formulation_system(sys, integrator_of(opt));
   });
 }

@@ -146,6 +146,8 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
     params[j] = cfg.params.at(info_.params[j].name);
   nholo_eval_c eval = eval_c(cfg.eval);
   eval.tangent_renormalize_every = cfg.lyapunov ? cfg.lyapunov_renormalize_every : 0.0;
+  eval.tangent_admissible = cfg.lyapunov && !cfg.lyapunov_observables.empty() ? 1 : 0;
+  eval.tangent_t_start = cfg.t_start;
   const nholo_integrator_c opt = integrator_c(cfg.integrator);
   nholo_system_c* raw = nullptr;
   nholo_system_info_c si{};

@@ -288,12 +288,15 @@ int stack_used(const EventFunction& f) {
   return sp == 1 ? most : -1;
 }
 
-// events[k].expr compiled into f's program
-void compile_expression(const EventConfig& e, size_t k, const model_file::Names& names,
-                        const std::vector<double>& param_values, const std::vector<bool>& varied,
-                        EventFunction& f) {
-  const std::string key = key_of(k, "expr");
-  if (e.expr.empty())
+// What an expression is compiled for: an event's g (it must read t, q or
+// qd) or an observable of [lyapunov] (it must read q or qd).
+enum class ProgramUse { event, observable };
+
+// expr (the value of key) compiled into f's program
+void compile_expression(const std::string& expr, const std::string& key, ProgramUse use,
+                        const model_file::Names& names, const std::vector<double>& param_values,
+                        const std::vector<bool>& varied, EventFunction& f) {
+  if (expr.empty())
     throw ConfigError(key,
                       "missing or empty (an expression of t, the coordinates, their rates "
                       "<coordinate>_dot and the parameters, e.g. \"sin(theta)\")");
@@ -301,27 +304,33 @@ void compile_expression(const EventConfig& e, size_t k, const model_file::Names&
                                 static_cast<int>(names.params.size())};
   model_file::ExprPtr tree;
   try {
-    tree = model_file::parse_expression(e.expr, scope);
+    tree = model_file::parse_expression(expr, scope);
   } catch (const model_file::ExprError& err) {
-    throw ConfigError(key, excerpt(e.expr, err.pos) + ": position " + std::to_string(err.pos) +
+    throw ConfigError(key, excerpt(expr, err.pos) + ": position " + std::to_string(err.pos) +
                                ": " + err.reason);
   }
   Lowering low(param_values, varied);
   const Lowering::Info& in = low.analyse(*tree);
-  if (!in.dynamic)
-    throw ConfigError(key, excerpt(e.expr) +
+  if (!in.dynamic && use == ProgramUse::event)
+    throw ConfigError(key, excerpt(expr) +
                                ": reads none of t, the coordinates and their rates, so it never "
                                "changes sign along a trajectory (an event function g(t, q, qd) "
                                "must use at least one of them)");
+  const unsigned state_ops = (1u << static_cast<unsigned>(model_file::Op::coord)) |
+                             (1u << static_cast<unsigned>(model_file::Op::rate));
+  if (use == ProgramUse::observable && !(tree->ops & state_ops))
+    throw ConfigError(key, excerpt(expr) +
+                               ": reads none of the coordinates and their rates, so no tangent "
+                               "vector changes it (an observable must use at least one of them)");
   if (in.size > kMaxEventInstrs)
-    throw ConfigError(key, excerpt(e.expr) + ": too long: it compiles to " +
+    throw ConfigError(key, excerpt(expr) + ": too long: it compiles to " +
                                std::to_string(in.size) + " instructions, more than the " +
                                std::to_string(kMaxEventInstrs) +
                                " an event function may have (each number, name, operation and "
                                "function call counts one; parts made of numbers, pi and "
                                "parameters that do not vary count one together)");
   if (in.stack > kMaxEventStack)
-    throw ConfigError(key, excerpt(e.expr) + ": nested too deeply: it needs " +
+    throw ConfigError(key, excerpt(expr) + ": nested too deeply: it needs " +
                                std::to_string(in.stack) + " values on the evaluation stack, " +
                                "more than the " + std::to_string(kMaxEventStack) +
                                " an event function may use (each level of an operation whose "
@@ -332,7 +341,7 @@ void compile_expression(const EventConfig& e, size_t k, const model_file::Names&
   std::string fold_reason;
   low.emit(*tree, prog, fold_pos, fold_reason);
   if (!fold_reason.empty())
-    throw ConfigError(key, excerpt(e.expr, fold_pos) + ": position " + std::to_string(fold_pos) +
+    throw ConfigError(key, excerpt(expr, fold_pos) + ": position " + std::to_string(fold_pos) +
                                ": " + fold_reason +
                                " (numbers, pi and parameters that do not "
                                "vary are evaluated when the configuration is read)");
@@ -344,21 +353,14 @@ void compile_expression(const EventConfig& e, size_t k, const model_file::Names&
     throw std::logic_error("event lowering: stack use differs from its analysis");
 }
 
-}  // namespace
-
-EventTable compile_event_table(const std::vector<EventConfig>& events,
-                               const std::vector<std::string>& coordinates,
-                               const std::vector<std::string>& param_names,
+// Which of the model's parameters vary per trajectory.
+std::vector<bool> varied_flags(const std::vector<std::string>& param_names,
                                const std::vector<double>& param_values,
-                               const std::vector<std::string>& varied_params,
-                               const ModelSpec* model) {
+                               const std::vector<std::string>& varied_params) {
   if (param_names.size() != param_values.size())
     throw std::invalid_argument("compile_event_table: " + std::to_string(param_names.size()) +
                                 " parameter names, " + std::to_string(param_values.size()) +
                                 " values");
-  if (events.size() > static_cast<size_t>(kMaxEvents))
-    throw ConfigError("events", std::to_string(events.size()) + " [[events]] tables; at most " +
-                                    std::to_string(kMaxEvents) + " events per run");
   std::vector<bool> varied(param_names.size(), false);
   for (const auto& v : varied_params) {
     const int j = model_file::index_of(param_names, v);
@@ -367,11 +369,34 @@ EventTable compile_event_table(const std::vector<EventConfig>& events,
                                   "' is no parameter of the model");
     varied[static_cast<size_t>(j)] = true;
   }
+  return varied;
+}
+
+// The names an expression may read: the coordinates, the parameters and a
+// model file's [definitions].
+model_file::Names names_of(const std::vector<std::string>& coordinates,
+                           const std::vector<std::string>& param_names, const ModelSpec* model) {
   model_file::Names names;
   names.coords = coordinates;
   names.params = param_names;
   if (model)
     for (const auto& d : model->definitions) names.definitions.emplace(d.name, d.expr.tree);
+  return names;
+}
+
+}  // namespace
+
+EventTable compile_event_table(const std::vector<EventConfig>& events,
+                               const std::vector<std::string>& coordinates,
+                               const std::vector<std::string>& param_names,
+                               const std::vector<double>& param_values,
+                               const std::vector<std::string>& varied_params,
+                               const ModelSpec* model) {
+  if (events.size() > static_cast<size_t>(kMaxEvents))
+    throw ConfigError("events", std::to_string(events.size()) + " [[events]] tables; at most " +
+                                    std::to_string(kMaxEvents) + " events per run");
+  const std::vector<bool> varied = varied_flags(param_names, param_values, varied_params);
+  const model_file::Names names = names_of(coordinates, param_names, model);
 
   EventTable table{};  // every byte set: the table is copied to devices as it is
   table.n_events = static_cast<int32_t>(events.size());
@@ -386,9 +411,35 @@ EventTable compile_event_table(const std::vector<EventConfig>& events,
     f.subdivisions = e.subdivisions;
     f.record_offset = offset;
     offset += e.max_records;  // at most kMaxEvents * kMaxEventRecords: fits
-    compile_expression(e, k, names, param_values, varied, f);
+    compile_expression(e.expr, key_of(k, "expr"), ProgramUse::event, names, param_values, varied,
+                       f);
   }
   table.records_per_trajectory = offset;
+  return table;
+}
+
+ObservableTable compile_observable_table(const std::vector<std::string>& observables,
+                                         const std::vector<std::string>& coordinates,
+                                         const std::vector<std::string>& param_names,
+                                         const std::vector<double>& param_values,
+                                         const std::vector<std::string>& varied_params,
+                                         const ModelSpec* model) {
+  if (observables.empty() || observables.size() > static_cast<size_t>(kMaxObservables))
+    throw ConfigError("lyapunov.observables",
+                      std::to_string(observables.size()) + " expressions; accepted: 1 to " +
+                          std::to_string(kMaxObservables));
+  const std::vector<bool> varied = varied_flags(param_names, param_values, varied_params);
+  const model_file::Names names = names_of(coordinates, param_names, model);
+  ObservableTable table{};  // every byte set: the table is copied to devices as it is
+  table.n_observables = static_cast<int32_t>(observables.size());
+  for (size_t k = 0; k < observables.size(); ++k) {
+    EventFunction& f = table.programs[k];
+    compile_expression(observables[k], "lyapunov.observables[" + std::to_string(k) + "]",
+                       ProgramUse::observable, names, param_values, varied, f);
+    for (int i = 0; i < f.n_instr; ++i)
+      if (f.instr[i].op == EventOp::varied_param)
+        table.n_varied_read = std::max(table.n_varied_read, f.instr[i].index + 1);
+  }
   return table;
 }
 

@@ -36,4 +36,16 @@ EventTable compile_event_table(const std::vector<EventConfig>& events,
                                const std::vector<std::string>& varied_params,
                                const ModelSpec* model = nullptr);
 
+// The kernels' table of [lyapunov] observables (kernels/lyapunov.hpp), each
+// compiled as an event function's program: ConfigError (key
+// lyapunov.observables[k]) for what compile_event_table refuses and for an
+// expression that reads none of the coordinates and rates; ConfigError
+// (lyapunov.observables) for none or more than kMaxObservables.
+ObservableTable compile_observable_table(const std::vector<std::string>& observables,
+                                         const std::vector<std::string>& coordinates,
+                                         const std::vector<std::string>& param_names,
+                                         const std::vector<double>& param_values,
+                                         const std::vector<std::string>& varied_params,
+                                         const ModelSpec* model = nullptr);
+
 }  // namespace nholo

@@ -32,7 +32,8 @@ struct PairState {
 // The ensembles' layout of the host slots: the slice, the window, the fields
 // and what the kernels compute (and, with a drift statistic, the line fit).
 inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const detail::SlicePlan& plan,
-                                      const ModelRuntime& model, const EventTable* events) {
+                                      const ModelRuntime& model, const EventTable* events,
+                                      const ObservableTable* observables) {
   const int n = model.info().n, m = model.info().m;
   EnsembleLayout layout_e;
   layout_e.max_count = plan.slice;
@@ -46,6 +47,7 @@ inline EnsembleLayout ensemble_layout(const RunConfig& cfg, const detail::SliceP
   layout_e.cpu_tail = cfg.cpu_tail >= 0 ? cfg.cpu_tail : kCpuTailPerThread * layout_e.host_threads;
   layout_e.per_trajectory_params = !cfg.varied_params.empty();
   layout_e.events = events;
+  layout_e.observables = observables;
   if (model.drift().has_drift) {
     layout_e.line_fit = true;
     layout_e.fit_x = model.drift().drift_coordinate;

@@ -275,7 +275,7 @@ class PieceWriters {
     const tables::FormulationEntry* fe = tables::find_formulation(form);
     const int k = cfg_.lyapunov ? cfg_.lyapunov_exponents : 0;
     for (const auto& r : tables::kTrajectoryResults) {
-      if (!tables::result_present(r, fe, k)) continue;
+      if (!tables::result_present(r, fe, k, !cfg_.lyapunov_observables.empty())) continue;
       const int width = tables::result_width(r, k);
       std::vector<hsize_t> dims = {H(count)};
       if (r.width != tables::ResultWidth::one) dims.push_back(H(width));

@@ -32,10 +32,20 @@ namespace nholo {
 namespace detail {
 namespace {
 
-// The kernels' table of the run's events (null: none).
-std::unique_ptr<const EventTable> event_table(const RunConfig& cfg, const ModelInfo& mi) {
-  if (cfg.events.empty()) return nullptr;
-  return std::make_unique<const EventTable>(compile_run_events(cfg.events, mi, cfg));
+// The kernels' tables of the run's events and [lyapunov] observables (null:
+// none), owned by the run, read by every ensemble.
+struct KernelTables {
+  std::unique_ptr<const EventTable> events;
+  std::unique_ptr<const ObservableTable> observables;
+};
+KernelTables kernel_tables(const RunConfig& cfg, const ModelInfo& mi) {
+  KernelTables k;
+  if (!cfg.events.empty())
+    k.events = std::make_unique<const EventTable>(compile_run_events(cfg.events, mi, cfg));
+  if (cfg.lyapunov && !cfg.lyapunov_observables.empty())
+    k.observables = std::make_unique<const ObservableTable>(
+        compile_run_observables(cfg.lyapunov_observables, mi, cfg));
+  return k;
 }
 
 // What the output layout needs of the model: its sizes and drift statistic.
@@ -181,13 +191,14 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
 
   // ---- 3. device ensembles (state allocated once, for the largest slice),
-  // with the events' table they read
-  const std::unique_ptr<const EventTable> events = detail::event_table(cfg, mi);
+  // with the tables of events and observables they read
+  const detail::KernelTables run_tables = detail::kernel_tables(cfg, mi);
   // (a window's memory, gigabytes for 10^5 trajectories and many saves, is
   // filled part by part with a look at the stop flag: SetUpStopped)
   std::optional<stages::DeviceEnsembles> ens_set_up;
   try {
-    ens_set_up.emplace(cfg, dev, plan, stages::ensemble_layout(cfg, plan, model, events.get()),
+    ens_set_up.emplace(cfg, dev, plan, stages::ensemble_layout(cfg, plan, model, run_tables.events.get(),
+                                                        run_tables.observables.get()),
                        [&](const std::string& f, const EnsembleLayout& layout_e) {
                          return model.make_formulation(f, cfg, dev, layout_e);
                        });
