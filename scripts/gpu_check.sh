@@ -41,7 +41,9 @@
 #      t = 0.05, before its zero-speed point, where the motion is not unique;
 #      the GPU integrating every trajectory itself (backend.cpu_tail = 0);
 #      then events (the coin's example and a model file with an event) on both
-#      backends; the CPU tail (Appell with most of its windows' trajectories
+#      backends; Lyapunov exponents (the sleigh's spectrum with its running
+#      estimates, the observed exponent of its reduced motion) and the embedded
+#      sleigh through rest (t <= 3) on both backends; the CPU tail (Appell with most of its windows' trajectories
 #      finished on the CPU cores) against OpenMP; and the cache's recovery: a
 #      cached GPU module that its record vouches for but the driver refuses is
 #      rebuilt once
@@ -260,6 +262,44 @@ EOT
 agree_pair events_model_file "$WORK" "$WORK/disk_events.toml" --set ensemble.size=$AGREE_SIZE
 event_row events_model_file
 
+# Lyapunov exponents (docs/physics.md 4a) and the embedded formulation through
+# rest: every new output of the phase-space survey on both backends, short
+# (t <= 20: the chaotic sleigh's trajectories stay within the diff's bound);
+# the spectrum with its running estimates, the observed exponent of the
+# reduced motion, and the embedded sleigh (its rest chart where one comes to rest)
+log "Lyapunov exponents and the embedded formulation through rest: $BACKEND vs omp"
+agree_pair lyapunov_spectrum "$EX/models" "$EX/models/oscillating_sleigh_spectrum.toml" \
+  --set ensemble.size=64 --set time.t_end=20.0
+event_row lyapunov_spectrum
+cat >"$WORK/sleigh_observed.toml" <<EOT
+model = "$EX/models/oscillating_sleigh.model.toml"
+[params]
+A = 0.5
+k_u = 0.3
+k_w = 0.3
+[time]
+t_end = 20.0
+save_every = 1.0
+[ensemble]
+size = 64
+seed = 11
+[ensemble.q0]
+theta = { uniform = [-3.0, 3.0] }
+[ensemble.qd0]
+x = { uniform = [-1.0, 1.0] }
+theta = { uniform = [-1.0, 1.0] }
+[output]
+fields = ["q", "lyapunov_estimate", "lyapunov_observed_estimate"]
+[lyapunov]
+enabled = true
+observables = ["x_dot*cos(theta) + y_dot*sin(theta)", "theta_dot"]
+EOT
+agree_pair lyapunov_observed "$WORK" "$WORK/sleigh_observed.toml"
+event_row lyapunov_observed
+agree_pair embedded_through_rest "$EX" "$EX/sleigh.toml" --set ensemble.size=$AGREE_SIZE \
+  --set time.t_end=3.0 --set 'formulations=["vakonomic", "embedded"]'
+event_row embedded_through_rest
+
 # the CPU tail (docs/architecture.md): launches of 50 steps and every
 # trajectory still active after one handed to the CPU cores, so that most of
 # the ensemble is gathered, finished on the host and scattered back; against
@@ -439,7 +479,7 @@ fi
   echo "|---|---|---|---|"
   printf "%s" "$agree_rows"
   echo
-  echo "Events ($AGREE_SIZE trajectories, DOP853 rtol = atol = 1e-12, $BACKEND vs omp):"
+  echo "Events, Lyapunov exponents and the embedded formulation through rest (DOP853 rtol = atol = 1e-12, $BACKEND vs omp):"
   echo
   echo "| run | worst relative difference | verdict (1e-10) | nholo stats |"
   echo "|---|---|---|---|"

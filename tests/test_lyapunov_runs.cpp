@@ -837,6 +837,19 @@ TEST(LyapunovRuns, BadInputIsRefusedNamingTheKey) {
       // the table without `enabled` (it computed nothing and said nothing)
       {"rolling_coin", "renormalize_every = 0.5", "lyapunov.enabled",
        "a [lyapunov] table computes the exponents with enabled = true"},
+      // observables: expressions of the state, 1 to 8, the largest exponent only
+      {"rolling_coin", "enabled = true\nobservables = []", "lyapunov.observables",
+       "0 expressions; accepted: 1 to 8"},
+      {"rolling_coin", "enabled = true\nobservables = [1.0]", "lyapunov.observables",
+       "expected a string, got a number"},
+      {"rolling_coin", "enabled = true\nobservables = [\"x_dot\", \"t^2\"]",
+       "lyapunov.observables[1]", "reads none of the coordinates and their rates"},
+      {"rolling_coin", "enabled = true\nobservables = [\"x_dot +\"]", "lyapunov.observables[0]",
+       "position"},
+      {"rolling_coin", "enabled = true\nobservables = [\"psi_dot\"]", "lyapunov.observables[0]",
+       "psi_dot"},
+      {"rolling_coin", "enabled = true\nexponents = 2\nobservables = [\"x_dot\", \"y_dot\"]",
+       "lyapunov.observables", "the observables' exponent is the largest one only"},
   };
   for (const Case& c : cases) {
     const std::string forms =

@@ -90,6 +90,11 @@ TEST(TrajectoryResults, PresenceFollowsFormulationAndLyapunov) {
   EXPECT_TRUE(result_present(sp, find_formulation("udwadia_kalaba"), 3));
   EXPECT_EQ(nholo::tables::result_width(sp, 3), 3);
   EXPECT_EQ(nholo::tables::result_width(ly, 3), 1);
+  // the observed exponent only with [lyapunov] and observables
+  const auto& ob = trajectory_result(TrajectoryResult::lyapunov_observed);
+  EXPECT_FALSE(result_present(ob, find_formulation("udwadia_kalaba"), 1));
+  EXPECT_FALSE(result_present(ob, find_formulation("udwadia_kalaba"), 0, true));
+  EXPECT_TRUE(result_present(ob, find_formulation("udwadia_kalaba"), 1, true));
 }
 
 TEST(TrajectoryResults, ResultsFromTheTangentRowsHaveAReader) {

@@ -54,7 +54,12 @@ std::string check_command(const RunConfig& cfg, const CommandOptions& opts) {
        << (cfg.lyapunov_exponents > 1
                ? "the " + std::to_string(cfg.lyapunov_exponents) + " largest, their tangents"
                : std::string("the largest, its tangent"))
-       << " renormalised every " << cfg.lyapunov_renormalize_every << ")";
+       << " renormalised every " << cfg.lyapunov_renormalize_every
+       << (cfg.lyapunov_observables.empty()
+               ? std::string()
+               : "; also in the norm of " + std::to_string(cfg.lyapunov_observables.size()) +
+                     " observable" + (cfg.lyapunov_observables.size() == 1 ? "" : "s"))
+       << ")";
   os << ", backend " << describe_device(dev->info()) << (note.empty() ? "" : " (" + note + ")")
      << "\n";
   if (const std::string n = config_notes(cfg); !n.empty()) os << "note: " << n << "\n";

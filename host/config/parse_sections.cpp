@@ -252,8 +252,14 @@ void parse_lyapunov_table(const toml::table& root, const ModelInfo& mi, RunConfi
     cfg.lyapunov_renormalize_every = *v;
   if (const auto v = read_integer(*lt, "lyapunov.exponents"))
     cfg.lyapunov_exponents = static_cast<int>(*v);
-  if (const toml::node* o = lt->get("observables"))
+  if (const toml::node* o = lt->get("observables")) {
     cfg.lyapunov_observables = as_string_list(*o, "lyapunov.observables");
+    if (cfg.lyapunov_observables.empty())
+      throw ConfigError("lyapunov.observables",
+                        "0 expressions; accepted: 1 to " + std::to_string(kMaxObservables) +
+                            " expressions of t, the coordinates, their rates and the "
+                            "parameters (leave the key out for none)");
+  }
   if (!cfg.lyapunov) return;
   if (!cfg.lyapunov_observables.empty()) {
     // each expression checked as the run compiles it

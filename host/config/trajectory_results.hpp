@@ -215,7 +215,7 @@ inline const TrajectoryResultEntry* find_trajectory_result(const std::string& na
 // Whether formulation `form`'s group of a run with [lyapunov] exponents =
 // `exponents` (0: no [lyapunov]) and observables (or none) has result r.
 inline bool result_present(const TrajectoryResultEntry& r, const FormulationEntry* form,
-                           int exponents, bool observables) {
+                           int exponents, bool observables = false) {
   switch (r.presence) {
     case ResultPresence::always: return true;
     case ResultPresence::euler_poisson: return form && form->has_euler_poisson_residual;
