@@ -39,7 +39,10 @@
 //
 // Sys's own post_step (drift projection) moves y0 only: the deltas follow the
 // flow of the unprojected equations. The norm is the Euclidean norm of all N0
-// components. Systems with a non-smooth state of their own (the embedded
+// components; the observed exponent (observed_spectrum_from, below) measures
+// the same deltas in the norm of chosen expressions of the state, and for it
+// the initial deltas start tangent to the constraint manifold (admissible:
+// constraint_gradients). Systems with a non-smooth state of their own (the embedded
 // formulation's running maximum) are not accepted (has_tangent_system).
 #pragma once
 
@@ -457,7 +460,7 @@ struct TangentSystem {
   }
   // the running estimates of the K observed exponents at (t, y), the
   // trajectory's varied parameters varied[j * varied_stride] (null: none):
-  // observed_spectrum_from, as observed_spectrum_of_states reads the final
+  // observed_spectrum_from, as observed_exponent_of_states reads the final
   // rows (the last save's estimates are the per-trajectory result's bits)
   NHOLO_HDI static void observed_estimate(const ObservableTable& table, S t, const Vec<S, N>& y,
                                           const double* varied, int64_t varied_stride, S* out) {
@@ -542,17 +545,18 @@ inline void spectrum_of_states(const TangentRows& rows, int64_t i, double* out) 
   }
 }
 
-// The observed exponents of trajectory i (out[0..K), kernels' arithmetic:
-// TangentSystem::observed_estimate); NaN without observables.
-inline void observed_spectrum_of_states(const TangentRows& rows, int64_t i, double* out) {
+// The observed largest exponent of trajectory i (out[0], the first delta's;
+// kernels' arithmetic: TangentSystem::observed_estimate, a run with
+// observables has K = 1); NaN without observables.
+inline void observed_exponent_of_states(const TangentRows& rows, int64_t i, double* out) {
   if (!rows.observables || !rows.state || !rows.t) {
-    for (int j = 0; j < rows.K; ++j) out[j] = NAN;
+    out[0] = NAN;
     return;
   }
   const int64_t c = rows.count;
   observed_spectrum_from<double>(*rows.observables, rows.t[i], rows.state + i, c, rows.n,
                                  rows.delta(i, 0), rows.N0 * c, c, rows.N0, rows.log_sum(i), c,
-                                 rows.elapsed(i), rows.K, rows.varied ? rows.varied + i : nullptr,
+                                 rows.elapsed(i), 1, rows.varied ? rows.varied + i : nullptr,
                                  c, rows.work, out);
 }
 

@@ -25,7 +25,9 @@ time (docs/gallery.md).
       the running estimates lambda_j(t) of every trajectory (the field
       lyapunov_estimate, a run with [lyapunov] and it in output.fields): one
       panel per exponent, every trajectory in grey, the ensemble's median and
-      5-95 % band; a converged exponent's band narrows like 1/sqrt(t).
+      5-95 % band; a converged exponent's band narrows like 1/sqrt(t). With
+      [lyapunov] observables and the field lyapunov_observed_estimate, one
+      more panel: the exponent in the observables' norm (the reduced motion).
 
 Reads the file with h5py (docs/usage.md, "Output (HDF5)"). --summary writes
 the numbers drawn as JSON.
@@ -246,12 +248,16 @@ def convergence(args, f, form):
     est = f[name][()]  # (trajectory, time, exponent)
     t = f[form + "/time"][()]
     k = est.shape[2]
+    panels = [(f"lambda_{j + 1}(t)", est[:, :, j]) for j in range(k)]
+    observed_name = form + "/lyapunov_observed_estimate"
+    if observed_name in f:  # [lyapunov] observables: the reduced motion's exponent
+        panels.append(("observed lambda(t)", f[observed_name][()][:, :, 0]))
     plt = common.pyplot()
-    fig, axes = plt.subplots(k, 1, figsize=(7.0, 1.2 + 2.0 * k), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.0, 1.2 + 2.0 * len(panels)),
+                             sharex=True, squeeze=False)
     finals = []
-    for j in range(k):
+    for j, (label, lam) in enumerate(panels):
         ax = axes[j, 0]
-        lam = est[:, :, j]
         for row in lam:
             ax.plot(t, row, color="0.75", lw=0.5)
         with warnings.catch_warnings():  # t = 0: every estimate NaN (no time has passed)
@@ -267,14 +273,14 @@ def convergence(args, f, form):
         if last.size:
             spread = np.percentile(last, 95) - np.percentile(last, 5)
             ax.set_ylim(np.median(last) - 4 * spread - 0.05, np.median(last) + 4 * spread + 0.05)
-        ax.set_ylabel(f"lambda_{j + 1}(t)")
+        ax.set_ylabel(label)
     axes[0, 0].legend(loc="upper right", fontsize="small")
     axes[-1, 0].set_xlabel("t")
     axes[0, 0].set_title(args.title or f"{f.attrs['model']} ({form}): running Lyapunov "
                          f"exponents of {est.shape[0]} trajectories")
     fig.tight_layout()
     return fig, {"exponents": k, "trajectories": int(est.shape[0]), "t_end": float(t[-1]),
-                 "final": finals}
+                 "final": finals[:k], "observed": finals[k] if len(finals) > k else None}
 
 
 def main(argv=None):

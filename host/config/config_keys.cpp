@@ -276,7 +276,7 @@ std::vector<ConfigKey> lyapunov_keys() {
               within(1, tables::kMaxLyapunovExponents),
               "must be an integer from 1 to 64 (at most the state's size: 2n, 2n + m for the "
               "vakonomic formulation)"),
-      key("lyapunov", "observables", K::strings, "`[]`",
+      key("lyapunov", "observables", K::strings, "none",
           "the exponents also in the norm of these expressions (e.g. the reduced motion's)"),
   };
 }

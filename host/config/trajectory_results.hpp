@@ -162,7 +162,7 @@ inline constexpr TrajectoryResultEntry kTrajectoryResults[] = {
      ResultDiff::own, ResultStats::quantiles, "Kaplan-Yorke dimension"},
     {"lyapunov_observed", TrajectoryResult::lyapunov_observed, ResultType::f64, kNaNFill,
      ResultPresence::observed, ResultWidth::one, ResultSource::tangent, nullptr, nullptr,
-     nullptr, &observed_spectrum_of_states,
+     nullptr, &observed_exponent_of_states,
      "largest Lyapunov exponent in the norm of the [lyapunov] observables h, (sum of log "
      "|delta| at the renormalisations + log |dh/dy delta(t)|) / t; NaN where the trajectory "
      "failed or where the observed part of the tangent vector fell to rounding", "1/time",

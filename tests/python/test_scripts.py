@@ -400,9 +400,10 @@ expr = "sin(theta)"
 max_records = 20
 [lyapunov]
 enabled = true
+observables = ["theta_dot", "x_dot*cos(theta) + y_dot*sin(theta)"]
 [output]
 path = "chaos.h5"
-fields = ["lyapunov_estimate"]
+fields = ["lyapunov_estimate", "lyapunov_observed_estimate"]
 """
 
 
@@ -481,6 +482,12 @@ def test_chaos_convergence_draws_the_running_estimates(chaos_run, tmp_path):
     assert np.array_equal(est[:, -1, 0], lam)  # the last save is the result, bit for bit
     assert s["exponents"] == 1 and s["trajectories"] == 12 and s["t_end"] == 20.0
     assert s["final"][0]["median"] == pytest.approx(np.median(lam), rel=1e-15)
+    # the observables' panel: their running estimate, its last save the result
+    with h5py.File(chaos_run, "r") as f:
+        obs = f["udwadia_kalaba/lyapunov_observed"][:]
+        obs_est = f["udwadia_kalaba/lyapunov_observed_estimate"][:]
+    assert obs_est.shape == (12, 3, 1) and np.array_equal(obs_est[:, -1, 0], obs)
+    assert s["observed"]["median"] == pytest.approx(np.median(obs), rel=1e-15)
     bad = run_script("plot_chaos.py", "convergence", str(tmp_path / "none.h5"), check=False)
     assert bad.returncode != 0
 
