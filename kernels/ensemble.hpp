@@ -309,8 +309,8 @@ struct EnsembleWindow {
       if (arr.lyapunov_observed_estimate && arr.observables) {
         S lambda[K];
         if (ok)
-          RunSys::observed_estimate(*arr.observables, ts.t, ts.y, arr.params ? arr.params + i : nullptr,
-                                    count, lambda);
+          RunSys::observed_estimate(*arr.observables, ts.t, ts.y,
+                                    arr.params ? arr.params + i : nullptr, count, lambda);
         for (int j = 0; j < K; ++j)
           arr.lyapunov_observed_estimate[at(k, j, K, i)] = ok ? lambda[j] : nan;
       }

@@ -127,8 +127,8 @@ NHOLO_HDI Dual<T, K> event_pow(const Dual<T, K>& x, const Dual<T, K>& y) {
   r.v = pow(x.v, y.v);
   const T dx = y.v * pow(x.v, y.v - T(1));
   for (int k = 0; k < K; ++k)
-    r.d[k] = (x.d[k] == T(0) ? T(0) : dx * x.d[k]) +
-             (y.d[k] == T(0) ? T(0) : r.v * log(x.v) * y.d[k]);
+    r.d[k] =
+        (x.d[k] == T(0) ? T(0) : dx * x.d[k]) + (y.d[k] == T(0) ? T(0) : r.v * log(x.v) * y.d[k]);
   return r;
 }
 

@@ -184,22 +184,21 @@ struct SeededState {
 // work: K (m_o + 1) values. NaN before any time passed and where an
 // estimate has no digits left (kObservedPrecision).
 template <class S>
-NHOLO_HDI void observed_spectrum_from(const ObservableTable& table, S t, const S* y,
-                                      int64_t y_step, int n, const S* delta, int64_t stride,
-                                      int64_t delta_step, int N0, const S* log_sum,
-                                      int64_t log_sum_step, S elapsed, int K,
-                                      const double* varied, int64_t varied_stride, S* work,
+NHOLO_HDI void observed_spectrum_from(const ObservableTable& table, S t, const S* y, int64_t y_step,
+                                      int n, const S* delta, int64_t stride, int64_t delta_step,
+                                      int N0, const S* log_sum, int64_t log_sum_step, S elapsed,
+                                      int K, const double* varied, int64_t varied_stride, S* work,
                                       S* out) {
   const int mo = table.n_observables;
-  S* v = work;            // column j: G Delta_j, at v[j * mo + o]
+  S* v = work;               // column j: G Delta_j, at v[j * mo + o]
   S* scale = work + K * mo;  // sum over o, c of |G_oc Delta_jc|
   for (int j = 0; j < K * mo; ++j) v[j] = S(0);
   for (int j = 0; j < K; ++j) scale[j] = S(0);
   for (int o = 0; o < mo; ++o)
     for (int c = 0; c < 2 * n && c < N0; ++c) {
-      const Dual<S, 1> g = event_value_of(table.programs[o], Dual<S, 1>(t),
-                                          detail::SeededState<S>{y, y_step, n, c}, varied,
-                                          varied_stride);
+      const Dual<S, 1> g =
+          event_value_of(table.programs[o], Dual<S, 1>(t), detail::SeededState<S>{y, y_step, n, c},
+                         varied, varied_stride);
       for (int j = 0; j < K; ++j) {
         const S term = g.d[0] * delta[j * stride + c * delta_step];
         v[j * mo + o] += term;
@@ -399,8 +398,10 @@ struct TangentSystem {
           qa[i] = D1(q[i]);
           qda[i] = D1(qd[i]);
         }
-        if (c < n) qa[c].d[0] = S(1);
-        else qda[c - n].d[0] = S(1);
+        if (c < n)
+          qa[c].d[0] = S(1);
+        else
+          qda[c - n].d[0] = S(1);
         Mat<D1, m, n> A;
         Vec<D1, m> b, res, vres;
         constraint_terms<Model>(params, qa, qda, D1(t_start), A, b, &res, &vres);
@@ -556,8 +557,8 @@ inline void observed_exponent_of_states(const TangentRows& rows, int64_t i, doub
   const int64_t c = rows.count;
   observed_spectrum_from<double>(*rows.observables, rows.t[i], rows.state + i, c, rows.n,
                                  rows.delta(i, 0), rows.N0 * c, c, rows.N0, rows.log_sum(i), c,
-                                 rows.elapsed(i), 1, rows.varied ? rows.varied + i : nullptr,
-                                 c, rows.work, out);
+                                 rows.elapsed(i), 1, rows.varied ? rows.varied + i : nullptr, c,
+                                 rows.work, out);
 }
 
 // The sum of the exponents lambda[0..K).

@@ -282,7 +282,8 @@ void parse_lyapunov_table(const toml::table& root, const ModelInfo& mi, RunConfi
                               "constraint manifold, whose tangent space has " +
                               std::to_string(admissible) +
                               " dimensions (2n minus two per position and one per velocity "
-                              "constraint); accepted 1 to " + std::to_string(admissible));
+                              "constraint); accepted 1 to " +
+                              std::to_string(admissible));
     }
   }
   if (!cfg.model_plugin.empty())

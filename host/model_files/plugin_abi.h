@@ -91,32 +91,32 @@ extern "C" {
  * counts, records and g at each step's end (kernels/trajectory_events.hpp);
  * the observables: kernels/event_program.hpp ObservableTable, null when there
  * are none */
-#define NHOLO_ARRAYS_FIELDS(X, A)                         \
-  X(A, double*, y, y)                                     \
-  X(A, double*, t, t)                                     \
-  X(A, double*, h, h)                                     \
-  X(A, double*, err_prev, err_prev)                       \
-  X(A, double*, fail_time, fail_time)                     \
-  X(A, int64_t*, steps, steps)                            \
-  X(A, int64_t*, rejected, rejected)                      \
-  X(A, int32_t*, status, status)                          \
-  X(A, double*, q, q)                                     \
-  X(A, double*, qdot, qdot)                               \
-  X(A, double*, qddot, qddot)                             \
-  X(A, double*, force_ideal, force_ideal)                 \
-  X(A, double*, force_nonideal, force_nonideal)           \
-  X(A, double*, multiplier, multiplier)                   \
-  X(A, double*, constraint_residual, constraint_residual) \
-  X(A, double*, energy, energy)                           \
-  X(A, double*, lyapunov_estimate, lyapunov_estimate)     \
+#define NHOLO_ARRAYS_FIELDS(X, A)                                       \
+  X(A, double*, y, y)                                                   \
+  X(A, double*, t, t)                                                   \
+  X(A, double*, h, h)                                                   \
+  X(A, double*, err_prev, err_prev)                                     \
+  X(A, double*, fail_time, fail_time)                                   \
+  X(A, int64_t*, steps, steps)                                          \
+  X(A, int64_t*, rejected, rejected)                                    \
+  X(A, int32_t*, status, status)                                        \
+  X(A, double*, q, q)                                                   \
+  X(A, double*, qdot, qdot)                                             \
+  X(A, double*, qddot, qddot)                                           \
+  X(A, double*, force_ideal, force_ideal)                               \
+  X(A, double*, force_nonideal, force_nonideal)                         \
+  X(A, double*, multiplier, multiplier)                                 \
+  X(A, double*, constraint_residual, constraint_residual)               \
+  X(A, double*, energy, energy)                                         \
+  X(A, double*, lyapunov_estimate, lyapunov_estimate)                   \
   X(A, double*, lyapunov_observed_estimate, lyapunov_observed_estimate) \
-  X(A, const void*, observables, observables)             \
-  X(A, const double*, params, params)                     \
-  X(A, int32_t*, save_k, save_k)                          \
-  X(A, int64_t*, interval_start, interval_start)          \
-  X(A, const void*, events, events)                       \
-  X(A, int64_t*, event_count, event_count)                \
-  X(A, double*, event_records, event_records)             \
+  X(A, const void*, observables, observables)                           \
+  X(A, const double*, params, params)                                   \
+  X(A, int32_t*, save_k, save_k)                                        \
+  X(A, int64_t*, interval_start, interval_start)                        \
+  X(A, const void*, events, events)                                     \
+  X(A, int64_t*, event_count, event_count)                              \
+  X(A, double*, event_records, event_records)                           \
   X(A, double*, event_g, event_g)
 
 #define NHOLO_C_MEMBER(A, type, member, kernel_member) type member;

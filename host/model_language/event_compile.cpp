@@ -306,8 +306,8 @@ void compile_expression(const std::string& expr, const std::string& key, Program
   try {
     tree = model_file::parse_expression(expr, scope);
   } catch (const model_file::ExprError& err) {
-    throw ConfigError(key, excerpt(expr, err.pos) + ": position " + std::to_string(err.pos) +
-                               ": " + err.reason);
+    throw ConfigError(
+        key, excerpt(expr, err.pos) + ": position " + std::to_string(err.pos) + ": " + err.reason);
   }
   Lowering low(param_values, varied);
   const Lowering::Info& in = low.analyse(*tree);
@@ -323,9 +323,8 @@ void compile_expression(const std::string& expr, const std::string& key, Program
                                ": reads none of the coordinates and their rates, so no tangent "
                                "vector changes it (an observable must use at least one of them)");
   if (in.size > kMaxEventInstrs)
-    throw ConfigError(key, excerpt(expr) + ": too long: it compiles to " +
-                               std::to_string(in.size) + " instructions, more than the " +
-                               std::to_string(kMaxEventInstrs) +
+    throw ConfigError(key, excerpt(expr) + ": too long: it compiles to " + std::to_string(in.size) +
+                               " instructions, more than the " + std::to_string(kMaxEventInstrs) +
                                " an event function may have (each number, name, operation and "
                                "function call counts one; parts made of numbers, pi and "
                                "parameters that do not vary count one together)");
@@ -425,9 +424,9 @@ ObservableTable compile_observable_table(const std::vector<std::string>& observa
                                          const std::vector<std::string>& varied_params,
                                          const ModelSpec* model) {
   if (observables.empty() || observables.size() > static_cast<size_t>(kMaxObservables))
-    throw ConfigError("lyapunov.observables",
-                      std::to_string(observables.size()) + " expressions; accepted: 1 to " +
-                          std::to_string(kMaxObservables));
+    throw ConfigError("lyapunov.observables", std::to_string(observables.size()) +
+                                                  " expressions; accepted: 1 to " +
+                                                  std::to_string(kMaxObservables));
   const std::vector<bool> varied = varied_flags(param_names, param_values, varied_params);
   const model_file::Names names = names_of(coordinates, param_names, model);
   ObservableTable table{};  // every byte set: the table is copied to devices as it is

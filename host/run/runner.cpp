@@ -197,8 +197,9 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   // filled part by part with a look at the stop flag: SetUpStopped)
   std::optional<stages::DeviceEnsembles> ens_set_up;
   try {
-    ens_set_up.emplace(cfg, dev, plan, stages::ensemble_layout(cfg, plan, model, run_tables.events.get(),
-                                                        run_tables.observables.get()),
+    ens_set_up.emplace(cfg, dev, plan,
+                       stages::ensemble_layout(cfg, plan, model, run_tables.events.get(),
+                                               run_tables.observables.get()),
                        [&](const std::string& f, const EnsembleLayout& layout_e) {
                          return model.make_formulation(f, cfg, dev, layout_e);
                        });
