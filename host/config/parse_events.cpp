@@ -59,27 +59,35 @@ void parse_events(const toml::table& root, const ModelInfo& mi, RunConfig& cfg) 
 
 namespace nholo {
 
-EventTable compile_run_events(const std::vector<EventConfig>& events, const ModelInfo& mi,
-                              const RunConfig& cfg) {
+namespace {
+
+// The model's parameter names and cfg's values of them, in the model's order.
+struct RunParams {
   std::vector<std::string> names;
   std::vector<double> values;
+};
+RunParams run_params(const ModelInfo& mi, const RunConfig& cfg) {
+  RunParams r;
   for (const auto& p : mi.params) {
-    names.push_back(p.name);
-    values.push_back(cfg.params.at(p.name));
+    r.names.push_back(p.name);
+    r.values.push_back(cfg.params.at(p.name));
   }
-  return compile_event_table(events, mi.coordinates, names, values, cfg.varied_params,
+  return r;
+}
+
+}  // namespace
+
+EventTable compile_run_events(const std::vector<EventConfig>& events, const ModelInfo& mi,
+                              const RunConfig& cfg) {
+  const RunParams p = run_params(mi, cfg);
+  return compile_event_table(events, mi.coordinates, p.names, p.values, cfg.varied_params,
                              cfg.model_spec.get());
 }
 
 ObservableTable compile_run_observables(const std::vector<std::string>& observables,
                                         const ModelInfo& mi, const RunConfig& cfg) {
-  std::vector<std::string> names;
-  std::vector<double> values;
-  for (const auto& p : mi.params) {
-    names.push_back(p.name);
-    values.push_back(cfg.params.at(p.name));
-  }
-  return compile_observable_table(observables, mi.coordinates, names, values, cfg.varied_params,
+  const RunParams p = run_params(mi, cfg);
+  return compile_observable_table(observables, mi.coordinates, p.names, p.values, cfg.varied_params,
                                   cfg.model_spec.get());
 }
 
