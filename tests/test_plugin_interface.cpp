@@ -431,7 +431,10 @@ TEST(PluginCache, AnInterruptStopsTheCompileOrTheWaitPromptlyAndWritesNothing) {
   const pid_t pa = nholo_test::spawn(a, args, with_cache);
   ASSERT_TRUE(wait_for_log(a / "run.log", "compiling its plugin", 30)) << read_text(a / "run.log");
   const pid_t pb = nholo_test::spawn(b, args, with_cache);  // waits for a's compile (the lock)
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // (a fixed pause was not enough under load: the signal came before b had
+  // set its handler)
+  ASSERT_TRUE(wait_for_log(b / "run.log", "waiting for another nholo", 60))
+      << read_text(b / "run.log");
   for (const auto& [pid, dir, says] : {std::make_tuple(pb, b, "while waiting for another nholo"),
                                        std::make_tuple(pa, a, "while compiling")}) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -398,7 +398,10 @@ const GpuModule& gpu_module(const ModelSource& source, const Plugin& plugin,
                          force                ? "is to be rebuilt (--force)"
                          : state == "missing" ? "is missing"
                                               : state);
-    lock = std::make_unique<FileLock>(stem + ".lock");
+    lock = std::make_unique<FileLock>(stem + ".lock", [&] {
+      say("model " + name + ": waiting for another nholo that is building its GPU module (" +
+          stem + ".lock)");
+    });
     remove_stale_temporaries(stem);
     // another process may have built it while this one waited for the lock
     // (or was between its module and its record when it was looked at)

@@ -454,7 +454,11 @@ CacheBuilt cached_or_compiled(const CacheBuild& b, bool force,
                        force         ? "is to be rebuilt (--force)"
                        : why.empty() ? "is missing"
                                      : why);
-  FileLock lock(e.stem + ".lock");  // one build of a key at a time, across processes
+  // one build of a key at a time, across processes
+  FileLock lock(e.stem + ".lock", [&] {
+    say("model " + e.model + ": waiting for another nholo that is building its " + b.what +
+        " (" + e.stem + ".lock)");
+  });
   remove_stale_temporaries(e.stem);
   // another process may have built it while this one waited for the lock
   // (or was between its file and its record when it was looked at)

@@ -262,15 +262,18 @@ int run_process(const std::vector<std::string>& argv, const std::string& log_pat
 
 // the lock file at path, created if need be; the flock polled, so that an
 // interrupt ends the wait for another process's build
-FileLock::FileLock(const std::string& path) {
+FileLock::FileLock(const std::string& path, const std::function<void()>& on_wait) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+  bool said = false;
   while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
       const std::string why = std::strerror(errno);
       ::close(fd_);
       throw std::runtime_error("cannot lock '" + path + "': " + why);
     }
+    if (!said && on_wait) on_wait();
+    said = true;
     if (interrupt_flag().load()) {
       ::close(fd_);
       throw Interrupted("while waiting for another nholo building the same cache entry (" + path +

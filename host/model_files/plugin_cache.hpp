@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,10 +59,11 @@ int run_process(const std::vector<std::string>& argv, const std::string& log_pat
 std::vector<int> run_processes(const std::vector<std::vector<std::string>>& argvs,
                                const std::vector<std::string>& log_paths);
 
-// An exclusive flock held for the life of the object.
+// An exclusive flock held for the life of the object. `on_wait` (if given)
+// is called once when another process holds the lock, before waiting for it.
 class FileLock {
  public:
-  explicit FileLock(const std::string& path);
+  explicit FileLock(const std::string& path, const std::function<void()>& on_wait = {});
   ~FileLock();
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
