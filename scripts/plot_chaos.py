@@ -155,7 +155,7 @@ def section(args, f, form):
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
     traj = int(np.count_nonzero(keep.any(axis=1)))
-    ax.set_title(args.title or f"{f.attrs['model']}: section at event {name} "
+    ax.set_title(args.title or f"{common.model(f)}: section at event {name} "
                  f"({xs.size} points, {traj} trajectories, t >= {args.after:g})")
     fig.tight_layout()
     return fig, {"event": name, "points": int(xs.size), "trajectories": traj,
@@ -230,7 +230,7 @@ def chaos_map(args, f, form):
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     t_end = float(f[form + "/time"][-1]) if form + "/time" in f else float("nan")
-    ax.set_title(args.title or f"{f.attrs['model']}: largest Lyapunov exponent over "
+    ax.set_title(args.title or f"{common.model(f)}: largest Lyapunov exponent over "
                  f"{xs.size} x {ys.size} starts, t = {t_end:g}")
     fig.tight_layout()
     fin = lam[np.isfinite(lam)]
@@ -276,7 +276,7 @@ def convergence(args, f, form):
         ax.set_ylabel(label)
     axes[0, 0].legend(loc="upper right", fontsize="small")
     axes[-1, 0].set_xlabel("t")
-    axes[0, 0].set_title(args.title or f"{f.attrs['model']} ({form}): running Lyapunov "
+    axes[0, 0].set_title(args.title or f"{common.model(f)} ({form}): running Lyapunov "
                          f"exponents of {est.shape[0]} trajectories")
     fig.tight_layout()
     return fig, {"exponents": k, "trajectories": int(est.shape[0]), "t_end": float(t[-1]),

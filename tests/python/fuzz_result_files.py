@@ -104,9 +104,13 @@ def stop_hung(p):
     return "timeout, not stopped by two SIGTERMs", frames
 
 
-# frames of the C library's abort path, above the code that called it
+# frames of the C library above the code that called it: its abort path,
+# and the copies and frees a damaged structure makes fault (a memmove past a
+# buffer, free() of a corrupted block); "from .../libc.so.6" without its
+# debug symbols
 ABORT_PATH = ("pthread_kill", "raise", "abort", "__libc_message", "fortify_fail", "chk_fail",
-              "__GI_", "__pthread")
+              "__GI_", "__pthread", "malloc_printerr", "_int_free", "__memmove", "__memcpy",
+              "memmove", "memcpy", "libc.so")
 
 
 def crash_in_hdf5(binary, args, cwd, env=None):
@@ -114,7 +118,9 @@ def crash_in_hdf5(binary, args, cwd, env=None):
     run again under gdb, the innermost frame outside the C library's abort
     path is libhdf5's (HDF5 1.10 parses some damaged metadata, e.g. a
     virtual dataset's selection, past its buffer: glibc's fortify check
-    aborts it). The frames, innermost first; [] without gdb."""
+    aborts it; or copies a damaged global heap object past its collection,
+    or frees a block its metadata cache's damaged entry overwrote). The
+    frames, innermost first; [] without gdb."""
     if not shutil.which("gdb"):
         return False, []
     try:
