@@ -17,7 +17,6 @@
 #include <hdf5_hl.h>
 #include <unistd.h>
 
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -206,28 +205,13 @@ TEST_F(H5Test, AttributesRoundTrip) {
   EXPECT_EQ(d.path(), "/d");
   EXPECT_EQ(d.file_name(), path("attrs.h5"));
 
-  // Stored as fixed-length, NUL-terminated UTF-8 sized to the value (no
-  // global heap: xarray reads str, h5py bytes; netCDF text attributes); text
-  // of 16 KiB or more as variable-length (an object header holds 64 KiB)
-  {
-    hid_t a = H5Aopen(r.id(), "config", H5P_DEFAULT);
-    hid_t t = H5Aget_type(a);
-    EXPECT_GT(H5Tis_variable_str(t), 0);
-    H5Tclose(t);
-    H5Aclose(a);
-  }
-  for (const auto& [name, size] : {std::pair<const char*, std::size_t>{"model", 6},
-                                   {"utf8", std::string("φ = θ/2, naïve").size() + 1},
-                                   {"formulations", 15}}) {
-    hid_t a = H5Aopen(r.id(), name, H5P_DEFAULT);
-    hid_t t = H5Aget_type(a);
-    EXPECT_EQ(H5Tis_variable_str(t), 0) << name;
-    EXPECT_EQ(H5Tget_size(t), size) << name;
-    EXPECT_EQ(H5Tget_strpad(t), H5T_STR_NULLTERM) << name;
-    EXPECT_EQ(H5Tget_cset(t), H5T_CSET_UTF8) << name;
-    H5Tclose(t);
-    H5Aclose(a);
-  }
+  // Stored as vlen UTF-8 (h5py/xarray read str, not bytes).
+  hid_t a = H5Aopen(r.id(), "model", H5P_DEFAULT);
+  hid_t t = H5Aget_type(a);
+  EXPECT_GT(H5Tis_variable_str(t), 0);
+  EXPECT_EQ(H5Tget_cset(t), H5T_CSET_UTF8);
+  H5Tclose(t);
+  H5Aclose(a);
 
   // Errors name the attribute.
   EXPECT_TRUE(contains(error_of([&] { r.attr_string("nope"); }), "@nope"));
@@ -236,23 +220,10 @@ TEST_F(H5Test, AttributesRoundTrip) {
   EXPECT_TRUE(contains(error_of([&] { r.attr_string("formulations"); }), "@formulations"));
 }
 
-// Strings of other writers and of earlier nholo files: fixed-length
-// NUL-padded ASCII, and variable-length UTF-8 (what nholo wrote until
-// December 2026)
-TEST_F(H5Test, StringAttributesOfEitherKindAreRead) {
+TEST_F(H5Test, FixedLengthStringAttributesAreReadToo) {
   {
     File f = File::create(path("fixed.h5"));
     Group r = f.root();
-    hid_t vt = H5Tcopy(H5T_C_S1);
-    H5Tset_size(vt, H5T_VARIABLE);
-    H5Tset_cset(vt, H5T_CSET_UTF8);
-    hid_t vs = H5Screate_simple(1, std::array<hsize_t, 1>{2}.data(), nullptr);
-    hid_t va = H5Acreate2(r.id(), "vlen", vt, vs, H5P_DEFAULT, H5P_DEFAULT);
-    const char* texts[2] = {"udwadia_kalaba", "φ"};
-    H5Awrite(va, vt, texts);
-    H5Aclose(va);
-    H5Sclose(vs);
-    H5Tclose(vt);
     // A fixed-length, NUL-padded ASCII attribute as other writers make them.
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, 8);
@@ -267,7 +238,6 @@ TEST_F(H5Test, StringAttributesOfEitherKindAreRead) {
   }
   File f = File::open_ro(path("fixed.h5"));
   EXPECT_EQ(f.root().attr_string("fixed"), "abc");
-  EXPECT_EQ(f.root().attr_strings("vlen"), (std::vector<std::string>{"udwadia_kalaba", "φ"}));
 }
 
 // ---------------------------------------------------------------- 3. errors

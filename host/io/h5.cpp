@@ -181,42 +181,12 @@ hid_t file_type(Scalar s) {
   return H5T_IEEE_F64LE;
 }
 
-// Variable-length, NUL-terminated UTF-8 string type (what strings are read
-// into from a variable-length file type).
+// Variable-length, NUL-terminated UTF-8 string type.
 Handle vlen_utf8(hid_t loc) {
   Handle t(check_id(H5Tcopy(H5T_C_S1), "cannot create a string type at", loc, ""), H5Tclose);
   check(H5Tset_size(t.get(), H5T_VARIABLE), "cannot create a string type at", loc, "");
   check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "cannot create a string type at", loc, "");
   return t;
-}
-
-// The fixed-length, NUL-terminated UTF-8 string type that holds the longest
-// of `values` (at least one byte), and the values packed at that stride:
-// what nholo writes. Fixed-length strings live in the object's own message,
-// not in the file's global heap, whose damaged collections HDF5 1.10 reads
-// past their end (a byte flip there crashed `nholo stats` inside the
-// library); netCDF reads them as text (NC_CHAR) attributes.
-// Longer text (all values packed) stays variable-length: an object header
-// message holds at most 64 KiB, shared with the object's other attributes.
-constexpr std::size_t kLongestFixedString = 16 * 1024;
-
-struct FixedStrings {
-  Handle type;
-  std::vector<char> packed;
-};
-
-FixedStrings fixed_utf8(const std::vector<std::string>& values, hid_t loc,
-                        const std::string& name) {
-  std::size_t size = 1;
-  for (const auto& v : values) size = std::max(size, v.size() + 1);
-  Handle t(check_id(H5Tcopy(H5T_C_S1), "cannot create a string type at", loc, name), H5Tclose);
-  check(H5Tset_size(t.get(), size), "cannot create a string type at", loc, name);
-  check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "cannot create a string type at", loc, name);
-  check(H5Tset_strpad(t.get(), H5T_STR_NULLTERM), "cannot create a string type at", loc, name);
-  std::vector<char> packed(values.size() * size, '\0');
-  for (std::size_t i = 0; i < values.size(); ++i)
-    std::copy(values[i].begin(), values[i].end(), packed.begin() + i * size);
-  return {std::move(t), std::move(packed)};
 }
 
 }  // namespace
@@ -242,6 +212,12 @@ std::vector<hsize_t> extent(hid_t space, hid_t loc, const std::string& name) {
   return dims;
 }
 
+std::vector<const char*> c_strings(const std::vector<std::string>& values) {
+  std::vector<const char*> p(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i].c_str();
+  return p;
+}
+
 // Reads n strings of file type ftype with read(mem_type, buffer), variable- or
 // fixed-length alike.
 template <class Read>
@@ -265,11 +241,6 @@ std::vector<std::string> read_string_values(hid_t ftype, std::size_t n, Read rea
   } else {
     std::size_t size = H5Tget_size(ftype);
     if (size == 0) fail_at("cannot inspect the string type of", loc, name);
-    if (size > read_budget() / n)  // (n within the budget already, per value)
-      throw_error("cannot read " + std::to_string(n) + " strings of " + std::to_string(size) +
-                      " bytes each, more than the read budget of " +
-                      std::to_string(read_budget() >> 20) + " MiB (NHOLO_READ_BUDGET_MB):",
-                  where(loc, name), "");
     Handle mtype(check_id(H5Tcopy(H5T_C_S1), "cannot create a string type at", loc, name),
                  H5Tclose);
     check(H5Tset_size(mtype.get(), size), "cannot create a string type at", loc, name);
@@ -364,16 +335,11 @@ bool Object::has_attr(const std::string& name) const {
 
 void Object::set_attr(const std::string& name, const std::string& value) {
   quiet();
+  Handle t = vlen_utf8(id());
   Handle space(check_id(H5Screate(H5S_SCALAR), "cannot create a dataspace for", id(), "@" + name),
                H5Sclose);
-  if (value.size() >= kLongestFixedString) {  // beyond what an object header holds
-    Handle t = vlen_utf8(id());
-    const char* p = value.c_str();
-    write_attr(id(), name, t.get(), t.get(), space.get(), &p);
-    return;
-  }
-  const FixedStrings f = fixed_utf8({value}, id(), "@" + name);
-  write_attr(id(), name, f.type.get(), f.type.get(), space.get(), f.packed.data());
+  const char* p = value.c_str();
+  write_attr(id(), name, t.get(), t.get(), space.get(), &p);
 }
 
 void Object::set_attr(const std::string& name, double value) {
@@ -399,19 +365,10 @@ void Object::set_attr(const std::string& name, const std::vector<double>& values
 
 void Object::set_attr(const std::string& name, const std::vector<std::string>& values) {
   quiet();
+  Handle t = vlen_utf8(id());
   Handle space = simple_space({values.size()}, id(), "@" + name);
-  std::size_t packed = 0;
-  for (const auto& v : values) packed = std::max(packed, v.size() + 1);
-  if (packed * values.size() > kLongestFixedString) {  // beyond what an object header holds
-    Handle t = vlen_utf8(id());
-    std::vector<const char*> p(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i].c_str();
-    write_attr(id(), name, t.get(), t.get(), space.get(), p.data());
-    return;
-  }
-  const FixedStrings f = fixed_utf8(values, id(), "@" + name);
-  write_attr(id(), name, f.type.get(), f.type.get(), space.get(),
-             f.packed.empty() ? nullptr : f.packed.data());
+  std::vector<const char*> p = c_strings(values);
+  write_attr(id(), name, t.get(), t.get(), space.get(), p.empty() ? nullptr : p.data());
 }
 
 std::string Object::attr_string(const std::string& name) const {
@@ -670,8 +627,6 @@ void Group::create_external_link(const std::string& name, const std::string& fil
 Dataset Group::create_string_dataset(const std::string& name,
                                      const std::vector<std::string>& values) {
   quiet();
-  // variable-length (unlike the attributes): xarray reads fixed-length string
-  // variables as bytes, and these are dimension labels (`sel(coordinate="x")`)
   Handle t = vlen_utf8(id());
   Handle space = simple_space({values.size()}, id(), name);
   Handle lcpl = intermediate_lcpl(id());
@@ -680,8 +635,7 @@ Dataset Group::create_string_dataset(const std::string& name,
       H5Dcreate2(id(), name.c_str(), t.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
   Dataset ds(Handle(check_id(d, "cannot create dataset", id(), name), H5Dclose));
   if (!values.empty()) {
-    std::vector<const char*> p(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i].c_str();
+    std::vector<const char*> p = c_strings(values);
     check(H5Dwrite(ds.id(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()),
           "cannot write dataset", ds.id(), "");
   }

@@ -54,11 +54,10 @@ def result(tmp_path_factory):
 
 def test_h5py_layout_and_attributes(result):
     with h5py.File(result, "r") as f:
-        # text attributes are fixed-length UTF-8: bytes in h5py (docs/usage.md)
-        assert f.attrs["model"] == b"rolling_coin"
-        assert list(f.attrs["formulations"]) == [b"udwadia_kalaba", b"lagrange_multiplier"]
+        assert f.attrs["model"] == "rolling_coin"
+        assert list(f.attrs["formulations"]) == ["udwadia_kalaba", "lagrange_multiplier"]
         assert f.attrs["complete"] == 1
-        assert b"rolling_coin" in f.attrs["config"]
+        assert "rolling_coin" in f.attrs["config"]
         assert f.attrs["nholo_version"]
         assert f.attrs["git_revision"]
         assert f.attrs["param_radius"] == 0.5

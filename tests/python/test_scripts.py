@@ -580,7 +580,7 @@ def test_a_parameter_sweep_is_refused_by_one_parameter_scripts(tmp_path):
     (tmp_path / "sweep.toml").write_text(textwrap.dedent(text).replace('"coin.h5"', '"sweep.h5"'))
     subprocess.run([os.environ["NHOLO_BINARY"], "run", "-q", "sweep.toml"], cwd=tmp_path, check=True)
     with h5py.File(tmp_path / "sweep.h5") as f:
-        assert list(f["initial/params"].attrs["names"]) == [b"slope"]
+        assert list(f["initial/params"].attrs["names"]) == ["slope"]
     png = tmp_path / "never.png"
     p = run_script("plot_coin_drift.py", tmp_path / "sweep.h5", "-o", png, check=False)
     assert p.returncode == 2 and "varies per trajectory" in p.stderr, (p.returncode, p.stderr)
