@@ -65,9 +65,8 @@ def main():
     ap.add_argument("--atol", type=float)
     a = ap.parse_args()
     with h5py.File(a.result, "r") as f:
-        model = f.attrs["model"]
-        if (model.decode() if isinstance(model, bytes) else model) != "rolling_coin":
-            print(f"jax_peer_ensemble: {a.result} is model {model}, not rolling_coin",
+        if f.attrs["model"] != "rolling_coin":
+            print(f"jax_peer_ensemble: {a.result} is model {f.attrs['model']}, not rolling_coin",
                   file=sys.stderr)
             sys.exit(2)
         p = {k: float(f.attrs["param_" + k]) for k in ("mass", "radius", "g", "slope")}

@@ -30,7 +30,7 @@ export NHOLO_CACHE_DIR="$WORK/cache"
 "$PY" - <<'PY'
 import h5py, numpy as np
 a, b = h5py.File("cpp.h5", "r"), h5py.File("file.h5", "r")
-assert a.attrs["model"] in (b"cartesian_pendulum", "cartesian_pendulum"), a.attrs["model"]
+assert a.attrs["model"] == "cartesian_pendulum", a.attrs["model"]
 worst = 0.0
 for f in ("udwadia_kalaba", "lagrange_multiplier"):
     for d in ("q", "qdot"):

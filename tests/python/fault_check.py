@@ -55,7 +55,7 @@ def check_partial(ref_path, path):
     with h5py.File(ref_path, "r") as r, h5py.File(path, "r") as f:
         if int(f.attrs["complete"]) != 0:
             fail(f"{path}: complete = {f.attrs['complete']} in a .partial")
-        forms = [x.decode() if isinstance(x, bytes) else str(x) for x in r.attrs["formulations"]]
+        forms = [str(x) for x in r.attrs["formulations"]]
         size = int(r.attrs["ensemble_size"])
         finished = None
         for form in forms:

@@ -108,15 +108,15 @@ def stop_hung(p):
 # and the copies and frees a damaged structure makes fault (a memmove past a
 # buffer, free() of a corrupted block); "from .../libc.so.6" without its
 # debug symbols
-ABORT_PATH = ("pthread_kill", "raise", "abort", "__libc_message", "fortify_fail", "chk_fail",
+C_LIBRARY_FRAMES = ("pthread_kill", "raise", "abort", "__libc_message", "fortify_fail", "chk_fail",
               "__GI_", "__pthread", "malloc_printerr", "_int_free", "__memmove", "__memcpy",
               "memmove", "memcpy", "libc.so")
 
 
 def crash_in_hdf5(binary, args, cwd, env=None):
     """Whether a command that died of a signal died inside the HDF5 library:
-    run again under gdb, the innermost frame outside the C library's abort
-    path is libhdf5's (HDF5 1.10 parses some damaged metadata, e.g. a
+    run again under gdb, the innermost frame outside the C library (its abort
+    path, its copies and frees) is libhdf5's (HDF5 1.10 parses some damaged metadata, e.g. a
     virtual dataset's selection, past its buffer: glibc's fortify check
     aborts it; or copies a damaged global heap object past its collection,
     or frees a block its metadata cache's damaged entry overwrote). The
@@ -130,7 +130,7 @@ def crash_in_hdf5(binary, args, cwd, env=None):
     except subprocess.TimeoutExpired:
         return False, []
     frames = [line for line in bt.splitlines() if line.startswith("#")]
-    caller = [f for f in frames if not any(a in f for a in ABORT_PATH)]
+    caller = [f for f in frames if not any(a in f for a in C_LIBRARY_FRAMES)]
     return bool(caller) and "libhdf5" in caller[0], frames
 
 
