@@ -199,10 +199,41 @@ SleefFiles sleef_files() {
   return {NHOLO_PLUGIN_SLEEF_INCLUDE_DIR, NHOLO_PLUGIN_SLEEF_LIBRARY};
 }
 
-std::vector<std::string> lane_flags(SimdIsa isa) {
+// Whether the compiler cxx takes GCC's -mmove-max and -mstore-max (GCC 12
+// and later; clang does not know them and copies vectors whole anyway):
+// asked once per compiler and process by compiling an empty unit.
+bool takes_move_max(const std::vector<std::string>& cxx) {
+  static std::mutex mu;
+  static std::map<std::string, bool> known;
+  const std::lock_guard<std::mutex> lock(mu);
+  const std::string k = joined_words(cxx);
+  if (const auto it = known.find(k); it != known.end()) return it->second;
+  std::vector<std::string> argv = cxx;
+  argv.insert(argv.end(),
+              {"-mmove-max=256", "-mstore-max=256", "-fsyntax-only", "-x", "c++", "/dev/null"});
+  bool ok = false;
+  try {
+    ok = run_process(argv, "/dev/null") == 0;
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception&) {
+    ok = false;  // no such compiler: the add-on's compile says so
+  }
+  return known[k] = ok;
+}
+
+// The flags of the built-in models' lane units (CMakeLists.txt
+// nholo_lane_flags): the instruction set, no FMA contraction, sqrt as the
+// instruction, and with GCC whole-vector copies (its default copies of 16
+// bytes stall the wider loads after them on failed store forwarding)
+std::vector<std::string> lane_flags(SimdIsa isa, const std::vector<std::string>& cxx) {
   std::vector<std::string> a = compile_flags();
   a.insert(a.end(), {"-mavx2", "-mfma", "-ffp-contract=off", "-fno-math-errno", "-Wno-psabi"});
   if (isa == SimdIsa::avx512) a.push_back("-mavx512f");
+  if (takes_move_max(cxx)) {
+    const std::string bits = isa == SimdIsa::avx512 ? "512" : "256";
+    a.insert(a.end(), {"-mmove-max=" + bits, "-mstore-max=" + bits});
+  }
   a.push_back("-Dnholo=nholo_" + std::string(simd_isa_name(isa)));
   const std::string inc = sleef_files().include_dir;
   if (!inc.empty() && inc != "/usr/include") a.push_back("-isystem" + inc);
@@ -586,7 +617,7 @@ const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, S
                   "NHOLO_DEFINE_LANE_PLUGIN_ONE_LANE(" +
                   source.type + ")\n");
   const std::vector<std::string> cxx_words = compiler();
-  const std::vector<std::string> flags = lane_flags(isa);
+  const std::vector<std::string> flags = lane_flags(isa, cxx_words);
   const std::string key = cache_key(units, cxx_words, flags);
   for (const auto& l : loaded_lanes())
     if (l.path.find(key) != std::string::npos && !force) {
