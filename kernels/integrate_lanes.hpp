@@ -277,36 +277,50 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
   Status stage_failure[W];
   lane_step_detail::rk_step_lanes<Tab>(sys, lt.t, lt.y, lt.dydt, hs, t1s, tol, y1, err, klast,
                                        stage_failure);
+  // per lane the step's outcome and its next step size (the scalar
+  // integrator's control, glibc's pow included); the states of the lanes
+  // that accept are then taken over as whole vectors (lane by lane, the
+  // stores of single doubles stall the vector loads of the next step)
+  double h_next[W], err_prev_next[W];
+  LaneMask<W> accept(false);
   for (int i = 0; i < W; ++i) {
+    h_next[i] = lt.h[i];
+    err_prev_next[i] = lt.err_prev[i];
     if (!running[i]) continue;
     const double h = hs[i], e = err[i];
     if (stage_failure[i] != Status::ok || !is_finite(e)) {
       // a stage left the domain of the right-hand side: a quarter step
       lt.last_failure[i] = stage_failure[i] != Status::ok ? stage_failure[i] : Status::non_finite;
-      lt.h.set(i, h * 0.25);
+      h_next[i] = h * 0.25;
       ++lt.rejected[i];
       continue;
     }
     lt.last_failure[i] = Status::ok;
     if (e <= 1.0) {
-      lt.t.set(i, t1s[i]);
-      for (int c = 0; c < N; ++c) {
-        lt.y[c].set(i, y1[c][i]);
-        if (Tab::fsal) lt.dydt[c].set(i, klast[c][i]);  // f(t1, y1): the last stage
-      }
+      accept.set(i, true);
       lt.dydt_valid[i] = Tab::fsal;
       ++lt.steps[i];
       const double em = max_of(e, 1e-10);
       double fac = opt.safety * ::pow(em, -expo1) * ::pow(lt.err_prev[i], opt.pi_beta);
       fac = min_of(opt.fac_max, max_of(opt.fac_min, fac));
-      lt.err_prev.set(i, max_of(e, 1e-4));
-      if (!truncated[i]) lt.h.set(i, h * fac);
+      err_prev_next[i] = max_of(e, 1e-4);
+      if (!truncated[i]) h_next[i] = h * fac;
     } else {
       double fac = opt.safety * ::pow(e, -1.0 / q);
       fac = max_of(opt.fac_min, min_of(fac, 1.0));
-      lt.h.set(i, h * fac);
+      h_next[i] = h * fac;
       ++lt.rejected[i];
     }
+  }
+  for (int i = 0; i < W; ++i) {
+    lt.h.v[i] = h_next[i];
+    lt.err_prev.v[i] = err_prev_next[i];
+  }
+  if (!any(accept)) return;
+  lt.t = select(accept, t1s, lt.t);
+  for (int c = 0; c < N; ++c) {
+    lt.y[c] = select(accept, y1[c], lt.y[c]);
+    if (Tab::fsal) lt.dydt[c] = select(accept, klast[c], lt.dydt[c]);  // f(t1, y1): the last stage
   }
 }
 

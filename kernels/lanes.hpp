@@ -142,7 +142,9 @@ struct Lanes {
 
   Lanes() = default;
   // a double is the same value in every lane (as double converts to S in the kernels)
-  Lanes(double x) : v(native{} + x) {}  // NOLINT: implicit like a scalar's conversions
+  // (x - 0 is x for every x, -0 included, so the compiler drops the
+  // subtraction: a broadcast, where x + 0 would be an add first)
+  Lanes(double x) : v(x - native{}) {}  // NOLINT: implicit like a scalar's conversions
   explicit Lanes(native x) : v(x) {}
 
   double operator[](int i) const { return v[i]; }
