@@ -661,6 +661,20 @@ std::string expect_stopped_cleanly(const fs::path& dir, pid_t pid, const std::st
   return log;
 }
 
+// Whether the pieces that a stopped run handed to a background `rm -rf`
+// (PieceDir::remove_all_without_waiting: .out.h5.partial.d.removing-PID in
+// dir) are gone within a minute.
+bool background_removal_done(const fs::path& dir) {
+  for (int i = 0; i < 600; ++i) {
+    bool any = false;
+    for (const auto& e : fs::directory_iterator(dir))
+      any = any || e.path().filename().string().rfind(".out.h5.partial.d.removing-", 0) == 0;
+    if (!any) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 }  // namespace
 
 // SIGTERM while the result file is assembled from the pieces (every
@@ -800,6 +814,7 @@ TEST(Faults, SigtermStopsTheSetUpAndTheSamplingWithinASecond) {
         "written",
         {"out.h5", "out.h5.partial", "out.h5.partial.d", "out.h5.lock"});
     ASSERT_TRUE(reached) << phase << "\n" << log;
+    ASSERT_TRUE(background_removal_done(dir)) << phase;
   }
   // the next phase: the result file's skeleton committed (made on a thread
   // of its own while the state of a slice is allocated: 729,088
@@ -829,6 +844,8 @@ TEST(Faults, SigtermStopsTheSetUpAndTheSamplingWithinASecond) {
         << log;
     EXPECT_TRUE(fs::exists(dir / "out.h5.partial"));
   }
+  // the pieces of gigabytes (a result file of 2.8 GB) go in the background
+  EXPECT_TRUE(background_removal_done(dir)) << "a folder .out.h5.partial.d.removing-PID is left";
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 

@@ -74,7 +74,8 @@ std::string OutputFile::keep_stopped(const std::string& what) {
   std::error_code ec;
   fs::remove(temporary_path(partial_), ec);
   if (!resuming_ && finished_slices() == 0) {
-    remove_master_and_pieces();
+    fs::remove(partial_, ec);
+    pieces_.remove_all_without_waiting();  // a signal's stop: within a second
     return what;
   }
   return what + " (" + partial_ + " is kept as it was; --resume continues it)";

@@ -1,6 +1,7 @@
 #include "host/io/pieces.hpp"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,8 @@
 #include <stdexcept>
 
 #include "host/io/file_names.hpp"
+
+extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -75,6 +78,32 @@ void PieceDir::create() const {
 void PieceDir::remove_all() const {
   std::error_code ec;
   fs::remove_all(dir_, ec);
+}
+
+std::string PieceDir::trash_prefix() const {
+  const fs::path d(dir_);
+  return (d.parent_path() / ("." + d.filename().string() + ".removing-")).string();
+}
+
+void PieceDir::remove_all_without_waiting() const {
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+  if (bytes <= kBackgroundRemovalBytes) return remove_all();
+  const std::string trash = trash_prefix() + std::to_string(::getpid());
+  fs::remove_all(trash, ec);  // (a pid's earlier folder: not ours to wait for)
+  if (std::rename(dir_.c_str(), trash.c_str()) != 0) return remove_all();
+  // a group of its own: a Ctrl-C to nholo's group does not stop it
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  const char* argv[] = {"rm", "-rf", "--", trash.c_str(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "rm", nullptr, &attr, const_cast<char* const*>(argv), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) fs::remove_all(trash, ec);  // no rm: here, however long it takes
 }
 
 void PieceDir::remove_temporaries() const {

@@ -68,6 +68,15 @@ class PieceDir {
   std::set<std::string> committed() const;
   void create() const;                      // the folder (fine if it exists)
   void remove_all() const;                  // the folder and everything in it
+  // The same without waiting for the disk: a folder holding more than
+  // kBackgroundRemovalBytes is renamed at once to a hidden sibling
+  // (.NAME.removing-PID, trash_prefix()) and removed by a child `rm -rf`
+  // that may outlive nholo, so that a stopped run exits within a second
+  // (freeing the extents of a result file of gigabytes takes seconds under
+  // I/O load); smaller folders, or when no child starts, are removed here.
+  void remove_all_without_waiting() const;
+  std::string trash_prefix() const;  // the hidden siblings' names begin so
+  static constexpr uintmax_t kBackgroundRemovalBytes = uintmax_t(256) << 20;
   void remove_temporaries() const;          // *.tmp left by a killed run
 
  private:
