@@ -787,6 +787,18 @@ TEST(Faults, SigtermStopsACopyMergeWithinASecondAndLeavesNothing) {
                          "interrupted while merging into 'm.h5'; nothing was written",
                          {"m.h5", "m.h5.merging", "m.h5.lock"});
   EXPECT_EQ(fs::file_size(dir / shards[0]), bytes0);
+  // the same in the last step, the merged file's write-back to the disk (a
+  // slow disk: each 8 MiB waits 300 ms), which under I/O contention took
+  // tens of seconds and did not look at the signal
+  const pid_t pid2 = spawn(
+      dir, args, [] { setenv("NHOLO_FAILPOINT_SYNC_PAUSE_MS", "300", 1); }, "merge.log");
+  ASSERT_TRUE(wait_for_text(dir, "merge.log", "writing 'm.h5.merging' back slowly"))
+      << read_text(dir / "merge.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  expect_stopped_cleanly(dir, pid2, "while merge --copy syncs its file", "merge.log",
+                         "interrupted while merging into 'm.h5'; nothing was written",
+                         {"m.h5", "m.h5.merging", "m.h5.lock"});
+  EXPECT_EQ(fs::file_size(dir / shards[0]), bytes0);
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 

@@ -263,7 +263,7 @@ RunSummary merge_shards(const RunConfig& cfg, const std::vector<ShardSource>& sh
         }
     }
     ff.close();
-    commit_file(tmp, out_path);
+    commit_file(tmp, out_path, stop);
   } catch (...) {
     std::filesystem::remove(tmp, ec);
     throw;

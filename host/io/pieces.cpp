@@ -2,13 +2,17 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include "host/io/file_names.hpp"
 
@@ -29,7 +33,49 @@ void fsync_path(const std::string& path, bool folder) {
     throw std::runtime_error("cannot write '" + path + "' to disk (fsync): " + std::strerror(err));
 }
 
-void commit_file(const std::string& tmp, const std::string& final_path) {
+namespace {
+
+// failpoint (testing aid): NHOLO_FAILPOINT_SYNC_PAUSE_MS=N makes each range
+// that write_back_until_stopped writes back wait N ms first: a slow disk
+long sync_pause_ms() {
+  static const long ms = [] {
+    const char* v = std::getenv("NHOLO_FAILPOINT_SYNC_PAUSE_MS");
+    return v ? std::atol(v) : 0L;
+  }();
+  return ms;
+}
+
+// path's data written back to the disk range by range (Linux
+// sync_file_range), *stop looked at before each; h5::Stopped when it is set
+void write_back_until_stopped(const std::string& path, const std::atomic<bool>& stop) {
+  constexpr off_t kRange = off_t(8) << 20;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw std::runtime_error("cannot open '" + path + "' to sync it: " + std::strerror(errno));
+  struct stat st {};
+  const off_t size = ::fstat(fd, &st) == 0 ? st.st_size : 0;
+  if (sync_pause_ms() > 0)  // (for a test to wait for)
+    std::fprintf(stderr, "nholo: failpoint: writing '%s' back slowly\n", path.c_str());
+  for (off_t at = 0; at < size; at += kRange) {
+    if (stop.load()) {
+      ::close(fd);
+      throw h5::Stopped("stopped while writing '" + path + "' to disk");
+    }
+    if (sync_pause_ms() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sync_pause_ms()));
+    // (a failure here is found again by the fsync that follows)
+    ::sync_file_range(fd, at, kRange,
+                      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                          SYNC_FILE_RANGE_WAIT_AFTER);
+  }
+  ::close(fd);
+  if (stop.load()) throw h5::Stopped("stopped while writing '" + path + "' to disk");
+}
+
+}  // namespace
+
+void commit_file(const std::string& tmp, const std::string& final_path,
+                 const std::atomic<bool>* stop) {
+  if (stop) write_back_until_stopped(tmp, *stop);
   fsync_path(tmp);
   if (std::rename(tmp.c_str(), final_path.c_str()) != 0)
     throw std::runtime_error("cannot rename '" + tmp + "' to '" + final_path +

@@ -33,6 +33,7 @@
 //                     and the pieces go.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -44,8 +45,13 @@ namespace nholo {
 
 // fsync of a file or folder; throws std::runtime_error naming the path.
 void fsync_path(const std::string& path, bool folder = false);
-// tmp -> final, durably: fsync(tmp), rename, fsync(folder).
-void commit_file(const std::string& tmp, const std::string& final_path);
+// tmp -> final, durably: fsync(tmp), rename, fsync(folder). With stop, tmp
+// is first written back 8 MiB at a time with a look at *stop between
+// (h5::Stopped when set: tmp is left as it is, not renamed), so that a
+// signal does not wait for the sync of a file of gigabytes, which under I/O
+// contention took tens of seconds (merge --copy).
+void commit_file(const std::string& tmp, const std::string& final_path,
+                 const std::atomic<bool>* stop = nullptr);
 
 class PieceDir {
  public:

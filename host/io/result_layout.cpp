@@ -583,11 +583,11 @@ void OutputLayout::assemble(const PieceDir& pieces, const Outcome& out, const Ru
       copy_pieces(root, pieces);
     }  // every object closed before the file
     ff.close();
+    commit_file(tmp, src_.path, stop_);
   } catch (...) {
     std::filesystem::remove(tmp, ec);  // stopped or failed: no half-assembled file stays
     throw;
   }
-  commit_file(tmp, src_.path);
 }
 
 void OutputLayout::create_in_place_file(const PieceDir& pieces) {
