@@ -1,7 +1,7 @@
 // nholo/tests/coin_config.hpp — the rolling coin's run configuration (the TOML
 // that `nholo run` reads), built from named options, for the tests that run
 // the command (tests/test_cli.cpp, test_cli_errors.cpp, test_pipeline.cpp,
-// test_field_memory.cpp, test_faults.cpp, test_shards.cpp, test_mpi.cpp,
+// test_field_memory.cpp, test_faults.cpp, test_fault_stops.cpp, test_shards.cpp, test_mpi.cpp,
 // test_bounded_memory.cpp, test_params_sweep.cpp).
 //
 //   CoinConfig c = spinning_coins();   // the ensemble most tests integrate

@@ -112,7 +112,7 @@ namespace {
 
 // failpoint (testing aid): NHOLO_FAILPOINT_COPY_PAUSE_MS=N makes each chunk
 // or tile copy_into copies wait N ms first, so that a signal is sure to land
-// inside a copy of a test's small file (tests/test_faults.cpp)
+// inside a copy of a test's small file (tests/test_fault_stops.cpp)
 void copy_pause() {
   static const long ms = [] {
     const char* v = std::getenv("NHOLO_FAILPOINT_COPY_PAUSE_MS");
