@@ -281,17 +281,14 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
   // integrator's control, glibc's pow included); the states of the lanes
   // that accept are then taken over as whole vectors (lane by lane, the
   // stores of single doubles stall the vector loads of the next step)
-  double h_next[W], err_prev_next[W];
   LaneMask<W> accept(false);
   for (int i = 0; i < W; ++i) {
-    h_next[i] = lt.h[i];
-    err_prev_next[i] = lt.err_prev[i];
     if (!running[i]) continue;
     const double h = hs[i], e = err[i];
     if (stage_failure[i] != Status::ok || !is_finite(e)) {
       // a stage left the domain of the right-hand side: a quarter step
       lt.last_failure[i] = stage_failure[i] != Status::ok ? stage_failure[i] : Status::non_finite;
-      h_next[i] = h * 0.25;
+      lt.h.set(i, h * 0.25);
       ++lt.rejected[i];
       continue;
     }
@@ -303,18 +300,14 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
       const double em = max_of(e, 1e-10);
       double fac = opt.safety * ::pow(em, -expo1) * ::pow(lt.err_prev[i], opt.pi_beta);
       fac = min_of(opt.fac_max, max_of(opt.fac_min, fac));
-      err_prev_next[i] = max_of(e, 1e-4);
-      if (!truncated[i]) h_next[i] = h * fac;
+      lt.err_prev.set(i, max_of(e, 1e-4));
+      if (!truncated[i]) lt.h.set(i, h * fac);
     } else {
       double fac = opt.safety * ::pow(e, -1.0 / q);
       fac = max_of(opt.fac_min, min_of(fac, 1.0));
-      h_next[i] = h * fac;
+      lt.h.set(i, h * fac);
       ++lt.rejected[i];
     }
-  }
-  for (int i = 0; i < W; ++i) {
-    lt.h.v[i] = h_next[i];
-    lt.err_prev.v[i] = err_prev_next[i];
   }
   if (!any(accept)) return;
   lt.t = select(accept, t1s, lt.t);

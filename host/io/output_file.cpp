@@ -74,8 +74,7 @@ std::string OutputFile::keep_stopped(const std::string& what) {
   std::error_code ec;
   fs::remove(temporary_path(partial_), ec);
   if (!resuming_ && finished_slices() == 0) {
-    fs::remove(partial_, ec);
-    pieces_.remove_all_without_waiting();  // a signal's stop: within a second
+    remove_master_and_pieces(true);  // a signal's stop: within a second
     return what;
   }
   return what + " (" + partial_ + " is kept as it was; --resume continues it)";
@@ -94,10 +93,13 @@ std::string OutputFile::keep_failed(const std::string& what) {
          partial_ + "; once the cause is fixed, `nholo run CONFIG --resume` continues";
 }
 
-void OutputFile::remove_master_and_pieces() {
+void OutputFile::remove_master_and_pieces(bool without_waiting) {
   std::error_code ec;
   fs::remove(partial_, ec);
-  pieces_.remove_all();
+  if (without_waiting)
+    pieces_.remove_all_without_waiting();
+  else
+    pieces_.remove_all();
 }
 
 void OutputFile::tell(const std::string& line) const {

@@ -77,7 +77,9 @@ class OutputFile {
   bool resume_finds_complete(const RunConfig& cfg) const;
   int64_t check_resumable(const RunConfig& cfg) const;
   int64_t finished_slices() const;
-  void remove_master_and_pieces();
+  // (without_waiting: large pieces removed in the background,
+  // PieceDir::remove_all_without_waiting)
+  void remove_master_and_pieces(bool without_waiting = false);
   void tell(const std::string& line) const;
 
   Request req_;
