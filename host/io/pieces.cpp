@@ -22,7 +22,22 @@ namespace fs = std::filesystem;
 
 namespace nholo {
 
+namespace {
+
+// failpoint (testing aid): NHOLO_FAILPOINT_SLOW_FSYNC=NAME makes the fsync of
+// a file or folder named NAME wait 3 s first, a system call of a loaded disk
+// that no signal interrupts
+void slow_fsync_failpoint(const std::string& path) {
+  static const char* name = std::getenv("NHOLO_FAILPOINT_SLOW_FSYNC");
+  if (!name || fs::path(path).filename() != name) return;
+  std::fprintf(stderr, "nholo: failpoint: a slow fsync of '%s' (3 s)\n", path.c_str());
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+}
+
+}  // namespace
+
 void fsync_path(const std::string& path, bool folder) {
+  slow_fsync_failpoint(path);
   const int fd = ::open(path.c_str(), (folder ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
   if (fd < 0)
     throw std::runtime_error("cannot open '" + path + "' to sync it: " + std::strerror(errno));
@@ -73,13 +88,41 @@ void write_back_until_stopped(const std::string& path, const std::atomic<bool>& 
 
 }  // namespace
 
-void commit_file(const std::string& tmp, const std::string& final_path,
-                 const std::atomic<bool>* stop) {
-  if (stop) write_back_until_stopped(tmp, *stop);
-  fsync_path(tmp);
+namespace {
+
+void rename_file(const std::string& tmp, const std::string& final_path) {
   if (std::rename(tmp.c_str(), final_path.c_str()) != 0)
     throw std::runtime_error("cannot rename '" + tmp + "' to '" + final_path +
                              "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+void CommitHandoff::system_calls_only() {
+  const std::lock_guard<std::mutex> lock(m_);
+  system_calls_only_ = true;
+}
+
+bool CommitHandoff::abandon() {
+  const std::lock_guard<std::mutex> lock(m_);
+  abandoned_ = system_calls_only_;
+  return abandoned_;
+}
+
+void CommitHandoff::rename(const std::string& tmp, const std::string& final_path) {
+  const std::lock_guard<std::mutex> lock(m_);
+  if (abandoned_) throw h5::Stopped("'" + tmp + "' was abandoned before its rename");
+  rename_file(tmp, final_path);
+}
+
+void commit_file(const std::string& tmp, const std::string& final_path,
+                 const std::atomic<bool>* stop, CommitHandoff* handoff) {
+  if (stop) write_back_until_stopped(tmp, *stop);
+  fsync_path(tmp);
+  if (handoff)
+    handoff->rename(tmp, final_path);
+  else
+    rename_file(tmp, final_path);
   const fs::path p(final_path);
   fsync_path(p.has_parent_path() ? p.parent_path().string() : std::string("."), true);
 }

@@ -35,6 +35,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,6 +44,30 @@
 
 namespace nholo {
 
+// The end of a commit made on a thread of its own, which a waiter stopped by
+// a signal may leave to finish alone: once the committing thread has only
+// system calls left (reserving space, writing back, fsync, rename: under I/O
+// contention they took seconds, and a system call does not look at the stop
+// flag), a waiter may abandon it and remove the folder; the rename then does
+// not happen (h5::Stopped in the committing thread), so nothing appears in a
+// folder that is being removed. Shared by both threads (std::shared_ptr):
+// host/run/runner.cpp, the result file's skeleton.
+class CommitHandoff {
+ public:
+  // The committing thread: from here on, system calls only (no HDF5, no
+  // object of the waiter's).
+  void system_calls_only();
+  // The waiter: true when it may go (system calls only; the rename will not
+  // happen), false when the committing thread is still in its own code.
+  bool abandon();
+  // The committing thread: rename(tmp, final_path) unless abandoned.
+  void rename(const std::string& tmp, const std::string& final_path);
+
+ private:
+  std::mutex m_;
+  bool system_calls_only_ = false, abandoned_ = false;
+};
+
 // fsync of a file or folder; throws std::runtime_error naming the path.
 void fsync_path(const std::string& path, bool folder = false);
 // tmp -> final, durably: fsync(tmp), rename, fsync(folder). With stop, tmp
@@ -50,8 +75,10 @@ void fsync_path(const std::string& path, bool folder = false);
 // (h5::Stopped when set: tmp is left as it is, not renamed), so that a
 // signal does not wait for the sync of a file of gigabytes, which under I/O
 // contention took tens of seconds (merge --copy).
+// With handoff, another thread may stop waiting for the commit once only
+// its system calls are left (CommitHandoff).
 void commit_file(const std::string& tmp, const std::string& final_path,
-                 const std::atomic<bool>* stop = nullptr);
+                 const std::atomic<bool>* stop = nullptr, CommitHandoff* handoff = nullptr);
 
 class PieceDir {
  public:

@@ -590,7 +590,7 @@ void OutputLayout::assemble(const PieceDir& pieces, const Outcome& out, const Ru
   }
 }
 
-void OutputLayout::create_in_place_file(const PieceDir& pieces) {
+void OutputLayout::create_in_place_file(const PieceDir& pieces, CommitHandoff* handoff) {
   const InPlaceFile file(pieces);
   file.restore_undo();  // a run stopped in its last step
   if (file.exists()) return;
@@ -612,8 +612,11 @@ void OutputLayout::create_in_place_file(const PieceDir& pieces) {
     }  // every object closed before the file
     ff.close();
   }
+  // from here on locals only: a waiter stopped by a signal may leave
+  const std::atomic<bool>* stop = stop_;
+  if (handoff) handoff->system_calls_only();
   InPlaceFile::reserve(tmp);
-  commit_file(tmp, file.path());
+  commit_file(tmp, file.path(), stop, handoff);
 }
 
 void OutputLayout::finish_in_place(const PieceDir& pieces, const Outcome& out,

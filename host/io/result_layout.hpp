@@ -147,7 +147,10 @@ class OutputLayout {
   // The result file in the pieces' folder, with every field's chunks placed
   // (kept when it is there: a resumed run; its undo file applied first).
   // Throws when it is missing but windows were committed (their fields lost).
-  void create_in_place_file(const PieceDir& pieces);
+  // With handoff (a thread of its own): marked once the file's HDF5 writes
+  // are done and only its commit's system calls are left, after which this
+  // object is not touched again (pieces.hpp, CommitHandoff).
+  void create_in_place_file(const PieceDir& pieces, CommitHandoff* handoff = nullptr);
   // Before a resumed run: every piece of every finished slice read whole
   // (h5::read_every_dataset: the pieces' Fletcher-32 checksums), their
   // stamps checked (config hash, slice, window: pieces.hpp) and, in place,

@@ -3,12 +3,14 @@
 // in runner.hpp).
 #include "host/run/runner.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <future>
 #include <memory>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "host/config/event_table.hpp"
 #include "host/config/tables.hpp"
@@ -87,26 +89,71 @@ void check_field_memory(const RunConfig& cfg, const LayoutShape& shape, const Sl
 // with every chunk placed. HDF5 writes the fill of each checksummed chunk
 // then (about a byte per byte of the result's per-trajectory datasets), so a
 // new run creates it on a thread of its own while its device ensembles are
-// set up: that thread owns the HDF5 library until the future is waited for
+// set up: that thread owns the HDF5 library until it is waited for
 // (run_model's set-up makes no HDF5 call meanwhile). A resumed run, which
-// reads the file next, creates it when it waits (deferred). No future
-// (invalid) when nothing is written in place.
-std::future<void> create_result_file(OutputLayout& layout, const PieceDir& pieces, bool resume) {
-  if (!layout.in_place()) return {};
-  return std::async(resume ? std::launch::deferred : std::launch::async,
-                    [&layout, &pieces] { layout.create_in_place_file(pieces); });
-}
-
-// Waits for create_result_file's future (if any); a signal that stopped it
-// between two blocks of its trajectory indexes stops the set-up.
-void wait_for(std::future<void>& created, const std::string& set_up_stopped) {
-  if (!created.valid()) return;
-  try {
-    created.get();
-  } catch (const h5::Stopped&) {
-    throw Interrupted(set_up_stopped);
+// reads the file next, creates it when it waits. Nothing to do when nothing
+// is written in place.
+class ResultFileCreation {
+ public:
+  ResultFileCreation(OutputLayout& layout, const PieceDir& pieces, bool resume)
+      : layout_(layout), pieces_(pieces) {
+    if (!layout.in_place() || resume) return;
+    shared_ = std::make_shared<Shared>();
+    done_ = shared_->done.get_future();
+    thread_ = std::thread([shared = shared_, &layout, &pieces] {
+      try {
+        layout.create_in_place_file(pieces, &shared->handoff);
+        shared->done.set_value();
+      } catch (...) {
+        shared->done.set_exception(std::current_exception());
+      }
+    });
   }
-}
+  ResultFileCreation(const ResultFileCreation&) = delete;
+  ResultFileCreation& operator=(const ResultFileCreation&) = delete;
+  ~ResultFileCreation() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // The file created (by the thread, or here for a resumed run). A signal
+  // stops the wait: the thread stops itself between two blocks of its HDF5
+  // writes, and once it has only its commit's system calls left (its
+  // fsyncs, which under I/O contention took seconds) it is left to finish
+  // alone, its rename abandoned (pieces.hpp, CommitHandoff): Interrupted.
+  void wait(const std::string& set_up_stopped) {
+    try {
+      if (!shared_) {
+        if (layout_.in_place() && !waited_) layout_.create_in_place_file(pieces_);
+        waited_ = true;
+        return;
+      }
+      while (done_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+        if (interrupt_flag().load() && shared_->handoff.abandon()) {
+          thread_.detach();
+          throw Interrupted(set_up_stopped);
+        }
+      }
+      if (thread_.joinable()) thread_.join();
+      done_.get();
+      shared_.reset();
+      waited_ = true;
+    } catch (const h5::Stopped&) {
+      throw Interrupted(set_up_stopped);
+    }
+  }
+
+ private:
+  struct Shared {
+    std::promise<void> done;
+    CommitHandoff handoff;
+  };
+  OutputLayout& layout_;
+  const PieceDir& pieces_;
+  std::shared_ptr<Shared> shared_;
+  std::future<void> done_;
+  std::thread thread_;
+  bool waited_ = false;
+};
 
 }  // namespace
 }  // namespace detail
@@ -181,11 +228,11 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
   }
   // uncompressed, the per-trajectory datasets go straight into the result
   // file: a new run creates it while the device ensembles are set up
-  std::future<void> created = detail::create_result_file(layout, pieces, ro.resume);
+  detail::ResultFileCreation created(layout, pieces, ro.resume);
   // a resumed run checks the pieces it keeps: a damaged one's slice runs again
   std::vector<std::string> damaged;
   if (ro.resume) {
-    detail::wait_for(created, set_up_stopped);
+    created.wait(set_up_stopped);
     damaged = layout.discard_damaged_slices(pieces);
   }
   if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
@@ -204,11 +251,11 @@ RunSummary run_model(const ModelRuntime& model, const RunConfig& cfg, const RunO
                          return model.make_formulation(f, cfg, dev, layout_e);
                        });
   } catch (const SetUpStopped&) {
-    detail::wait_for(created, set_up_stopped);
+    created.wait(set_up_stopped);
     throw Interrupted(set_up_stopped);
   }
   stages::DeviceEnsembles& ens = *ens_set_up;
-  detail::wait_for(created, set_up_stopped);
+  created.wait(set_up_stopped);
   if (interrupt_flag().load()) throw Interrupted(set_up_stopped);
 
   // ---- 4. to 7.: per slice its initial states, per window integrate and
