@@ -1,6 +1,6 @@
 # cmake/nholo_h5.cmake — the HDF5 layer (host/io/h5.hpp, host/io/h5.cpp,
 # host/io/h5_shapes.cpp, host/io/h5_copy.cpp, host/io/h5_chunk_index.cpp,
-# host/io/h5_read_budget.cpp) and its
+# host/io/h5_read_budget.cpp, host/io/h5_library_faults.cpp) and its
 # tests.
 #
 # Include from the top-level CMakeLists.txt AFTER the tests' glob loop (so
@@ -28,7 +28,8 @@ find_package(HDF5 REQUIRED COMPONENTS C HL)
 add_library(nholo_h5 STATIC ${PROJECT_SOURCE_DIR}/host/io/h5.cpp ${PROJECT_SOURCE_DIR}/host/io/h5_shapes.cpp
             ${PROJECT_SOURCE_DIR}/host/io/h5_copy.cpp
             ${PROJECT_SOURCE_DIR}/host/io/h5_chunk_index.cpp
-            ${PROJECT_SOURCE_DIR}/host/io/h5_read_budget.cpp)
+            ${PROJECT_SOURCE_DIR}/host/io/h5_read_budget.cpp
+            ${PROJECT_SOURCE_DIR}/host/io/h5_library_faults.cpp)
 target_include_directories(nholo_h5 PUBLIC ${PROJECT_SOURCE_DIR})
 if(TARGET hdf5::hdf5 AND TARGET hdf5::hdf5_hl)
   target_link_libraries(nholo_h5 PUBLIC hdf5::hdf5_hl hdf5::hdf5)

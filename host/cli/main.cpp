@@ -21,6 +21,7 @@
 #include "host/config/model_catalog.hpp"
 #include "host/config/tables.hpp"
 #include "host/io/file_names.hpp"
+#include "host/io/h5_library_faults.hpp"
 #include "host/io/output_path.hpp"
 #include "host/io/root_attributes.hpp"
 #include "host/model_files/plugin.hpp"
@@ -579,6 +580,8 @@ int dispatch(const Subcommands& s, Args& a) {
 
 int main(int argc, char** argv) {
   nholo::h5::skip_library_cleanup_at_exit();
+  // a damaged file that HDF5 crashes or hangs on: exit 2 and a message
+  nholo::h5::install_library_fault_handlers();
   // a configuration's plugin "path.so" is loaded by the toolchain
   nholo::set_plugin_model_loader(nholo::plugin_model_info);
   // `run`, `merge` and `model build` (its compiler) stop cleanly on

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "host/io/h5_internal.hpp"
+#include "host/io/h5_library_faults.hpp"
 
 namespace nholo::h5 {
 
@@ -298,6 +299,7 @@ std::size_t attr_points(hid_t attr, hid_t obj, const std::string& name, std::siz
 // Reads a one-value attribute into *one (converted to mtype), or, with
 // one == nullptr, all values as doubles.
 std::vector<double> read_numeric_attr(hid_t obj, const std::string& name, hid_t mtype, void* one) {
+  const WatchedCall watch("reading an attribute", obj);
   Handle a = open_attr(obj, name);
   std::size_t n = attr_points(a.get(), obj, name, sizeof(double));
   if (one != nullptr) {
@@ -380,6 +382,7 @@ std::string Object::attr_string(const std::string& name) const {
 }
 
 std::vector<std::string> Object::attr_strings(const std::string& name) const {
+  const WatchedCall watch("reading a text attribute", id());
   Handle a = open_attr(id(), name);
   std::size_t n = attr_points(a.get(), id(), name, sizeof(std::string) + sizeof(char*));
   Handle ftype(
@@ -422,12 +425,14 @@ Group Group::create_group(const std::string& name) {
 
 Group Group::open_group(const std::string& name) const {
   quiet();
+  const WatchedCall watch("opening a group", id());
   hid_t g = H5Gopen2(id(), name.c_str(), H5P_DEFAULT);
   return Group(Handle(check_id(g, "cannot open group", id(), name), H5Gclose));
 }
 
 bool Group::exists(const std::string& name) const {
   quiet();
+  const WatchedCall watch("looking up a link", id());
   // Walk the path one link at a time: H5Lexists fails (rather than answering
   // false) when an intermediate link is missing.
   std::string prefix = (!name.empty() && name[0] == '/') ? "/" : "";
@@ -654,6 +659,7 @@ Dataset Group::open_dataset(const std::string& name) const {
               H5Pclose);
   check(H5Pset_virtual_prefix(dapl.get(), "${ORIGIN}"), "cannot set the virtual prefix of", id(),
         name);
+  const WatchedCall watch("opening a dataset", id());
   hid_t d = H5Dopen2(id(), name.c_str(), dapl.get());
   return Dataset(Handle(check_id(d, "cannot open dataset", id(), name), H5Dclose));
 }
@@ -845,6 +851,8 @@ File File::open_rw(const std::string& path, bool lock) {
 
 File File::open_ro(const std::string& path) {
   quiet();
+  note_file_read(path);
+  const WatchedCall watch("opening the file", path);
   const Handle fapl = file_access(path);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (f < 0) fail_path("cannot open file for reading", path);
@@ -854,6 +862,7 @@ File File::open_ro(const std::string& path) {
 Group File::root() const {
   quiet();
   if (!h_.valid()) fail_path("file is closed:", path_);
+  const WatchedCall watch("opening the root group", path_);
   hid_t g = H5Gopen2(h_.get(), "/", H5P_DEFAULT);
   if (g < 0) fail_path("cannot open the root group of", path_);
   return Group(Handle(g, H5Gclose));
