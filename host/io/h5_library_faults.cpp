@@ -182,7 +182,9 @@ void install_library_fault_handlers() {
     struct sigaction sa {};
     sa.sa_handler = on_crash;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_NODEFER;  // a fault in the handler itself: the default action
+    // reset on entry: a fault in the handler itself takes the default action;
+    // no deferral: the SIGABRT raised again below is delivered at once
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
     for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) sigaction(sig, &sa, nullptr);
   });
 #endif
