@@ -90,7 +90,7 @@ bool in(const TextRange* ranges, std::uintptr_t a) {
   return false;
 }
 
-int find_text_ranges(dl_phdr_info* info, std::size_t, void*) {
+[[maybe_unused]] int find_text_ranges(dl_phdr_info* info, std::size_t, void*) {
   const char* name = info->dlpi_name ? info->dlpi_name : "";
   TextRange* into = std::strstr(name, "libhdf5")   ? g_hdf5
                     : std::strstr(name, "libc.so") ? g_libc
@@ -127,7 +127,7 @@ bool crashed_in_hdf5() {
   return false;
 }
 
-void on_crash(int sig) {
+[[maybe_unused]] void on_crash(int sig) {  // (unused under AddressSanitizer)
   if (crashed_in_hdf5())
     end_command(sig == SIGSEGV  ? "the HDF5 library crashed (SIGSEGV)"
                 : sig == SIGBUS ? "the HDF5 library crashed (SIGBUS)"
