@@ -132,6 +132,11 @@ elif ! grep -q "^CUDA devices: GPU 0" "$OUT/devices.txt"; then
   fi
   echo "gpu_check: no usable CUDA device (see above); nothing to check" >&2
   exit 2
+elif grep -q "NHOLO_CUDA_CHECK_ONLY=ON" "$OUT/devices.txt"; then
+  echo "gpu_check: this nholo's GPU code was compiled only to check it (see above: a build of" \
+    "scripts/test.sh on a machine without a GPU); build and bundle one without" \
+    "-DNHOLO_CUDA_CHECK_ONLY=ON to check the GPU" >&2
+  exit 2
 fi
 DEVICE=$(sed -n 's/^CUDA devices: GPU 0: \([^;]*\).*/\1/p' "$OUT/devices.txt")
 [ "$BACKEND" != cuda ] && DEVICE="backend $BACKEND (no GPU)"

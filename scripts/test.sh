@@ -15,15 +15,19 @@
 #      scripts/gpu_check.sh on it, which stops after `nholo devices` when no
 #      GPU is visible (and runs the whole check where one is).
 # Step 1 compiles the GPU code of every unit to compute_90 PTX (nvcc's
-# front end and optimizer: every device-code error is found) and, where no
+# front end: every device-code error is found) and, where no
 # GPU is visible, stops there: ptxas, the slowest half of each unit, would
 # make code nothing here can run. ptxas still runs, at -O3 for sm_90, on the
 # rolling coin's Udwadia-Kalaba kernels (ctest cuda_kernel_resources: no
-# spills, the stack within budget, the lean kernels 3 blocks per SM). Where a GPU is visible, step 1 adds sm_90
-# real code, so that the GPU check runs what the product runs;
+# spills, the stack within budget, the lean kernels 3 blocks per SM). There
+# the other models' units are compiled with an unoptimizing device back end
+# (-DNHOLO_CUDA_CHECK_ONLY=ON: a third of nvcc's time; such an nholo runs on
+# no GPU and says so). Where a GPU is visible, step 1 adds sm_90
+# real code and optimizes all of it, so that the GPU check runs what the product runs;
 # NHOLO_CUDA_ARCH="80-real;90-real;90-virtual" builds the product's list. Step 2 keeps line tables only (-g1: the sanitizers' reports
-# name file and line) and compiles the tests' own code unoptimized
-# (CMakeLists.txt), which builds several times quicker than -O1 -g.
+# name file and line) and compiles the tests' own code unoptimized and
+# under AddressSanitizer only (CMakeLists.txt; nholo and its library keep
+# both sanitizers), which builds several times quicker than -O1 -g.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -36,11 +40,15 @@ cuda_args=()
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   cuda_args=(-DNHOLO_WITH_CUDA=ON)
   default_arch="90-virtual"
+  check_only=ON
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     default_arch="90-real;90-virtual"
+    check_only=OFF
   fi
-  cuda_args+=("-DCMAKE_CUDA_ARCHITECTURES=${NHOLO_CUDA_ARCH:-$default_arch}")
-  echo "CUDA architectures: ${NHOLO_CUDA_ARCH:-$default_arch}"
+  cuda_args+=("-DCMAKE_CUDA_ARCHITECTURES=${NHOLO_CUDA_ARCH:-$default_arch}"
+              "-DNHOLO_CUDA_CHECK_ONLY=${NHOLO_CUDA_CHECK_ONLY:-$check_only}")
+  echo "CUDA architectures: ${NHOLO_CUDA_ARCH:-$default_arch}; GPU code for checking only:" \
+    "${NHOLO_CUDA_CHECK_ONLY:-$check_only}"
 else
   echo "nvcc not found: the CUDA backend cannot be built and checked on this machine" >&2
   exit 1

@@ -122,6 +122,13 @@ TEST(Cli, CoinEnsembleMatchesClosedFormAndDriftStatistic) {
 
 // Over many periods the measured drift tends to g sin(slope) / (3 theta_dot).
 TEST(Cli, DriftStatisticApproachesPrediction) {
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf(
+      "SKIPPED in the sanitizer build: a long physics check (200 coins to t = 200); the drift "
+      "statistic's code runs here in the Pipeline tests, the prediction is checked by the product "
+      "build\n");
+  GTEST_SKIP() << "sanitizer build: the prediction is checked by the product build";
+#endif
   const fs::path dir = temp_dir("drift");
   write_file(dir / "coin.toml", kCoinConfig);
   const Result r = nholo("run -q coin.toml --set time.t_end=200 --set time.save_every=0.5 "

@@ -254,6 +254,13 @@ struct ReducedSleigh {
 };
 
 TEST(LyapunovRuns, TheChaoticSleighsModelFileFollowsItsReducedEquations) {
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf(
+      "SKIPPED in the sanitizer build: the sleigh's motion is its plugin's (not instrumented), "
+      "checked by the product build; nholo's side of a model file's Lyapunov run is checked here "
+      "by the other LyapunovRuns tests\n");
+  GTEST_SKIP() << "sanitizer build: the motion is checked by the product build";
+#endif
   const fs::path dir = temp_dir("sleigh_reduced");
   const fs::path src = fs::path(NHOLO_SOURCE_DIR) / "examples" / "models";
   fs::copy_file(src / "oscillating_sleigh.model.toml", dir / "oscillating_sleigh.model.toml");

@@ -141,6 +141,13 @@ void expect_newton_euler(const fs::path& model, const std::string& label) {
 }  // namespace
 
 TEST(RattlebackModelFile, FollowsNewtonEuler) {
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf(
+      "SKIPPED in the sanitizer build: the rattleback's motion is its plugin's (compiled by the "
+      "plugin compiler, not instrumented), checked by the product build; nholo's side of a model "
+      "file's run is checked here by the other model-file tests\n");
+  GTEST_SKIP() << "sanitizer build: the motion is checked by the product build";
+#endif
   expect_newton_euler(kModel, "reference");
 }
 

@@ -223,6 +223,22 @@ TEST(Backend, AutoUsesOpenMPWithoutAGpuAndRecordsIt) {
   EXPECT_NE(r.output.find("auto:"), std::string::npos) << r.output;  // why not the GPU
 }
 
+// A build that only checks its GPU code (-DNHOLO_CUDA_CHECK_ONLY=ON,
+// scripts/test.sh without a GPU) says so, and auto runs on OpenMP there even
+// where a GPU is visible; any other build says nothing of it.
+TEST(Backend, DevicesSaysWhetherTheGpuCodeIsForCheckingOnly) {
+  const fs::path dir = temp_dir("devices");
+  const Result r = nholo_cmd("devices", dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const bool said = r.output.find("-DNHOLO_CUDA_CHECK_ONLY=ON") != std::string::npos;
+  EXPECT_EQ(said, NHOLO_TEST_CUDA_CHECK_ONLY != 0) << r.output;
+  if (NHOLO_TEST_CUDA_CHECK_ONLY) {
+    EXPECT_NE(r.output.find("runs on no GPU"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("backend.device = \"auto\" runs on OpenMP"), std::string::npos)
+        << r.output;
+  }
+}
+
 TEST(Backend, CudaWithoutAUsableGpuIsAClearErrorAndWritesNothing) {
   const fs::path dir = temp_dir("cuda");
   write_file(dir / "c.toml", kConfig);

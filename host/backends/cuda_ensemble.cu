@@ -67,11 +67,23 @@ std::string describe_devices() {
   return s;
 }
 
+std::string check_only_build() {
+#ifdef NHOLO_CUDA_CHECK_ONLY
+  return "this nholo was built with -DNHOLO_CUDA_CHECK_ONLY=ON: its GPU code was compiled "
+         "unoptimized, only to check that it compiles (scripts/test.sh on a machine without a "
+         "GPU), and runs on no GPU; rebuild without that option to run on a GPU";
+#else
+  return "";
+#endif
+}
+
 std::unique_ptr<Device> open_device(int gpu) {
   const int n = device_count();
   if (n == 0)
     throw std::runtime_error("backend cuda: " + describe_devices() +
                              "; accepted here: auto, omp, cpp");
+  if (const std::string why = check_only_build(); !why.empty())
+    throw std::runtime_error("backend cuda: " + why + "; accepted here: auto, omp, cpp");
   if (gpu < 0 || gpu >= n)
     throw std::runtime_error("backend.gpu = " + std::to_string(gpu) + ": there are " +
                              std::to_string(n) + " CUDA devices (" + describe_devices() +

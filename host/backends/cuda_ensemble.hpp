@@ -21,6 +21,10 @@ namespace nholo::cuda_backend {
 int device_count();
 // Why there is no usable device, or a one-line list of the devices.
 std::string describe_devices();
+// Empty, or why this nholo runs nothing on a GPU although it has the CUDA
+// backend: a build configured with -DNHOLO_CUDA_CHECK_ONLY=ON, whose GPU code
+// was compiled unoptimized only to check it (scripts/test.sh without a GPU).
+std::string check_only_build();
 // Opens GPU `gpu` for a run; throws std::runtime_error naming what was found
 // when it cannot be used.
 std::unique_ptr<Device> open_device(int gpu);

@@ -28,6 +28,8 @@ void check_backend(const RunConfig& cfg) {
     throw DeviceUnavailable("backend.device", "'cuda' requested but " +
                                                   cuda_backend::describe_devices() +
                                                   "; accepted here: auto, omp, cpp");
+  if (const std::string why = cuda_backend::check_only_build(); !why.empty())
+    throw DeviceUnavailable("backend.device", "'cuda': " + why + "; accepted here: auto, omp, cpp");
   if (cfg.gpu >= cuda_backend::device_count())
     throw DeviceUnavailable("backend.gpu", std::to_string(cfg.gpu) +
                                                " is not a CUDA device here (" +
@@ -59,6 +61,11 @@ std::unique_ptr<Device> open_run_device(const RunConfig& cfg,
     return std::make_unique<CpuDevice>(Backend::omp, cfg.threads, resolve_simd(cfg.simd));
   }
 #ifdef NHOLO_WITH_CUDA
+  if (const std::string why = cuda_backend::check_only_build();
+      !why.empty() && cuda_backend::device_count() > 0) {
+    if (note) *note = "auto: a GPU is here, but " + why;
+    return std::make_unique<CpuDevice>(Backend::omp, cfg.threads, resolve_simd(cfg.simd));
+  }
   if (cfg.model_spec && cfg.device != BackendDevice::cuda && cuda_backend::device_count() > 0) {
     // auto: a model file takes the GPU when NVRTC can compile its kernels
     try {
@@ -108,8 +115,12 @@ std::string describe_backends() {
 #ifdef NHOLO_WITH_CUDA
   os << ", cuda\n";
   os << "CUDA devices: " << cuda_backend::describe_devices() << "\n";
+  const std::string check_only = cuda_backend::check_only_build();
   os << "backend.device = \"auto\" runs on "
-     << (cuda_backend::device_count() > 0 ? "the GPU backend.gpu (default 0)" : "OpenMP") << "\n";
+     << (cuda_backend::device_count() > 0 && check_only.empty() ? "the GPU backend.gpu (default 0)"
+                                                                : "OpenMP")
+     << "\n";
+  if (!check_only.empty()) os << "CUDA backend: " << check_only << "\n";
 #else
   os << "\nCUDA: not built in (configure with -DNHOLO_WITH_CUDA=ON); auto runs on OpenMP\n";
 #endif
