@@ -6,12 +6,17 @@ of the integration's time (the file's `compute_seconds`) and of the wall time
 is reported, with the ratio to `off`.
 
   python3 bench/simd_lanes.py [--nholo build/nholo] [--threads 1] [--repeat 3]
-                              [--size 20000] [--coins 100000]
+                              [--size 20000] [--coins 100000] [--drift none|project]
 
 Systems: the built-in coin, skate and Appell's particle (the bench's systems,
-examples/*.toml, drift = "none": the lanes do not take the projection) for
---size trajectories and t = 0..10 (Appell: --appell-size, t = 0..3: about a
-million steps each without the projection), one thread; the model files
+examples/*.toml, with --drift: `none` by default, `project` as the examples
+run them: the lanes take the projection too) for --size trajectories and
+t = 0..10 (Appell: --appell-size, t = 0..3: without the projection two of
+its 40 trajectories take about 2 x 10^7 steps each), one thread; `coin_events`
+(examples/rolling_coin_events.toml, --size / 4 coins, t = 0..8: a record
+event, a stop event that ends about half of the coins at different times,
+and --events-max-steps per save interval that ends about a quarter with
+status max_steps: a heterogeneous ensemble); the model files
 `coin_file` (the coin written as a model file, tests/model_files/rolling_coin.toml,
 in the coin's example: its built-in twin's factor is the goal) and
 `rattleback` (examples/models/rattleback.toml, 6 coordinates, 3 constraints;
@@ -88,13 +93,18 @@ def main():
     ap.add_argument("--appell-size", type=int, default=40,
                     help="Appell's particle: few trajectories take most steps (slow)")
     ap.add_argument("--rattleback-size", type=int, default=400)
+    ap.add_argument("--events-max-steps", type=int, default=70,
+                    help="coin_events: steps per save interval before status max_steps")
+    ap.add_argument("--drift", choices=["none", "project"], default="none",
+                    help="integrator.drift of every system (project: as the examples)")
     ap.add_argument("--systems",
-                    default="rolling_coin,skate,appell,coin_file,rattleback,coins")
+                    default="rolling_coin,skate,appell,coin_events,coin_file,rattleback,coins")
     a = ap.parse_args()
-    print(f"CPU vector units: {' '.join(cpu_units()) or 'none'}; load: {os.getloadavg()[0]:.1f}")
+    print(f"CPU vector units: {' '.join(cpu_units()) or 'none'}; load: {os.getloadavg()[0]:.1f}; "
+          f"drift = {a.drift}")
     print("| system | simd | compute s | wall s | vs off |")
     print("|---|---|---|---|---|")
-    common = ["--set", 'formulations=["udwadia_kalaba"]', "--set", "integrator.drift=none",
+    common = ["--set", 'formulations=["udwadia_kalaba"]', "--set", f"integrator.drift={a.drift}",
               "--set", "time.save_every=0.1", "--set", 'output.fields=["q"]']
     with tempfile.TemporaryDirectory() as d:
         systems = a.systems.split(",")
@@ -103,13 +113,24 @@ def main():
                 continue
             size = a.appell_size if model == "appell" else a.size
             config = os.path.join(HERE, "examples", model + ".toml")
-            # Appell's particle without the projection: ~10^6 steps per
-            # trajectory to its example's t = 3 (the others: t = 10)
+            # Appell's particle to its example's t = 3 (the others: t = 10)
             t_end = "3" if model == "appell" else "10"
             extra = common + ["--set", f"ensemble.size={size}", "--set", f"time.t_end={t_end}",
                               "--set", f"backend.threads={a.threads}"]
             for row in measure(a.nholo, f"{model}, {size}, {a.threads} thread", config, extra,
                                a.repeat, d):
+                print(row, flush=True)
+        if "coin_events" in systems:
+            # a heterogeneous ensemble: the coin's events example (a `record`
+            # event at every half turn, a `stop` at x = 4 that ends about half
+            # of the coins at different times) to t = 8 with a step limit per
+            # save interval that ends about a quarter (status max_steps)
+            config = os.path.join(HERE, "examples", "rolling_coin_events.toml")
+            extra = ["--set", f"integrator.drift={a.drift}", "--set", f"ensemble.size={a.size // 4}",
+                     "--set", "time.t_end=8", "--set", f"integrator.max_steps={a.events_max_steps}",
+                     "--set", f"backend.threads={a.threads}"]
+            label = f"coin_events, {a.size // 4}, {a.threads} thread"
+            for row in measure(a.nholo, label, config, extra, a.repeat, d):
                 print(row, flush=True)
         model_files = {
             "coin_file": ("examples/rolling_coin.toml", a.size,

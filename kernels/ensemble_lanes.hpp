@@ -14,9 +14,10 @@
 // one lane, not the other W - 1; each trajectory's result depends on it
 // alone, not on its lane or its neighbours.
 //
-// For the adaptive methods (DOPRI5, DOP853), no events, no post-step
-// projection (lanes_apply says whether a window qualifies; the others run
-// window.run<M>). Lanes share the model's parameters: a window with
+// For the adaptive methods (DOPRI5, DOP853), with the events and the drift
+// projection after steps (each accepted step's events lane by lane, the
+// projection on the lanes); lanes_apply says whether a window qualifies, the
+// others run window.run<M>. Lanes share the model's parameters: a window with
 // per-trajectory parameters runs with W = 1 (lanes_width), so that a
 // trajectory computes the same bits in a sweep as in a run of its own.
 #pragma once
@@ -33,10 +34,10 @@
 namespace nholo {
 
 // Whether the lanes can integrate this window with method M: an adaptive
-// method, no events, no per-trajectory parameters, no projection after steps.
+// method (per-trajectory parameters: lanes_width).
 template <class Sys>
-inline bool lanes_apply(const EnsembleWindow<Sys>& w, Method method) {
-  return lanes_apply(method, w.arr.events != nullptr, w.sys.eval.drift);
+inline bool lanes_apply(const EnsembleWindow<Sys>& /*w*/, Method method) {
+  return lanes_apply(method);
 }
 // the lanes a window runs with: W, or 1 where the parameters vary per trajectory
 template <class Sys>
@@ -102,7 +103,7 @@ struct LanePool {
     const int64_t i = idx[slot[lane]];
     const TrajectoryState<double, N> ts = lane_state(lt, lane);
     do {
-      win.template store<false>(sys.lane[lane], ts, k[lane], i);
+      win.template store<true>(sys.lane[lane], ts, k[lane], i);
       ++k[lane];
       lt.interval_start[lane] = ts.steps + ts.rejected;
     } while (k[lane] < win.n_saves && ts.status != Status::ok);
@@ -155,6 +156,27 @@ struct LanePool {
     return false;
   }
 
+  // the window's events of the trajectory lane holds (trajectory_events.hpp)
+  TrajectoryEvents<double> events_of(int lane) const {
+    const EnsembleArrays<double>& a = win.arr;
+    return TrajectoryEvents<double>{a.events,      idx[slot[lane]], win.count, Sys::n,
+                                    a.event_count, a.event_records, a.event_g, a.params};
+  }
+
+  // step_lanes' events (integrate_lanes.hpp): each lane's trajectory's, as
+  // window.run's advance_to runs them
+  struct Events {
+    const LanePool* pool;
+    bool active(int lane) const { return pool->events_of(lane).active(); }
+    template <class Tab>
+    detail::EventStepResult<double> step(int lane, const StepTolerance& tol, double t0,
+                                         Vec<double, N>& y0, const Vec<double, N>& f0, double t1,
+                                         const Vec<double, N>& y1, Vec<double, N>& f1) const {
+      return detail::events_after_step<Tab, false>(pool->sys.lane[lane], pool->events_of(lane), tol,
+                                                   t0, y0, f0, t1, y1, f1);
+    }
+  };
+
   // An empty lane rides along through the stages with the state and system
   // of an occupied one (so that it computes nothing that fails or is NaN).
   void park(int lane) {
@@ -187,8 +209,12 @@ inline void run_window_lanes(const EnsembleWindow<Sys>& win, const int64_t* idx,
   for (int lane = 0; lane < W; ++lane)
     if (pool.slot[lane] < 0) pool.park(lane);
   LaneEnd ended[W];
+  const typename ensemble_lanes_detail::LanePool<Sys, W>::Events events{&pool};
   while (any) {
-    step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended);
+    if (win.arr.events)
+      step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended, events);
+    else
+      step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended);
     any = false;
     for (int lane = 0; lane < W; ++lane) {
       if (pool.slot[lane] < 0) continue;

@@ -19,11 +19,17 @@
 // the scalar integrator's to the bit (tests/test_integrate_lanes.cpp). A lane
 // whose trajectory has ended (landed on its t_out, failed, or not active)
 // still rides along through the stages; what it computes is discarded.
-// Not here: RK4, events, the post-step projection and the Lyapunov tangent
-// (the scalar loop of integrate.hpp serves those).
+// After an accepted step the lane system's post_step (a drift projection:
+// LaneSystem::post_step) may move the lanes' states, as the scalar System's
+// post_step does in integrate.hpp; a step's events (step_lanes' Events) run
+// lane by lane after it is accepted, as in integrate.hpp. Not here: RK4 and
+// the Lyapunov tangent (the scalar loop of integrate.hpp serves those).
 #pragma once
 
 #include <stdint.h>
+
+#include <type_traits>
+#include <utility>
 
 #include "integrate.hpp"
 #include "lanes.hpp"
@@ -178,6 +184,78 @@ inline void rk_step_lanes(const Sys& sys, Lanes<W> t, const Vec<Lanes<W>, N>& y,
   if constexpr (!Tab::fsal) note_y1();
 }
 
+template <class Sys, int W, int N, class = void>
+struct has_post_step : std::false_type {};
+template <class Sys, int W, int N>
+struct has_post_step<
+    Sys, W, N,
+    std::void_t<decltype(std::declval<const Sys&>().post_step(
+        std::declval<Lanes<W>>(), std::declval<Vec<Lanes<W>, N>&>(), std::declval<LaneMask<W>>()))>>
+    : std::true_type {};
+
+// sys.post_step(t, y, accepted) where the lane system has one (a drift
+// projection: LaneSystem), else nothing moves
+template <class Sys, int W, int N>
+inline LaneMask<W> post_step(const Sys& sys, Lanes<W> t, Vec<Lanes<W>, N>& y,
+                             LaneMask<W> accepted) {
+  if constexpr (has_post_step<Sys, W, N>::value) {
+    return sys.post_step(t, y, accepted);
+  } else {
+    return LaneMask<W>(false);
+  }
+}
+
+// The events of lane i's accepted step from (t, y, dydt) to (t1, y1, f1)
+// (f1_status: why f1 could not be evaluated, ok when it was), as
+// advance_adaptive runs them; true when they end the lane's interval
+// (detail::end_at_event: at a stop, in the event's state, or at the step's
+// end where f1 failed), the lane's state then set and the step not taken.
+template <class Tab, class Events, int W, int N>
+inline bool lane_events(const Events& events, int i, const StepTolerance& tol,
+                        LaneTrajectories<W, N>& lt, const Vec<Lanes<W>, N>& y1,
+                        const Vec<Lanes<W>, N>& f1, double t1, Status f1_status) {
+  Vec<double, N> y0i, f0i, y1i, f1i;
+  for (int c = 0; c < N; ++c) {
+    y0i[c] = lt.y[c][i];
+    f0i[c] = lt.dydt[c][i];
+    y1i[c] = y1[c][i];
+    f1i[c] = f1[c][i];
+  }
+  detail::EventStepResult<double> r{f1_status, t1};
+  if (f1_status == Status::ok)
+    r = events.template step<Tab>(i, tol, lt.t[i], y0i, f0i, t1, y1i, f1i);
+  if (r.status == Status::ok) return false;
+  const Vec<double, N>& y_end = r.status == Status::event ? y0i : y1i;
+  for (int c = 0; c < N; ++c) lt.y[c].set(i, y_end[c]);
+  lt.t.set(i, r.t_stop);
+  ++lt.steps[i];
+  lt.status[i] = r.status;
+  lt.fail_time.set(i, r.t_stop);
+  return true;
+}
+
+// The system's drift projection after the lanes in `accept` took their
+// steps: f at a moved state is evaluated again; a state the projection
+// spoils ends the lane's trajectory there, with the step size and error
+// norm it had before the step (h_before, err_prev_before: the scalar
+// integrator returns before its step-size control).
+template <class Sys, int W, int N>
+inline void project_accepted(const Sys& sys, LaneTrajectories<W, N>& lt, LaneMask<W> accept,
+                             const Lanes<W>& h_before, const Lanes<W>& err_prev_before) {
+  const LaneMask<W> moved = post_step(sys, lt.t, lt.y, accept);
+  if (!any(moved)) return;
+  const LaneMask<W> finite = finite_lanes(lt.y);
+  for (int i = 0; i < W; ++i) {
+    if (!moved[i]) continue;
+    lt.dydt_valid[i] = false;
+    if (finite[i]) continue;
+    lt.status[i] = Status::non_finite;
+    lt.fail_time.set(i, lt.t[i]);
+    lt.h.set(i, h_before[i]);
+    lt.err_prev.set(i, err_prev_before[i]);
+  }
+}
+
 }  // namespace lane_step_detail
 
 template <int W, int N>
@@ -227,12 +305,23 @@ inline LaneEnd lane_step_size(LaneTrajectories<W, N>& lt, int i, double t_out,
 
 }  // namespace lane_step_detail
 
+// The events of the lanes' trajectories (step_lanes' last argument): none.
+// A lanes' events type (kernels/ensemble_lanes.hpp) gives
+//   bool active(int lane) const           whether this lane's trajectory has events
+//   template <class Tab> EventStepResult<double> step(int lane, tol, t0, y0, f0, t1, y1, f1) const
+// the latter integrate.hpp's events_after_step<Tab, false> for the lane's
+// trajectory: f1 = f(t1, y1) is given (the lanes evaluate it together).
+struct NoLaneEvents {};
+
 // One attempted step for every lane in `running` towards its t_out[i], as
 // one pass of integrate.hpp's advance_adaptive loop: a lane whose interval
 // ends (now, or before its step) leaves `running`, with why in ended[i].
-template <class Tab, class Sys, int W, int N>
+// With events, each accepted step's events run lane by lane, as the scalar
+// integrator runs them; a stop ends the lane's interval at the event.
+template <class Tab, class Sys, int W, int N, class Events = NoLaneEvents>
 inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W>& t_out,
-                       const IntegratorOptions& opt, bool* running, LaneEnd* ended) {
+                       const IntegratorOptions& opt, bool* running, LaneEnd* ended,
+                       const Events& events = Events()) {
   using L = Lanes<W>;
   const StepTolerance tol{opt.rtol, opt.atol};
   const double q = double(Tab::control_order);
@@ -277,11 +366,24 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
   Status stage_failure[W];
   lane_step_detail::rk_step_lanes<Tab>(sys, lt.t, lt.y, lt.dydt, hs, t1s, tol, y1, err, klast,
                                        stage_failure);
+  // with events and a tableau without a last stage at the step's end:
+  // f(t1, y1) for the events (and the next step's f0), on every lane
+  constexpr bool has_events = !std::is_same<Events, NoLaneEvents>::value;
+  Vec<L, N> f1;
+  LaneStatus<W> f1_status;
+  if constexpr (has_events) {
+    if constexpr (Tab::fsal) {
+      f1 = klast;
+    } else {
+      f1_status = sys(t1s, y1, f1);
+    }
+  }
   // per lane the step's outcome and its next step size (the scalar
   // integrator's control, glibc's pow included); the states of the lanes
   // that accept are then taken over as whole vectors (lane by lane, the
   // stores of single doubles stall the vector loads of the next step)
-  LaneMask<W> accept(false);
+  LaneMask<W> accept(false), evaluated_f1(false);
+  const L h_before = lt.h, err_prev_before = lt.err_prev;  // (a projection that fails)
   for (int i = 0; i < W; ++i) {
     if (!running[i]) continue;
     const double h = hs[i], e = err[i];
@@ -294,8 +396,17 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
     }
     lt.last_failure[i] = Status::ok;
     if (e <= 1.0) {
+      if constexpr (has_events) {
+        if (events.active(i)) {
+          // the step's events, before it is taken (a stop ends it earlier)
+          if (lane_step_detail::lane_events<Tab>(events, i, tol, lt, y1, f1, t1s[i],
+                                                 Tab::fsal ? Status::ok : f1_status[i]))
+            continue;
+          evaluated_f1.set(i, !Tab::fsal);
+        }
+      }
       accept.set(i, true);
-      lt.dydt_valid[i] = Tab::fsal;
+      lt.dydt_valid[i] = Tab::fsal || evaluated_f1[i];
       ++lt.steps[i];
       const double em = max_of(e, 1e-10);
       double fac = opt.safety * ::pow(em, -expo1) * ::pow(lt.err_prev[i], opt.pi_beta);
@@ -313,8 +424,12 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
   lt.t = select(accept, t1s, lt.t);
   for (int c = 0; c < N; ++c) {
     lt.y[c] = select(accept, y1[c], lt.y[c]);
-    if (Tab::fsal) lt.dydt[c] = select(accept, klast[c], lt.dydt[c]);  // f(t1, y1): the last stage
+    // f(t1, y1): the last stage, or evaluated for the events
+    if (Tab::fsal) lt.dydt[c] = select(accept, klast[c], lt.dydt[c]);
+    if constexpr (has_events && !Tab::fsal)
+      if (any(evaluated_f1)) lt.dydt[c] = select(evaluated_f1, f1[c], lt.dydt[c]);
   }
+  lane_step_detail::project_accepted(sys, lt, accept, h_before, err_prev_before);
 }
 
 // Advances the lanes in `active` (the others are left as they are) to their

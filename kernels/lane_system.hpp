@@ -16,6 +16,12 @@
 // result: the lanes never run the SVD for all W. Every other formulation is
 // evaluated lane by lane with its scalar System (correct, not faster).
 //
+// The drift projection after an accepted step (post_step, drift = project)
+// runs on the lanes the same way: the scalar code's Newton iterations with
+// M's and K's factors in lanes, a lane whose K is rank-deficient corrected
+// alone by the scalar pseudoinverse, each lane stopping where the scalar loop
+// stops.
+//
 // All lanes share the model's parameters (an ensemble with per-trajectory
 // parameters integrates one trajectory at a time). A lane's result depends
 // on its own state only, never on the other lanes: the lanes' math is
@@ -26,6 +32,7 @@
 
 #include "constrained_terms.hpp"
 #include "formulations/udwadia_kalaba.hpp"
+#include "fundamental.hpp"
 #include "lanes.hpp"
 
 namespace nholo {
@@ -189,6 +196,102 @@ inline LaneMask<W> udwadia_kalaba_cached_lanes(const typename Model::Params& p,
   return full && finite_lanes(qdd);
 }
 
+// weighted_correction (fundamental.hpp) on lanes: M = L L^T and K = W W^T
+// factored with the scalar code's arithmetic; a lane of `need` where K fails
+// the rank test is computed alone by the scalar weighted_correction (the
+// pseudoinverse of W by the Jacobi SVD). Returns the lanes where M is
+// positive definite (where the scalar function returns true).
+template <int W, int n, int k>
+inline LaneMask<W> weighted_correction_lanes(const Mat<Lanes<W>, n, n>& M,
+                                             const Mat<Lanes<W>, k, n>& A,
+                                             const Vec<Lanes<W>, k>& r, Vec<Lanes<W>, n>& delta,
+                                             const PinvOptions& opt, LaneMask<W> need) {
+  using L = Lanes<W>;
+  CholeskyFactor<L, n> Lf;
+  const LaneMask<W> chol = cholesky_factor_lanes(M, Lf, L(opt.chol_rtol));
+  const Mat<L, k, n> Wm = detail::lower_solve_rows(Lf, A);
+  LdltFactor<L, k> kf;
+  const LaneMask<W> full = gram_factor_lanes(detail::gram(Wm), kf, L(opt.gram_rtol));
+  delta = Lf.solve_upper(mul_transposed(Wm, kf.solve(r)));
+  const LaneMask<W> alone = need && chol && !full;
+  if (!any(alone)) return chol;
+  for (int i = 0; i < W; ++i) {
+    if (!alone[i]) continue;
+    Mat<double, n, n> Mi;
+    Mat<double, k, n> Ai;
+    Vec<double, k> ri;
+    Vec<double, n> di = Vec<double, n>::zero();  // (written: M is positive definite here)
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) Mi(a, b) = M(a, b)[i];
+    for (int l = 0; l < k; ++l) {
+      ri[l] = r[l][i];
+      for (int b = 0; b < n; ++b) Ai(l, b) = A(l, b)[i];
+    }
+    weighted_correction(Mi, Ai, ri, di, opt);
+    for (int a = 0; a < n; ++a) delta[a].set(i, di[a]);
+  }
+  return chol;
+}
+
+// drift_projection.hpp's project_rows on lanes, for the lanes in `live`:
+// each lane takes the scalar code's Newton iterations, stopping where the
+// scalar loop breaks (its residual within project_tol, or M not positive
+// definite), the others' corrections discarded by select. Returns the lanes
+// whose q or qd moved.
+template <class Model, int r, bool Velocity, int W>
+inline LaneMask<W> project_rows_lanes(const typename Model::Params& params, const EvalOptions& eval,
+                                      Lanes<W> t, Vec<Lanes<W>, Model::n>& q,
+                                      Vec<Lanes<W>, Model::n>& qd, LaneMask<W> live) {
+  using L = Lanes<W>;
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  LaneMask<W> moved(false);
+  for (int it = 0; it < eval.project_iterations; ++it) {
+    Mat<L, n, n> M;
+    Vec<L, n> F;
+    Mat<L, m, n> A;
+    Vec<L, m> b, res;
+    lagrangian_terms<Model>(params, q, qd, t, M, F);
+    constraint_terms<Model, L>(params, q, qd, t, A, b, Velocity ? nullptr : &res,
+                               Velocity ? &res : nullptr);
+    Mat<L, r, n> J;
+    Vec<L, r> g;
+    for (int l = 0; l < r; ++l) {
+      g[l] = res[l];
+      for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
+    }
+    live = live && norm_inf(g) > L(eval.project_tol);
+    if (!any(live)) break;
+    Vec<L, n> dx;
+    live = live && weighted_correction_lanes(M, J, g, dx, eval.pinv, live);
+    if (!any(live)) break;
+    Vec<L, n>& x = Velocity ? qd : q;
+    for (int j = 0; j < n; ++j) x[j] = select(live, x[j] - dx[j], x[j]);
+    moved = moved || live;
+  }
+  return moved;
+}
+
+// project_onto_constraints (drift_projection.hpp) on the lanes in `live`:
+// positions onto phi = 0, then velocities onto phidot = 0 and g = 0. Returns
+// the lanes where q or qd moved.
+template <class Model, int W>
+inline LaneMask<W> project_onto_constraints_lanes(const typename Model::Params& params,
+                                                  const EvalOptions& eval, Lanes<W> t,
+                                                  Vec<Lanes<W>, Model::n>& q,
+                                                  Vec<Lanes<W>, Model::n>& qd, LaneMask<W> live) {
+  constexpr int mp = Model::m_position;
+  constexpr int mpv = Model::m_position + Model::m_velocity;
+  LaneMask<W> moved(false);
+  if (eval.drift != DriftControl::project) return moved;
+  if constexpr (mpv > 0) {
+    if constexpr (mp > 0)
+      moved = project_rows_lanes<Model, mp, false>(params, eval, t, q, qd, live);
+    moved = project_rows_lanes<Model, mpv, true>(params, eval, t, q, qd, live) || moved;
+  }
+  return moved;
+}
+
 // the System's per-trajectory cache (a PreparedSystem's), if it has one
 template <class Sys, class = void>
 struct has_cache : std::false_type {};
@@ -256,6 +359,39 @@ struct LaneSystem {
       for (int c = 0; c < N; ++c) dydt[c].set(i, fi[c]);
     }
     return st;
+  }
+  // The drift projection (drift = project) after an accepted step, in the
+  // lanes of `accepted`: each the scalar System's post_step, on the lanes for
+  // the Udwadia–Kalaba formulation, lane by lane for the others. Returns the
+  // lanes whose state moved.
+  LaneMask<W> post_step(L t, Vec<L, N>& y, LaneMask<W> accepted) const {
+    if (lane[0].eval.drift != DriftControl::project) return LaneMask<W>(false);
+    if constexpr (lane_system_detail::runs_udwadia_kalaba_on_lanes<Sys>::value && n > 0 &&
+                  N == 2 * n) {
+      Vec<L, n> q, qd;
+      for (int c = 0; c < n; ++c) {
+        q[c] = y[c];
+        qd[c] = y[n + c];
+      }
+      const LaneMask<W> moved = lane_system_detail::project_onto_constraints_lanes<Model>(
+          lane[0].params, lane[0].eval, t, q, qd, accepted);
+      for (int c = 0; c < n; ++c) {
+        y[c] = q[c];
+        y[n + c] = qd[c];
+      }
+      return moved;
+    } else {
+      LaneMask<W> moved(false);
+      for (int i = 0; i < W; ++i) {
+        if (!accepted[i]) continue;
+        Vec<double, N> yi;
+        for (int c = 0; c < N; ++c) yi[c] = y[c][i];
+        if (!lane[i].post_step(t[i], yi)) continue;
+        moved.set(i, true);
+        for (int c = 0; c < N; ++c) y[c].set(i, yi[c]);
+      }
+      return moved;
+    }
   }
 };
 

@@ -3,7 +3,8 @@
 // launch by launch as the CPU backend's scheduler runs them. On models whose
 // right-hand side uses no sin, cos, ... of the state, every array is the
 // scalar one's to the bit, whatever the width and the order in which lanes
-// are refilled; on the coin (SLEEF's sin and cos) within rounding.
+// are refilled, with and without the drift projection; on the coin (SLEEF's
+// sin and cos) within rounding.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -142,8 +143,9 @@ struct Example3Ensemble {
   static constexpr int count = 37;
   Sys sys;
   std::vector<double> q0, qd0;
-  Example3Ensemble() {
+  explicit Example3Ensemble(DriftControl drift = DriftControl::none) {
     sys.params = default_params<Model>();
+    sys.eval.drift = drift;
     std::mt19937_64 rng(17);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (int i = 0; i < count; ++i) {
@@ -154,9 +156,37 @@ struct Example3Ensemble {
   }
 };
 
-template <Method M, int W>
-void compare_example3(int64_t launch_steps, int64_t max_steps, bool reversed) {
-  const Example3Ensemble e;
+// A block sliding on an inclined plane with Coulomb friction (a position
+// constraint, a nonideal force; no sin, cos, ... of the state), each state
+// 1e-6 off the plane and its rate off the plane's direction, so that the
+// projection moves every trajectory; some slide up and come to rest (the
+// friction's sign switches), some start at rest.
+struct InclineEnsemble {
+  using Model = models::InclineBlock;
+  using Sys = UdwadiaKalabaSystem<Model>;
+  static constexpr int count = 29;
+  Sys sys;
+  std::vector<double> q0, qd0;
+  explicit InclineEnsemble(DriftControl drift) {
+    sys.params = default_params<Model>();
+    sys.eval.drift = drift;
+    const double a = sys.params.angle;
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int i = 0; i < count; ++i) {
+      const double x = u(rng), s = i % 7 == 3 ? 0.0 : 2.0 * u(rng);
+      q0.insert(q0.end(), {x, x * std::tan(a) + 1e-6 * u(rng)});
+      qd0.insert(qd0.end(), {s * std::cos(a) + 1e-7 * u(rng), s * std::sin(a)});
+    }
+  }
+};
+
+// The ensemble e integrated by the scalar functor and in W lanes (the
+// trajectories in reversed order when `reversed`): every array the same bits.
+// Returns the lanes' slice.
+template <Method M, int W, class Ens>
+Slice<typename Ens::Sys> compare_lanes(const Ens& e, int64_t launch_steps, int64_t max_steps,
+                                       bool reversed) {
   IntegratorOptions opt;
   opt.method = M;
   opt.rtol = 1e-9;
@@ -166,14 +196,22 @@ void compare_example3(int64_t launch_steps, int64_t max_steps, bool reversed) {
   for (int k = 1; k <= 6; ++k) times.push_back(0.5 * k);
   std::vector<int64_t> order(e.count);
   for (int i = 0; i < e.count; ++i) order[i] = i;
-  Slice<Example3Ensemble::Sys> scalar(e.sys, opt, e.q0, e.qd0), lanes(e.sys, opt, e.q0, e.qd0);
-  scalar.window<M, 0>(e.sys, opt, times, launch_steps, order);
+  Slice<typename Ens::Sys> scalar(e.sys, opt, e.q0, e.qd0), lanes(e.sys, opt, e.q0, e.qd0);
+  scalar.template window<M, 0>(e.sys, opt, times, launch_steps, order);
   if (reversed) std::reverse(order.begin(), order.end());
-  lanes.window<M, W>(e.sys, opt, times, launch_steps, order);
+  lanes.template window<M, W>(e.sys, opt, times, launch_steps, order);
   expect_same_slices(scalar, lanes);
+  return lanes;
+}
+
+template <Method M, int W>
+void compare_example3(int64_t launch_steps, int64_t max_steps, bool reversed,
+                      DriftControl drift = DriftControl::none) {
+  const auto lanes =
+      compare_lanes<M, W>(Example3Ensemble(drift), launch_steps, max_steps, reversed);
   // the ensemble is heterogeneous: some trajectories ended early
   int ok = 0, ended = 0;
-  for (int32_t s : scalar.h.status) (s == 0 ? ok : ended) += 1;
+  for (int32_t s : lanes.h.status) (s == 0 ? ok : ended) += 1;
   EXPECT_GT(ok, 0);
   EXPECT_GT(ended, 0);
 }
@@ -190,6 +228,33 @@ TEST(EnsembleLanes, LaunchesOfAFewStepsAndTrajectoriesOutOfStepsGiveTheScalarBit
   compare_example3<Method::dopri5, 8>(7, 60, false);
   compare_example3<Method::dop853, 8>(5, 40, true);
   compare_example3<Method::dopri5, 1>(7, 60, true);
+}
+
+TEST(EnsembleLanes, TheDriftProjectionInLanesGivesTheScalarFunctorsBits) {
+  // example 3: velocity rows only, whose Gram matrix loses rank at rest in y
+  // and z (those lanes' corrections by the scalar pseudoinverse)
+  compare_example3<Method::dopri5, 8>(0, 100000, false, DriftControl::project);
+  compare_example3<Method::dop853, 4>(7, 60, true, DriftControl::project);
+  // the block on the plane: position and velocity rows
+  const auto projected =
+      compare_lanes<Method::dopri5, 8>(InclineEnsemble(DriftControl::project), 0, 100000, false);
+  compare_lanes<Method::dop853, 4>(InclineEnsemble(DriftControl::project), 5, 40, true);
+  // the projection moved the states: the plane holds to rounding with it,
+  // not without it
+  const auto free =
+      compare_lanes<Method::dopri5, 8>(InclineEnsemble(DriftControl::none), 0, 100000, false);
+  const double tan_a = std::tan(InclineEnsemble(DriftControl::none).sys.params.angle);
+  double worst_projected = 0, worst_free = 0;
+  constexpr int count = InclineEnsemble::count;  // the state: y[c count + i], c = x, y, xd, yd
+  for (int i = 0; i < count; ++i) {
+    const auto& y = projected.h.y;
+    const auto& yf = free.h.y;
+    EXPECT_EQ(projected.h.status[i], 0) << i;
+    worst_projected = std::max(worst_projected, std::fabs(y[count + i] - tan_a * y[i]));
+    worst_free = std::max(worst_free, std::fabs(yf[count + i] - tan_a * yf[i]));
+  }
+  EXPECT_LT(worst_projected, 1e-13);
+  EXPECT_GT(worst_free, 1e-7);
 }
 
 TEST(EnsembleLanes, TheRollingCoinInLanesAgreesWithTheScalarFunctorToRounding) {

@@ -103,15 +103,93 @@ TEST(SimdRuns, AModelWithoutTranscendentalFunctionsOfTheStateGivesTheScalarBits)
     return;
   }
   // Udwadia & Wanichanon's example 3: arithmetic only, its constraint loses
-  // rank where yd = zd = 0 (those lanes take the scalar code)
+  // rank where yd = zd = 0 (those lanes take the scalar code); without and
+  // with its example's drift projection. The block on the inclined plane
+  // (a position constraint and Coulomb friction) with its example's projection.
   const fs::path dir = nholo_test::temp_dir("nholo_simd", "example3");
-  write_file(dir / "c.toml",
-             nholo_test::read_text(fs::path(NHOLO_SOURCE_DIR) / "examples/udwadia_example3.toml"));
-  const std::string common = "--set integrator.drift=none --set ensemble.size=300 ";
-  ASSERT_EQ(run(dir, "lanes.h5", common).code, 0);
-  ASSERT_EQ(run(dir, "off.h5", common + "--set backend.simd=off").code, 0);
+  const fs::path examples = fs::path(NHOLO_SOURCE_DIR) / "examples";
+  write_file(dir / "c.toml", nholo_test::read_text(examples / "udwadia_example3.toml"));
+  write_file(dir / "block.toml", nholo_test::read_text(examples / "incline_block.toml"));
+  for (const char* drift : {"none", "project"}) {
+    const std::string common =
+        std::string("--set integrator.drift=") + drift + " --set ensemble.size=300 ";
+    ASSERT_EQ(run(dir, "lanes.h5", common).code, 0);
+    ASSERT_EQ(run(dir, "off.h5", common + "--set backend.simd=off").code, 0);
+    EXPECT_NE(root_attr(dir / "lanes.h5", "simd"), "off");
+    EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0) << drift;
+    fs::remove(dir / "lanes.h5");
+    fs::remove(dir / "off.h5");
+  }
+  const std::string block = "run -q block.toml --set ensemble.size=64 --set output.path=";
+  ASSERT_EQ(run_nholo(block + "lanes.h5", dir).code, 0);
+  ASSERT_EQ(run_nholo(block + "off.h5 --set backend.simd=off", dir).code, 0);
   EXPECT_NE(root_attr(dir / "lanes.h5", "simd"), "off");
   EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0);
+  fs::remove_all(dir);
+}
+
+// Events in the lanes (each accepted step's events lane by lane, as one
+// trajectory at a time runs them): the block on the inclined plane, which
+// slides up and comes to rest (arithmetic only: the scalar bits), with a
+// `record` event at every half metre of height, a `stop` event that ends
+// most trajectories at a height and a step limit per save interval that
+// ends those that come to rest before t = 0.7 (max_steps: the friction's
+// sign switches there), so that lanes are refilled around trajectories that
+// stopped, failed or ended early; DOPRI5 (f at the step's end is its
+// last stage) and DOP853 (f there evaluated for the events); then the coin's
+// events (SLEEF's sin and cos: the motion of `off` to rounding).
+TEST(SimdRuns, EventsInLanesGiveTheScalarBits) {
+  if (nholo::cpu_simd_isa() == nholo::SimdIsa::off) {
+    std::printf("SKIPPED: this CPU has no AVX2 + FMA: no SIMD lanes to test\n");
+    return;
+  }
+  const fs::path dir = nholo_test::temp_dir("nholo_simd", "events");
+  const fs::path examples = fs::path(NHOLO_SOURCE_DIR) / "examples";
+  std::string block = nholo_test::read_text(examples / "incline_block.toml");
+  block += R"toml(
+[[events]]
+name = "height"
+expr = "sin(2*pi*y)"
+direction = "both"
+action = "record"
+max_records = 6
+
+[[events]]
+name = "top"
+expr = "y - 1.2"
+direction = "up"
+action = "stop"
+max_records = 1
+)toml";
+  write_file(dir / "block.toml", block);
+  const std::string common =
+      "run -q block.toml --set ensemble.size=97 --set time.t_end=0.7 --set time.save_every=0.1 "
+      "--set integrator.max_steps=60 --set 'formulations=[\"udwadia_kalaba\"]' ";
+  for (const char* method : {"dopri5", "dop853"}) {
+    const std::string run_block = common + "--set integrator.method=" + method;
+    ASSERT_EQ(run_nholo(run_block + " --set output.path=lanes.h5", dir).code, 0);
+    ASSERT_EQ(run_nholo(run_block + " --set output.path=off.h5 --set backend.simd=off", dir).code,
+              0);
+    EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0) << method;
+    // the ensemble is heterogeneous: stopped, failed and whole trajectories
+    const nholo::h5::File f = nholo::h5::File::open_ro((dir / "lanes.h5").string());
+    const auto status = f.root().open_dataset("udwadia_kalaba/status").read<int32_t>();
+    const auto count = f.root().open_dataset("udwadia_kalaba/events/height/count").read<int32_t>();
+    int by_status[8] = {};
+    for (int32_t st : status) ++by_status[std::min<int32_t>(st, 7)];
+    EXPECT_GT(by_status[0], 0) << method;  // ok
+    EXPECT_GT(by_status[1], 0) << method;  // max_steps
+    EXPECT_GT(by_status[7], 0) << method;  // stopped by "top"
+    EXPECT_GT(*std::max_element(count.begin(), count.end()), 1) << method;
+    fs::remove(dir / "lanes.h5");
+    fs::remove(dir / "off.h5");
+  }
+  write_file(dir / "coin.toml", nholo_test::read_text(examples / "rolling_coin_events.toml"));
+  const std::string coin = "run -q coin.toml --set ensemble.size=40 --set time.t_end=8 ";
+  ASSERT_EQ(run_nholo(coin + "--set output.path=lanes.h5", dir).code, 0);
+  ASSERT_EQ(run_nholo(coin + "--set output.path=off.h5 --set backend.simd=off", dir).code, 0);
+  EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 1);  // the lanes did integrate lanes.h5
+  EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "1e-9"), 0);
   fs::remove_all(dir);
 }
 
@@ -119,7 +197,7 @@ TEST(SimdRuns, AModelWithoutTranscendentalFunctionsOfTheStateGivesTheScalarBits)
 // add-on (host/model_files/plugin_lanes_define.hpp): compiled once, then
 // cached; the same bits whatever the threads, launches and lane width; the
 // motion of `off` to rounding; nothing compiled for a run the lanes do not
-// integrate (a projection after steps).
+// integrate (RK4).
 TEST(SimdRuns, AModelFileIntegratesInTheLanesOfItsAddOn) {
   const nholo::SimdIsa best = nholo::cpu_simd_isa();
   if (best == nholo::SimdIsa::off) {
@@ -170,9 +248,11 @@ TEST(SimdRuns, AModelFileIntegratesInTheLanesOfItsAddOn) {
     }
     EXPECT_LT(worst / scale, 1e-11) << field;
   }
-  // a run the lanes do not integrate compiles no add-on
+  // a run the lanes do not integrate (RK4) compiles no add-on
   fs::remove_all(dir / "cache");
-  r = run_nholo("run c.toml --set integrator.drift=project --set output.path=p.h5", dir, env);
+  r = run_nholo(
+      "run c.toml --set integrator.method=rk4 --set integrator.dt=0.01 --set output.path=p.h5", dir,
+      env);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output.find("lane add-on"), std::string::npos) << r.output;
   fs::remove_all(dir);

@@ -149,10 +149,9 @@ class TypedCpuWindow final : public CpuWindow {
     lanes_(&r);
   }
   // the lanes integrate what kernels/ensemble_lanes.hpp's lanes_apply allows:
-  // an adaptive method, no events, no projection
+  // an adaptive method
   bool use_lanes(nholo_lanes::LaneEntry entry) override {
-    lanes_ =
-        lanes_apply(f_.opt.method, f_.arr.events != nullptr, f_.sys.eval.drift) ? entry : nullptr;
+    lanes_ = lanes_apply(f_.opt.method) ? entry : nullptr;
     return lanes_ != nullptr;
   }
 

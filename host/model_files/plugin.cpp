@@ -677,7 +677,7 @@ SimdIsa run_lane_isa(const RunConfig& cfg) {
   const auto& forms = cfg.formulations;
   if (cfg.device == BackendDevice::cuda ||
       std::find(forms.begin(), forms.end(), "udwadia_kalaba") == forms.end() ||
-      !lanes_apply(cfg.integrator.method, !cfg.events.empty(), cfg.eval.drift))
+      !lanes_apply(cfg.integrator.method))
     return SimdIsa::off;
   try {
     return resolve_simd(cfg.simd);

@@ -206,17 +206,16 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
   const bool lanes = f == "udwadia_kalaba" && (lane_row_.avx512 || lane_row_.avx2);
   if (lanes) fs.lanes = &lane_row_;
   const Method method = cfg.integrator.method;
-  const DriftControl drift = cfg.eval.drift;
-  fs.cpu_window = [t, sys, where, lanes, method, drift, bytes](
-                      const EnsembleArrays<double>& arr, int64_t count, const double* save_times,
-                      int ns) -> std::unique_ptr<CpuWindow> {
+  fs.cpu_window = [t, sys, where, lanes, method, bytes](const EnsembleArrays<double>& arr,
+                                                        int64_t count, const double* save_times,
+                                                        int ns) -> std::unique_ptr<CpuWindow> {
     const nholo_window_args_c a = window_args(arr, count, save_times, ns, true);
     nholo_window_c* w = nullptr;
     char e[kErrorSize] = "";
     if (t->window_open(sys.get(), &a, &w, e, sizeof e) != 0)
       throw std::runtime_error(where + ": " + e);
     std::vector<unsigned char> lane_window;
-    if (lanes && lanes_apply(method, arr.events != nullptr, drift)) {
+    if (lanes && lanes_apply(method)) {
       lane_window.resize(bytes);
       if (t->gpu_window(sys.get(), &a, lane_window.data(), bytes, e, sizeof e) != 0) {
         t->window_close(w);
