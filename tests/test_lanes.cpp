@@ -131,6 +131,29 @@ TEST(Lanes, MathAgreesWithTheCLibraryToTwoUlp) {
   }
 }
 
+// sin and cos share one sincos call per argument: the second of the pair
+// is read back from the thread's last call, only for the same bits
+TEST(Lanes, SinAndCosReadBackTheLastCallOnlyForTheSameArgumentBits) {
+  Lanes<4> x;
+  const double xv[4] = {0.0, 1.25, 40.5, -3.0};
+  for (int i = 0; i < 4; ++i) x.set(i, xv[i]);
+  Lanes<4> neg = x;
+  neg.set(0, -0.0);  // equal to 0.0 as a number, not as bits
+  const Lanes<4> c = cos(x), s = sin(x), s_neg = sin(neg), c_neg = cos(neg);
+  const Lanes<4> c_again = cos(x), s_again = sin(x);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_LE(ulp_distance(s[i], std::sin(xv[i])), 1) << i;
+    EXPECT_LE(ulp_distance(c[i], std::cos(xv[i])), 1) << i;
+    EXPECT_EQ(bits(s_again[i]), bits(s[i])) << i;
+    EXPECT_EQ(bits(c_again[i]), bits(c[i])) << i;
+    EXPECT_EQ(bits(c_neg[i]), bits(c[i])) << i;
+  }
+  // sin(-0) = -0: not the +0 of the call before, whose argument was +0
+  EXPECT_TRUE(std::signbit(s_neg[0]));
+  EXPECT_FALSE(std::signbit(s[0]));
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(bits(s_neg[i]), bits(s[i])) << i;
+}
+
 // Test systems written once for S = double and S = Lanes<W> (arithmetic and
 // sqrt only, so that lanes and scalar compute the same bits).
 Status status_of(const Vec<double, 2>& f) {
