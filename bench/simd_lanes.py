@@ -7,6 +7,7 @@ is reported, with the ratio to `off`.
 
   python3 bench/simd_lanes.py [--nholo build/nholo] [--threads 1] [--repeat 3]
                               [--size 20000] [--coins 100000] [--drift none|project]
+                              [--method dopri5|dop853|rk4 [--dt 0.01]]
 
 Systems: the built-in coin, skate and Appell's particle (the bench's systems,
 examples/*.toml, with --drift: `none` by default, `project` as the examples
@@ -23,7 +24,8 @@ in the coin's example: its built-in twin's factor is the goal) and
 --rattleback-size trajectories, spin rates drawn uniformly from the example's
 range, t = 0..10), whose plugins and lane add-ons are compiled
 by a first run outside the timing; then the issue's end-to-end
-case: --coins coins, t = 0..10, 101 saves of q, two threads. Prints a markdown
+case: --coins coins, t = 0..10, 101 saves of q, two threads. --method sets
+every system's integrator (DOPRI5 by default; rk4 with steps of --dt). Prints a markdown
 table; the CPU's vector units and the load are printed first (measure idle).
 """
 import argparse
@@ -97,15 +99,22 @@ def main():
                     help="coin_events: steps per save interval before status max_steps")
     ap.add_argument("--drift", choices=["none", "project"], default="none",
                     help="integrator.drift of every system (project: as the examples)")
+    ap.add_argument("--method", choices=["dopri5", "dop853", "rk4"], default="dopri5",
+                    help="integrator.method of every system")
+    ap.add_argument("--dt", type=float, default=0.01, help="rk4's step")
     ap.add_argument("--systems",
                     default="rolling_coin,skate,appell,coin_events,coin_file,rattleback,coins")
     a = ap.parse_args()
     print(f"CPU vector units: {' '.join(cpu_units()) or 'none'}; load: {os.getloadavg()[0]:.1f}; "
-          f"drift = {a.drift}")
+          f"drift = {a.drift}; method = {a.method}" + (f", dt = {a.dt}" if a.method == "rk4" else ""))
     print("| system | simd | compute s | wall s | vs off |")
     print("|---|---|---|---|---|")
-    common = ["--set", 'formulations=["udwadia_kalaba"]', "--set", f"integrator.drift={a.drift}",
-              "--set", "time.save_every=0.1", "--set", 'output.fields=["q"]']
+    method = ["--set", f"integrator.method={a.method}"]
+    if a.method == "rk4":
+        method += ["--set", f"integrator.dt={a.dt}"]
+    common = method + ["--set", 'formulations=["udwadia_kalaba"]',
+                       "--set", f"integrator.drift={a.drift}",
+                       "--set", "time.save_every=0.1", "--set", 'output.fields=["q"]']
     with tempfile.TemporaryDirectory() as d:
         systems = a.systems.split(",")
         for model in ("rolling_coin", "skate", "appell"):
@@ -126,9 +135,11 @@ def main():
             # of the coins at different times) to t = 8 with a step limit per
             # save interval that ends about a quarter (status max_steps)
             config = os.path.join(HERE, "examples", "rolling_coin_events.toml")
-            extra = ["--set", f"integrator.drift={a.drift}", "--set", f"ensemble.size={a.size // 4}",
-                     "--set", "time.t_end=8", "--set", f"integrator.max_steps={a.events_max_steps}",
-                     "--set", f"backend.threads={a.threads}"]
+            extra = method + ["--set", f"integrator.drift={a.drift}",
+                              "--set", f"ensemble.size={a.size // 4}",
+                              "--set", "time.t_end=8",
+                              "--set", f"integrator.max_steps={a.events_max_steps}",
+                              "--set", f"backend.threads={a.threads}"]
             label = f"coin_events, {a.size // 4}, {a.threads} thread"
             for row in measure(a.nholo, label, config, extra, a.repeat, d):
                 print(row, flush=True)

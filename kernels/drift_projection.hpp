@@ -11,6 +11,29 @@
 namespace nholo {
 
 namespace detail {
+// The terms of one Newton iteration of the projection at (q, qd): M, the
+// first r rows of A as J (the position constraints' Jacobian, or the
+// velocity-level rows' one) and their residuals as g. Shared by
+// project_rows and its lanes (kernels/lane_system.hpp).
+template <class Model, int r, bool Velocity, class S>
+NHOLO_HDI void projection_terms(const typename Model::Params& params, S t,
+                                const Vec<S, Model::n>& q, const Vec<S, Model::n>& qd,
+                                Mat<S, Model::n, Model::n>& M, Mat<S, r, Model::n>& J,
+                                Vec<S, r>& g) {
+  constexpr int n = Model::n;
+  constexpr int m = m_of<Model>;
+  Vec<S, n> F;
+  Mat<S, m, n> A;
+  Vec<S, m> b, res;
+  lagrangian_terms<Model>(params, q, qd, t, M, F);
+  constraint_terms<Model, S>(params, q, qd, t, A, b, Velocity ? nullptr : &res,
+                             Velocity ? &res : nullptr);
+  for (int l = 0; l < r; ++l) {
+    g[l] = res[l];
+    for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
+  }
+}
+
 // Newton iterations of the M-norm-minimal correction that drives the first
 // r constraint residuals to zero: the position ones phi by moving q
 // (Velocity = false), or the velocity ones (phidot, g) by moving qd
@@ -19,22 +42,12 @@ template <class Model, int r, bool Velocity, class S>
 NHOLO_HDI bool project_rows(const typename Model::Params& params, const EvalOptions& eval, S t,
                             Vec<S, Model::n>& q, Vec<S, Model::n>& qd) {
   constexpr int n = Model::n;
-  constexpr int m = m_of<Model>;
   bool moved = false;
   for (int it = 0; it < eval.project_iterations; ++it) {
     Mat<S, n, n> M;
-    Vec<S, n> F;
-    Mat<S, m, n> A;
-    Vec<S, m> b, res;
-    lagrangian_terms<Model>(params, q, qd, t, M, F);
-    constraint_terms<Model, S>(params, q, qd, t, A, b, Velocity ? nullptr : &res,
-                               Velocity ? &res : nullptr);
     Mat<S, r, n> J;
     Vec<S, r> g;
-    for (int l = 0; l < r; ++l) {
-      g[l] = res[l];
-      for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
-    }
+    projection_terms<Model, r, Velocity>(params, t, q, qd, M, J, g);
     if (!(norm_inf(g) > S(eval.project_tol))) break;
     Vec<S, n> dx;
     if (!weighted_correction(M, J, g, dx, eval.pinv)) break;

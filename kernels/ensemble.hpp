@@ -143,13 +143,6 @@ template <class Sys>
 struct running_exponents<Sys, std::void_t<decltype(Sys::exponents)>>
     : std::integral_constant<int, Sys::exponents> {};
 
-// Whether the CPU's SIMD lanes (kernels/ensemble_lanes.hpp) can integrate a
-// window: an adaptive method (the events and the drift projection after an
-// accepted step run in the lanes too).
-inline bool lanes_apply(Method method) {
-  return method == Method::dopri5 || method == Method::dop853;
-}
-
 template <class Sys>
 struct EnsembleWindow {
   using S = typename Sys::scalar;

@@ -14,12 +14,11 @@
 // one lane, not the other W - 1; each trajectory's result depends on it
 // alone, not on its lane or its neighbours.
 //
-// For the adaptive methods (DOPRI5, DOP853), with the events and the drift
-// projection after steps (each accepted step's events lane by lane, the
-// projection on the lanes); lanes_apply says whether a window qualifies, the
-// others run window.run<M>. Lanes share the model's parameters: a window with
-// per-trajectory parameters runs with W = 1 (lanes_width), so that a
-// trajectory computes the same bits in a sweep as in a run of its own.
+// Every method (DOPRI5, DOP853 and the fixed-step RK4), with the events and
+// the drift projection after steps (each accepted step's events lane by
+// lane, the projection on the lanes). Lanes share the model's parameters: a
+// window with per-trajectory parameters runs with W = 1 (lanes_width), so
+// that a trajectory computes the same bits in a sweep as in a run of its own.
 #pragma once
 
 #include <stdint.h>
@@ -33,12 +32,6 @@
 
 namespace nholo {
 
-// Whether the lanes can integrate this window with method M: an adaptive
-// method (per-trajectory parameters: lanes_width).
-template <class Sys>
-inline bool lanes_apply(const EnsembleWindow<Sys>& /*w*/, Method method) {
-  return lanes_apply(method);
-}
 // the lanes a window runs with: W, or 1 where the parameters vary per trajectory
 template <class Sys>
 inline int lanes_width(const EnsembleWindow<Sys>& w, int W) {
@@ -50,6 +43,10 @@ namespace ensemble_lanes_detail {
 template <Method M>
 struct TableauOf {
   using type = TableauDopri5;
+};
+template <>
+struct TableauOf<Method::rk4> {
+  using type = TableauRK4;  // (step_lanes_fixed)
 };
 template <>
 struct TableauOf<Method::dop853> {
@@ -211,10 +208,16 @@ inline void run_window_lanes(const EnsembleWindow<Sys>& win, const int64_t* idx,
   LaneEnd ended[W];
   const typename ensemble_lanes_detail::LanePool<Sys, W>::Events events{&pool};
   while (any) {
-    if (win.arr.events)
+    if constexpr (M == Method::rk4) {
+      if (win.arr.events)
+        step_lanes_fixed(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended, events);
+      else
+        step_lanes_fixed(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended);
+    } else if (win.arr.events) {
       step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended, events);
-    else
+    } else {
       step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended);
+    }
     any = false;
     for (int lane = 0; lane < W; ++lane) {
       if (pool.slot[lane] < 0) continue;

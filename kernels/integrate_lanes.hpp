@@ -2,7 +2,8 @@
 // the lanes of one core's vector unit (kernels/lanes.hpp), each with its own
 // step size, accept/reject decision, output time, step counts and status:
 // the adaptive integrator of integrate.hpp (detail::advance_adaptive) with
-// every decision taken per lane. CPU only.
+// every decision taken per lane, and its fixed-step RK4 (detail::
+// advance_fixed: step_lanes_fixed). CPU only.
 //
 //   LaneTrajectories<W, N> lt = start_lanes<W, N>(t0, y0, opt);
 //   advance_lanes<TableauDopri5>(sys, lt, t_out, opt, active);   // to t_out[i]
@@ -22,8 +23,8 @@
 // After an accepted step the lane system's post_step (a drift projection:
 // LaneSystem::post_step) may move the lanes' states, as the scalar System's
 // post_step does in integrate.hpp; a step's events (step_lanes' Events) run
-// lane by lane after it is accepted, as in integrate.hpp. Not here: RK4 and
-// the Lyapunov tangent (the scalar loop of integrate.hpp serves those).
+// lane by lane after it is accepted, as in integrate.hpp. Not here: the
+// Lyapunov tangent (the scalar loop of integrate.hpp serves it).
 #pragma once
 
 #include <stdint.h>
@@ -81,10 +82,12 @@ inline TrajectoryState<double, N> lane_state(const LaneTrajectories<W, N>& lt, i
   return ts;
 }
 
-// The scalar state ts into lane i of lt (a new trajectory taking a free lane).
+// The scalar state ts into lane i of lt, the lane's output interval
+// (interval_start, call_left, last_failure) left as it is: a scalar function
+// of integrate.hpp applied to the lane's state (lane_state) written back.
 template <int W, int N>
-inline void set_lane_state(LaneTrajectories<W, N>& lt, int i,
-                           const TrajectoryState<double, N>& ts) {
+inline void set_lane_trajectory(LaneTrajectories<W, N>& lt, int i,
+                                const TrajectoryState<double, N>& ts) {
   for (int c = 0; c < N; ++c) {
     lt.y[c].set(i, ts.y[c]);
     lt.dydt[c].set(i, ts.dydt[c]);
@@ -97,6 +100,14 @@ inline void set_lane_state(LaneTrajectories<W, N>& lt, int i,
   lt.rejected[i] = ts.rejected;
   lt.status[i] = ts.status;
   lt.dydt_valid[i] = ts.dydt_valid;
+}
+
+// The scalar state ts into lane i of lt (a new trajectory taking a free
+// lane), its output interval begun anew.
+template <int W, int N>
+inline void set_lane_state(LaneTrajectories<W, N>& lt, int i,
+                           const TrajectoryState<double, N>& ts) {
+  set_lane_trajectory(lt, i, ts);
   lt.interval_start[i] = ts.steps + ts.rejected;
   lt.call_left[i] = -1;
   lt.last_failure[i] = Status::ok;
@@ -137,7 +148,6 @@ inline void rk_step_lanes(const Sys& sys, Lanes<W> t, const Vec<Lanes<W>, N>& y,
                           Vec<Lanes<W>, N>& k_last, Status* first_failure) {
   using L = Lanes<W>;
   constexpr int s = Tab::stages;
-  static_assert(Tab::error_order > 0, "lanes: the adaptive tableaus (RK4 to come)");
   constexpr int explicit_stages = Tab::fsal ? s - 1 : s;
   Vec<L, N> k[s];
   k[0] = k0;
@@ -159,8 +169,12 @@ inline void rk_step_lanes(const Sys& sys, Lanes<W> t, const Vec<Lanes<W>, N>& y,
     note_y1();
     note(sys(t1, y1, k[s - 1]));
     k_last = k[s - 1];
+  } else if constexpr (Tab::error_order == 0) {
+    k_last = k[s - 1];  // a fixed-step tableau's last stage (rk_step.hpp)
   }
-  if constexpr (!Tab::two_estimates) {
+  if constexpr (Tab::error_order == 0) {
+    err = L(0.0);
+  } else if constexpr (!Tab::two_estimates) {
     L sum(0.0);
     for (int c = 0; c < N; ++c) {
       const L e = detail::weighted_sum<Tab, 1, 0, s>(L(0.0), k, c);
@@ -205,19 +219,20 @@ inline LaneMask<W> post_step(const Sys& sys, Lanes<W> t, Vec<Lanes<W>, N>& y,
   }
 }
 
-// The events of lane i's accepted step from (t, y, dydt) to (t1, y1, f1)
+// The events of lane i's accepted step from (t, y, f0) to (t1, y1, f1)
 // (f1_status: why f1 could not be evaluated, ok when it was), as
-// advance_adaptive runs them; true when they end the lane's interval
+// advance_adaptive and advance_fixed run them; true when they end the lane's interval
 // (detail::end_at_event: at a stop, in the event's state, or at the step's
 // end where f1 failed), the lane's state then set and the step not taken.
 template <class Tab, class Events, int W, int N>
 inline bool lane_events(const Events& events, int i, const StepTolerance& tol,
-                        LaneTrajectories<W, N>& lt, const Vec<Lanes<W>, N>& y1,
-                        const Vec<Lanes<W>, N>& f1, double t1, Status f1_status) {
+                        LaneTrajectories<W, N>& lt, const Vec<Lanes<W>, N>& f0,
+                        const Vec<Lanes<W>, N>& y1, const Vec<Lanes<W>, N>& f1, double t1,
+                        Status f1_status) {
   Vec<double, N> y0i, f0i, y1i, f1i;
   for (int c = 0; c < N; ++c) {
     y0i[c] = lt.y[c][i];
-    f0i[c] = lt.dydt[c][i];
+    f0i[c] = f0[c][i];
     y1i[c] = y1[c][i];
     f1i[c] = f1[c][i];
   }
@@ -225,12 +240,10 @@ inline bool lane_events(const Events& events, int i, const StepTolerance& tol,
   if (f1_status == Status::ok)
     r = events.template step<Tab>(i, tol, lt.t[i], y0i, f0i, t1, y1i, f1i);
   if (r.status == Status::ok) return false;
-  const Vec<double, N>& y_end = r.status == Status::event ? y0i : y1i;
-  for (int c = 0; c < N; ++c) lt.y[c].set(i, y_end[c]);
-  lt.t.set(i, r.t_stop);
-  ++lt.steps[i];
-  lt.status[i] = r.status;
-  lt.fail_time.set(i, r.t_stop);
+  TrajectoryState<double, N> ts = lane_state(lt, i);
+  ts.y = y0i;  // (a stop's state: the events wrote it there)
+  detail::end_at_event(ts, r, y1i);
+  set_lane_trajectory(lt, i, ts);
   return true;
 }
 
@@ -303,6 +316,29 @@ inline LaneEnd lane_step_size(LaneTrajectories<W, N>& lt, int i, double t_out,
   return LaneEnd::running;
 }
 
+// The step each lane in `running` tries next, by step_size(i, h, t1) (it
+// returns why the lane's interval ends, or running): its h and t1 into hs
+// and t1s; a lane whose interval ends leaves `running`. False: none steps.
+template <int W, class StepSize>
+inline bool gather_steps(bool* running, LaneEnd* ended, Lanes<W>& hs, Lanes<W>& t1s,
+                         const StepSize& step_size) {
+  bool any_running = false;
+  for (int i = 0; i < W; ++i) {
+    ended[i] = LaneEnd::running;
+    if (!running[i]) continue;
+    double h = 0.0, t1 = 0.0;
+    ended[i] = step_size(i, h, t1);
+    if (ended[i] != LaneEnd::running) {
+      running[i] = false;
+      continue;
+    }
+    hs.set(i, h);
+    t1s.set(i, t1);
+    any_running = true;
+  }
+  return any_running;
+}
+
 }  // namespace lane_step_detail
 
 // The events of the lanes' trajectories (step_lanes' last argument): none.
@@ -327,24 +363,14 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
   const double q = double(Tab::control_order);
   const double expo1 = 1.0 / q - 0.75 * opt.pi_beta;
   L hs = lt.h, t1s = lt.t;
-  bool truncated[W];
-  bool any_running = false, need_f0 = false;
-  for (int i = 0; i < W; ++i) {
-    ended[i] = LaneEnd::running;
-    truncated[i] = false;
-    if (!running[i]) continue;
-    double h = 0.0, t1 = 0.0;
-    ended[i] = lane_step_detail::lane_step_size(lt, i, t_out[i], opt, h, t1, truncated[i]);
-    if (ended[i] != LaneEnd::running) {
-      running[i] = false;
-      continue;
-    }
-    hs.set(i, h);
-    t1s.set(i, t1);
-    any_running = true;
-    need_f0 = need_f0 || !lt.dydt_valid[i];
-  }
+  bool truncated[W] = {};
+  const bool any_running =
+      lane_step_detail::gather_steps(running, ended, hs, t1s, [&](int i, double& h, double& t1) {
+        return lane_step_detail::lane_step_size(lt, i, t_out[i], opt, h, t1, truncated[i]);
+      });
   if (!any_running) return;
+  bool need_f0 = false;
+  for (int i = 0; i < W; ++i) need_f0 = need_f0 || (running[i] && !lt.dydt_valid[i]);
   if (need_f0) {
     Vec<L, N> f0;
     const LaneStatus<W> st = sys(lt.t, lt.y, f0);
@@ -399,7 +425,7 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
       if constexpr (has_events) {
         if (events.active(i)) {
           // the step's events, before it is taken (a stop ends it earlier)
-          if (lane_step_detail::lane_events<Tab>(events, i, tol, lt, y1, f1, t1s[i],
+          if (lane_step_detail::lane_events<Tab>(events, i, tol, lt, lt.dydt, y1, f1, t1s[i],
                                                  Tab::fsal ? Status::ok : f1_status[i]))
             continue;
           evaluated_f1.set(i, !Tab::fsal);
@@ -430,6 +456,99 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
       if (any(evaluated_f1)) lt.dydt[c] = select(evaluated_f1, f1[c], lt.dydt[c]);
   }
   lane_step_detail::project_accepted(sys, lt, accept, h_before, err_prev_before);
+}
+
+namespace lane_step_detail {
+
+// The step lane i takes next with the fixed-step method, or why its
+// interval ends before one: the tests at the top of integrate.hpp's
+// advance_fixed loop, in its order (steps of opt.dt, the last one shortened
+// to land on t_out).
+template <int W, int N>
+inline LaneEnd lane_fixed_step_size(LaneTrajectories<W, N>& lt, int i, double t_out,
+                                    const IntegratorOptions& opt, double& h, double& t1) {
+  const double t = lt.t[i];
+  if (lt.status[i] != Status::ok || !(t < t_out)) return LaneEnd::done;
+  if (lt.call_left[i] == 0) return LaneEnd::spent;  // integrate.hpp's call_spent
+  if (lt.call_left[i] > 0) --lt.call_left[i];
+  if (lt.steps[i] + lt.rejected[i] - lt.interval_start[i] >= opt.max_steps) {
+    lt.status[i] = Status::max_steps;
+    lt.fail_time.set(i, t);
+    return LaneEnd::done;
+  }
+  h = opt.dt;
+  const bool landing = t + h >= t_out - 1e-12 * h;
+  if (landing) h = t_out - t;
+  t1 = landing ? t_out : t + h;
+  return LaneEnd::running;
+}
+
+// lane i's interval ends with status st at its current time (detail::fail)
+template <int W, int N>
+inline void end_lane(LaneTrajectories<W, N>& lt, int i, Status st, bool* running, LaneEnd* ended) {
+  lt.status[i] = st;
+  lt.fail_time.set(i, lt.t[i]);
+  running[i] = false;
+  ended[i] = LaneEnd::done;
+}
+
+}  // namespace lane_step_detail
+
+// One step of classical RK4 for every lane in `running` towards its
+// t_out[i], as one pass of integrate.hpp's advance_fixed loop: f at the
+// step's start evaluated anew (no FSAL), no error estimate or step-size
+// control; the events of the step lane by lane, then the drift projection.
+// A lane whose interval ends (now, or before its step) leaves `running`,
+// with why in ended[i]. The lanes' h, err_prev and dydt are not touched, as
+// the scalar fixed-step loop leaves the trajectory's.
+template <class Sys, int W, int N, class Events = NoLaneEvents>
+inline void step_lanes_fixed(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W>& t_out,
+                             const IntegratorOptions& opt, bool* running, LaneEnd* ended,
+                             const Events& events = Events()) {
+  using L = Lanes<W>;
+  using Tab = TableauRK4;
+  const StepTolerance tol{opt.rtol, opt.atol};
+  L hs(opt.dt), t1s = lt.t;
+  const bool any_running =
+      lane_step_detail::gather_steps(running, ended, hs, t1s, [&](int i, double& h, double& t1) {
+        return lane_step_detail::lane_fixed_step_size(lt, i, t_out[i], opt, h, t1);
+      });
+  if (!any_running) return;
+  Vec<L, N> k0, y1, klast;
+  const LaneStatus<W> st0 = sys(lt.t, lt.y, k0);
+  for (int i = 0; i < W; ++i)
+    if (running[i] && st0[i] != Status::ok)
+      lane_step_detail::end_lane(lt, i, st0[i], running, ended);
+  L err;
+  Status stage_failure[W];
+  lane_step_detail::rk_step_lanes<Tab>(sys, lt.t, lt.y, k0, hs, t1s, tol, y1, err, klast,
+                                       stage_failure);
+  LaneMask<W> accept(false);
+  for (int i = 0; i < W; ++i) {
+    if (!running[i]) continue;
+    if (stage_failure[i] != Status::ok) {
+      lane_step_detail::end_lane(lt, i, stage_failure[i], running, ended);
+      continue;
+    }
+    // the events' end slope: the last stage (integrate.hpp's advance_fixed)
+    if constexpr (!std::is_same<Events, NoLaneEvents>::value) {
+      if (events.active(i) &&
+          lane_step_detail::lane_events<Tab>(events, i, tol, lt, k0, y1, klast, t1s[i], Status::ok))
+        continue;
+    }
+    accept.set(i, true);
+    ++lt.steps[i];
+  }
+  if (!any(accept)) return;
+  lt.t = select(accept, t1s, lt.t);
+  for (int c = 0; c < N; ++c) lt.y[c] = select(accept, y1[c], lt.y[c]);
+  // y1 is finite (rk_step_lanes): only a projection can spoil the state
+  const LaneMask<W> moved = lane_step_detail::post_step(sys, lt.t, lt.y, accept);
+  if (!any(moved)) return;
+  const LaneMask<W> finite = finite_lanes(lt.y);
+  for (int i = 0; i < W; ++i)
+    if (moved[i] && !finite[i])
+      lane_step_detail::end_lane(lt, i, Status::non_finite, running, ended);
 }
 
 // Advances the lanes in `active` (the others are left as they are) to their

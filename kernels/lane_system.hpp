@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "constrained_terms.hpp"
+#include "drift_projection.hpp"
 #include "formulations/udwadia_kalaba.hpp"
 #include "fundamental.hpp"
 #include "lanes.hpp"
@@ -244,22 +245,12 @@ inline LaneMask<W> project_rows_lanes(const typename Model::Params& params, cons
                                       Vec<Lanes<W>, Model::n>& qd, LaneMask<W> live) {
   using L = Lanes<W>;
   constexpr int n = Model::n;
-  constexpr int m = m_of<Model>;
   LaneMask<W> moved(false);
   for (int it = 0; it < eval.project_iterations; ++it) {
     Mat<L, n, n> M;
-    Vec<L, n> F;
-    Mat<L, m, n> A;
-    Vec<L, m> b, res;
-    lagrangian_terms<Model>(params, q, qd, t, M, F);
-    constraint_terms<Model, L>(params, q, qd, t, A, b, Velocity ? nullptr : &res,
-                               Velocity ? &res : nullptr);
     Mat<L, r, n> J;
     Vec<L, r> g;
-    for (int l = 0; l < r; ++l) {
-      g[l] = res[l];
-      for (int j = 0; j < n; ++j) J(l, j) = A(l, j);
-    }
+    detail::projection_terms<Model, r, Velocity>(params, t, q, qd, M, J, g);
     live = live && norm_inf(g) > L(eval.project_tol);
     if (!any(live)) break;
     Vec<L, n> dx;

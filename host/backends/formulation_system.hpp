@@ -148,10 +148,10 @@ class TypedCpuWindow final : public CpuWindow {
         lane_run(&f_, sizeof f_, f_.opt.method, idx, n, launch_steps, finished);
     lanes_(&r);
   }
-  // the lanes integrate what kernels/ensemble_lanes.hpp's lanes_apply allows:
-  // an adaptive method
+  // the lanes integrate every method (kernels/ensemble_lanes.hpp); a null
+  // entry: one trajectory at a time
   bool use_lanes(nholo_lanes::LaneEntry entry) override {
-    lanes_ = lanes_apply(f_.opt.method) ? entry : nullptr;
+    lanes_ = entry;
     return lanes_ != nullptr;
   }
 

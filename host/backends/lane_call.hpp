@@ -23,6 +23,8 @@ void run_lanes_of_width(const nholo_lane_run_c* r) {
   memcpy(static_cast<void*>(&w), r->window, sizeof w);
   if (r->method == static_cast<int>(Method::dop853))
     run_window_lanes<Method::dop853, W>(w, r->idx, r->n, r->launch_steps, r->finished);
+  else if (r->method == static_cast<int>(Method::rk4))
+    run_window_lanes<Method::rk4, W>(w, r->idx, r->n, r->launch_steps, r->finished);
   else
     run_window_lanes<Method::dopri5, W>(w, r->idx, r->n, r->launch_steps, r->finished);
 }

@@ -676,8 +676,7 @@ const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, S
 SimdIsa run_lane_isa(const RunConfig& cfg) {
   const auto& forms = cfg.formulations;
   if (cfg.device == BackendDevice::cuda ||
-      std::find(forms.begin(), forms.end(), "udwadia_kalaba") == forms.end() ||
-      !lanes_apply(cfg.integrator.method))
+      std::find(forms.begin(), forms.end(), "udwadia_kalaba") == forms.end())
     return SimdIsa::off;
   try {
     return resolve_simd(cfg.simd);

@@ -139,10 +139,9 @@ const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, S
 
 // The instruction set whose lane add-on a run of cfg uses on a CPU backend
 // (backend.simd resolved on this CPU): off when the run asks for the CUDA
-// backend, has no Udwadia–Kalaba formulation or integrates what the lanes do
-// not (kernels/ensemble.hpp lanes_apply: RK4), and when
-// backend.simd names an instruction set this CPU lacks (the device's choice
-// refuses the run with the reason).
+// backend or has no Udwadia–Kalaba formulation, and when backend.simd names
+// an instruction set this CPU lacks (the device's choice refuses the run
+// with the reason).
 SimdIsa run_lane_isa(const RunConfig& cfg);
 
 // A plugin file built outside the cache (CMake's nholo_add_model): loaded

@@ -215,7 +215,7 @@ std::unique_ptr<DeviceEnsemble> PluginModelRuntime::make_formulation(
     if (t->window_open(sys.get(), &a, &w, e, sizeof e) != 0)
       throw std::runtime_error(where + ": " + e);
     std::vector<unsigned char> lane_window;
-    if (lanes && lanes_apply(method)) {
+    if (lanes) {
       lane_window.resize(bytes);
       if (t->gpu_window(sys.get(), &a, lane_window.data(), bytes, e, sizeof e) != 0) {
         t->window_close(w);
