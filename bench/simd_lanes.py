@@ -25,7 +25,8 @@ in the coin's example: its built-in twin's factor is the goal) and
 range, t = 0..10), whose plugins and lane add-ons are compiled
 by a first run outside the timing; then the issue's end-to-end
 case: --coins coins, t = 0..10, 101 saves of q, two threads. --method sets
-every system's integrator (DOPRI5 by default; rk4 with steps of --dt). Prints a markdown
+every system's integrator (default: each example's own, DOP853 for the
+skate, DOPRI5 for the others; rk4 with steps of --dt). Prints a markdown
 table; the CPU's vector units and the load are printed first (measure idle).
 """
 import argparse
@@ -99,17 +100,18 @@ def main():
                     help="coin_events: steps per save interval before status max_steps")
     ap.add_argument("--drift", choices=["none", "project"], default="none",
                     help="integrator.drift of every system (project: as the examples)")
-    ap.add_argument("--method", choices=["dopri5", "dop853", "rk4"], default="dopri5",
-                    help="integrator.method of every system")
+    ap.add_argument("--method", choices=["dopri5", "dop853", "rk4"], default=None,
+                    help="integrator.method of every system (default: each example's own)")
     ap.add_argument("--dt", type=float, default=0.01, help="rk4's step")
     ap.add_argument("--systems",
                     default="rolling_coin,skate,appell,coin_events,coin_file,rattleback,coins")
     a = ap.parse_args()
     print(f"CPU vector units: {' '.join(cpu_units()) or 'none'}; load: {os.getloadavg()[0]:.1f}; "
-          f"drift = {a.drift}; method = {a.method}" + (f", dt = {a.dt}" if a.method == "rk4" else ""))
+          f"drift = {a.drift}; method = {a.method or 'the examples'}"
+          + (f", dt = {a.dt}" if a.method == "rk4" else ""))
     print("| system | simd | compute s | wall s | vs off |")
     print("|---|---|---|---|---|")
-    method = ["--set", f"integrator.method={a.method}"]
+    method = ["--set", f"integrator.method={a.method}"] if a.method else []
     if a.method == "rk4":
         method += ["--set", f"integrator.dt={a.dt}"]
     common = method + ["--set", 'formulations=["udwadia_kalaba"]',
