@@ -44,6 +44,8 @@
 // so (GCC's `const`), repeated calls on the same lanes within one inlined
 // right-hand side are made once (the coin: 4 sin and 4 cos calls per
 // evaluation became 1 and 1). The same bits: the same function, called less.
+// (sin and cos of lanes are one sincos, whose pair comes back through memory
+// and is not merged so: it is remembered instead, below.)
 // The scalar FMA variants (d1 purecfma) are declared by sleef.h only where
 // it is compiled with AVX2; the library exports them on every x86-64
 // (software fma() on machines without FMA: slower, the same bits), so they
@@ -55,12 +57,12 @@ extern "C" {
 #pragma GCC diagnostic ignored "-Wignored-qualifiers"
 #define NHOLO_SLEEF_PURE_1(fn, T, v) const T Sleef_finz_##fn##v(T) __attribute__((const));
 #define NHOLO_SLEEF_PURE_2(fn, T, v) const T Sleef_finz_##fn##v(T, T) __attribute__((const));
-#define NHOLO_SLEEF_PURE(T, v)                                                                    \
-  NHOLO_SLEEF_PURE_1(sin, T, v) NHOLO_SLEEF_PURE_1(cos, T, v) NHOLO_SLEEF_PURE_1(tan, T, v)       \
-  NHOLO_SLEEF_PURE_1(exp, T, v) NHOLO_SLEEF_PURE_1(log, T, v) NHOLO_SLEEF_PURE_1(atan, T, v)      \
-  NHOLO_SLEEF_PURE_1(asin, T, v) NHOLO_SLEEF_PURE_1(acos, T, v) NHOLO_SLEEF_PURE_1(sinh, T, v)    \
-  NHOLO_SLEEF_PURE_1(cosh, T, v) NHOLO_SLEEF_PURE_1(tanh, T, v) NHOLO_SLEEF_PURE_2(atan2, T, v)   \
-  NHOLO_SLEEF_PURE_2(pow, T, v)
+#define NHOLO_SLEEF_PURE(T, v)                                                                     \
+  NHOLO_SLEEF_PURE_1(tan, T, v)                                                                    \
+  NHOLO_SLEEF_PURE_1(exp, T, v) NHOLO_SLEEF_PURE_1(log, T, v) NHOLO_SLEEF_PURE_1(atan, T, v)       \
+      NHOLO_SLEEF_PURE_1(asin, T, v) NHOLO_SLEEF_PURE_1(acos, T, v) NHOLO_SLEEF_PURE_1(sinh, T, v) \
+          NHOLO_SLEEF_PURE_1(cosh, T, v) NHOLO_SLEEF_PURE_1(tanh, T, v)                            \
+              NHOLO_SLEEF_PURE_2(atan2, T, v) NHOLO_SLEEF_PURE_2(pow, T, v)
 #define NHOLO_SLEEF_PURE_SINCOS(T2, T, v) const T2 Sleef_finz_sincos##v(T) __attribute__((const));
 NHOLO_SLEEF_PURE(double, d1_u10purecfma)
 NHOLO_SLEEF_PURE_SINCOS(Sleef_double_2, double, d1_u10purecfma)
