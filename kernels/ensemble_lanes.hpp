@@ -161,16 +161,31 @@ struct LanePool {
   }
 
   // step_lanes' events (integrate_lanes.hpp): each lane's trajectory's, as
-  // window.run's advance_to runs them
+  // window.run's advance_to runs them, the event functions' values at the
+  // step's end evaluated for all lanes at once (lane_events.hpp)
   struct Events {
     const LanePool* pool;
     bool active(int lane) const { return pool->events_of(lane).active(); }
-    template <class Tab>
+    bool evaluate_ends(const Lanes<W>& t1, const Vec<Lanes<W>, N>& y1, const Vec<Lanes<W>, N>& f1,
+                       LaneEventEnds<W>& ends) const {
+      const EnsembleArrays<double>& a = pool->win.arr;
+      // varied parameters: one lane (run_window_lanes), lane 0's trajectory's
+      if (a.params && (W > 1 || pool->slot[0] < 0)) return false;
+      const double* varied = a.params ? a.params + pool->idx[pool->slot[0]] : nullptr;
+      evaluate_event_ends(*a.events, Sys::n, t1, y1, f1, varied, pool->win.count, ends);
+      return true;
+    }
+    template <class Given>
+    bool quiet_step(int lane, double h, const Given& given) const {
+      return pool->events_of(lane).quiet_step(h, given);
+    }
+    template <class Tab, class... Given>
     detail::EventStepResult<double> step(int lane, const StepTolerance& tol, double t0,
                                          Vec<double, N>& y0, const Vec<double, N>& f0, double t1,
-                                         const Vec<double, N>& y1, Vec<double, N>& f1) const {
+                                         const Vec<double, N>& y1, Vec<double, N>& f1,
+                                         const Given&... given) const {
       return detail::events_after_step<Tab, false>(pool->sys.lane[lane], pool->events_of(lane), tol,
-                                                   t0, y0, f0, t1, y1, f1);
+                                                   t0, y0, f0, t1, y1, f1, given...);
     }
   };
 

@@ -112,7 +112,8 @@ struct EventArrayState {
   NHOLO_HDI S rate(int i) const { return a->qd[i]; }
 };
 
-// x^y in an event function (and on dual numbers: below)
+// x^y in an event function (and on dual numbers: below; on the CPU's lanes:
+// kernels/lane_events.hpp)
 template <class S>
 NHOLO_HDI S event_pow(const S& x, const S& y) {
   return pow(x, y);
@@ -130,6 +131,13 @@ NHOLO_HDI Dual<T, K> event_pow(const Dual<T, K>& x, const Dual<T, K>& y) {
     r.d[k] =
         (x.d[k] == T(0) ? T(0) : dx * x.d[k]) + (y.d[k] == T(0) ? T(0) : r.v * log(x.v) * y.d[k]);
   return r;
+}
+
+// sign(x) in an event function: 1, 0 or -1 (0 for NaN), no derivative (on
+// the CPU's lanes: kernels/lane_events.hpp)
+template <class S>
+NHOLO_HDI S event_sign(const S& x) {
+  return S((x > S(0)) - (x < S(0)));
 }
 
 // g at time t of the state st (st.coord(i), st.rate(i): only the components
@@ -171,7 +179,7 @@ NHOLO_HDI S event_value_of(const EventFunction& f, S t, const State& st, const d
       case EventOp::cosh: x = cosh(x); break;
       case EventOp::tanh: x = tanh(x); break;
       case EventOp::abs: x = fabs(x); break;
-      case EventOp::sign: x = S((x > S(0)) - (x < S(0))); break;
+      case EventOp::sign: x = event_sign(x); break;
       case EventOp::atan2: x = atan2(x, y); break;
     }
     sp -= ar;

@@ -153,11 +153,13 @@ struct StepFromStart {
 // first evaluated there when EvalF1 (RK4, DOP853: no last stage at the
 // step's end). Out of line and given values and the arrays the integrator
 // already keeps in memory, not the trajectory's state: the integration
-// loop's registers and stack do not carry the events' work.
-template <class Tab, bool EvalF1, class Sys, class Ev, class S, int N>
+// loop's registers and stack do not carry the events' work. given: the
+// events' values at the step's end where the caller evaluated them
+// (TrajectoryEvents::step).
+template <class Tab, bool EvalF1, class Sys, class Ev, class S, int N, class... Given>
 NHOLO_RHS_NOINLINE NHOLO_HD EventStepResult<S> events_after_step(
-    const Sys& sys, Ev ev, const StepTolerance& tol, S t0, Vec<S, N>& y0, const Vec<S, N>& f0,
-    S t1, const Vec<S, N>& y1, Vec<S, N>& f1) {
+    const Sys& sys, Ev ev, const StepTolerance& tol, S t0, Vec<S, N>& y0, const Vec<S, N>& f0, S t1,
+    const Vec<S, N>& y1, Vec<S, N>& f1, const Given&... given) {
   if constexpr (EvalF1) {
     const Status st = sys(t1, y1, f1);
     if (st != Status::ok) return {st, t1};
@@ -166,7 +168,7 @@ NHOLO_RHS_NOINLINE NHOLO_HD EventStepResult<S> events_after_step(
   const StepFromStart<Tab, Sys, S, N> exact{&sys, t0, &y0, &f0, tol};
   S t_stop = t1;
   // the state at the stop is written into y0 once the step is done with it
-  if (!ev.step(u, exact, t_stop, y0)) return {Status::ok, t1};
+  if (!ev.step(u, exact, t_stop, y0, given...)) return {Status::ok, t1};
   return {Status::event, t_stop};
 }
 

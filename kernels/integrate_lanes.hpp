@@ -23,8 +23,11 @@
 // After an accepted step the lane system's post_step (a drift projection:
 // LaneSystem::post_step) may move the lanes' states, as the scalar System's
 // post_step does in integrate.hpp; a step's events (step_lanes' Events) run
-// lane by lane after it is accepted, as in integrate.hpp. Not here: the
-// Lyapunov tangent (the scalar loop of integrate.hpp serves it).
+// lane by lane after it is accepted, as in integrate.hpp, with the event
+// functions' values at the step's end evaluated on the lanes
+// (kernels/lane_events.hpp), and skipped for a lane whose values there say
+// that the step has nothing for them (TrajectoryEvents::quiet_step). Not
+// here: the Lyapunov tangent (the scalar loop of integrate.hpp serves it).
 #pragma once
 
 #include <stdint.h>
@@ -33,6 +36,7 @@
 #include <utility>
 
 #include "integrate.hpp"
+#include "lane_events.hpp"
 #include "lanes.hpp"
 
 namespace nholo {
@@ -219,16 +223,26 @@ inline LaneMask<W> post_step(const Sys& sys, Lanes<W> t, Vec<Lanes<W>, N>& y,
   }
 }
 
-// The events of lane i's accepted step from (t, y, f0) to (t1, y1, f1)
+// The events of lane i's accepted step from (t, y, f0) to (t1s[i], y1, f1)
 // (f1_status: why f1 could not be evaluated, ok when it was), as
 // advance_adaptive and advance_fixed run them; true when they end the lane's interval
 // (detail::end_at_event: at a stop, in the event's state, or at the step's
 // end where f1 failed), the lane's state then set and the step not taken.
+// The events' values at the step's end are evaluated for all lanes at once
+// by the first lane that needs them (ends: kernels/lane_events.hpp), at the
+// time the scalar code reads, t + (t1 - t); a lane whose step they show to
+// be quiet keeps them and takes the step without the events' scalar code.
 template <class Tab, class Events, int W, int N>
 inline bool lane_events(const Events& events, int i, const StepTolerance& tol,
                         LaneTrajectories<W, N>& lt, const Vec<Lanes<W>, N>& f0,
-                        const Vec<Lanes<W>, N>& y1, const Vec<Lanes<W>, N>& f1, double t1,
-                        Status f1_status) {
+                        const Vec<Lanes<W>, N>& y1, const Vec<Lanes<W>, N>& f1, const Lanes<W>& t1s,
+                        Status f1_status, LaneEventEnds<W>& ends) {
+  const double t1 = t1s[i];
+  const bool given =
+      f1_status == Status::ok &&
+      (ends.n_events >= 0 || events.evaluate_ends(lt.t + (t1s - lt.t), y1, f1, ends));
+  // most steps: nothing to do but keep the end values (TrajectoryEvents::quiet_step)
+  if (given && events.quiet_step(i, t1 - lt.t[i], EventEndsOfLane<W>{&ends, i})) return false;
   Vec<double, N> y0i, f0i, y1i, f1i;
   for (int c = 0; c < N; ++c) {
     y0i[c] = lt.y[c][i];
@@ -237,7 +251,10 @@ inline bool lane_events(const Events& events, int i, const StepTolerance& tol,
     f1i[c] = f1[c][i];
   }
   detail::EventStepResult<double> r{f1_status, t1};
-  if (f1_status == Status::ok)
+  if (given)
+    r = events.template step<Tab>(i, tol, lt.t[i], y0i, f0i, t1, y1i, f1i,
+                                  EventEndsOfLane<W>{&ends, i});
+  else if (f1_status == Status::ok)
     r = events.template step<Tab>(i, tol, lt.t[i], y0i, f0i, t1, y1i, f1i);
   if (r.status == Status::ok) return false;
   TrajectoryState<double, N> ts = lane_state(lt, i);
@@ -344,9 +361,16 @@ inline bool gather_steps(bool* running, LaneEnd* ended, Lanes<W>& hs, Lanes<W>& 
 // The events of the lanes' trajectories (step_lanes' last argument): none.
 // A lanes' events type (kernels/ensemble_lanes.hpp) gives
 //   bool active(int lane) const           whether this lane's trajectory has events
-//   template <class Tab> EventStepResult<double> step(int lane, tol, t0, y0, f0, t1, y1, f1) const
+//   bool evaluate_ends(t1, y1, f1, LaneEventEnds<W>& ends) const
+//       the events' values at the lanes' step ends (kernels/lane_events.hpp);
+//       false where they cannot be evaluated for all lanes at once
+//   template <class Given> bool quiet_step(int lane, double h, const Given&) const
+//       TrajectoryEvents::quiet_step for the lane's trajectory
+//   template <class Tab, class... Given>
+//   EventStepResult<double> step(int lane, tol, t0, y0, f0, t1, y1, f1, given...) const
 // the latter integrate.hpp's events_after_step<Tab, false> for the lane's
-// trajectory: f1 = f(t1, y1) is given (the lanes evaluate it together).
+// trajectory: f1 = f(t1, y1) is given (the lanes evaluate it together), and
+// the end values where evaluate_ends gave them.
 struct NoLaneEvents {};
 
 // One attempted step for every lane in `running` towards its t_out[i], as
@@ -409,6 +433,7 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
   // that accept are then taken over as whole vectors (lane by lane, the
   // stores of single doubles stall the vector loads of the next step)
   LaneMask<W> accept(false), evaluated_f1(false);
+  LaneEventEnds<W> ends;  // the events' end values, once a lane needs them
   const L h_before = lt.h, err_prev_before = lt.err_prev;  // (a projection that fails)
   for (int i = 0; i < W; ++i) {
     if (!running[i]) continue;
@@ -425,8 +450,8 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
       if constexpr (has_events) {
         if (events.active(i)) {
           // the step's events, before it is taken (a stop ends it earlier)
-          if (lane_step_detail::lane_events<Tab>(events, i, tol, lt, lt.dydt, y1, f1, t1s[i],
-                                                 Tab::fsal ? Status::ok : f1_status[i]))
+          if (lane_step_detail::lane_events<Tab>(events, i, tol, lt, lt.dydt, y1, f1, t1s,
+                                                 Tab::fsal ? Status::ok : f1_status[i], ends))
             continue;
           evaluated_f1.set(i, !Tab::fsal);
         }
@@ -524,6 +549,7 @@ inline void step_lanes_fixed(const Sys& sys, LaneTrajectories<W, N>& lt, const L
   lane_step_detail::rk_step_lanes<Tab>(sys, lt.t, lt.y, k0, hs, t1s, tol, y1, err, klast,
                                        stage_failure);
   LaneMask<W> accept(false);
+  LaneEventEnds<W> ends;  // the events' end values, once a lane needs them
   for (int i = 0; i < W; ++i) {
     if (!running[i]) continue;
     if (stage_failure[i] != Status::ok) {
@@ -532,8 +558,8 @@ inline void step_lanes_fixed(const Sys& sys, LaneTrajectories<W, N>& lt, const L
     }
     // the events' end slope: the last stage (integrate.hpp's advance_fixed)
     if constexpr (!std::is_same<Events, NoLaneEvents>::value) {
-      if (events.active(i) &&
-          lane_step_detail::lane_events<Tab>(events, i, tol, lt, k0, y1, klast, t1s[i], Status::ok))
+      if (events.active(i) && lane_step_detail::lane_events<Tab>(events, i, tol, lt, k0, y1, klast,
+                                                                 t1s, Status::ok, ends))
         continue;
     }
     accept.set(i, true);

@@ -241,9 +241,12 @@ struct TrajectoryEvents {
   // The crossings of accepted step u (header), each refined on the method's
   // solution exact (detail::refine_crossing). True when a stop event ends
   // the trajectory in it: t_stop, y_stop the time and the state there.
-  template <class U, class X, int N>
-  NHOLO_RHS_NOINLINE NHOLO_HD bool step(const U& u, const X& exact, S& t_stop,
-                                        Vec<S, N>& y_stop) const {
+  // given (none, or one): g and dg/dt of every event at the step's end,
+  // given.at_end(e) -> Dual<S, 1>, evaluated by the caller (the CPU's lanes,
+  // for W trajectories at once: kernels/lane_events.hpp) instead of here.
+  template <class U, class X, int N, class... Given>
+  NHOLO_RHS_NOINLINE NHOLO_HD bool step(const U& u, const X& exact, S& t_stop, Vec<S, N>& y_stop,
+                                        const Given&... given) const {
     const int ne = table->n_events;
     // the earliest first crossing of a stop event
     S stop_theta = S(2);
@@ -251,13 +254,16 @@ struct TrajectoryEvents {
     for (int e = 0; e < ne; ++e) {
       const EventFunction& f = table->events[e];
       if (f.action != static_cast<int32_t>(EventAction::stop)) continue;
-      scan<N>(u, e, [&](S theta, S, bool) {
-        if (theta < stop_theta) {
-          stop_theta = theta;
-          stop_event = e;
-        }
-        return false;  // its first crossing only
-      });
+      scan<N>(
+          u, e,
+          [&](S theta, S, bool) {
+            if (theta < stop_theta) {
+              stop_theta = theta;
+              stop_event = e;
+            }
+            return false;  // its first crossing only
+          },
+          given...);
     }
     // the stop's time and state on the method's solution (written into
     // y_stop last: it may be the step's own start, which u reads)
@@ -273,21 +279,57 @@ struct TrajectoryEvents {
       const EventFunction& f = table->events[e];
       if (f.action == static_cast<int32_t>(EventAction::stop)) continue;
       const detail::EventOnState<S, N> g = function<N>(f);
-      scan<N>(u, e, [&](S theta, S, bool) {
-        if (theta > stop_theta) return false;
-        if (counts[e * count + i] < f.max_records) {  // stored: refined
-          Vec<S, N> y;
-          const S t = detail::refine_crossing(g, u, exact, theta, y);
-          record(f, e, t, &y);
-        } else {
-          record(f, e, S(0), static_cast<const Vec<S, N>*>(nullptr));
-        }
-        return true;
-      });
+      scan<N>(
+          u, e,
+          [&](S theta, S, bool) {
+            if (theta > stop_theta) return false;
+            if (counts[e * count + i] < f.max_records) {  // stored: refined
+              Vec<S, N> y;
+              const S t = detail::refine_crossing(g, u, exact, theta, y);
+              record(f, e, t, &y);
+            } else {
+              record(f, e, S(0), static_cast<const Vec<S, N>*>(nullptr));
+            }
+            return true;
+          },
+          given...);
     }
     if (stop_event < 0) return false;
     t_stop = ts_;
     y_stop = ys;
+    return true;
+  }
+
+  // A step of length h whose events' end values are given (given.at_end(e),
+  // as step's) and in which, by those values alone, no event has anything
+  // to do: for every event g and its rate at the step's start are known, g
+  // is sampled at the step's end only (one part, and the cubic through the
+  // ends' values and rates has no stationary point inside:
+  // detail::event_samples) and keeps its nonzero sign there. Then the step
+  // is taken as step would take it (no crossing; the step's end values kept
+  // for the next one, no undersampling counted: it needs a sample inside)
+  // and true is returned, without the step's state; false where step must
+  // run (nothing changed). The CPU's lanes ask this first
+  // (kernels/integrate_lanes.hpp), so that most of their steps skip step.
+  template <class Given>
+  NHOLO_HDI bool quiet_step(S h, const Given& given) const {
+    const int ne = table->n_events;
+    for (int e = 0; e < ne; ++e) {
+      if (table->events[e].subdivisions != 1) return false;
+      const S g0 = S(g_end[e * count + i]), r0 = S(g_end[(ne + e) * count + i]);
+      if (!(g0 == g0 && r0 == r0)) return false;
+      const Dual<S, 1> at1 = given.at_end(e);
+      // a zero or NaN at the end: step's sign bookkeeping
+      if (at1.v == S(0) || !(at1.v == at1.v)) return false;
+      const int before = sign_before(g0);
+      if (before != 0 && before != detail::sign_of(at1.v)) return false;
+      if (detail::event_samples(1, g0, r0 * h, at1.v, at1.d[0] * h).n_extra != 0) return false;
+    }
+    for (int e = 0; e < ne; ++e) {
+      const Dual<S, 1> at1 = given.at_end(e);
+      g_end[e * count + i] = static_cast<double>(carried_start(at1.v, detail::sign_of(at1.v)));
+      g_end[(ne + e) * count + i] = static_cast<double>(at1.d[0]);
+    }
     return true;
   }
 
@@ -306,8 +348,9 @@ struct TrajectoryEvents {
   // did in between), or evaluated at (y0, f0) when there are none. g is
   // sampled at the event's equal parts of the step and where the cubic
   // through those values and rates is stationary (detail::event_samples).
-  template <int N, class U, class Visit>
-  NHOLO_HDI void scan(const U& u, int e, Visit&& visit) const {
+  // (given: the end values, as step's)
+  template <int N, class U, class Visit, class... Given>
+  NHOLO_HDI void scan(const U& u, int e, Visit&& visit, const Given&... given) const {
     const EventFunction& f = table->events[e];
     const detail::EventOnState<S, N> g = function<N>(f);
     const EventPoint<S> p = u.point(S(0), n);
@@ -322,7 +365,7 @@ struct TrajectoryEvents {
       // starting on g = 0: no sign before it (no crossing until g has one)
       g_start = g0 == S(0) ? S(NAN) : g0;
     }
-    const Dual<S, 1> at1 = detail::event_and_rate_at(f, u.t0 + u.h, p.y1, p.f1, n, vp, count);
+    const Dual<S, 1> at1 = end_value(f, e, u.t0 + u.h, p.y1, p.f1, vp, given...);
     const StepSamples<S> samples =
         detail::event_samples(f.subdivisions, g0, r0 * u.h, at1.v, at1.d[0] * u.h);
     if (detail::undersampled(g, u, samples, g0, r0 * u.h, at1.v, at1.d[0] * u.h))
@@ -334,6 +377,18 @@ struct TrajectoryEvents {
     // (NaN where none is known: then g and its rate are evaluated again there)
     g_last = static_cast<double>(carried_start(at1.v, sign));
     rate_last = static_cast<double>(at1.d[0]);
+  }
+
+  // g and dg/dt of event e at the step's end (t, y moving with dy):
+  // evaluated, or given by the caller
+  NHOLO_HDI Dual<S, 1> end_value(const EventFunction& f, int, S t, const S* y, const S* dy,
+                                 const double* vp) const {
+    return detail::event_and_rate_at(f, t, y, dy, n, vp, count);
+  }
+  template <class Given>
+  NHOLO_HDI Dual<S, 1> end_value(const EventFunction&, int e, S, const S*, const S*, const double*,
+                                 const Given& given) const {
+    return given.at_end(e);
   }
 
   // one more crossing of event e; stored at time t with state y (q then qd)

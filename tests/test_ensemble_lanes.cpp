@@ -3,14 +3,16 @@
 // launch by launch as the CPU backend's scheduler runs them. On models whose
 // right-hand side uses no sin, cos, ... of the state, every array is the
 // scalar one's to the bit, whatever the width and the order in which lanes
-// are refilled, with and without the drift projection; on the coin (SLEEF's
-// sin and cos) within rounding.
+// are refilled, with and without the drift projection and events; on the
+// coin (SLEEF's sin and cos) within rounding, as event functions with sin,
+// exp or pow (the same bits at every width).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -39,6 +41,11 @@ struct Slice {
   std::vector<double> q, qdot, qddot, energy;
   std::vector<int32_t> save_k;
   std::vector<int64_t> interval_start;
+  // events (null: none): the table, the slice's crossings counted, records
+  // kept and g at the last step's end
+  const EventTable* events = nullptr;
+  std::vector<int64_t> event_count;
+  std::vector<double> event_records, event_g;
 
   Slice(const Sys& sys, const IntegratorOptions& opt, const std::vector<double>& q0,
         const std::vector<double>& qd0) {
@@ -46,6 +53,14 @@ struct Slice {
     const std::vector<double> l0(static_cast<size_t>(Sys::m > 0 ? Sys::m : 1) * count, 0.0);
     const std::vector<uint8_t> rejected(static_cast<size_t>(count), 0);
     h.start_from_states(sys, count, q0.data(), qd0.data(), l0.data(), rejected.data(), 0.0, opt);
+  }
+
+  void add_events(const EventTable* table) {
+    events = table;
+    const int64_t count = h.count;
+    event_count.assign(2 * table->n_events * count, 0);
+    event_records.assign(table->records_per_trajectory * count * (1 + 2 * n), NAN);
+    event_g.assign(2 * table->n_events * count, NAN);
   }
 
   // saves [0, ns) of times; W = 0: the scalar functor, else W lanes, the
@@ -77,6 +92,12 @@ struct Slice {
     if (launch_steps > 0) {
       a.save_k = save_k.data();
       a.interval_start = interval_start.data();
+    }
+    if (events) {
+      a.events = events;
+      a.event_count = event_count.data();
+      a.event_records = event_records.data();
+      a.event_g = event_g.data();
     }
     EnsembleWindow<Sys> w;
     w.sys = sys;
@@ -131,6 +152,9 @@ void expect_same_slices(const Slice<Sys>& a, const Slice<Sys>& b) {
   expect_same_bits(a.qdot, b.qdot, "qdot");
   expect_same_bits(a.qddot, b.qddot, "qddot");
   expect_same_bits(a.energy, b.energy, "energy");
+  expect_same_bits(a.event_count, b.event_count, "event_count");
+  expect_same_bits(a.event_records, b.event_records, "event_records");
+  expect_same_bits(a.event_g, b.event_g, "event_g");
 }
 
 // Udwadia & Wanichanon's example 3 (a constraint nonlinear in the rates,
@@ -180,12 +204,12 @@ struct InclineEnsemble {
   }
 };
 
-// The ensemble e integrated by the scalar functor and in W lanes (the
-// trajectories in reversed order when `reversed`): every array the same bits.
-// Returns the lanes' slice.
+// The ensemble e integrated over 6 saves to t = 3 by the scalar functor (W =
+// 0) or in W lanes (the trajectories in reversed order when `reversed`),
+// with the events of `events` (null: none).
 template <Method M, int W, class Ens>
-Slice<typename Ens::Sys> compare_lanes(const Ens& e, int64_t launch_steps, int64_t max_steps,
-                                       bool reversed) {
+Slice<typename Ens::Sys> integrate(const Ens& e, int64_t launch_steps, int64_t max_steps,
+                                   bool reversed, const EventTable* events = nullptr) {
   IntegratorOptions opt;
   opt.method = M;
   opt.rtol = 1e-9;
@@ -196,12 +220,84 @@ Slice<typename Ens::Sys> compare_lanes(const Ens& e, int64_t launch_steps, int64
   for (int k = 1; k <= 6; ++k) times.push_back(0.5 * k);
   std::vector<int64_t> order(e.count);
   for (int i = 0; i < e.count; ++i) order[i] = i;
-  Slice<typename Ens::Sys> scalar(e.sys, opt, e.q0, e.qd0), lanes(e.sys, opt, e.q0, e.qd0);
-  scalar.template window<M, 0>(e.sys, opt, times, launch_steps, order);
   if (reversed) std::reverse(order.begin(), order.end());
-  lanes.template window<M, W>(e.sys, opt, times, launch_steps, order);
+  Slice<typename Ens::Sys> slice(e.sys, opt, e.q0, e.qd0);
+  if (events) slice.add_events(events);
+  slice.template window<M, W>(e.sys, opt, times, launch_steps, order);
+  return slice;
+}
+
+// The ensemble e integrated by the scalar functor and in W lanes: every
+// array the same bits. Returns the lanes' slice.
+template <Method M, int W, class Ens>
+Slice<typename Ens::Sys> compare_lanes(const Ens& e, int64_t launch_steps, int64_t max_steps,
+                                       bool reversed, const EventTable* events = nullptr) {
+  const auto scalar = integrate<M, 0>(e, launch_steps, max_steps, false, events);
+  auto lanes = integrate<M, W>(e, launch_steps, max_steps, reversed, events);
   expect_same_slices(scalar, lanes);
   return lanes;
+}
+
+// An event function from its postfix program (kernels/event_program.hpp)
+EventFunction event_function(std::initializer_list<EventInstr> program, EventDirection direction,
+                             EventAction action, int max_records) {
+  EventFunction f{};
+  for (const EventInstr& in : program) f.instr[f.n_instr++] = in;
+  f.direction = static_cast<int32_t>(direction);
+  f.action = static_cast<int32_t>(action);
+  f.max_records = max_records;
+  f.subdivisions = 1;
+  return f;
+}
+
+EventTable event_table(std::initializer_list<EventFunction> functions) {
+  EventTable t{};
+  for (EventFunction f : functions) {
+    f.record_offset = t.records_per_trajectory;
+    t.records_per_trajectory += f.max_records;
+    t.events[t.n_events++] = f;
+  }
+  return t;
+}
+
+constexpr EventInstr x_{EventOp::coord, 0, 0.0};  // the block's x
+constexpr EventInstr xd_{EventOp::rate, 0, 0.0};  // its rate
+EventInstr constant(double c) {
+  return {EventOp::constant, 0, c};
+}
+EventInstr op(EventOp o) {
+  return {o, 0, 0.0};
+}
+
+// The block's events for every lane at once: a stop where x passes -10
+// downwards (the blocks slide down: about half get there before t = 3), and records where x^2
+// passes 1/4 and where sign(xd) (x - 0.2) changes sign (at x = 0.2, and where a block sliding up
+// comes to rest)
+EventTable arithmetic_events() {
+  return event_table({
+      event_function({x_, x_, op(EventOp::mul), constant(0.25), op(EventOp::sub)},
+                     EventDirection::both, EventAction::record, 3),
+      event_function(
+          {xd_, op(EventOp::sign), x_, constant(0.2), op(EventOp::sub), op(EventOp::mul)},
+          EventDirection::both, EventAction::record, 2),
+      event_function({x_, constant(10.0), op(EventOp::add)}, EventDirection::down,
+                     EventAction::stop, 1),
+  });
+}
+
+// ... and with sin, exp and pow: sin(6 x) exp(xd / 10), (x^2 + 1)^1.5 - 1.2,
+// the stop where x passes -10
+EventTable transcendental_events() {
+  return event_table({
+      event_function({constant(6.0), x_, op(EventOp::mul), op(EventOp::sin), constant(0.1), xd_,
+                      op(EventOp::mul), op(EventOp::exp), op(EventOp::mul)},
+                     EventDirection::both, EventAction::record, 4),
+      event_function({x_, x_, op(EventOp::mul), constant(1.0), op(EventOp::add), constant(1.5),
+                      op(EventOp::pow), constant(1.2), op(EventOp::sub)},
+                     EventDirection::both, EventAction::record, 2),
+      event_function({x_, constant(10.0), op(EventOp::add)}, EventDirection::down,
+                     EventAction::stop, 1),
+  });
 }
 
 template <Method M, int W>
@@ -270,6 +366,60 @@ TEST(EnsembleLanes, FixedStepRk4InLanesGivesTheScalarFunctorsBits) {
   // block's position and velocity rows
   compare_example3<Method::rk4, 8>(5, 100000, true, DriftControl::project);
   compare_lanes<Method::rk4, 4>(InclineEnsemble(DriftControl::project), 3, 100000, false);
+}
+
+// Events in the lanes: the end values of the event functions evaluated on
+// the lanes (kernels/lane_events.hpp), the rest of each step's events lane by
+// lane. Arithmetic and sign: the scalar functor's bits, counts, records and
+// end values included, for every method, with and without the projection,
+// in launches of a few steps with a step limit.
+TEST(EnsembleLanes, EventsInLanesGiveTheScalarFunctorsBits) {
+  const EventTable events = arithmetic_events();
+  const InclineEnsemble free(DriftControl::none), projected(DriftControl::project);
+  const auto a = compare_lanes<Method::dopri5, 4>(free, 0, 100000, false, &events);
+  compare_lanes<Method::dop853, 8>(free, 7, 60, true, &events);
+  compare_lanes<Method::rk4, 4>(free, 5, 100000, true, &events);
+  compare_lanes<Method::dopri5, 8>(projected, 7, 60, false, &events);
+  compare_lanes<Method::dop853, 2>(projected, 0, 100000, true, &events);
+  compare_lanes<Method::rk4, 1>(projected, 0, 100000, false, &events);
+  // the ensemble is heterogeneous: stopped (x = -10), whole, with records
+  int stopped = 0, whole = 0;
+  for (int32_t st : a.h.status) (st == static_cast<int32_t>(Status::event) ? stopped : whole) += 1;
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(whole, 0);
+  constexpr int count = InclineEnsemble::count;
+  for (int e = 0; e < 2; ++e)
+    EXPECT_GT(*std::max_element(a.event_count.begin() + e * count,
+                                a.event_count.begin() + (e + 1) * count),
+              0)
+        << "event " << e;
+}
+
+// With sin, exp and pow in the event functions (SLEEF's on the lanes,
+// glibc's in the scalar functor): the same bits at every width and lane
+// order, and the scalar functor's crossings to rounding.
+TEST(EnsembleLanes, EventFunctionsOfSinExpAndPowGiveTheSameBitsAtEveryWidth) {
+  const EventTable events = transcendental_events();
+  const InclineEnsemble e(DriftControl::project);
+  const auto one = integrate<Method::dopri5, 1>(e, 0, 100000, false, &events);
+  expect_same_slices(one, integrate<Method::dopri5, 2>(e, 7, 100000, true, &events));
+  expect_same_slices(one, integrate<Method::dopri5, 4>(e, 0, 100000, true, &events));
+  expect_same_slices(one, integrate<Method::dopri5, 8>(e, 5, 100000, false, &events));
+  const auto scalar = integrate<Method::dopri5, 0>(e, 0, 100000, false, &events);
+  expect_same_bits(one.h.status, scalar.h.status, "status");
+  expect_same_bits(one.event_count, scalar.event_count, "event_count");
+  int64_t crossings = 0;
+  for (int64_t c : one.event_count) crossings += c;
+  EXPECT_GT(crossings, InclineEnsemble::count);
+  for (size_t k = 0; k < one.event_records.size(); ++k) {
+    if (std::isnan(scalar.event_records[k])) {
+      EXPECT_TRUE(std::isnan(one.event_records[k])) << k;
+      continue;
+    }
+    EXPECT_NEAR(one.event_records[k], scalar.event_records[k],
+                1e-9 * (1.0 + std::fabs(scalar.event_records[k])))
+        << k;
+  }
 }
 
 TEST(EnsembleLanes, TheRollingCoinInLanesAgreesWithTheScalarFunctorToRounding) {

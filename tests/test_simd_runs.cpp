@@ -128,17 +128,19 @@ TEST(SimdRuns, AModelWithoutTranscendentalFunctionsOfTheStateGivesTheScalarBits)
   fs::remove_all(dir);
 }
 
-// Events in the lanes (each accepted step's events lane by lane, as one
+// Events in the lanes (the event functions' values at each step's end on
+// the lanes, the rest of each accepted step's events lane by lane, as one
 // trajectory at a time runs them): the block on the inclined plane, which
-// slides up and comes to rest (arithmetic only: the scalar bits), with a
-// `record` event at every half metre of height, a `stop` event that ends
+// slides up and comes to rest (arithmetic only, events included: the scalar
+// bits), with a `record` event at heights 0.5 and 1, a `stop` event that ends
 // most trajectories at a height and a step limit per save interval that
 // ends those that come to rest before t = 0.7 (max_steps: the friction's
 // sign switches there), so that lanes are refilled around trajectories that
 // stopped, failed or ended early; DOPRI5 (f at the step's end is its
 // last stage), DOP853 (f there evaluated for the events) and RK4 (fixed
 // steps, the interpolant's end slope its last stage); then the coin's
-// events (SLEEF's sin and cos: the motion of `off` to rounding).
+// events (SLEEF's sin and cos, in its motion and its event function: the
+// motion and crossings of `off` to rounding).
 TEST(SimdRuns, EventsInLanesGiveTheScalarBits) {
   if (nholo::cpu_simd_isa() == nholo::SimdIsa::off) {
     std::printf("SKIPPED: this CPU has no AVX2 + FMA: no SIMD lanes to test\n");
@@ -150,7 +152,7 @@ TEST(SimdRuns, EventsInLanesGiveTheScalarBits) {
   block += R"toml(
 [[events]]
 name = "height"
-expr = "sin(2*pi*y)"
+expr = "(y - 0.5) * (y - 1)"
 direction = "both"
 action = "record"
 max_records = 6
