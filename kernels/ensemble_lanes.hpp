@@ -222,17 +222,18 @@ inline void run_window_lanes(const EnsembleWindow<Sys>& win, const int64_t* idx,
     if (pool.slot[lane] < 0) pool.park(lane);
   LaneEnd ended[W];
   const typename ensemble_lanes_detail::LanePool<Sys, W>::Events events{&pool};
+  // one step of the method for the running lanes, with the events or without
+  const auto step = [&](const auto&... with_events) {
+    if constexpr (M == Method::rk4)
+      step_lanes_fixed(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended, with_events...);
+    else
+      step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended, with_events...);
+  };
   while (any) {
-    if constexpr (M == Method::rk4) {
-      if (win.arr.events)
-        step_lanes_fixed(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended, events);
-      else
-        step_lanes_fixed(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended);
-    } else if (win.arr.events) {
-      step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended, events);
-    } else {
-      step_lanes<Tab>(pool.sys, pool.lt, pool.t_out, win.opt, pool.running, ended);
-    }
+    if (win.arr.events)
+      step(events);
+    else
+      step();
     any = false;
     for (int lane = 0; lane < W; ++lane) {
       if (pool.slot[lane] < 0) continue;

@@ -214,7 +214,16 @@ TEST(SimdRuns, AModelFileIntegratesInTheLanesOfItsAddOn) {
   }
   const fs::path dir = nholo_test::temp_dir("nholo_simd", "model_file");
   const std::string file = std::string(NHOLO_SOURCE_DIR) + "/tests/model_files/rolling_coin.toml";
-  std::string text = lane_coin_config();
+  // with an event (its end values evaluated in the add-on's lanes)
+  const std::string events = R"toml(
+[[events]]
+name = "half_turn"
+expr = "sin(theta)"
+direction = "both"
+action = "record"
+max_records = 8
+)toml";
+  std::string text = lane_coin_config() + events;
   text.replace(text.find("model = \"rolling_coin\""), 22, "model = \"" + file + "\"");
   write_file(dir / "c.toml", text);
   // the add-on's logic, not the optimizer's: plugins at -O1 (the same bits
@@ -243,10 +252,19 @@ TEST(SimdRuns, AModelFileIntegratesInTheLanesOfItsAddOn) {
   ASSERT_EQ(run(dir, "off.h5", "--set backend.simd=off", env).code, 0);
   EXPECT_EQ(diff(dir, "a.h5", "off.h5", "0"), 1);
   EXPECT_EQ(diff(dir, "a.h5", "off.h5", "1e-11"), 0);
-  // the built-in twin in its lanes: the same motion
-  write_file(dir / "builtin.toml", lane_coin_config());
+  // the built-in twin in its lanes: the same motion and crossings
+  write_file(dir / "builtin.toml", lane_coin_config() + events);
   ASSERT_EQ(run_nholo("run -q builtin.toml --set output.path=twin.h5", dir, env).code, 0);
-  for (const char* field : {"udwadia_kalaba/q", "udwadia_kalaba/qdot"}) {
+  const char* count = "udwadia_kalaba/events/half_turn/count";
+  const auto crossings =
+      nholo::h5::File::open_ro((dir / "a.h5").string()).root().open_dataset(count).read<int32_t>();
+  EXPECT_EQ(crossings, nholo::h5::File::open_ro((dir / "twin.h5").string())
+                           .root()
+                           .open_dataset(count)
+                           .read<int32_t>());
+  EXPECT_GT(*std::max_element(crossings.begin(), crossings.end()), 1);
+  for (const char* field :
+       {"udwadia_kalaba/q", "udwadia_kalaba/qdot", "udwadia_kalaba/events/half_turn/time"}) {
     const auto a = dataset(dir / "a.h5", field), twin = dataset(dir / "twin.h5", field);
     ASSERT_EQ(a.size(), twin.size());
     double worst = 0, scale = 1;
