@@ -128,6 +128,22 @@ inline void begin_lane_interval(LaneTrajectories<W, N>& lt, int i, const StepBud
 
 namespace lane_step_detail {
 
+// lane i's trajectory ends its interval with status st at its current time
+// (integrate.hpp's detail::fail for a lane)
+template <int W, int N>
+inline LaneEnd fail_lane(LaneTrajectories<W, N>& lt, int i, Status st) {
+  lt.status[i] = st;
+  lt.fail_time.set(i, lt.t[i]);
+  return LaneEnd::done;
+}
+
+// ... and leaves the running lanes of step_lanes / step_lanes_fixed
+template <int W, int N>
+inline void end_lane(LaneTrajectories<W, N>& lt, int i, Status st, bool* running, LaneEnd* ended) {
+  ended[i] = fail_lane(lt, i, st);
+  running[i] = false;
+}
+
 // k_I = f(t + c_I h, y + h sum_{J<I} a_IJ k_J) for I = I0 .. Last-1 on every
 // lane, every stage evaluated (a lane that failed in an earlier one rides
 // along); note(status) sees each stage's per-lane status.
@@ -279,8 +295,7 @@ inline void project_accepted(const Sys& sys, LaneTrajectories<W, N>& lt, LaneMas
     if (!moved[i]) continue;
     lt.dydt_valid[i] = false;
     if (finite[i]) continue;
-    lt.status[i] = Status::non_finite;
-    lt.fail_time.set(i, lt.t[i]);
+    fail_lane(lt, i, Status::non_finite);
     lt.h.set(i, h_before[i]);
     lt.err_prev.set(i, err_prev_before[i]);
   }
@@ -314,16 +329,12 @@ inline LaneEnd lane_step_size(LaneTrajectories<W, N>& lt, int i, double t_out,
     if (lt.call_left[i] == 0) return LaneEnd::spent;
     if (lt.call_left[i] > 0) --lt.call_left[i];
   }
-  const auto fail = [&](Status st) {
-    lt.status[i] = st;
-    lt.fail_time.set(i, t);
-    return LaneEnd::done;
-  };
   if (lt.steps[i] + lt.rejected[i] - lt.interval_start[i] >= opt.max_steps)
-    return fail(Status::max_steps);
+    return fail_lane(lt, i, Status::max_steps);
   const double h_min = max_of(opt.dt_min, 64.0 * 2.2e-16 * fabs(t));
   if (!(lt.h[i] >= h_min))
-    return fail(lt.last_failure[i] != Status::ok ? lt.last_failure[i] : Status::step_underflow);
+    return fail_lane(
+        lt, i, lt.last_failure[i] != Status::ok ? lt.last_failure[i] : Status::step_underflow);
   if (opt.dt_max > 0.0) lt.h.set(i, min_of(lt.h[i], opt.dt_max));
   h = lt.h[i];
   const bool lands = t + h >= t_out - 1e-12 * h;
@@ -402,10 +413,7 @@ inline void step_lanes(const Sys& sys, LaneTrajectories<W, N>& lt, const Lanes<W
       if (!running[i] || lt.dydt_valid[i]) continue;
       for (int c = 0; c < N; ++c) lt.dydt[c].set(i, f0[c][i]);
       if (st[i] != Status::ok) {
-        lt.status[i] = st[i];
-        lt.fail_time.set(i, lt.t[i]);
-        running[i] = false;
-        ended[i] = LaneEnd::done;
+        lane_step_detail::end_lane(lt, i, st[i], running, ended);
         continue;
       }
       lt.dydt_valid[i] = true;
@@ -496,25 +504,13 @@ inline LaneEnd lane_fixed_step_size(LaneTrajectories<W, N>& lt, int i, double t_
   if (lt.status[i] != Status::ok || !(t < t_out)) return LaneEnd::done;
   if (lt.call_left[i] == 0) return LaneEnd::spent;  // integrate.hpp's call_spent
   if (lt.call_left[i] > 0) --lt.call_left[i];
-  if (lt.steps[i] + lt.rejected[i] - lt.interval_start[i] >= opt.max_steps) {
-    lt.status[i] = Status::max_steps;
-    lt.fail_time.set(i, t);
-    return LaneEnd::done;
-  }
+  if (lt.steps[i] + lt.rejected[i] - lt.interval_start[i] >= opt.max_steps)
+    return fail_lane(lt, i, Status::max_steps);
   h = opt.dt;
   const bool landing = t + h >= t_out - 1e-12 * h;
   if (landing) h = t_out - t;
   t1 = landing ? t_out : t + h;
   return LaneEnd::running;
-}
-
-// lane i's interval ends with status st at its current time (detail::fail)
-template <int W, int N>
-inline void end_lane(LaneTrajectories<W, N>& lt, int i, Status st, bool* running, LaneEnd* ended) {
-  lt.status[i] = st;
-  lt.fail_time.set(i, lt.t[i]);
-  running[i] = false;
-  ended[i] = LaneEnd::done;
 }
 
 }  // namespace lane_step_detail
