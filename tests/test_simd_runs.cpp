@@ -192,6 +192,36 @@ max_records = 1
     fs::remove(dir / "lanes.h5");
     fs::remove(dir / "off.h5");
   }
+  // a sweep of the friction ([ensemble.params]: one lane per thread) with an
+  // event that reads it (the trajectory's value, evaluated on the lane)
+  std::string sweep = nholo_test::read_text(examples / "incline_block.toml");
+  sweep.erase(sweep.find("friction = 0.3\n"), 15);  // (varied below)
+  sweep += R"toml(
+[ensemble.params]
+friction = { uniform = [0.1, 0.5] }
+
+[[events]]
+name = "level"
+expr = "y - 2 * friction"
+direction = "both"
+action = "record"
+max_records = 2
+)toml";
+  write_file(dir / "sweep.toml", sweep);
+  const std::string run_sweep =
+      "run -q sweep.toml --set ensemble.size=40 --set 'formulations=[\"udwadia_kalaba\"]' ";
+  ASSERT_EQ(run_nholo(run_sweep + "--set output.path=lanes.h5", dir).code, 0);
+  ASSERT_EQ(run_nholo(run_sweep + "--set output.path=off.h5 --set backend.simd=off", dir).code, 0);
+  EXPECT_NE(root_attr(dir / "lanes.h5", "simd"), "off");
+  EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0);
+  const auto level = nholo::h5::File::open_ro((dir / "lanes.h5").string())
+                         .root()
+                         .open_dataset("udwadia_kalaba/events/level/count")
+                         .read<int32_t>();
+  EXPECT_GT(std::count(level.begin(), level.end(), 1), 0);  // crossed once, at its own level
+  EXPECT_GT(std::count(level.begin(), level.end(), 0), 0);  // never got that high
+  fs::remove(dir / "lanes.h5");
+  fs::remove(dir / "off.h5");
   write_file(dir / "coin.toml", nholo_test::read_text(examples / "rolling_coin_events.toml"));
   const std::string coin = "run -q coin.toml --set ensemble.size=40 --set time.t_end=8 ";
   ASSERT_EQ(run_nholo(coin + "--set output.path=lanes.h5", dir).code, 0);
