@@ -57,6 +57,17 @@ std::vector<double> dataset(const fs::path& file, const char* name) {
   return nholo::h5::File::open_ro(file.string()).root().open_dataset(name).read<double>();
 }
 
+std::vector<int32_t> int_dataset(const fs::path& file, const char* name) {
+  return nholo::h5::File::open_ro(file.string()).root().open_dataset(name).read<int32_t>();
+}
+
+// `nholo <command>` in dir with the lanes into lanes.h5 and one trajectory at
+// a time into off.h5: whether both succeeded
+bool run_lanes_and_off(const fs::path& dir, const std::string& command) {
+  return run_nholo(command + " --set output.path=lanes.h5", dir).code == 0 &&
+         run_nholo(command + " --set output.path=off.h5 --set backend.simd=off", dir).code == 0;
+}
+
 TEST(SimdRuns, LanesGiveTheSameBitsWhateverTheThreadsSlicesLaunchesWidthAndResume) {
   const nholo::SimdIsa best = nholo::cpu_simd_isa();
   if (best == nholo::SimdIsa::off) {
@@ -120,9 +131,7 @@ TEST(SimdRuns, AModelWithoutTranscendentalFunctionsOfTheStateGivesTheScalarBits)
     fs::remove(dir / "lanes.h5");
     fs::remove(dir / "off.h5");
   }
-  const std::string block = "run -q block.toml --set ensemble.size=64 --set output.path=";
-  ASSERT_EQ(run_nholo(block + "lanes.h5", dir).code, 0);
-  ASSERT_EQ(run_nholo(block + "off.h5 --set backend.simd=off", dir).code, 0);
+  ASSERT_TRUE(run_lanes_and_off(dir, "run -q block.toml --set ensemble.size=64"));
   EXPECT_NE(root_attr(dir / "lanes.h5", "simd"), "off");
   EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0);
   fs::remove_all(dir);
@@ -172,14 +181,11 @@ max_records = 1
     const bool fixed = std::string(method) == "rk4";  // 25 steps per save interval
     const std::string run_block =
         common + "--set integrator.method=" + method + (fixed ? " --set integrator.dt=0.004" : "");
-    ASSERT_EQ(run_nholo(run_block + " --set output.path=lanes.h5", dir).code, 0);
-    ASSERT_EQ(run_nholo(run_block + " --set output.path=off.h5 --set backend.simd=off", dir).code,
-              0);
+    ASSERT_TRUE(run_lanes_and_off(dir, run_block)) << method;
     EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0) << method;
     // the ensemble is heterogeneous: stopped, failed and whole trajectories
-    const nholo::h5::File f = nholo::h5::File::open_ro((dir / "lanes.h5").string());
-    const auto status = f.root().open_dataset("udwadia_kalaba/status").read<int32_t>();
-    const auto count = f.root().open_dataset("udwadia_kalaba/events/height/count").read<int32_t>();
+    const auto status = int_dataset(dir / "lanes.h5", "udwadia_kalaba/status");
+    const auto count = int_dataset(dir / "lanes.h5", "udwadia_kalaba/events/height/count");
     int by_status[8] = {};
     for (int32_t st : status) ++by_status[std::min<int32_t>(st, 7)];
     EXPECT_GT(by_status[0], 0) << method;  // ok
@@ -208,24 +214,17 @@ action = "record"
 max_records = 2
 )toml";
   write_file(dir / "sweep.toml", sweep);
-  const std::string run_sweep =
-      "run -q sweep.toml --set ensemble.size=40 --set 'formulations=[\"udwadia_kalaba\"]' ";
-  ASSERT_EQ(run_nholo(run_sweep + "--set output.path=lanes.h5", dir).code, 0);
-  ASSERT_EQ(run_nholo(run_sweep + "--set output.path=off.h5 --set backend.simd=off", dir).code, 0);
+  ASSERT_TRUE(run_lanes_and_off(
+      dir, "run -q sweep.toml --set ensemble.size=40 --set 'formulations=[\"udwadia_kalaba\"]'"));
   EXPECT_NE(root_attr(dir / "lanes.h5", "simd"), "off");
   EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0);
-  const auto level = nholo::h5::File::open_ro((dir / "lanes.h5").string())
-                         .root()
-                         .open_dataset("udwadia_kalaba/events/level/count")
-                         .read<int32_t>();
+  const auto level = int_dataset(dir / "lanes.h5", "udwadia_kalaba/events/level/count");
   EXPECT_GT(std::count(level.begin(), level.end(), 1), 0);  // crossed once, at its own level
   EXPECT_GT(std::count(level.begin(), level.end(), 0), 0);  // never got that high
   fs::remove(dir / "lanes.h5");
   fs::remove(dir / "off.h5");
   write_file(dir / "coin.toml", nholo_test::read_text(examples / "rolling_coin_events.toml"));
-  const std::string coin = "run -q coin.toml --set ensemble.size=40 --set time.t_end=8 ";
-  ASSERT_EQ(run_nholo(coin + "--set output.path=lanes.h5", dir).code, 0);
-  ASSERT_EQ(run_nholo(coin + "--set output.path=off.h5 --set backend.simd=off", dir).code, 0);
+  ASSERT_TRUE(run_lanes_and_off(dir, "run -q coin.toml --set ensemble.size=40 --set time.t_end=8"));
   EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 1);  // the lanes did integrate lanes.h5
   EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "1e-9"), 0);
   fs::remove_all(dir);
@@ -286,12 +285,8 @@ max_records = 8
   write_file(dir / "builtin.toml", lane_coin_config() + events);
   ASSERT_EQ(run_nholo("run -q builtin.toml --set output.path=twin.h5", dir, env).code, 0);
   const char* count = "udwadia_kalaba/events/half_turn/count";
-  const auto crossings =
-      nholo::h5::File::open_ro((dir / "a.h5").string()).root().open_dataset(count).read<int32_t>();
-  EXPECT_EQ(crossings, nholo::h5::File::open_ro((dir / "twin.h5").string())
-                           .root()
-                           .open_dataset(count)
-                           .read<int32_t>());
+  const auto crossings = int_dataset(dir / "a.h5", count);
+  EXPECT_EQ(crossings, int_dataset(dir / "twin.h5", count));
   EXPECT_GT(*std::max_element(crossings.begin(), crossings.end()), 1);
   for (const char* field :
        {"udwadia_kalaba/q", "udwadia_kalaba/qdot", "udwadia_kalaba/events/half_turn/time"}) {
