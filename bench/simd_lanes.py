@@ -22,8 +22,11 @@ status max_steps: a heterogeneous ensemble); the model files
 in the coin's example: its built-in twin's factor is the goal) and
 `rattleback` (examples/models/rattleback.toml, 6 coordinates, 3 constraints;
 --rattleback-size trajectories, spin rates drawn uniformly from the example's
-range, t = 0..10), whose plugins and lane add-ons are compiled
-by a first run outside the timing; then the issue's end-to-end
+range, t = 0..10); `coin_lyapunov` and `skate_lyapunov` (the coin's and
+the skate's examples with [lyapunov]: the tangent system, the state and one
+tangent vector on dual numbers, --size / 4 trajectories, t = 0..10), whose
+plugins and lane add-ons are compiled by a first run outside the timing;
+then the issue's end-to-end
 case: --coins coins, t = 0..10, 101 saves of q, two threads. --method sets
 every system's integrator (default: each example's own, DOP853 for the
 skate, DOPRI5 for the others; rk4 with steps of --dt). Prints a markdown
@@ -104,7 +107,8 @@ def main():
                     help="integrator.method of every system (default: each example's own)")
     ap.add_argument("--dt", type=float, default=0.01, help="rk4's step")
     ap.add_argument("--systems",
-                    default="rolling_coin,skate,appell,coin_events,coin_file,rattleback,coins")
+                    default="rolling_coin,skate,appell,coin_events,coin_file,rattleback,"
+                            "coin_lyapunov,skate_lyapunov,coins")
     a = ap.parse_args()
     print(f"CPU vector units: {' '.join(cpu_units()) or 'none'}; load: {os.getloadavg()[0]:.1f}; "
           f"drift = {a.drift}; method = {a.method or 'the examples'}"
@@ -145,15 +149,20 @@ def main():
             label = f"coin_events, {a.size // 4}, {a.threads} thread"
             for row in measure(a.nholo, label, config, extra, a.repeat, d):
                 print(row, flush=True)
-        model_files = {
+        # systems whose plugins (and lane add-ons) a first run compiles
+        plugins = {
             "coin_file": ("examples/rolling_coin.toml", a.size,
                           ["--set", 'model="%s"' % os.path.join(HERE, "tests/model_files/rolling_coin.toml")]),
             # spin rates drawn from the example's range instead of its grid of 20
             "rattleback": ("examples/models/rattleback.toml", a.rattleback_size,
                            ["--set", "ensemble.sampler=sobol",
                             "--set", "ensemble.qd0.psi={ uniform = [-5.0, 5.0] }"]),
+            "coin_lyapunov": ("examples/rolling_coin.toml", a.size // 4,
+                              ["--set", "lyapunov.enabled=true"]),
+            "skate_lyapunov": ("examples/skate.toml", a.size // 4,
+                               ["--set", "lyapunov.enabled=true"]),
         }
-        for name, (config, size, own) in model_files.items():
+        for name, (config, size, own) in plugins.items():
             if name not in systems:
                 continue
             config = os.path.join(HERE, config)

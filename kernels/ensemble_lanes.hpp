@@ -16,7 +16,8 @@
 //
 // Every method (DOPRI5, DOP853 and the fixed-step RK4), with the events and
 // the drift projection after steps (each accepted step's events lane by
-// lane, the projection on the lanes). Lanes share the model's parameters: a
+// lane, the projection on the lanes), for a formulation's System and for its
+// Lyapunov tangent system (kernels/lane_tangent.hpp). Lanes share the model's parameters: a
 // window with per-trajectory parameters runs with W = 1 (lanes_width), so
 // that a trajectory computes the same bits in a sweep as in a run of its own.
 #pragma once
@@ -29,6 +30,7 @@
 #include "ensemble.hpp"
 #include "integrate_lanes.hpp"
 #include "lane_system.hpp"
+#include "lane_tangent.hpp"  // (the lane system of a tangent system)
 
 namespace nholo {
 

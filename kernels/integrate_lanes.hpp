@@ -26,8 +26,9 @@
 // lane by lane after it is accepted, as in integrate.hpp, with the event
 // functions' values at the step's end evaluated on the lanes
 // (kernels/lane_events.hpp), and skipped for a lane whose values there say
-// that the step has nothing for them (TrajectoryEvents::quiet_step). Not
-// here: the Lyapunov tangent (the scalar loop of integrate.hpp serves it).
+// that the step has nothing for them (TrajectoryEvents::quiet_step). The
+// Lyapunov tangent is a lane system of its own (kernels/lane_tangent.hpp),
+// its reorthonormalisation its post_step.
 #pragma once
 
 #include <stdint.h>

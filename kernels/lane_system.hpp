@@ -40,21 +40,61 @@ namespace nholo {
 
 namespace lane_system_detail {
 
+// A lane scalar L: Lanes<W>, or a dual number on them (Dual<Lanes<W>, K>: the
+// tangent system's, kernels/lane_tangent.hpp). Its lanes' values, W and the
+// lanes where every part (value and tangents) is finite.
+template <class L>
+struct lane_scalar;
+template <int W>
+struct lane_scalar<Lanes<W>> {
+  static constexpr int width = W;
+  static const Lanes<W>& value(const Lanes<W>& x) { return x; }
+  static LaneMask<W> finite(const Lanes<W>& x) { return is_finite(x); }
+};
+template <int W, int K>
+struct lane_scalar<Dual<Lanes<W>, K>> {
+  static constexpr int width = W;
+  static const Lanes<W>& value(const Dual<Lanes<W>, K>& x) { return x.v; }
+  static LaneMask<W> finite(const Dual<Lanes<W>, K>& x) {
+    LaneMask<W> ok = is_finite(x.v);
+    for (int k = 0; k < K; ++k) ok = ok && is_finite(x.d[k]);
+    return ok;
+  }
+};
+template <class L>
+using mask_of = LaneMask<lane_scalar<L>::width>;
+template <class L>
+using values_of = Lanes<lane_scalar<L>::width>;
+template <class L, int N>
+inline mask_of<L> finite_parts(const Vec<L, N>& u) {
+  mask_of<L> ok(true);
+  for (int i = 0; i < N; ++i) ok = ok && lane_scalar<L>::finite(u[i]);
+  return ok;
+}
+
 // cholesky_factor (cholesky.hpp) on lanes: the same arithmetic, the pivot
-// test per lane (false lanes: the factor is unusable there)
-template <int W, int N>
-inline LaneMask<W> cholesky_factor_lanes(const Mat<Lanes<W>, N, N>& M,
-                                         CholeskyFactor<Lanes<W>, N>& f, Lanes<W> rtol) {
-  using L = Lanes<W>;
-  L scale(0.0);
-  for (int i = 0; i < N; ++i) scale = max_of(scale, fabs(M(i, i)));
-  LaneMask<W> ok = (scale > L(0.0)) && is_finite(scale);
-  if (N == 0) return LaneMask<W>(true);
-  const L pivot_min = rtol * scale;
+// test per lane (false lanes: the factor is unusable there). On dual numbers
+// the tests read the values, as the scalar code's comparisons do, and a lane
+// where a diagonal entry's tangent is not finite is refused (the scalar code
+// decides it: its scale test reads the tangents of one of them).
+template <class L, int N>
+inline mask_of<L> cholesky_factor_lanes(const Mat<L, N, N>& M, CholeskyFactor<L, N>& f,
+                                        double rtol) {
+  using V = values_of<L>;
+  using LS = lane_scalar<L>;
+  V scale(0.0);
+  mask_of<L> ok(true);
+  for (int i = 0; i < N; ++i) {
+    scale = max_of(scale, fabs(LS::value(M(i, i))));
+    ok = ok && LS::finite(M(i, i));
+  }
+  ok = ok && (scale > V(0.0)) && is_finite(scale);
+  if (N == 0) return mask_of<L>(true);
+  const V pivot_min = V(rtol) * scale;
   for (int j = 0; j < N; ++j) {
     L d = M(j, j);
     for (int k = 0; k < j; ++k) d -= f.L(j, k) * f.L(j, k);
-    ok = ok && d > pivot_min;
+    ok = ok && LS::value(d) > pivot_min;
     const L ljj = sqrt(d);
     const L inv = L(1.0) / ljj;
     f.L(j, j) = ljj;
@@ -70,19 +110,23 @@ inline LaneMask<W> cholesky_factor_lanes(const Mat<Lanes<W>, N, N>& M,
 
 // ldlt_factor (cholesky.hpp) on lanes, with fundamental.hpp's gram_floor
 // test: the lanes where K has full rank for the relative test gram_rtol
-template <int W, int N>
-inline LaneMask<W> gram_factor_lanes(const Mat<Lanes<W>, N, N>& K, LdltFactor<Lanes<W>, N>& f,
-                                     Lanes<W> rtol) {
-  using L = Lanes<W>;
-  L scale(0.0);
-  for (int i = 0; i < N; ++i) scale = max_of(scale, K(i, i));
-  LaneMask<W> ok = scale > L(detail::gram_floor<double>()) && is_finite(scale);
-  const L pivot_min = rtol * scale;
+template <class L, int N>
+inline mask_of<L> gram_factor_lanes(const Mat<L, N, N>& K, LdltFactor<L, N>& f, double rtol) {
+  using V = values_of<L>;
+  using LS = lane_scalar<L>;
+  V scale(0.0);
+  mask_of<L> ok(true);
+  for (int i = 0; i < N; ++i) {
+    scale = max_of(scale, LS::value(K(i, i)));
+    ok = ok && LS::finite(K(i, i));
+  }
+  ok = ok && scale > V(detail::gram_floor<double>()) && is_finite(scale);
+  const V pivot_min = V(rtol) * scale;
   Mat<L, N, N> E;
   for (int j = 0; j < N; ++j) {
     L d = K(j, j);
     for (int k = 0; k < j; ++k) d -= E(j, k) * f.L(j, k);
-    ok = ok && d > pivot_min;
+    ok = ok && LS::value(d) > pivot_min;
     const L inv = L(1.0) / d;
     f.inv_d[j] = inv;
     for (int i = j + 1; i < N; ++i) {
@@ -99,11 +143,10 @@ inline LaneMask<W> gram_factor_lanes(const Mat<Lanes<W>, N, N>& K, LdltFactor<La
 // qdd = ac + L^-T W^T K^-1 (b - A ac), ac = a + M^-1 C, with the mask of the
 // lanes where K = W W^T passes the rank test (Factor: CholeskyFactor or its
 // DiagonalFactor view, as in the scalar code)
-template <bool Nonideal, class Factor, int W, int n, int m>
-inline LaneMask<W> solve_full_rank_lanes(const Factor& Lf, const Vec<Lanes<W>, n>& a,
-                                         const ConstrainedTerms<Lanes<W>, n, m>& w,
-                                         const PinvOptions& opt, Vec<Lanes<W>, n>& qdd) {
-  using L = Lanes<W>;
+template <bool Nonideal, class Factor, class L, int n, int m>
+inline mask_of<L> solve_full_rank_lanes(const Factor& Lf, const Vec<L, n>& a,
+                                        const ConstrainedTerms<L, n, m>& w, const PinvOptions& opt,
+                                        Vec<L, n>& qdd) {
   Vec<L, n> ac = a;
   if constexpr (Nonideal) {
     const Vec<L, n> c = Lf.solve_lower(w.C);
@@ -112,50 +155,51 @@ inline LaneMask<W> solve_full_rank_lanes(const Factor& Lf, const Vec<Lanes<W>, n
   const Mat<L, m, n> Wm = detail::lower_solve_rows(Lf, w.A);
   const Vec<L, m> resid = w.b - w.A * ac;
   LdltFactor<L, m> kf;
-  LaneMask<W> ok(true);
+  mask_of<L> ok(true);
   // (without constraints the scalar code's pseudoinverse of a 0 x 0 K adds
   // the same zero vector)
-  if constexpr (m > 0) ok = gram_factor_lanes(detail::gram(Wm), kf, L(opt.gram_rtol));
+  if constexpr (m > 0) ok = gram_factor_lanes(detail::gram(Wm), kf, opt.gram_rtol);
   qdd = ac + Lf.solve_upper(mul_transposed(Wm, kf.solve(resid)));
   return ok;
 }
 
-template <int W, int n>
-inline CholeskyFactor<Lanes<W>, n> broadcast(const CholeskyFactor<double, n>& f) {
-  CholeskyFactor<Lanes<W>, n> r;
+// the same numbers in every lane (L(value): a dual number's tangents zero,
+// as ConstantMassCache::on_scalar gives them to the scalar tangent system)
+template <class L, int n>
+inline CholeskyFactor<L, n> broadcast(const CholeskyFactor<double, n>& f) {
+  CholeskyFactor<L, n> r;
   for (int i = 0; i < n; ++i) {
-    r.inv_diag[i] = Lanes<W>(f.inv_diag[i]);
-    for (int j = 0; j < n; ++j) r.L(i, j) = Lanes<W>(f.L(i, j));
+    r.inv_diag[i] = L(f.inv_diag[i]);
+    for (int j = 0; j < n; ++j) r.L(i, j) = L(f.L(i, j));
   }
   return r;
 }
-template <int W, int n>
-inline Vec<Lanes<W>, n> broadcast(const Vec<double, n>& v) {
-  Vec<Lanes<W>, n> r;
-  for (int i = 0; i < n; ++i) r[i] = Lanes<W>(v[i]);
+template <class L, int n>
+inline Vec<L, n> broadcast(const Vec<double, n>& v) {
+  Vec<L, n> r;
+  for (int i = 0; i < n; ++i) r[i] = L(v[i]);
   return r;
 }
 
 // The Udwadia–Kalaba accelerations on lanes where the full-rank path holds
 // (fundamental.hpp: udwadia_kalaba, udwadia_kalaba_solved's first branch),
-// and the mask of those lanes.
-template <class Model, int W>
-inline LaneMask<W> udwadia_kalaba_lanes(const typename Model::Params& p,
-                                        const Vec<Lanes<W>, Model::n>& q,
-                                        const Vec<Lanes<W>, Model::n>& qd, Lanes<W> t,
-                                        const EvalOptions& eo, Vec<Lanes<W>, Model::n>& qdd) {
-  using L = Lanes<W>;
+// and the mask of those lanes. L: Lanes<W>, or Dual<Lanes<W>, K> (the
+// tangent system's duals, where the mask also asks for finite tangents).
+template <class Model, class L>
+inline mask_of<L> udwadia_kalaba_lanes(const typename Model::Params& p, const Vec<L, Model::n>& q,
+                                       const Vec<L, Model::n>& qd, L t, const EvalOptions& eo,
+                                       Vec<L, Model::n>& qdd) {
   constexpr int n = Model::n;
   constexpr int m = m_of<Model>;
   ConstrainedTerms<L, n, m> w;
   constrained_terms<Model>(p, q, qd, t, eo, w);
   CholeskyFactor<L, n> Lf;
-  const LaneMask<W> ok = cholesky_factor_lanes(w.M, Lf, L(eo.pinv.chol_rtol));
-  const LaneMask<W> full =
+  const mask_of<L> ok = cholesky_factor_lanes(w.M, Lf, eo.pinv.chol_rtol);
+  const mask_of<L> full =
       solve_full_rank_lanes<has_nonideal_force<Model>::value>(Lf, Lf.solve(w.F), w, eo.pinv, qdd);
   // a rank m below the one the model declares is singular (the scalar code's status)
-  if constexpr (m < declared_constraint_rank<Model>::value) return LaneMask<W>(false);
-  return ok && full && finite_lanes(qdd);
+  if constexpr (m < declared_constraint_rank<Model>::value) return mask_of<L>(false);
+  return ok && full && finite_parts(qdd);
 }
 
 // The same with a constant mass matrix's cache (udwadia_kalaba.hpp,
@@ -163,26 +207,24 @@ inline LaneMask<W> udwadia_kalaba_lanes(const typename Model::Params& p,
 // are): udwadia_kalaba_acceleration_cached on lanes, M's factor (its
 // diagonal view where M is diagonal) and, with a constant force, M^-1 F from
 // the cache, so that per evaluation only the constraints and the solves remain.
-template <class Model, int W, class Cache>
-inline LaneMask<W> udwadia_kalaba_cached_lanes(const typename Model::Params& p,
-                                               const Vec<Lanes<W>, Model::n>& q,
-                                               const Vec<Lanes<W>, Model::n>& qd, Lanes<W> t,
-                                               const EvalOptions& eo, const Cache& c,
-                                               Vec<Lanes<W>, Model::n>& qdd) {
-  using L = Lanes<W>;
+template <class Model, class L, class Cache>
+inline mask_of<L> udwadia_kalaba_cached_lanes(const typename Model::Params& p,
+                                              const Vec<L, Model::n>& q, const Vec<L, Model::n>& qd,
+                                              L t, const EvalOptions& eo, const Cache& c,
+                                              Vec<L, Model::n>& qdd) {
   constexpr int n = Model::n;
   constexpr int m = m_of<Model>;
   ConstrainedTerms<L, n, m> w;
   constraint_rows<Model>(p, q, qd, t, eo, w);
   w.C = nonideal_terms<Model>(p, q, qd, t);
-  const CholeskyFactor<L, n> Lf = broadcast<W>(c.L);
+  const CholeskyFactor<L, n> Lf = broadcast<L>(c.L);
   Vec<L, n> a;
   if constexpr (force_is_constant<Model>::value && !has_nonpotential_force<Model>::value) {
-    a = broadcast<W>(c.a);
+    a = broadcast<L>(c.a);
   } else {
     Vec<L, n> F;
     if constexpr (force_is_constant<Model>::value) {
-      F = broadcast<W>(c.F);
+      F = broadcast<L>(c.F);
       F += Model::nonpotential_force(p, q, qd, t);
     } else {
       F = lagrangian_force<Model>(p, q, qd, t);
@@ -190,11 +232,11 @@ inline LaneMask<W> udwadia_kalaba_cached_lanes(const typename Model::Params& p,
     a = Lf.solve(F);
   }
   constexpr bool nonideal = has_nonideal_force<Model>::value;
-  const LaneMask<W> full =
+  const mask_of<L> full =
       c.diagonal ? solve_full_rank_lanes<nonideal>(DiagonalFactor<L, n>{Lf}, a, w, eo.pinv, qdd)
                  : solve_full_rank_lanes<nonideal>(Lf, a, w, eo.pinv, qdd);
-  if constexpr (m < declared_constraint_rank<Model>::value) return LaneMask<W>(false);
-  return full && finite_lanes(qdd);
+  if constexpr (m < declared_constraint_rank<Model>::value) return mask_of<L>(false);
+  return full && finite_parts(qdd);
 }
 
 // weighted_correction (fundamental.hpp) on lanes: M = L L^T and K = W W^T
@@ -209,10 +251,10 @@ inline LaneMask<W> weighted_correction_lanes(const Mat<Lanes<W>, n, n>& M,
                                              const PinvOptions& opt, LaneMask<W> need) {
   using L = Lanes<W>;
   CholeskyFactor<L, n> Lf;
-  const LaneMask<W> chol = cholesky_factor_lanes(M, Lf, L(opt.chol_rtol));
+  const LaneMask<W> chol = cholesky_factor_lanes(M, Lf, opt.chol_rtol);
   const Mat<L, k, n> Wm = detail::lower_solve_rows(Lf, A);
   LdltFactor<L, k> kf;
-  const LaneMask<W> full = gram_factor_lanes(detail::gram(Wm), kf, L(opt.gram_rtol));
+  const LaneMask<W> full = gram_factor_lanes(detail::gram(Wm), kf, opt.gram_rtol);
   delta = Lf.solve_upper(mul_transposed(Wm, kf.solve(r)));
   const LaneMask<W> alone = need && chol && !full;
   if (!any(alone)) return chol;

@@ -331,14 +331,19 @@ struct TangentSystem {
     bool too_long = false;
     for (int j = 0; j < K; ++j) too_long = too_long || tangent_norm(y, j) > S(kTangentCeiling);
     if (y[tau_index] >= renormalize_every || too_long) {
-      S r[K];
-      orthonormalize<S, K, N0>(&y[N0], r);
-      for (int j = 0; j < K; ++j)
-        if (r[j] > S(0) && is_finite(r[j])) y[log_sum_index + j] += log(r[j]);
-      y[tau_index] = S(0);
+      reorthonormalize(y);
       moved = true;  // delta' scales with delta: the derivative at the step's end is stale
     }
     return moved;
+  }
+  // The deltas made orthonormal, the logarithms of their lengths added to
+  // the log sums, tau set to 0 (post_step's, when it is due)
+  NHOLO_HDI void reorthonormalize(Vec<S, N>& y) const {
+    S r[K];
+    orthonormalize<S, K, N0>(&y[N0], r);
+    for (int j = 0; j < K; ++j)
+      if (r[j] > S(0) && is_finite(r[j])) y[log_sum_index + j] += log(r[j]);
+    y[tau_index] = S(0);
   }
 
   NHOLO_HDI void observe(S t, const Vec<S, N>& y, Observation<S, n, m>& obs) const {

@@ -46,6 +46,8 @@ struct Slice {
   const EventTable* events = nullptr;
   std::vector<int64_t> event_count;
   std::vector<double> event_records, event_g;
+  // a tangent system's running estimates of its exponents at the saves
+  std::vector<double> lyapunov;
 
   Slice(const Sys& sys, const IntegratorOptions& opt, const std::vector<double>& q0,
         const std::vector<double>& qd0) {
@@ -74,6 +76,7 @@ struct Slice {
     qdot = q;
     qddot = q;
     energy.assign(count * ns, 0.0);
+    lyapunov.assign(count * ns * running_exponents<Sys>::value, 0.0);
     save_k.assign(count, 0);
     interval_start.assign(count, -1);
     EnsembleArrays<double> a;
@@ -89,6 +92,7 @@ struct Slice {
     a.qdot = qdot.data();
     a.qddot = qddot.data();
     a.energy = energy.data();
+    if (!lyapunov.empty()) a.lyapunov_estimate = lyapunov.data();
     if (launch_steps > 0) {
       a.save_k = save_k.data();
       a.interval_start = interval_start.data();
@@ -152,6 +156,7 @@ void expect_same_slices(const Slice<Sys>& a, const Slice<Sys>& b) {
   expect_same_bits(a.qdot, b.qdot, "qdot");
   expect_same_bits(a.qddot, b.qddot, "qddot");
   expect_same_bits(a.energy, b.energy, "energy");
+  expect_same_bits(a.lyapunov, b.lyapunov, "lyapunov");
   expect_same_bits(a.event_count, b.event_count, "event_count");
   expect_same_bits(a.event_records, b.event_records, "event_records");
   expect_same_bits(a.event_g, b.event_g, "event_g");
@@ -201,6 +206,21 @@ struct InclineEnsemble {
       q0.insert(q0.end(), {x, x * std::tan(a) + 1e-6 * u(rng)});
       qd0.insert(qd0.end(), {s * std::cos(a) + 1e-7 * u(rng), s * std::sin(a)});
     }
+  }
+};
+
+// The ensemble of Ens with the Lyapunov tangent (kernels/lyapunov.hpp): K
+// tangent vectors, reorthonormalised every renormalize_every
+template <class Ens, int K>
+struct TangentEnsemble {
+  using Sys = TangentSystem<typename Ens::Sys, K>;
+  static constexpr int count = Ens::count;
+  Sys sys;
+  std::vector<double> q0, qd0;
+  TangentEnsemble(const Ens& e, double renormalize_every) : q0(e.q0), qd0(e.qd0) {
+    sys.params = e.sys.params;
+    sys.eval = e.sys.eval;
+    sys.renormalize_every = renormalize_every;
   }
 };
 
@@ -451,6 +471,28 @@ TEST(EnsembleLanes, TheRollingCoinInLanesAgreesWithTheScalarFunctorToRounding) {
     EXPECT_EQ(lanes.h.status[i], 0) << i;
     EXPECT_NEAR(double(lanes.h.steps[i]), double(scalar.h.steps[i]), 2.0) << i;
   }
+}
+
+// The Lyapunov tangent in the lanes (kernels/lane_tangent.hpp): the state
+// and K tangent vectors on dual numbers over the lanes, reorthonormalised
+// every 0.25 (about every few steps). Every array the scalar functor's bits,
+// the running estimates included: example 3 (some trajectories lose the
+// constraint's rank at rest: the scalar fallback; one not finite) and the
+// block with the projection, every method, whole windows and launches of a
+// few steps with a step limit.
+TEST(EnsembleLanes, LyapunovTangentsInLanesGiveTheScalarFunctorsBits) {
+  const TangentEnsemble<Example3Ensemble, 2> ex3(Example3Ensemble(), 0.25);
+  const auto a = compare_lanes<Method::dopri5, 8>(ex3, 0, 100000, false);
+  compare_lanes<Method::dop853, 4>(ex3, 7, 60, true);
+  const TangentEnsemble<InclineEnsemble, 1> block(InclineEnsemble(DriftControl::project), 0.25);
+  const auto b = compare_lanes<Method::dopri5, 4>(block, 5, 100000, true);
+  compare_lanes<Method::rk4, 8>(block, 0, 100000, false);
+  // the estimates are numbers where the trajectories went on, NaN where not
+  int estimates = 0, ended = 0;
+  for (double l : a.lyapunov) (std::isfinite(l) ? estimates : ended) += 1;
+  EXPECT_GT(estimates, Example3Ensemble::count);
+  EXPECT_GT(ended, 0);
+  for (double l : b.lyapunov) EXPECT_TRUE(std::isfinite(l));
 }
 
 }  // namespace

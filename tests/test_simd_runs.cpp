@@ -309,6 +309,50 @@ max_records = 8
   fs::remove_all(dir);
 }
 
+// [lyapunov] runs integrate the tangent system in lanes (the state and its
+// tangent vectors on dual numbers over the lanes: kernels/lane_tangent.hpp),
+// through the lane add-on of the plugin with the tangent systems: the block
+// on the inclined plane with its example's projection (arithmetic only),
+// two exponents (one: tests/test_lane_tangent.cpp and the Lyapunov runs'
+// tests, which run in the lanes where the CPU has them), gives `off`'s bits,
+// the running estimates and the per-trajectory exponents included.
+TEST(SimdRuns, LyapunovRunsIntegrateTheTangentSystemInLanes) {
+  const nholo::SimdIsa best = nholo::cpu_simd_isa();
+  if (best == nholo::SimdIsa::off) {
+    std::printf("SKIPPED: this CPU has no AVX2 + FMA: no SIMD lanes to test\n");
+    return;
+  }
+  const fs::path dir = nholo_test::temp_dir("nholo_simd", "lyapunov");
+  const fs::path examples = fs::path(NHOLO_SOURCE_DIR) / "examples";
+  write_file(dir / "block.toml", nholo_test::read_text(examples / "incline_block.toml") +
+                                     "\n[lyapunov]\nenabled = true\nrenormalize_every = 0.05\n");
+  // the add-on's logic, not the optimizer's (plugins at -O1: the same bits)
+  const std::string env =
+      "NHOLO_CACHE_DIR='" + (dir / "cache").string() + "' NHOLO_PLUGIN_CXXFLAGS=-O1";
+  const std::string isa = nholo::simd_isa_name(best);
+  for (int k : {2}) {
+    const std::string run_block =
+        "run block.toml --set 'formulations=[\"udwadia_kalaba\"]' --set ensemble.size=64 "
+        "--set 'output.fields=[\"q\", \"lyapunov_estimate\"]' --set lyapunov.exponents=" +
+        std::to_string(k);
+    const auto r = run_nholo(run_block + " --set output.path=lanes.h5", dir, env);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("SIMD lane add-on (" + isa), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("tangent system)"), std::string::npos) << r.output;
+    EXPECT_EQ(root_attr(dir / "lanes.h5", "simd"), isa);
+    ASSERT_EQ(
+        run_nholo(run_block + " -q --set output.path=off.h5 --set backend.simd=off", dir, env).code,
+        0);
+    EXPECT_EQ(diff(dir, "lanes.h5", "off.h5", "0"), 0) << k;
+    const auto lambda = dataset(dir / "lanes.h5", "udwadia_kalaba/lyapunov_estimate");
+    ASSERT_EQ(lambda.size(), static_cast<size_t>(64 * 81 * k));  // (saves at t = 0 .. 0.4)
+    EXPECT_TRUE(std::isfinite(lambda.back())) << k;
+    fs::remove(dir / "lanes.h5");
+    fs::remove(dir / "off.h5");
+  }
+  fs::remove_all(dir);
+}
+
 // A lane add-on that cannot be built (here: a compiler that refuses the
 // instruction set's flags) leaves the run one trajectory at a time, said,
 // with the bits of `off`.

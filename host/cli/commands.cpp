@@ -89,10 +89,11 @@ std::string shard_path(const std::string& path, int64_t begin, int64_t end) {
 }
 
 // The plugin a run compiles (or finds in the cache) for its model: a model
-// file's (with its lane add-on when the run's ensembles integrate in SIMD
-// lanes: run_lane_isa), and a built-in model's when the run needs its tangent systems
-// ([lyapunov]: compiled on demand, not into nholo); null for a built-in model
-// without [lyapunov] and for a plugin file.
+// file's, and a built-in model's when the run needs its tangent systems
+// ([lyapunov]: compiled on demand, not into nholo), each with its lane add-on
+// when the run's ensembles integrate in SIMD lanes (run_lane_isa; with
+// [lyapunov] the tangent system's); null for a built-in model without
+// [lyapunov] and for a plugin file.
 const Plugin* run_plugin(const RunConfig& cfg, bool quiet) {
   auto log = [&](const std::string& line) {
     if (!quiet) std::fprintf(stderr, "nholo: %s\n", line.c_str());
@@ -102,11 +103,15 @@ const Plugin* run_plugin(const RunConfig& cfg, bool quiet) {
     const ModelSource source = model_source(*cfg.model_spec);
     const Plugin& p = model_plugin(source, log, false, cfg.lyapunov, k);
     // the SIMD lanes' kernels, compiled when the run integrates in lanes
-    if (!cfg.lyapunov) lane_plugin(source, p, run_lane_isa(cfg), log);
+    lane_plugin(source, p, run_lane_isa(cfg), log, false, cfg.lyapunov, k);
     return &p;
   }
-  if (cfg.lyapunov && cfg.model_plugin.empty())
-    return &model_plugin(builtin_model_source(cfg.model), log, false, true, k);
+  if (cfg.lyapunov && cfg.model_plugin.empty()) {
+    const ModelSource source = builtin_model_source(cfg.model);
+    const Plugin& p = model_plugin(source, log, false, true, k);
+    lane_plugin(source, p, run_lane_isa(cfg), log, false, true, k);
+    return &p;
+  }
   return nullptr;
 }
 

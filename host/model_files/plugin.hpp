@@ -132,10 +132,13 @@ inline const Plugin& model_plugin(const ModelSpec& spec,
 // be built or loaded (a compiler without the instruction set, SLEEF's header
 // or library missing): the lanes are the runs' speed, not their results, so
 // the runs go on one trajectory at a time. Throws Interrupted when a signal
-// stops its compiler.
+// stops its compiler. tangent: the add-on of the plugin with the tangent
+// systems (model_plugin(source, ..., true, exponents), a run with
+// [lyapunov]): the lanes' kernels of the Udwadia–Kalaba tangent system
+// (kernels/lane_tangent.hpp), a cache entry of its own.
 const LanePlugin* lane_plugin(const ModelSource& source, const Plugin& plugin, SimdIsa isa,
                               const std::function<void(const std::string&)>& log,
-                              bool force = false);
+                              bool force = false, bool tangent = false, int exponents = 1);
 
 // The instruction set whose lane add-on a run of cfg uses on a CPU backend
 // (backend.simd resolved on this CPU): off when the run asks for the CUDA

@@ -20,9 +20,23 @@
 
 // The one-lane kernels (parameters per trajectory) are a function of their
 // own, defined by NHOLO_DEFINE_LANE_PLUGIN_ONE_LANE in the add-on's second
-// unit, compiled at the same time as the first.
+// unit, compiled at the same time as the first. The add-on of a plugin with
+// the tangent systems (NHOLO_PLUGIN_TANGENT, a run with [lyapunov]) holds
+// the lanes' kernels of the formulation's tangent system
+// (kernels/lane_tangent.hpp) with NHOLO_PLUGIN_TANGENT_EXPONENTS tangent
+// vectors, whose window is that plugin's.
+#ifdef NHOLO_PLUGIN_TANGENT
+#include "kernels/lane_tangent.hpp"
+#ifndef NHOLO_PLUGIN_TANGENT_EXPONENTS
+#define NHOLO_PLUGIN_TANGENT_EXPONENTS 1
+#endif
+#define NHOLO_LANE_PLUGIN_SYSTEM(ModelType)                                       \
+  nholo::TangentSystem<nholo::UdwadiaKalabaSystem<NHOLO_PLUGIN_MODEL(ModelType)>, \
+                       NHOLO_PLUGIN_TANGENT_EXPONENTS>
+#else
 #define NHOLO_LANE_PLUGIN_SYSTEM(ModelType) \
   nholo::UdwadiaKalabaSystem<NHOLO_PLUGIN_MODEL(ModelType)>
+#endif
 namespace nholo {
 void lane_plugin_one_lane(const nholo_lane_run_c* r);
 }
