@@ -33,6 +33,7 @@
 #include <sleef.h>
 #include <stdint.h>
 
+#include "dual.hpp"
 #include "linalg.hpp"
 #include "scalar_math.hpp"
 #include "status.hpp"
@@ -443,6 +444,20 @@ __attribute__((const, noinline)) Lanes<W> sin(Lanes<W> x) {
 template <int W>
 __attribute__((const, noinline)) Lanes<W> cos(Lanes<W> x) {
   return lanes_detail::sincos(x).cos;
+}
+// A dual number's sin and cos (the models' AD, the tangent system's duals):
+// dual.hpp's chain rule with the value and the derivative from one look-up
+// of the memory above, where the generic form calls sin and cos (two); the
+// same values.
+template <int W, int K>
+inline Dual<Lanes<W>, K> sin(const Dual<Lanes<W>, K>& x) {
+  const lanes_detail::SinCos<W> sc = lanes_detail::sincos(x.v);
+  return detail::chain(x, sc.sin, sc.cos);
+}
+template <int W, int K>
+inline Dual<Lanes<W>, K> cos(const Dual<Lanes<W>, K>& x) {
+  const lanes_detail::SinCos<W> sc = lanes_detail::sincos(x.v);
+  return detail::chain(x, sc.cos, Lanes<W>(-sc.sin));
 }
 
 NHOLO_LANES_UNARY(tan, u10)

@@ -321,13 +321,12 @@ struct TrajectoryEvents {
       const Dual<S, 1> at1 = given.at_end(e);
       // a zero or NaN at the end: step's sign bookkeeping
       if (at1.v == S(0) || !(at1.v == at1.v)) return false;
-      const int before = sign_before(g0);
-      if (before != 0 && before != detail::sign_of(at1.v)) return false;
+      if (sign_before(g0) != detail::sign_of(at1.v)) return false;
       if (detail::event_samples(1, g0, r0 * h, at1.v, at1.d[0] * h).n_extra != 0) return false;
     }
     for (int e = 0; e < ne; ++e) {
       const Dual<S, 1> at1 = given.at_end(e);
-      g_end[e * count + i] = static_cast<double>(carried_start(at1.v, detail::sign_of(at1.v)));
+      g_end[e * count + i] = static_cast<double>(at1.v);  // (nonzero: carried_start's value)
       g_end[(ne + e) * count + i] = static_cast<double>(at1.d[0]);
     }
     return true;
