@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "host/backends/simd_choice.hpp"
 #include "host/io/h5.hpp"
 #include "kernels/lyapunov.hpp"
 #include "tests/coin_config.hpp"
@@ -745,8 +746,9 @@ TEST(LyapunovRuns, ABuiltInModelsTangentGpuModuleCompiles) {
 
 // `model build FILE --lyapunov` builds both plugins of a model file: the
 // one with the tangent systems ([lyapunov] runs) and the plain one, so the
-// next run without [lyapunov] does not compile again (unoptimised here: it
-// is the building that is tested)
+// next run without [lyapunov] does not compile again, and on a CPU with SIMD
+// lanes the lane add-on of each (unoptimised here: it is the building that
+// is tested)
 TEST(LyapunovRuns, ModelBuildWithLyapunovBuildsBothPluginsOfAModelFile) {
   const fs::path dir = temp_dir("build_both");
   fs::copy_file(
@@ -759,6 +761,15 @@ TEST(LyapunovRuns, ModelBuildWithLyapunovBuildsBothPluginsOfAModelFile) {
   EXPECT_NE(both.output.find("\nplugin: "), std::string::npos) << both.output;
   EXPECT_NE(both.output.find("\nplugin (with the tangent systems): "), std::string::npos)
       << both.output;
+  const nholo::SimdIsa isa = nholo::cpu_simd_isa();
+  if (isa != nholo::SimdIsa::off) {
+    const std::string name = nholo::simd_isa_name(isa);
+    EXPECT_NE(both.output.find("\nlane add-on (" + name + "): "), std::string::npos) << both.output;
+    EXPECT_NE(both.output.find("\nlane add-on (" + name + ", tangent system): "), std::string::npos)
+        << both.output;
+  } else {
+    std::printf("[ note ] no AVX2 + FMA here: no lane add-on to build\n");
+  }
   const auto plain = run_nholo("model build s.model.toml", dir, env);
   ASSERT_EQ(plain.code, 0) << plain.output;
   EXPECT_NE(plain.output.find("cached (compiled earlier in"), std::string::npos) << plain.output;

@@ -78,11 +78,13 @@ std::string build_model(const ModelSource& source, bool force, const GpuBuildOpt
                                              std::to_string(state) + " components");
     }
   std::ostringstream os;
-  // the SIMD lanes' kernels of a plugin without tangent systems, for this CPU
-  // (what a run with backend.simd = "auto" uses)
-  auto lanes_of = [&](const Plugin& plain) {
-    if (const LanePlugin* l = lane_plugin(source, plain, cpu_simd_isa(), log_compile, force))
-      os << "lane add-on (" << l->isa << "): " << l->path << "\n"
+  // the SIMD lanes' kernels of a plugin for this CPU (what a run with
+  // backend.simd = "auto" uses): of its tangent system where it holds them
+  auto lanes_of = [&](const Plugin& plugin, bool tangent) {
+    if (const LanePlugin* l =
+            lane_plugin(source, plugin, cpu_simd_isa(), log_compile, force, tangent, gpu.exponents))
+      os << "lane add-on (" << l->isa << (tangent ? ", tangent system" : "") << "): " << l->path
+         << "\n"
          << (l->compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
          << l->compile_seconds << (l->compiled ? " s" : " s)") << "\n";
   };
@@ -91,13 +93,13 @@ std::string build_model(const ModelSource& source, bool force, const GpuBuildOpt
     os << "plugin: " << plain.path << "\n"
        << (plain.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
        << plain.compile_seconds << (plain.compiled ? " s" : " s)") << "\n";
-    lanes_of(plain);
+    lanes_of(plain, false);
   }
   const Plugin& p = model_plugin(source, log_compile, force, gpu.tangent, gpu.exponents);
   os << "plugin" << (gpu.tangent ? " (with the tangent systems)" : "") << ": " << p.path << "\n"
      << (p.compiled ? "compiled in " : "cached (compiled earlier in ") << std::setprecision(3)
      << p.compile_seconds << (p.compiled ? " s" : " s)") << "\n";
-  if (!gpu.tangent) lanes_of(p);
+  lanes_of(p, gpu.tangent);
   if (!gpu.archs.empty()) build_gpu_modules(os, source, p, gpu, force);
   return os.str();
 }
